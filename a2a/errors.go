@@ -1,0 +1,86 @@
+package a2a
+
+import "fmt"
+
+// JSON-RPC 2.0 and A2A error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	CodeTaskNotFound                 = -32001
+	CodeTaskNotCancelable            = -32002
+	CodePushNotificationNotSupported = -32003
+	CodeUnsupportedOperation         = -32004
+	CodeContentTypeNotSupported      = -32005
+	CodeInvalidAgentResponse         = -32006
+	CodeExtendedCardNotConfigured    = -32007
+
+	// a2ad's own codes, kept clear of the block A2A reserves (-32001..-32009).
+
+	// CodeServerBusy answers a call that found the queue of calls full.
+	CodeServerBusy = -32050
+	// CodeShuttingDown answers a call that arrived while a2ad stops.
+	CodeShuttingDown = -32051
+)
+
+// Error is a JSON-RPC error object. Data, when set, is always a JSON object.
+type Error struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
+
+// WithData returns a copy of e carrying data.
+func (e *Error) WithData(data map[string]any) *Error {
+	c := *e
+	c.Data = data
+	return &c
+}
+
+// The errors a2ad answers with, each with its one message. Tests pin them.
+var (
+	ErrParse          = &Error{Code: CodeParseError, Message: "Invalid JSON payload"}
+	ErrInvalidRequest = &Error{Code: CodeInvalidRequest, Message: "Request payload validation error"}
+	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
+	ErrInternal       = &Error{Code: CodeInternalError, Message: "Internal error"}
+
+	ErrTaskNotFound        = &Error{Code: CodeTaskNotFound, Message: "Task not found"}
+	ErrTaskNotCancelable   = &Error{Code: CodeTaskNotCancelable, Message: "Task cannot be canceled"}
+	ErrPushNotSupported    = &Error{Code: CodePushNotificationNotSupported, Message: "Push Notification is not supported"}
+	ErrUnsupportedOp       = &Error{Code: CodeUnsupportedOperation, Message: "This operation is not supported"}
+	ErrStreamingNotSupport = &Error{Code: CodeUnsupportedOperation, Message: "Streaming is not supported"}
+	ErrExtendedCardNotConf = &Error{Code: CodeExtendedCardNotConfigured, Message: "Authenticated Extended Card is not configured"}
+	ErrTaskBusy            = &Error{Code: CodeUnsupportedOperation, Message: "Task is still running: wait for it to settle or cancel it"}
+	ErrServerBusy          = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later"}
+	ErrShuttingDown        = &Error{Code: CodeShuttingDown, Message: "Server is shutting down; retry later"}
+)
+
+// Problem is one thing wrong with a request, located by a JSON pointer.
+type Problem struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// InvalidParams returns the -32602 error for problems. Its message names
+// the first problem; data.errors lists them all.
+func InvalidParams(problems ...Problem) *Error {
+	msg := "Invalid parameters"
+	if len(problems) > 0 {
+		msg += ": " + problems[0].Path + ": " + problems[0].Message
+		if n := len(problems) - 1; n == 1 {
+			msg += " (and 1 more problem)"
+		} else if n > 1 {
+			msg += fmt.Sprintf(" (and %d more problems)", n)
+		}
+	}
+	list := make([]any, len(problems))
+	for i, p := range problems {
+		list[i] = map[string]any{"path": p.Path, "message": p.Message}
+	}
+	return &Error{Code: CodeInvalidParams, Message: msg, Data: map[string]any{"errors": list}}
+}

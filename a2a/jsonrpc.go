@@ -1,0 +1,122 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Request is a JSON-RPC 2.0 request that passed the envelope checks.
+type Request struct {
+	// ID is the request id exactly as sent (a JSON string, number or null),
+	// or nil when the request had none.
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+}
+
+// ParseRequest checks the JSON-RPC envelope of body, in the order the spec
+// gives: parse (-32700), then the request object (-32600). On error it
+// returns the request id when it could be read, so the answer can carry it.
+func ParseRequest(body []byte) (Request, *Error) {
+	var req Request
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return req, ErrParse.WithData(map[string]any{"reason": "empty body"})
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || !json.Valid(body) {
+			data := map[string]any{"reason": "body is not valid JSON"}
+			if syn != nil {
+				data["offset"] = syn.Offset
+			}
+			return req, ErrParse.WithData(data)
+		}
+		if body[0] == '[' {
+			return req, invalidRequest("batch requests are not supported")
+		}
+		return req, invalidRequest("the body must be a JSON-RPC request object")
+	}
+	if fields == nil { // the body was the JSON literal null
+		return req, invalidRequest("the body must be a JSON-RPC request object")
+	}
+	if id, ok := fields["id"]; ok {
+		switch firstByte(id) {
+		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			req.ID = id
+		default:
+			return req, invalidRequest(`"id" must be a string, a number or null`)
+		}
+	}
+	v, ok := fields["jsonrpc"]
+	if !ok || string(v) != `"2.0"` {
+		return req, invalidRequest(`"jsonrpc" must be "2.0"`)
+	}
+	m, ok := fields["method"]
+	if !ok {
+		return req, invalidRequest(`"method" is missing`)
+	}
+	if err := json.Unmarshal(m, &req.Method); err != nil || firstByte(m) != '"' {
+		return req, invalidRequest(`"method" must be a string`)
+	}
+	req.Params = fields["params"]
+	return req, nil
+}
+
+func invalidRequest(reason string) *Error {
+	return &Error{
+		Code:    CodeInvalidRequest,
+		Message: ErrInvalidRequest.Message + ": " + reason,
+		Data:    map[string]any{"reason": reason},
+	}
+}
+
+// MethodNotFound returns the -32601 error naming method.
+func MethodNotFound(method string) *Error {
+	return &Error{
+		Code:    CodeMethodNotFound,
+		Message: ErrMethodNotFound.Message + ": " + method,
+		Data:    map[string]any{"method": method},
+	}
+}
+
+func firstByte(b []byte) byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+var nullID = json.RawMessage("null")
+
+// AppendResult appends the JSON-RPC response carrying result to dst.
+// result must already be JSON.
+func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
+	if len(id) == 0 {
+		id = nullID
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError appends the JSON-RPC response carrying e to dst.
+func AppendError(dst []byte, id json.RawMessage, e *Error) []byte {
+	if len(id) == 0 {
+		id = nullID
+	}
+	eb, err := json.Marshal(e)
+	if err != nil { // data held something unencodable: keep code and message
+		eb, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"error":`...)
+	dst = append(dst, eb...)
+	return append(dst, '}')
+}

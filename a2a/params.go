@@ -1,0 +1,310 @@
+package a2a
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// SendParams are the params of message/send (0.3 MessageSendParams).
+type SendParams struct {
+	Message Message
+	// Blocking is configuration.blocking; nil means unset (blocking).
+	Blocking *bool
+	// HistoryLength is configuration.historyLength; nil means unset.
+	HistoryLength       *int
+	AcceptedOutputModes []string
+	Metadata            map[string]any
+}
+
+// TaskQuery are the params of tasks/get.
+type TaskQuery struct {
+	ID            string
+	HistoryLength *int
+}
+
+// The JSON types, as their first byte tells them.
+const (
+	jsonObject = "object"
+	jsonArray  = "array"
+	jsonString = "string"
+	jsonNumber = "number"
+	jsonBool   = "boolean"
+	jsonNull   = "null"
+)
+
+func jsonType(raw json.RawMessage) string {
+	switch firstByte(raw) {
+	case '{':
+		return jsonObject
+	case '[':
+		return jsonArray
+	case '"':
+		return jsonString
+	case 't', 'f':
+		return jsonBool
+	case 'n':
+		return jsonNull
+	}
+	return jsonNumber
+}
+
+// checker collects problems while params are read field by field.
+type checker struct{ problems []Problem }
+
+func (c *checker) add(path, msg string) {
+	c.problems = append(c.problems, Problem{Path: path, Message: msg})
+}
+
+func (c *checker) err() *Error {
+	if len(c.problems) == 0 {
+		return nil
+	}
+	return InvalidParams(c.problems...)
+}
+
+// object reads raw as a JSON object of raw fields. A missing or null raw
+// gives nil without a problem when optional.
+func (c *checker) object(path string, raw json.RawMessage, required bool) map[string]json.RawMessage {
+	if len(raw) == 0 || jsonType(raw) == jsonNull {
+		if required {
+			c.add(path, "is required")
+		}
+		return nil
+	}
+	if t := jsonType(raw); t != jsonObject {
+		c.add(path, "must be an object, not "+article(t))
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		c.add(path, "must be an object")
+		return nil
+	}
+	return m
+}
+
+func (c *checker) str(path string, raw json.RawMessage, required bool) (string, bool) {
+	if len(raw) == 0 || jsonType(raw) == jsonNull {
+		if required {
+			c.add(path, "is required")
+		}
+		return "", false
+	}
+	var s string
+	if jsonType(raw) != jsonString || json.Unmarshal(raw, &s) != nil {
+		c.add(path, "must be a string, not "+article(jsonType(raw)))
+		return "", false
+	}
+	return s, true
+}
+
+func (c *checker) nonNegInt(path string, raw json.RawMessage) *int {
+	if len(raw) == 0 || jsonType(raw) == jsonNull {
+		return nil
+	}
+	var n int
+	if jsonType(raw) != jsonNumber || json.Unmarshal(raw, &n) != nil {
+		c.add(path, "must be an integer")
+		return nil
+	}
+	if n < 0 {
+		c.add(path, "must not be negative")
+		return nil
+	}
+	return &n
+}
+
+func (c *checker) boolean(path string, raw json.RawMessage) *bool {
+	if len(raw) == 0 || jsonType(raw) == jsonNull {
+		return nil
+	}
+	if jsonType(raw) != jsonBool {
+		c.add(path, "must be a boolean, not "+article(jsonType(raw)))
+		return nil
+	}
+	b := string(raw) == "true"
+	return &b
+}
+
+func (c *checker) anyMap(path string, raw json.RawMessage) map[string]any {
+	if len(raw) == 0 || jsonType(raw) == jsonNull {
+		return nil
+	}
+	if jsonType(raw) != jsonObject {
+		c.add(path, "must be an object, not "+article(jsonType(raw)))
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		c.add(path, "must be an object")
+		return nil
+	}
+	return m
+}
+
+func (c *checker) strings(path string, raw json.RawMessage) []string {
+	if len(raw) == 0 || jsonType(raw) == jsonNull {
+		return nil
+	}
+	var s []string
+	if jsonType(raw) != jsonArray || json.Unmarshal(raw, &s) != nil {
+		c.add(path, "must be an array of strings")
+		return nil
+	}
+	return s
+}
+
+func article(t string) string {
+	switch t {
+	case jsonObject, jsonArray:
+		return "an " + t
+	}
+	return "a " + t
+}
+
+// DecodeSendParams reads and checks message/send params. Every problem is
+// reported, each with the JSON pointer of its field.
+func DecodeSendParams(raw json.RawMessage) (SendParams, *Error) {
+	var c checker
+	var p SendParams
+	params := c.object("/", raw, true)
+	if params == nil {
+		return p, c.err()
+	}
+	if m := c.object("/message", params["message"], true); m != nil {
+		p.Message = c.message("/message", m)
+	}
+	if conf := c.object("/configuration", params["configuration"], false); conf != nil {
+		p.Blocking = c.boolean("/configuration/blocking", conf["blocking"])
+		p.HistoryLength = c.nonNegInt("/configuration/historyLength", conf["historyLength"])
+		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf["acceptedOutputModes"])
+	}
+	p.Metadata = c.anyMap("/metadata", params["metadata"])
+	return p, c.err()
+}
+
+func (c *checker) message(path string, m map[string]json.RawMessage) Message {
+	var msg Message
+	if k, ok := c.str(path+"/kind", m["kind"], false); ok && k != "message" {
+		c.add(path+"/kind", `must be "message"`)
+	}
+	if id, ok := c.str(path+"/messageId", m["messageId"], true); ok {
+		if id == "" {
+			c.add(path+"/messageId", "must not be empty")
+		}
+		msg.MessageID = id
+	}
+	if r, ok := c.str(path+"/role", m["role"], true); ok {
+		switch Role(r) {
+		case RoleUser, RoleAgent:
+			msg.Role = Role(r)
+		default:
+			c.add(path+"/role", `must be "user" or "agent"`)
+		}
+	}
+	msg.ContextID, _ = c.str(path+"/contextId", m["contextId"], false)
+	msg.TaskID, _ = c.str(path+"/taskId", m["taskId"], false)
+	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m["referenceTaskIds"])
+	msg.Extensions = c.strings(path+"/extensions", m["extensions"])
+	msg.Metadata = c.anyMap(path+"/metadata", m["metadata"])
+
+	parts := m["parts"]
+	switch {
+	case len(parts) == 0 || jsonType(parts) == jsonNull:
+		c.add(path+"/parts", "is required")
+	case jsonType(parts) != jsonArray:
+		c.add(path+"/parts", "must be an array, not "+article(jsonType(parts)))
+	default:
+		var list []json.RawMessage
+		if err := json.Unmarshal(parts, &list); err != nil {
+			c.add(path+"/parts", "must be an array")
+			break
+		}
+		if len(list) == 0 {
+			c.add(path+"/parts", "must not be empty")
+		}
+		msg.Parts = make([]Part, 0, len(list))
+		for i, pr := range list {
+			pp := path + "/parts/" + strconv.Itoa(i)
+			if pm := c.object(pp, pr, true); pm != nil {
+				msg.Parts = append(msg.Parts, c.part(pp, pm))
+			}
+		}
+	}
+	return msg
+}
+
+func (c *checker) part(path string, m map[string]json.RawMessage) Part {
+	var p Part
+	kind, ok := c.str(path+"/kind", m["kind"], true)
+	if !ok {
+		return p
+	}
+	p.Kind = PartKind(kind)
+	p.Metadata = c.anyMap(path+"/metadata", m["metadata"])
+	switch p.Kind {
+	case PartText:
+		p.Text, _ = c.str(path+"/text", m["text"], true)
+	case PartData:
+		if d := m["data"]; len(d) == 0 || jsonType(d) == jsonNull {
+			c.add(path+"/data", "is required")
+		} else if jsonType(d) != jsonObject {
+			c.add(path+"/data", "must be an object, not "+article(jsonType(d)))
+		} else {
+			p.Data = d
+		}
+	case PartFile:
+		f := c.object(path+"/file", m["file"], true)
+		if f == nil {
+			break
+		}
+		var fc FileContent
+		fc.Name, _ = c.str(path+"/file/name", f["name"], false)
+		fc.MimeType, _ = c.str(path+"/file/mimeType", f["mimeType"], false)
+		b, hasBytes := c.str(path+"/file/bytes", f["bytes"], false)
+		u, hasURI := c.str(path+"/file/uri", f["uri"], false)
+		switch {
+		case hasBytes && hasURI:
+			c.add(path+"/file", `must have either "bytes" or "uri", not both`)
+		case !hasBytes && !hasURI:
+			c.add(path+"/file", `must have "bytes" or "uri"`)
+		}
+		fc.Bytes, fc.URI = b, u
+		p.File = &fc
+	default:
+		c.add(path+"/kind", `must be "text", "file" or "data"`)
+	}
+	return p
+}
+
+// DecodeTaskQuery reads and checks tasks/get params.
+func DecodeTaskQuery(raw json.RawMessage) (TaskQuery, *Error) {
+	var c checker
+	var q TaskQuery
+	params := c.object("/", raw, true)
+	if params == nil {
+		return q, c.err()
+	}
+	q.ID = c.taskID(params)
+	q.HistoryLength = c.nonNegInt("/historyLength", params["historyLength"])
+	return q, c.err()
+}
+
+// DecodeTaskID reads and checks params that name one task (tasks/cancel).
+func DecodeTaskID(raw json.RawMessage) (string, *Error) {
+	var c checker
+	params := c.object("/", raw, true)
+	if params == nil {
+		return "", c.err()
+	}
+	id := c.taskID(params)
+	return id, c.err()
+}
+
+func (c *checker) taskID(params map[string]json.RawMessage) string {
+	id, ok := c.str("/id", params["id"], true)
+	if ok && id == "" {
+		c.add("/id", "must not be empty")
+	}
+	return id
+}

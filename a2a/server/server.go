@@ -1,0 +1,325 @@
+// Package server is a2ad's HTTP face: the agent card, the JSON-RPC 2.0
+// endpoint at POST /a2a, and the health check, on Echo.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// TaskService is what the JSON-RPC methods need of the task service.
+type TaskService interface {
+	Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, error)
+	Get(ctx context.Context, caller tasks.Caller, id string, historyLength *int) (*a2a.Task, error)
+	Cancel(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
+}
+
+// Card is a built agent card, as served.
+type Card struct {
+	JSON []byte
+	ETag string
+}
+
+// CardSource returns the card to serve; it must be cheap (built ahead).
+type CardSource func() Card
+
+// DefaultMaxBodyBytes caps a JSON-RPC request body.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config wires a Server.
+type Config struct {
+	Tasks TaskService
+	Card  CardSource
+	// Caller identifies who sent a request; nil means the anonymous
+	// caller.
+	Caller func(r *http.Request) tasks.Caller
+	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// CardMaxAge is the card's Cache-Control max-age; 0 means 5 minutes.
+	CardMaxAge time.Duration
+	Logger     zerolog.Logger
+}
+
+// Server serves the routes. Build it with New.
+type Server struct {
+	cfg  Config
+	echo *echo.Echo
+	log  zerolog.Logger
+}
+
+// New builds the Echo instance with every route.
+func New(cfg Config) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.CardMaxAge <= 0 {
+		cfg.CardMaxAge = 5 * time.Minute
+	}
+	if cfg.Caller == nil {
+		cfg.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{} }
+	}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	s := &Server{cfg: cfg, echo: e, log: cfg.Logger}
+	e.HTTPErrorHandler = s.httpError
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error().Err(err).Str("req_id", c.Response().Header().Get(echo.HeaderXRequestID)).Msg("handler panicked")
+			return err
+		},
+	}))
+	e.Use(middleware.RequestID())
+	e.Use(s.accessLog)
+
+	e.GET("/.well-known/agent-card.json", s.card)
+	e.GET("/.well-known/agent.json", s.card) // for 0.2 clients
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
+	})
+	e.POST("/a2a", s.jsonrpc)
+	e.Match([]string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodTrace, http.MethodConnect}, "/a2a", func(c echo.Context) error {
+		c.Response().Header().Set("Allow", http.MethodPost)
+		return echo.NewHTTPError(http.StatusMethodNotAllowed, "use POST for JSON-RPC requests")
+	})
+	return s
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo returns the Echo instance, for callers that add routes.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+		l := s.log.With().Str("req_id", reqID).Logger()
+		c.SetRequest(c.Request().WithContext(l.WithContext(c.Request().Context())))
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		if e := s.log.Debug(); e.Enabled() {
+			e.Str("req_id", reqID).Str("method", c.Request().Method).Str("path", c.Path()).
+				Int("status", c.Response().Status).Dur("latency", time.Since(start)).Msg("request")
+		}
+		return nil
+	}
+}
+
+// httpError answers transport-level errors as a small JSON object.
+func (s *Server) httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code := http.StatusInternalServerError
+	msg := "internal error"
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		msg = http.StatusText(code)
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		}
+	} else {
+		s.log.Error().Err(err).Str("req_id", c.Response().Header().Get(echo.HeaderXRequestID)).Msg("request failed")
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(code)
+		return
+	}
+	_ = c.JSON(code, map[string]string{"error": msg})
+}
+
+func (s *Server) card(c echo.Context) error {
+	card := s.cfg.Card()
+	h := c.Response().Header()
+	h.Set("ETag", card.ETag)
+	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.CardMaxAge.Seconds())))
+	if etagMatch(c.Request().Header.Get("If-None-Match"), card.ETag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, card.JSON)
+}
+
+// etagMatch implements If-None-Match: a list of entity tags, or "*".
+// Weak tags match by their opaque part.
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func (s *Server) jsonrpc(c echo.Context) error {
+	r := c.Request()
+	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return s.tooLarge()
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	body, err := readAll((*bp)[:0], io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	*bp = body
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "could not read the request body")
+	}
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		return s.tooLarge()
+	}
+	req, rpcErr := a2a.ParseRequest(body)
+	var result []byte
+	if rpcErr == nil {
+		result, rpcErr = s.dispatch(r.Context(), r, &req)
+	}
+	op := bufPool.Get().(*[]byte)
+	defer bufPool.Put(op)
+	out := (*op)[:0]
+	if rpcErr != nil {
+		out = a2a.AppendError(out, req.ID, rpcErr)
+	} else {
+		out = a2a.AppendResult(out, req.ID, result)
+	}
+	*op = out
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+}
+
+func (s *Server) tooLarge() error {
+	return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+		"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
+}
+
+func readAll(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// isJSON accepts application/json and any application/*+json type, with
+// parameters such as charset.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// dispatch runs one JSON-RPC method and returns its result as JSON.
+func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request) ([]byte, *a2a.Error) {
+	caller := s.cfg.Caller(r)
+	var (
+		task *a2a.Task
+		err  error
+	)
+	switch req.Method {
+	case "message/send":
+		p, perr := a2a.DecodeSendParams(req.Params)
+		if perr != nil {
+			return nil, perr
+		}
+		task, err = s.cfg.Tasks.Send(ctx, caller, p)
+	case "tasks/get":
+		q, perr := a2a.DecodeTaskQuery(req.Params)
+		if perr != nil {
+			return nil, perr
+		}
+		task, err = s.cfg.Tasks.Get(ctx, caller, q.ID, q.HistoryLength)
+	case "tasks/cancel":
+		id, perr := a2a.DecodeTaskID(req.Params)
+		if perr != nil {
+			return nil, perr
+		}
+		task, err = s.cfg.Tasks.Cancel(ctx, caller, id)
+	case "message/stream", "tasks/resubscribe":
+		return nil, a2a.ErrStreamingNotSupport
+	case "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete":
+		return nil, a2a.ErrPushNotSupported
+	case "agent/getAuthenticatedExtendedCard":
+		return nil, a2a.ErrUnsupportedOp
+	default:
+		return nil, a2a.MethodNotFound(req.Method)
+	}
+	if err != nil {
+		return nil, s.rpcError(ctx, req.Method, err)
+	}
+	b, err := json.Marshal(task)
+	if err != nil {
+		return nil, s.rpcError(ctx, req.Method, err)
+	}
+	return b, nil
+}
+
+// rpcErrors maps service errors to JSON-RPC errors, in order: the first
+// match wins.
+var rpcErrors = []struct {
+	err error
+	rpc *a2a.Error
+}{
+	{tasks.ErrNotFound, a2a.ErrTaskNotFound},
+	{tasks.ErrNotCancelable, a2a.ErrTaskNotCancelable},
+	{tasks.ErrMessageIDReused, &a2a.Error{
+		Code:    a2a.CodeInvalidParams,
+		Message: "messageId reused with a different message",
+		Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},
+	}},
+	{tasks.ErrTaskBusy, a2a.ErrTaskBusy},
+	{tasks.ErrConflict, a2a.ErrTaskBusy},
+	{tasks.ErrBusy, a2a.ErrServerBusy},
+	{tasks.ErrClosed, a2a.ErrShuttingDown},
+}
+
+// rpcError converts err for the wire. Anything unexpected is logged once
+// and answered with a bare "Internal error".
+func (s *Server) rpcError(ctx context.Context, method string, err error) *a2a.Error {
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	for _, m := range rpcErrors {
+		if errors.Is(err, m.err) {
+			return m.rpc
+		}
+	}
+	zerolog.Ctx(ctx).Error().Err(err).Str("rpc_method", method).Msg("internal error")
+	return a2a.ErrInternal
+}

@@ -1,0 +1,239 @@
+package a2a
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// TaskState is the state of a task. The values are the 0.3 spellings.
+type TaskState string
+
+// The task states of A2A.
+const (
+	StateSubmitted     TaskState = "submitted"
+	StateWorking       TaskState = "working"
+	StateInputRequired TaskState = "input-required"
+	StateAuthRequired  TaskState = "auth-required"
+	StateCompleted     TaskState = "completed"
+	StateCanceled      TaskState = "canceled"
+	StateFailed        TaskState = "failed"
+	StateRejected      TaskState = "rejected"
+	StateUnknown       TaskState = "unknown"
+)
+
+// Terminal reports whether no further transition may leave s.
+func (s TaskState) Terminal() bool {
+	switch s {
+	case StateCompleted, StateCanceled, StateFailed, StateRejected:
+		return true
+	}
+	return false
+}
+
+// Interrupted reports whether s waits for the client (input or auth).
+func (s TaskState) Interrupted() bool {
+	return s == StateInputRequired || s == StateAuthRequired
+}
+
+// Role says who wrote a message.
+type Role string
+
+// The message roles.
+const (
+	RoleUser  Role = "user"
+	RoleAgent Role = "agent"
+)
+
+// PartKind discriminates the content of a Part.
+type PartKind string
+
+// The part kinds.
+const (
+	PartText PartKind = "text"
+	PartFile PartKind = "file"
+	PartData PartKind = "data"
+)
+
+// Part is one piece of message or artifact content. Exactly one of Text,
+// File and Data is meaningful, as Kind says.
+type Part struct {
+	Kind     PartKind
+	Text     string
+	File     *FileContent
+	Data     json.RawMessage // a JSON object
+	Metadata map[string]any
+}
+
+// FileContent is a file carried inline (Bytes, base64) or by reference (URI).
+type FileContent struct {
+	Name     string `json:"name,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	Bytes    string `json:"bytes,omitempty"`
+	URI      string `json:"uri,omitempty"`
+}
+
+// TextPart returns a text part.
+func TextPart(s string) Part { return Part{Kind: PartText, Text: s} }
+
+// DataPart returns a data part; data must be a JSON object.
+func DataPart(data json.RawMessage) Part { return Part{Kind: PartData, Data: data} }
+
+type wirePart struct {
+	Kind     PartKind        `json:"kind"`
+	Text     *string         `json:"text,omitempty"`
+	File     *FileContent    `json:"file,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Metadata map[string]any  `json:"metadata,omitempty"`
+}
+
+// MarshalJSON writes the 0.3 shape, with its kind discriminator.
+func (p Part) MarshalJSON() ([]byte, error) {
+	w := wirePart{Kind: p.Kind, Metadata: p.Metadata}
+	switch p.Kind {
+	case PartText:
+		w.Text = &p.Text
+	case PartFile:
+		w.File = p.File
+	case PartData:
+		w.Data = p.Data
+		if len(w.Data) == 0 {
+			w.Data = json.RawMessage("{}")
+		}
+	default:
+		return nil, fmt.Errorf("part: unknown kind %q", p.Kind)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the 0.3 shape. It is lenient: strict checking of
+// client input is done by DecodeMessage, which names the offending field.
+func (p *Part) UnmarshalJSON(b []byte) error {
+	var w wirePart
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = Part{Kind: w.Kind, File: w.File, Data: w.Data, Metadata: w.Metadata}
+	if w.Text != nil {
+		p.Text = *w.Text
+	}
+	return nil
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	MessageID        string         `json:"messageId"`
+	ContextID        string         `json:"contextId,omitempty"`
+	TaskID           string         `json:"taskId,omitempty"`
+	Role             Role           `json:"role"`
+	Parts            []Part         `json:"parts"`
+	ReferenceTaskIDs []string       `json:"referenceTaskIds,omitempty"`
+	Extensions       []string       `json:"extensions,omitempty"`
+	Metadata         map[string]any `json:"metadata,omitempty"`
+}
+
+type messageAlias Message
+
+// MarshalJSON adds the 0.3 kind discriminator.
+func (m Message) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		messageAlias
+	}{"message", messageAlias(m)})
+}
+
+// TaskStatus is a task's state with the message that explains it.
+type TaskStatus struct {
+	State     TaskState `json:"state"`
+	Message   *Message  `json:"message,omitempty"`
+	Timestamp string    `json:"timestamp,omitempty"`
+}
+
+// Artifact is an output of a task.
+type Artifact struct {
+	ArtifactID  string         `json:"artifactId"`
+	Name        string         `json:"name,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Parts       []Part         `json:"parts"`
+	Extensions  []string       `json:"extensions,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// Task is the unit of work a2ad runs for one call of a function.
+type Task struct {
+	ID        string         `json:"id"`
+	ContextID string         `json:"contextId"`
+	Status    TaskStatus     `json:"status"`
+	History   []Message      `json:"history,omitempty"`
+	Artifacts []Artifact     `json:"artifacts,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+}
+
+type taskAlias Task
+
+// MarshalJSON adds the 0.3 kind discriminator.
+func (t Task) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		taskAlias
+	}{"task", taskAlias(t)})
+}
+
+// WithHistoryLength returns a shallow copy of t that keeps only the last n
+// history messages; n < 0 keeps all of them, 0 none.
+func (t Task) WithHistoryLength(n int) Task {
+	if n < 0 || n >= len(t.History) {
+		return t
+	}
+	if n == 0 {
+		t.History = nil
+		return t
+	}
+	t.History = t.History[len(t.History)-n:]
+	return t
+}
+
+// StatusUpdateEvent reports a change of a task's status.
+type StatusUpdateEvent struct {
+	TaskID    string         `json:"taskId"`
+	ContextID string         `json:"contextId"`
+	Status    TaskStatus     `json:"status"`
+	Final     bool           `json:"final"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+}
+
+type statusAlias StatusUpdateEvent
+
+// MarshalJSON adds the 0.3 kind discriminator.
+func (e StatusUpdateEvent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		statusAlias
+	}{"status-update", statusAlias(e)})
+}
+
+// ArtifactUpdateEvent reports a new artifact, or a chunk of one.
+type ArtifactUpdateEvent struct {
+	TaskID    string         `json:"taskId"`
+	ContextID string         `json:"contextId"`
+	Artifact  Artifact       `json:"artifact"`
+	Append    bool           `json:"append,omitempty"`
+	LastChunk bool           `json:"lastChunk,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+}
+
+type artifactAlias ArtifactUpdateEvent
+
+// MarshalJSON adds the 0.3 kind discriminator.
+func (e ArtifactUpdateEvent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		artifactAlias
+	}{"artifact-update", artifactAlias(e)})
+}
+
+// Timestamp formats t as A2A timestamps are written: RFC 3339, UTC, with
+// milliseconds.
+func Timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

@@ -1,0 +1,231 @@
+package agentcard
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// SchemaExtensionURI identifies the card extension that publishes each
+// skill's input JSON Schema: its params map skill id to schema.
+const SchemaExtensionURI = "https://github.com/a2ad/a2ad/extensions/skill-input-schemas/v1"
+
+// DefaultModes are the media types skills accept and produce unless a
+// function says otherwise.
+var DefaultModes = []string{"application/json", "text/plain"}
+
+// Identity is who the agent says it is.
+type Identity struct {
+	Name             string
+	Description      string
+	Version          string
+	ProviderOrg      string
+	ProviderURL      string
+	DocumentationURL string
+	IconURL          string
+}
+
+// Capabilities are the optional protocol features that work. Claim only
+// what works.
+type Capabilities struct {
+	Streaming         bool
+	PushNotifications bool
+}
+
+// Options says how to build a card.
+type Options struct {
+	Identity     Identity
+	BaseURL      string // normalised, see NormalizeBaseURL
+	Policy       exposure.Policy
+	CallerTier   string // the viewer's tier; "" for none
+	Capabilities Capabilities
+}
+
+// Card is a built card: its JSON and the ETag that names it.
+type Card struct {
+	JSON   []byte
+	ETag   string
+	Skills []string // the ids of the skills it lists
+}
+
+type agentInterface struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+}
+
+type supportedInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+type provider struct {
+	Organization string `json:"organization"`
+	URL          string `json:"url"`
+}
+
+type extension struct {
+	URI         string         `json:"uri"`
+	Description string         `json:"description,omitempty"`
+	Required    bool           `json:"required"`
+	Params      map[string]any `json:"params,omitempty"`
+}
+
+type capabilities struct {
+	Streaming              bool        `json:"streaming"`
+	PushNotifications      bool        `json:"pushNotifications"`
+	StateTransitionHistory bool        `json:"stateTransitionHistory"`
+	ExtendedAgentCard      bool        `json:"extendedAgentCard"`
+	Extensions             []extension `json:"extensions"`
+}
+
+type skill struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Examples    []string `json:"examples,omitempty"`
+	InputModes  []string `json:"inputModes,omitempty"`
+	OutputModes []string `json:"outputModes,omitempty"`
+}
+
+// agentCard holds the 0.3 fields and, alongside, the 1.0 ones
+// (supportedInterfaces, capabilities.extendedAgentCard), so that both
+// generations of clients can read one document.
+type agentCard struct {
+	ProtocolVersion                   string               `json:"protocolVersion"`
+	Name                              string               `json:"name"`
+	Description                       string               `json:"description"`
+	URL                               string               `json:"url"`
+	PreferredTransport                string               `json:"preferredTransport"`
+	AdditionalInterfaces              []agentInterface     `json:"additionalInterfaces"`
+	SupportedInterfaces               []supportedInterface `json:"supportedInterfaces"`
+	Provider                          *provider            `json:"provider,omitempty"`
+	Version                           string               `json:"version"`
+	DocumentationURL                  string               `json:"documentationUrl,omitempty"`
+	IconURL                           string               `json:"iconUrl,omitempty"`
+	Capabilities                      capabilities         `json:"capabilities"`
+	DefaultInputModes                 []string             `json:"defaultInputModes"`
+	DefaultOutputModes                []string             `json:"defaultOutputModes"`
+	Skills                            []skill              `json:"skills"`
+	SupportsAuthenticatedExtendedCard bool                 `json:"supportsAuthenticatedExtendedCard"`
+}
+
+// NormalizeBaseURL checks that raw is an absolute http(s) URL and drops
+// trailing slashes. Query strings and fragments are refused: the card's
+// endpoint is the base plus "/a2a".
+func NormalizeBaseURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("base URL %q is not a URL: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("base URL %q must be an absolute http(s) URL", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("base URL %q has no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("base URL %q must not have a query or fragment", raw)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("base URL %q must not hold credentials", raw)
+	}
+	if h := u.Hostname(); h == "0.0.0.0" || h == "::" {
+		return "", fmt.Errorf("base URL %q names a bind-all address, which clients cannot reach", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// Build builds the card of the functions of cat that opts' policy exposes
+// to the viewer. A nil catalogue gives a card with no skills.
+func Build(cat *functions.Catalog, opts Options) (*Card, error) {
+	if opts.BaseURL == "" {
+		return nil, errors.New("build agent card: no base URL")
+	}
+	endpoint := opts.BaseURL + "/a2a"
+	id := opts.Identity
+	c := agentCard{
+		ProtocolVersion:      "0.3.0",
+		Name:                 id.Name,
+		Description:          id.Description,
+		URL:                  endpoint,
+		PreferredTransport:   "JSONRPC",
+		AdditionalInterfaces: []agentInterface{{URL: endpoint, Transport: "JSONRPC"}},
+		SupportedInterfaces:  []supportedInterface{{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}},
+		Version:              id.Version,
+		DocumentationURL:     id.DocumentationURL,
+		IconURL:              id.IconURL,
+		Capabilities: capabilities{
+			Streaming:         opts.Capabilities.Streaming,
+			PushNotifications: opts.Capabilities.PushNotifications,
+		},
+		DefaultInputModes:  DefaultModes,
+		DefaultOutputModes: DefaultModes,
+		Skills:             []skill{},
+	}
+	if id.ProviderOrg != "" && id.ProviderURL != "" {
+		c.Provider = &provider{Organization: id.ProviderOrg, URL: id.ProviderURL}
+	}
+	schemas := map[string]any{}
+	var ids []string
+	if cat != nil {
+		for _, f := range cat.Functions {
+			if !opts.Policy.DecideFor(f.ID, f.Metadata, opts.CallerTier).Exposed {
+				continue
+			}
+			c.Skills = append(c.Skills, skillOf(f))
+			ids = append(ids, f.ID)
+			if f.Input != nil {
+				schemas[f.ID] = json.RawMessage(f.Input.JSON())
+			}
+		}
+	}
+	c.Capabilities.Extensions = []extension{{
+		URI:         SchemaExtensionURI,
+		Description: "The input JSON Schema of each skill, by skill id. Call a skill with a data part {\"skill\": id, \"input\": {...}}.",
+		Params:      schemas,
+	}}
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode agent card: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	return &Card{JSON: body, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
+}
+
+func skillOf(f *functions.Function) skill {
+	s := skill{
+		ID:          f.ID,
+		Name:        f.Name,
+		Description: f.Description,
+		Tags:        f.Tags,
+		Examples:    f.Examples,
+		InputModes:  f.InputModes,
+		OutputModes: f.OutputModes,
+	}
+	if s.Name == "" {
+		s.Name = strings.ReplaceAll(f.ID, "::", " ")
+	}
+	if s.Description == "" {
+		s.Description = s.Name
+	}
+	if len(s.Tags) == 0 {
+		for _, t := range strings.Split(f.ID, "::") {
+			if t != "" {
+				s.Tags = append(s.Tags, t)
+			}
+		}
+	}
+	if s.Tags == nil {
+		s.Tags = []string{}
+	}
+	return s
+}

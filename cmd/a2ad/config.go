@@ -1,0 +1,229 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is every setting of the a2ad command. Each field is a flag, an
+// environment variable (A2AD_ and the flag name in upper snake case) and a
+// key of the optional config file; flags win over the environment, which
+// wins over the file.
+type Config struct {
+	ConfigFile string
+
+	Listen  string
+	BaseURL string
+	Catalog string
+	Store   string
+
+	Tier           string
+	ExposeAll      bool
+	HiddenPrefixes string // comma-separated
+
+	Name             string
+	Description      string
+	ProviderOrg      string
+	ProviderURL      string
+	DocumentationURL string
+	IconURL          string
+
+	LogFormat string
+	LogLevel  string
+
+	MaxBodyBytes      int64
+	MaxConcurrent     int
+	MaxQueue          int
+	BlockingTimeout   time.Duration
+	Retention         time.Duration
+	RetentionInterval time.Duration
+	ShutdownGrace     time.Duration
+	StoreLockTimeout  time.Duration
+
+	// Format is the output format of the skills command: text or json.
+	Format string
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:            "127.0.0.1:8080",
+		Store:             "a2ad.db",
+		Name:              "a2ad",
+		Description:       "Operator functions published as A2A skills, each call a durable task.",
+		LogFormat:         "json",
+		LogLevel:          "info",
+		MaxBodyBytes:      1 << 20,
+		MaxConcurrent:     64,
+		MaxQueue:          1024,
+		BlockingTimeout:   60 * time.Second,
+		Retention:         30 * 24 * time.Hour,
+		RetentionInterval: time.Minute,
+		ShutdownGrace:     10 * time.Second,
+		StoreLockTimeout:  2 * time.Second,
+		Format:            "text",
+	}
+}
+
+// flags binds every setting to fs.
+func (c *Config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice")
+	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "absolute http(s) URL clients reach a2ad at (default http://<listen>)")
+	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "function catalogue file (YAML or JSON)")
+	fs.StringVar(&c.Store, "store", c.Store, "bbolt file that keeps every task")
+	fs.StringVar(&c.Tier, "tier", c.Tier, "expose only functions whose \"a2a.tier\" names this tier")
+	fs.BoolVar(&c.ExposeAll, "expose-all", c.ExposeAll, "expose every function without the \"a2a.expose\" opt-in (the hard floor and --tier still apply)")
+	fs.StringVar(&c.HiddenPrefixes, "hidden-prefixes", c.HiddenPrefixes, "comma-separated id prefixes to hide, in addition to the hard floor")
+	fs.StringVar(&c.Name, "name", c.Name, "agent name on the card")
+	fs.StringVar(&c.Description, "description", c.Description, "agent description on the card")
+	fs.StringVar(&c.ProviderOrg, "provider-org", c.ProviderOrg, "provider organization on the card (shown only with --provider-url)")
+	fs.StringVar(&c.ProviderURL, "provider-url", c.ProviderURL, "provider URL on the card (shown only with --provider-org)")
+	fs.StringVar(&c.DocumentationURL, "documentation-url", c.DocumentationURL, "documentation URL on the card")
+	fs.StringVar(&c.IconURL, "icon-url", c.IconURL, "icon URL on the card")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json or console")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (debug logs every request)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest JSON-RPC request body accepted (larger gets HTTP 413)")
+	fs.IntVar(&c.MaxConcurrent, "max-concurrent", c.MaxConcurrent, "calls running at once, across all functions")
+	fs.IntVar(&c.MaxQueue, "max-queue", c.MaxQueue, "calls waiting for a slot; beyond it a call is refused with -32050")
+	fs.DurationVar(&c.BlockingTimeout, "blocking-timeout", c.BlockingTimeout, "longest a blocking message/send waits before returning the task as it stands")
+	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long terminal tasks are kept")
+	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired tasks are deleted")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
+	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
+	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
+}
+
+// envName is the environment variable of a flag: A2AD_ and the name in
+// upper snake case.
+func envName(flagName string) string {
+	return "A2AD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// ParseConfig reads args, the environment and the config file into a
+// Config. It returns the remaining arguments.
+func ParseConfig(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
+	// First pass: find which flags are set, and the config file.
+	probe := DefaultConfig()
+	fs := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	probe.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, nil, err
+	}
+	cfg := DefaultConfig()
+	final := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
+	final.SetOutput(io.Discard)
+	cfg.flags(final)
+
+	file := probe.ConfigFile
+	if file == "" {
+		file, _ = lookupEnv(envName("config"))
+	}
+	if file != "" {
+		if err := applyFile(final, file); err != nil {
+			return Config{}, nil, err
+		}
+	}
+	var envErr error
+	final.VisitAll(func(f *flag.Flag) {
+		if v, ok := lookupEnv(envName(f.Name)); ok && envErr == nil {
+			if err := final.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("environment %s=%q: %v", envName(f.Name), v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return Config{}, nil, envErr
+	}
+	fs.Visit(func(f *flag.Flag) { _ = final.Set(f.Name, f.Value.String()) })
+	cfg.ConfigFile = file
+	return cfg, fs.Args(), nil
+}
+
+func applyFile(fs *flag.FlagSet, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var m map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("config file %s: %v", path, err)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var problems []string
+	for _, k := range keys {
+		n := m[k]
+		if k == "config" || fs.Lookup(k) == nil {
+			problems = append(problems, fmt.Sprintf("%s:%d: unknown key %q", path, n.Line, k))
+			continue
+		}
+		val := n.Value
+		if n.Kind == yaml.SequenceNode { // a list, for comma-separated settings
+			var items []string
+			for _, it := range n.Content {
+				items = append(items, it.Value)
+			}
+			val = strings.Join(items, ",")
+		} else if n.Kind != yaml.ScalarNode {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s must be a scalar", path, n.Line, k))
+			continue
+		}
+		if err := fs.Set(k, val); err != nil {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s: %v", path, n.Line, k, err))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New("config file: " + strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Validate checks the settings a server needs, naming the field at fault.
+func (c *Config) Validate() error {
+	switch {
+	case c.Catalog == "":
+		return errors.New("catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
+	case c.Store == "":
+		return errors.New("store: no store file given")
+	case c.LogFormat != "json" && c.LogFormat != "console":
+		return fmt.Errorf("log-format: must be json or console, not %q", c.LogFormat)
+	case c.MaxBodyBytes <= 0:
+		return fmt.Errorf("max-body-bytes: must be positive, not %d", c.MaxBodyBytes)
+	case c.MaxConcurrent <= 0:
+		return fmt.Errorf("max-concurrent: must be positive, not %d", c.MaxConcurrent)
+	case c.MaxQueue < 0:
+		return fmt.Errorf("max-queue: must not be negative, not %d", c.MaxQueue)
+	case c.BlockingTimeout <= 0:
+		return fmt.Errorf("blocking-timeout: must be positive, not %s", c.BlockingTimeout)
+	case c.Retention <= 0:
+		return fmt.Errorf("retention: must be positive, not %s", c.Retention)
+	case c.RetentionInterval <= 0:
+		return fmt.Errorf("retention-interval: must be positive, not %s", c.RetentionInterval)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("shutdown-grace: must not be negative, not %s", c.ShutdownGrace)
+	}
+	return nil
+}
+
+func (c *Config) hiddenPrefixes() []string {
+	var out []string
+	for _, p := range strings.Split(c.HiddenPrefixes, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

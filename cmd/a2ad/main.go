@@ -1,0 +1,96 @@
+// Command a2ad publishes a curated, tier-filtered subset of an operator's
+// functions as A2A skills and runs every call as a durable task.
+//
+//	a2ad serve     run the server
+//	a2ad skills    show which functions a tier sees, and why the others are hidden
+//	a2ad validate  check a catalogue and its schemas
+//	a2ad version   print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// A second signal exits at once.
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	os.Exit(code)
+}
+
+const usage = `a2ad publishes operator functions as A2A skills, each call a durable task.
+
+Usage:
+  a2ad serve    [flags]   run the server
+  a2ad skills   [flags]   show the functions a tier sees, and why the others are hidden
+  a2ad validate [flags]   check a catalogue and its schemas (--catalog, or the file as argument)
+  a2ad version            print the version
+
+Run "a2ad <command> -h" for the flags. Every flag can also be set as an
+environment variable (A2AD_ and the flag name in upper snake case, e.g.
+A2AD_TIER) or as a key of the --config YAML file; flags win.
+`
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "a2ad", Version())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "serve", "skills", "validate":
+	default:
+		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "a2ad:", err)
+		return 2
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, cfg, stderr)
+	case "skills":
+		return skills(cfg, stdout, stderr)
+	default:
+		return validate(cfg, extra, stdout, stderr)
+	}
+}
+
+// Version is the build's version: the -ldflags value, else the module
+// version recorded in the binary.
+func Version() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// skillView is one line of `a2ad skills`: a function and the policy's
+// decision for the tier in force.
+type skillView struct {
+	ID      string `json:"id"`
+	Backend string `json:"backend"`
+	Exposed bool   `json:"exposed"`
+	Reason  string `json:"reason"`
+}
+
+// skills prints, for the tier in force, which functions are exposed and,
+// for each hidden one, the policy's reason.
+func skills(cfg Config, stdout, stderr io.Writer) int {
+	if cfg.Catalog == "" {
+		fmt.Fprintln(stderr, "a2ad: catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
+		return 2
+	}
+	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
+	if err != nil {
+		printLoadError(stderr, err)
+		return 1
+	}
+	policy := exposure.Policy{ExposeAll: cfg.ExposeAll, Tier: cfg.Tier, ExtraPrefixes: cfg.hiddenPrefixes()}
+	views := make([]skillView, 0, len(cat.Functions))
+	exposed := 0
+	for _, f := range cat.Functions {
+		d := policy.Decide(f.ID, f.Metadata)
+		if d.Exposed {
+			exposed++
+		}
+		views = append(views, skillView{ID: f.ID, Backend: f.Backend.Kind(), Exposed: d.Exposed, Reason: string(d.Reason)})
+	}
+	if cfg.Format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"tier": cfg.Tier, "exposeAll": cfg.ExposeAll, "functions": views}); err != nil {
+			fmt.Fprintln(stderr, "a2ad:", err)
+			return 1
+		}
+		return 0
+	}
+	tier := cfg.Tier
+	if tier == "" {
+		tier = "(none)"
+	}
+	fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, expose-all %v: %d of %d functions exposed\n\n",
+		cfg.Catalog, cat.Version, tier, cfg.ExposeAll, exposed, len(cat.Functions))
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FUNCTION\tBACKEND\tEXPOSED\tREASON")
+	for _, v := range views {
+		yes := "no"
+		if v.Exposed {
+			yes = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Backend, yes, v.Reason)
+	}
+	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// validate checks a catalogue and prints every problem; it exits 1 if
+// there is one.
+func validate(cfg Config, args []string, stdout, stderr io.Writer) int {
+	path := cfg.Catalog
+	if len(args) > 0 {
+		path = args[0]
+	}
+	if path == "" {
+		fmt.Fprintln(stderr, "a2ad: validate: give the catalogue file (--catalog or as argument)")
+		return 2
+	}
+	cat, err := functions.Load(path, functions.LoadOptions{})
+	if err != nil {
+		printLoadError(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d functions (version %s)\n", path, len(cat.Functions), cat.Version)
+	return 0
+}
+
+func printLoadError(w io.Writer, err error) {
+	var le *functions.LoadError
+	if errors.As(err, &le) {
+		for _, p := range le.Problems {
+			fmt.Fprintln(w, p.String())
+		}
+		fmt.Fprintf(w, "a2ad: %d problem(s) in %s\n", len(le.Problems), le.Path)
+		return
+	}
+	fmt.Fprintln(w, "a2ad:", err)
+}

@@ -1,0 +1,146 @@
+package exposure
+
+import "strings"
+
+// Reason says why a function is exposed or hidden. The values are stable:
+// they appear in logs, in `a2ad skills` and in tests.
+type Reason string
+
+// The reasons.
+const (
+	// Exposed: every gate passed.
+	Exposed Reason = "exposed"
+	// HiddenPrefix: the id is in a reserved namespace (the hard floor).
+	HiddenPrefix Reason = "hidden_prefix"
+	// NotOptedIn: metadata "a2a.expose" is not JSON true and the server
+	// does not run with --expose-all.
+	NotOptedIn Reason = "not_opted_in"
+	// TierMismatch: a tier is in force and the function's "a2a.tier" does
+	// not name it.
+	TierMismatch Reason = "tier_mismatch"
+	// UnknownFunction: no function has that id.
+	UnknownFunction Reason = "unknown_function"
+	// CatalogError: the catalogue could not be read, so the call is
+	// denied (fail closed).
+	CatalogError Reason = "catalog_error"
+)
+
+// The metadata keys the policy reads. They are literal keys, not paths.
+const (
+	MetaExpose = "a2a.expose"
+	MetaTier   = "a2a.tier"
+)
+
+// HardFloor lists the id prefixes that are never exposed, whatever the
+// flags. Operators may add prefixes (Policy.ExtraPrefixes), never remove
+// these.
+var HardFloor = []string{"engine::", "state::", "stream::", "iii.", "iii::", "mcp::", "a2a::"}
+
+// Decision is the policy's answer for one function.
+type Decision struct {
+	Exposed bool
+	Reason  Reason
+}
+
+// Policy decides exposure. The zero value exposes only opted-in functions
+// outside the hard floor, with no tier filter.
+type Policy struct {
+	// ExposeAll exposes every function outside the floor, without
+	// opt-in. Tier filtering still applies.
+	ExposeAll bool
+	// Tier is the server-wide tier; "" means no tier filter.
+	Tier string
+	// ExtraPrefixes are operator-added hidden prefixes.
+	ExtraPrefixes []string
+}
+
+// Hidden reports whether id falls under the hard floor or an extra prefix.
+// Matching is plain and case-sensitive.
+func (p Policy) Hidden(id string) bool {
+	for _, pre := range HardFloor {
+		if strings.HasPrefix(id, pre) {
+			return true
+		}
+	}
+	for _, pre := range p.ExtraPrefixes {
+		if pre != "" && strings.HasPrefix(id, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide applies the three gates, in order, to a function with the given
+// id and metadata: the floor, the opt-in, the tier.
+//
+// "a2a.expose" counts only as the JSON boolean true (the string "true"
+// does not). "a2a.tier" is a string, or an array of strings for a
+// function offered to several tiers; it must equal the tier in force
+// exactly (case-sensitive). With no tier in force it is ignored. Any other
+// type never matches a tier.
+func (p Policy) Decide(id string, meta map[string]any) Decision {
+	return p.DecideFor(id, meta, "")
+}
+
+// DecideFor is Decide for a caller in callerTier ("" for none). When both
+// the server and the caller have a tier, the function must name both: the
+// server-wide tier caps every caller.
+func (p Policy) DecideFor(id string, meta map[string]any, callerTier string) Decision {
+	if p.Hidden(id) {
+		return Decision{Reason: HiddenPrefix}
+	}
+	if !p.ExposeAll {
+		if v, ok := meta[MetaExpose].(bool); !ok || !v {
+			return Decision{Reason: NotOptedIn}
+		}
+	}
+	for _, tier := range []string{p.Tier, callerTier} {
+		if tier != "" && !tierMatches(meta[MetaTier], tier) {
+			return Decision{Reason: TierMismatch}
+		}
+	}
+	return Decision{Exposed: true, Reason: Exposed}
+}
+
+func tierMatches(v any, tier string) bool {
+	switch t := v.(type) {
+	case string:
+		return t == tier
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok && s == tier {
+				return true
+			}
+		}
+	case []string:
+		for _, s := range t {
+			if s == tier {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Lookup finds a function's metadata by exact id. It reports found=false
+// for an unknown id, and an error when the catalogue cannot be read.
+type Lookup func(id string) (meta map[string]any, found bool, err error)
+
+// Check decides for a call: the floor first (without asking the
+// catalogue), then the lookup, then the gates. A lookup error denies the
+// call (fail closed) with CatalogError. Callers must show UnknownFunction
+// and the opt-in and tier denials alike, so that no caller can learn which
+// ids exist.
+func (p Policy) Check(id, callerTier string, lookup Lookup) Decision {
+	if p.Hidden(id) {
+		return Decision{Reason: HiddenPrefix}
+	}
+	meta, found, err := lookup(id)
+	if err != nil {
+		return Decision{Reason: CatalogError}
+	}
+	if !found {
+		return Decision{Reason: UnknownFunction}
+	}
+	return p.DecideFor(id, meta, callerTier)
+}

@@ -1,0 +1,164 @@
+package exposure_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/a2ad/a2ad/exposure"
+)
+
+// TestDecideTruthTable covers every combination of the three gates: the
+// id (floor or not), --expose-all, the tier in force and the metadata
+// values, wrong JSON types included.
+func TestDecideTruthTable(t *testing.T) {
+	ids := []struct {
+		id    string
+		floor bool
+	}{
+		{"demo::echo", false},
+		{"pricing", false},
+		{"engine::x", true}, {"state::x", true}, {"stream::x", true}, {"iii.x", true},
+		{"iii::x", true}, {"mcp::x", true}, {"a2a::x", true},
+		{"Engine::x", false}, // the floor is case-sensitive
+		{"xengine::x", false},
+	}
+	exposeVals := []struct {
+		name  string
+		v     any
+		set   bool
+		optIn bool
+	}{
+		{"missing", nil, false, false},
+		{"true", true, true, true},
+		{"false", false, true, false},
+		{`"true"`, "true", true, false},
+		{"1", 1, true, false},
+		{"null", nil, true, false},
+		{"[true]", []any{true}, true, false},
+	}
+	tierVals := []struct {
+		name    string
+		v       any
+		set     bool
+		matches map[string]bool // tier in force → match
+	}{
+		{"missing", nil, false, nil},
+		{`"partner"`, "partner", true, map[string]bool{"partner": true}},
+		{`"Partner"`, "Partner", true, nil},
+		{`"internal"`, "internal", true, map[string]bool{"internal": true}},
+		{`["partner","internal"]`, []any{"partner", "internal"}, true, map[string]bool{"partner": true, "internal": true}},
+		{`[1]`, []any{1}, true, nil},
+		{"true", true, true, nil},
+		{`""`, "", true, nil},
+	}
+	for _, id := range ids {
+		for _, ex := range exposeVals {
+			for _, tv := range tierVals {
+				for _, exposeAll := range []bool{false, true} {
+					for _, tier := range []string{"", "partner", "internal"} {
+						meta := map[string]any{}
+						if ex.set {
+							meta[exposure.MetaExpose] = ex.v
+						}
+						if tv.set {
+							meta[exposure.MetaTier] = tv.v
+						}
+						p := exposure.Policy{ExposeAll: exposeAll, Tier: tier}
+						got := p.Decide(id.id, meta)
+
+						var want exposure.Decision
+						switch {
+						case id.floor:
+							want = exposure.Decision{Reason: exposure.HiddenPrefix}
+						case !exposeAll && !ex.optIn:
+							want = exposure.Decision{Reason: exposure.NotOptedIn}
+						case tier != "" && !tv.matches[tier]:
+							want = exposure.Decision{Reason: exposure.TierMismatch}
+						default:
+							want = exposure.Decision{Exposed: true, Reason: exposure.Exposed}
+						}
+						if got != want {
+							t.Errorf("Decide(%s, expose=%s, tier-meta=%s, --expose-all=%v, --tier=%q) = %+v, want %+v",
+								id.id, ex.name, tv.name, exposeAll, tier, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestExtraPrefixesAddToTheFloor(t *testing.T) {
+	p := exposure.Policy{ExposeAll: true, ExtraPrefixes: []string{"admin::", ""}}
+	if d := p.Decide("admin::reindex", map[string]any{exposure.MetaExpose: true}); d.Reason != exposure.HiddenPrefix {
+		t.Fatalf("extra prefix: got %+v", d)
+	}
+	// An empty extra prefix must not hide everything.
+	if d := p.Decide("demo::echo", nil); !d.Exposed {
+		t.Fatalf("empty extra prefix hid demo::echo: %+v", d)
+	}
+	// Extra prefixes cannot remove the floor.
+	if d := p.Decide("engine::x", nil); d.Reason != exposure.HiddenPrefix {
+		t.Fatalf("floor: got %+v", d)
+	}
+}
+
+func TestCallerTierIsCappedByServerTier(t *testing.T) {
+	meta := func(tier any) map[string]any {
+		return map[string]any{exposure.MetaExpose: true, exposure.MetaTier: tier}
+	}
+	tests := []struct {
+		server, caller string
+		tier           any
+		want           exposure.Reason
+	}{
+		{"", "partner", "partner", exposure.Exposed},
+		{"", "partner", "internal", exposure.TierMismatch},
+		{"partner", "", "partner", exposure.Exposed},
+		{"partner", "internal", "internal", exposure.TierMismatch},
+		{"partner", "internal", []any{"partner", "internal"}, exposure.Exposed},
+		{"partner", "partner", "partner", exposure.Exposed},
+	}
+	for _, tt := range tests {
+		got := exposure.Policy{Tier: tt.server}.DecideFor("demo::x", meta(tt.tier), tt.caller)
+		if got.Reason != tt.want {
+			t.Errorf("DecideFor(server=%q, caller=%q, meta=%v) = %s, want %s", tt.server, tt.caller, tt.tier, got.Reason, tt.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	cat := map[string]map[string]any{
+		"demo::echo":  {exposure.MetaExpose: true, exposure.MetaTier: "partner"},
+		"demo::quiet": {},
+	}
+	lookups := 0
+	lookup := func(id string) (map[string]any, bool, error) {
+		lookups++
+		m, ok := cat[id]
+		return m, ok, nil
+	}
+	failing := func(string) (map[string]any, bool, error) { return nil, false, errors.New("catalogue unavailable") }
+	p := exposure.Policy{Tier: "partner"}
+	tests := []struct {
+		id     string
+		lookup exposure.Lookup
+		want   exposure.Reason
+	}{
+		{"demo::echo", lookup, exposure.Exposed},
+		{"demo::quiet", lookup, exposure.NotOptedIn},
+		{"demo::missing", lookup, exposure.UnknownFunction},
+		{"demo::echo", failing, exposure.CatalogError},
+		{"engine::x", failing, exposure.HiddenPrefix}, // the floor never asks the catalogue
+	}
+	for _, tt := range tests {
+		if got := p.Check(tt.id, "", tt.lookup); got.Reason != tt.want || got.Exposed != (tt.want == exposure.Exposed) {
+			t.Errorf("Check(%s) = %+v, want %s", tt.id, got, tt.want)
+		}
+	}
+	before := lookups
+	p.Check("mcp::dispatch", "", lookup)
+	if lookups != before {
+		t.Errorf("Check on a floor id called the catalogue")
+	}
+}

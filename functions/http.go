@@ -1,0 +1,153 @@
+package functions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultMaxResponseBytes caps what an http or exec backend may return.
+const DefaultMaxResponseBytes = 4 << 20
+
+// defaultClient is the client of HTTPBackends without their own. It does not
+// follow redirects, and it has no overall timeout: the call's context
+// bounds each request.
+var defaultClient = &http.Client{
+	Transport: &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   10 * time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   16,
+		ExpectContinueTimeout: time.Second,
+	},
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	},
+}
+
+// HTTPBackend calls a function by POSTing its input as JSON to URL.
+type HTTPBackend struct {
+	URL    string
+	Method string // POST unless set
+	// Headers are sent with every call. Their values are resolved from
+	// the environment at load and must never be logged.
+	Headers map[string]string
+	// MaxResponseBytes caps the response body; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// Client is the HTTP client; nil means a shared default client, which
+	// does not follow redirects.
+	Client *http.Client
+}
+
+// Kind returns "http".
+func (b *HTTPBackend) Kind() string { return "http" }
+
+// Invoke sends input as the JSON body of one request (POST unless Method
+// says otherwise) and applies the backend contract to a 2xx answer.
+//
+// Its *CallError reasons are "call canceled" and "call timed out" once ctx
+// is done, "function backend unavailable" if the request could not be made
+// or its answer not read, "function returned HTTP <code>" for any other
+// status (redirects are not followed), "function response exceeds <N>
+// bytes", "function backend misconfigured" for a URL or method that no
+// request can be built from, and those of the contract (see parseResult).
+// No reason holds the URL or a header value.
+func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result, error) {
+	if ctx.Err() != nil {
+		return Result{}, contextError(ctx)
+	}
+	method := b.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.URL, bytes.NewReader(input))
+	if err != nil {
+		return Result{}, &CallError{Reason: "function backend misconfigured", Err: stripURL(err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	for k, v := range b.Headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+
+	client := b.Client
+	if client == nil {
+		client = defaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, contextError(ctx)
+		}
+		return Result{}, &CallError{Reason: "function backend unavailable", Err: stripURL(err)}
+	}
+	defer resp.Body.Close()
+
+	limit := b.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Keep a little of the body for the log.
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return Result{}, &CallError{
+			Reason: fmt.Sprintf("function returned HTTP %d", resp.StatusCode),
+			Err:    fmt.Errorf("http status %q, body %q", resp.Status, snippet),
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, contextError(ctx)
+		}
+		return Result{}, &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
+	}
+	if int64(len(body)) > limit {
+		return Result{}, &CallError{Reason: fmt.Sprintf("function response exceeds %d bytes", limit)}
+	}
+	res, err := parseResult(body)
+	if err != nil {
+		var ce *CallError
+		if ct := resp.Header.Get("Content-Type"); errors.As(err, &ce) && ce.Reason == reasonInvalidJSON && !isJSONMediaType(ct) {
+			ce.Err = fmt.Errorf("response content type %q", truncateUTF8(ct, 128))
+		}
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// stripURL drops the URL from a *url.Error, so that neither the address
+// nor anything in its query string ends up in the log.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
+	}
+	return err
+}
+
+// isJSONMediaType reports whether ct is application/json or a +json type.
+func isJSONMediaType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}

@@ -1,0 +1,385 @@
+package functions
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2ad/a2ad/schemas"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// DefaultTimeout bounds a call of a function whose catalogue entry sets no
+// timeout.
+const DefaultTimeout = 30 * time.Second
+
+// LoadOptions tunes Load.
+type LoadOptions struct {
+	// LookupEnv resolves ${VAR} references; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// LoadError lists every problem of a catalogue.
+type LoadError struct {
+	// Path is the catalogue file, as given to Load.
+	Path     string
+	Problems []Problem
+}
+
+// Error returns one line per problem, each prefixed with the file path.
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if e.Path != "" {
+			b.WriteString(e.Path)
+			b.WriteByte(':')
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Problem is one thing wrong with a catalogue. Messages never hold the
+// value of an environment variable or of an HTTP header.
+type Problem struct {
+	// Line and Column are the 1-based position in the file, 0 if unknown.
+	Line, Column int
+	// Pointer is the JSON pointer of the offending value, e.g.
+	// "/functions/2/timeout"; "" is the whole document.
+	Pointer string
+	// FunctionID is the id of the function the problem is in, "" when it
+	// is not inside a function or the id is unknown.
+	FunctionID string
+	// Message says what is wrong: lower-case, no final period.
+	Message string
+}
+
+// String formats the problem as `12:5: /functions/2/timeout (function
+// "pricing::quote"): timeout must be positive, got "-1s"`, leaving out
+// the parts that are unknown. LoadError.Error prefixes it with the path.
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.Line > 0 {
+		b.WriteString(strconv.Itoa(p.Line))
+		if p.Column > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(p.Column))
+		}
+		b.WriteString(": ")
+	}
+	if p.Pointer != "" || p.FunctionID != "" {
+		b.WriteString(p.Pointer)
+		if p.FunctionID != "" {
+			if p.Pointer != "" {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "(function %q)", p.FunctionID)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Load reads and checks the catalogue file at path. It returns every
+// problem found, not just the first, as a *LoadError; on success the
+// catalogue holds the functions in file order, their schemas compiled,
+// their ${VAR} references resolved and their relative exec paths made
+// absolute.
+func Load(path string, opts LoadOptions) (*Catalog, error) {
+	l := &loader{path: path, lookupEnv: opts.LookupEnv, hash: sha256.New()}
+	if l.lookupEnv == nil {
+		l.lookupEnv = os.LookupEnv
+	}
+	fns := l.load()
+	if len(l.problems) > 0 {
+		sort.SliceStable(l.problems, func(i, j int) bool {
+			a, b := l.problems[i], l.problems[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Column < b.Column
+		})
+		return nil, &LoadError{Path: path, Problems: l.problems}
+	}
+	c := NewCatalog(fns...)
+	c.Path = path
+	c.Version = hex.EncodeToString(l.hash.Sum(nil))[:16]
+	return c, nil
+}
+
+// The keys allowed in each mapping, in the order the messages list them.
+var (
+	topKeys      = []string{"functions"}
+	functionKeys = []string{
+		"id", "name", "description", "tags", "examples", "metadata",
+		"input_modes", "output_modes", "input_schema", "output_schema",
+		"timeout", "retry_safe", "max_concurrency", "http", "exec", "builtin",
+	}
+	backendKeys = []string{"http", "exec", "builtin"}
+)
+
+// loader holds the state of one Load.
+type loader struct {
+	path      string
+	dir       string // absolute directory of the catalogue
+	base      string // file name of the catalogue, for schema names
+	lookupEnv func(string) (string, bool)
+	hash      hash.Hash
+	problems  []Problem
+	fnID      string // id of the function being checked, if known
+	anySchema *schemas.Schema
+}
+
+// add records a problem at node n (which may be nil).
+func (l *loader) add(n *yaml.Node, ptr, format string, args ...any) {
+	p := Problem{Pointer: ptr, FunctionID: l.fnID, Message: fmt.Sprintf(format, args...)}
+	if n != nil {
+		p.Line, p.Column = n.Line, n.Column
+	}
+	l.problems = append(l.problems, p)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxProblem records a YAML syntax error, with its line when the
+// parser gave one.
+func (l *loader) syntaxProblem(err error) {
+	msg := err.Error()
+	var line int
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	l.problems = append(l.problems, Problem{Line: line, Message: "not valid YAML: " + msg})
+}
+
+func (l *loader) load() []*Function {
+	abs, err := filepath.Abs(l.path)
+	if err != nil {
+		l.add(nil, "", "cannot resolve catalogue path: %v", err)
+		return nil
+	}
+	l.dir, l.base = filepath.Dir(abs), filepath.Base(abs)
+	data, err := os.ReadFile(l.path)
+	if err != nil {
+		err = unwrapPath(err)
+		l.add(nil, "", "cannot read catalogue: %v", err)
+		return nil
+	}
+	l.hash.Write(data)
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		l.syntaxProblem(err)
+		return nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		l.add(&extra, "", "a catalogue must be a single YAML document; found another one")
+	case err != io.EOF:
+		l.syntaxProblem(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		l.add(nil, "", "catalogue is empty; want a mapping with a functions list")
+		return nil
+	}
+	root := resolve(doc.Content[0])
+	if root.Kind != yaml.MappingNode {
+		l.add(root, "", "the catalogue must be a mapping with a functions list, got %s", kindOf(root))
+		return nil
+	}
+	top := l.fields(root, "", "at top level", topKeys)
+	fnList, ok := top["functions"]
+	if !ok {
+		l.add(root, "", "functions is required")
+		return nil
+	}
+	list := resolve(fnList.val)
+	if list.Kind != yaml.SequenceNode {
+		l.add(list, "/functions", "functions must be a list, got %s", kindOf(list))
+		return nil
+	}
+
+	var fns []*Function
+	firstLine := map[string]int{}
+	for i, item := range list.Content {
+		ptr := "/functions/" + strconv.Itoa(i)
+		f := l.function(ptr, resolve(item), firstLine)
+		if f != nil {
+			fns = append(fns, f)
+		}
+	}
+	return fns
+}
+
+// function checks one entry of the functions list. It returns nil if the
+// entry has problems.
+func (l *loader) function(ptr string, n *yaml.Node, firstLine map[string]int) *Function {
+	before := len(l.problems)
+	l.fnID = ""
+	defer func() { l.fnID = "" }()
+	if n.Kind != yaml.MappingNode {
+		l.add(n, ptr, "each function must be a mapping, got %s", kindOf(n))
+		return nil
+	}
+
+	// The id comes first so that every other problem can name it.
+	f := &Function{}
+	if idKey, idVal := lookupKey(n, "id"); idKey == nil {
+		l.add(n, ptr, "id is required")
+	} else if id, ok := l.str(idVal, ptr+"/id", "id"); ok {
+		switch line, dup := firstLine[id]; {
+		case id == "":
+			l.add(idVal, ptr+"/id", "id must not be empty")
+		case dup:
+			l.fnID = id
+			l.add(idVal, ptr+"/id", "duplicate id %q (first defined at line %d)", id, line)
+		default:
+			l.fnID = id
+			firstLine[id] = idVal.Line
+		}
+		f.ID = id
+	}
+
+	kv := l.fields(n, ptr, "in function", functionKeys)
+	at := func(key string) string { return ptr + "/" + escapePointer(key) }
+
+	if e, ok := kv["name"]; ok {
+		f.Name, _ = l.str(e.val, at("name"), "name")
+	}
+	if f.Name == "" {
+		f.Name = strings.ReplaceAll(f.ID, "::", " ")
+	}
+	if e, ok := kv["description"]; ok {
+		d, _ := l.str(e.val, at("description"), "description")
+		f.Description = strings.TrimSpace(d)
+	}
+	if f.Description == "" {
+		f.Description = f.Name
+	}
+	if e, ok := kv["tags"]; ok {
+		f.Tags = l.strList(e.val, at("tags"), "tags", nil)
+	}
+	if e, ok := kv["examples"]; ok {
+		f.Examples = l.strList(e.val, at("examples"), "examples", nil)
+	}
+	if e, ok := kv["metadata"]; ok {
+		f.Metadata = l.metadata(e.val, at("metadata"))
+	}
+	if e, ok := kv["input_modes"]; ok {
+		f.InputModes = l.strList(e.val, at("input_modes"), "input_modes", checkMediaType)
+	}
+	if e, ok := kv["output_modes"]; ok {
+		f.OutputModes = l.strList(e.val, at("output_modes"), "output_modes", checkMediaType)
+	}
+	if e, ok := kv["input_schema"]; ok {
+		f.Input = l.schema(e.val, at("input_schema"), "input_schema")
+	} else {
+		f.Input = l.defaultInput()
+	}
+	if e, ok := kv["output_schema"]; ok {
+		f.Output = l.schema(e.val, at("output_schema"), "output_schema")
+	}
+	f.Timeout = DefaultTimeout
+	if e, ok := kv["timeout"]; ok {
+		f.Timeout = l.duration(e.val, at("timeout"), "timeout")
+	}
+	if e, ok := kv["retry_safe"]; ok {
+		f.RetrySafe = l.boolean(e.val, at("retry_safe"), "retry_safe")
+	}
+	if e, ok := kv["max_concurrency"]; ok {
+		if v, ok := l.integer(e.val, at("max_concurrency"), "max_concurrency"); ok {
+			if v < 0 {
+				l.add(e.val, at("max_concurrency"), "max_concurrency must not be negative, got %d", v)
+			}
+			f.MaxConcurrency = int(v)
+		}
+	}
+	f.Backend = l.backend(n, ptr, kv)
+
+	if len(l.problems) > before {
+		return nil
+	}
+	return f
+}
+
+// backend checks the backend keys of a function: exactly one must be
+// present, and each present one is checked.
+func (l *loader) backend(n *yaml.Node, ptr string, kv map[string]entry) Backend {
+	var present []string
+	for _, k := range backendKeys {
+		if _, ok := kv[k]; ok {
+			present = append(present, k)
+		}
+	}
+	// Report a clash at the backend written last, in file order.
+	sort.SliceStable(present, func(i, j int) bool {
+		a, b := kv[present[i]].key, kv[present[j]].key
+		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+	})
+	switch len(present) {
+	case 0:
+		l.add(n, ptr, "exactly one of http, exec, builtin is required")
+		return nil
+	case 1:
+	case 2:
+		last := kv[present[1]].key
+		l.add(last, ptr+"/"+present[1], "has both %s and %s; exactly one backend is allowed", present[0], present[1])
+	default:
+		last := kv[present[len(present)-1]].key
+		l.add(last, ptr+"/"+present[len(present)-1], "has %s and %s; exactly one backend is allowed",
+			strings.Join(present[:len(present)-1], ", "), present[len(present)-1])
+	}
+	var b Backend
+	for _, k := range present {
+		var got Backend
+		switch e := kv[k]; k {
+		case "http":
+			if hb := l.httpBackend(e, ptr+"/http"); hb != nil {
+				got = hb
+			}
+		case "exec":
+			if eb := l.execBackend(e, ptr+"/exec"); eb != nil {
+				got = eb
+			}
+		case "builtin":
+			if bb := l.builtinBackend(e, ptr+"/builtin"); bb != nil {
+				got = bb
+			}
+		}
+		if b == nil {
+			b = got
+		}
+	}
+	return b
+}
+
+// defaultInput is the schema of a function declared without one.
+func (l *loader) defaultInput() *schemas.Schema {
+	if l.anySchema == nil {
+		s, err := schemas.Compile("default_input_schema", []byte(`{"type":"object"}`))
+		if err != nil {
+			panic("functions: default input schema: " + err.Error())
+		}
+		l.anySchema = s
+	}
+	return l.anySchema
+}

@@ -1,0 +1,464 @@
+package functions
+
+import (
+	"encoding/json"
+	"math"
+	"mime"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2ad/a2ad/schemas"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// This file holds the typed readers of yaml.Node values used by Load. Each
+// reader records a problem at the offending node and reports whether the
+// value was usable.
+
+// entry is one key of a mapping with its value.
+type entry struct{ key, val *yaml.Node }
+
+// resolve follows aliases to the node they name.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// lookupKey returns the first key called key of the mapping n and its
+// value, or nils.
+func lookupKey(n *yaml.Node, key string) (k, v *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := resolve(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// kindOf names the kind of a value for messages: "a mapping", "a string".
+func kindOf(n *yaml.Node) string {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return "a string"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!bool":
+			return "a bool"
+		case "!!null":
+			return "null"
+		case "!!timestamp":
+			return "a timestamp"
+		}
+		return "a value tagged " + n.ShortTag()
+	}
+	return "nothing"
+}
+
+// quoteHint suggests quoting a scalar that YAML read as something other
+// than a string.
+func quoteHint(n *yaml.Node) string {
+	if n = resolve(n); n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
+		return "; quote it to make it a string"
+	}
+	return ""
+}
+
+// escapePointer escapes one JSON pointer reference token (RFC 6901).
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// fields reads the mapping n whose keys must be among allowed, reporting
+// unknown, duplicate and non-string keys. where completes the unknown-key
+// message ("in function").
+func (l *loader) fields(n *yaml.Node, ptr, where string, allowed []string) map[string]entry {
+	out := map[string]entry{}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, v := n.Content[i], n.Content[i+1]
+		k := resolve(kn)
+		if k.Kind != yaml.ScalarNode {
+			l.add(kn, ptr, "keys must be strings, got %s", kindOf(k))
+			continue
+		}
+		kp := ptr + "/" + escapePointer(k.Value)
+		if k.ShortTag() == "!!merge" {
+			l.add(kn, kp, "merge keys (<<) are not supported")
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			l.add(kn, kp, "duplicate key %q (first at line %d)", k.Value, first.Line)
+			continue
+		}
+		seen[k.Value] = kn
+		if !slices.Contains(allowed, k.Value) {
+			hint := ""
+			if s := suggest(k.Value, allowed); s != "" {
+				hint = " (did you mean " + strconv.Quote(s) + "?)"
+			}
+			l.add(kn, kp, "unknown key %q %s%s; allowed: %s", k.Value, where, hint, strings.Join(allowed, ", "))
+			continue
+		}
+		out[k.Value] = entry{kn, v}
+	}
+	return out
+}
+
+// suggest returns the allowed key closest to key, if it is close enough
+// to be a likely typo.
+func suggest(key string, allowed []string) string {
+	best, bestD := "", 3
+	for _, a := range allowed {
+		if d := editDistance(strings.ToLower(key), a); d < bestD && d < len(a) {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// str reads a string. It never prints the value.
+func (l *loader) str(v *yaml.Node, ptr, label string) (string, bool) {
+	if n := resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		return n.Value, true
+	}
+	l.add(v, ptr, "%s must be a string, got %s%s", label, kindOf(v), quoteHint(v))
+	return "", false
+}
+
+// strList reads a list of strings; check, if not nil, returns a problem
+// with an item ("" if it is fine).
+func (l *loader) strList(v *yaml.Node, ptr, label string, check func(string) string) []string {
+	n := resolve(v)
+	if n.Kind != yaml.SequenceNode {
+		l.add(v, ptr, "%s must be a list of strings, got %s", label, kindOf(n))
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, item := range n.Content {
+		ip, il := ptr+"/"+strconv.Itoa(i), label+"["+strconv.Itoa(i)+"]"
+		s, ok := l.str(item, ip, il)
+		if !ok {
+			continue
+		}
+		if check != nil {
+			if msg := check(s); msg != "" {
+				l.add(item, ip, "%s %s", il, msg)
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkMediaType is a strList check for input_modes and output_modes.
+func checkMediaType(s string) string {
+	if _, _, err := mime.ParseMediaType(s); err != nil || !strings.Contains(s, "/") {
+		return `is not a media type such as "application/json", got ` + strconv.Quote(s)
+	}
+	return ""
+}
+
+func (l *loader) boolean(v *yaml.Node, ptr, label string) bool {
+	var b bool
+	if n := resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
+		return b
+	}
+	l.add(v, ptr, "%s must be true or false, got %s", label, kindOf(v))
+	return false
+}
+
+func (l *loader) integer(v *yaml.Node, ptr, label string) (int64, bool) {
+	n := resolve(v)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		l.add(v, ptr, "%s must be an integer, got %s", label, kindOf(v))
+		return 0, false
+	}
+	var i int64
+	if err := n.Decode(&i); err != nil {
+		l.add(v, ptr, "%s is out of range, got %s", label, n.Value)
+		return 0, false
+	}
+	return i, true
+}
+
+// duration reads a positive Go duration string; it returns 0 if there is
+// a problem.
+func (l *loader) duration(v *yaml.Node, ptr, label string) time.Duration {
+	n := resolve(v)
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		l.add(v, ptr, `%s must be a duration string such as "30s", got %s`, label, kindOf(v))
+		return 0
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		l.add(v, ptr, `%s is not a valid duration such as "30s", got %q`, label, n.Value)
+		return 0
+	}
+	if d <= 0 {
+		l.add(v, ptr, "%s must be positive, got %q", label, n.Value)
+		return 0
+	}
+	return d
+}
+
+// positive reads a positive integer.
+func (l *loader) positive(v *yaml.Node, ptr, label string) int64 {
+	i, ok := l.integer(v, ptr, label)
+	if ok && i <= 0 {
+		l.add(v, ptr, "%s must be positive, got %d", label, i)
+		return 0
+	}
+	return i
+}
+
+func (l *loader) metadata(v *yaml.Node, ptr string) map[string]any {
+	if n := resolve(v); n.Kind != yaml.MappingNode {
+		l.add(v, ptr, "metadata must be a mapping, got %s", kindOf(n))
+		return nil
+	}
+	val, ok := l.value(v, ptr)
+	if !ok {
+		return nil
+	}
+	return val.(map[string]any)
+}
+
+// Limits on turning a YAML tree into a Go value: aliases can make a small
+// file expand enormously, or refer to themselves.
+const (
+	maxValueDepth = 64
+	maxValueNodes = 100_000
+)
+
+// value converts a YAML tree to bool, string, int, float64, nil,
+// []any and map[string]any, as encoding/json would decode it.
+func (l *loader) value(v *yaml.Node, ptr string) (any, bool) {
+	budget := maxValueNodes
+	return l.toValue(v, ptr, 0, &budget)
+}
+
+func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any, bool) {
+	if *budget--; *budget < 0 {
+		if *budget == -1 {
+			l.add(v, ptr, "value is too large: aliases expand it past %d nodes", maxValueNodes)
+		}
+		return nil, false
+	}
+	if depth > maxValueDepth {
+		l.add(v, ptr, "value is nested more than %d levels deep", maxValueDepth)
+		return nil, false
+	}
+	n := resolve(v)
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		seen := map[string]int{}
+		ok := true
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn, vn := n.Content[i], n.Content[i+1]
+			k := resolve(kn)
+			if k.Kind != yaml.ScalarNode {
+				l.add(kn, ptr, "keys must be strings, got %s", kindOf(k))
+				ok = false
+				continue
+			}
+			kp := ptr + "/" + escapePointer(k.Value)
+			if k.ShortTag() == "!!merge" {
+				l.add(kn, kp, "merge keys (<<) are not supported")
+				ok = false
+				continue
+			}
+			if line, dup := seen[k.Value]; dup {
+				l.add(kn, kp, "duplicate key %q (first at line %d)", k.Value, line)
+				ok = false
+				continue
+			}
+			seen[k.Value] = kn.Line
+			val, vok := l.toValue(vn, kp, depth+1, budget)
+			ok = ok && vok
+			m[k.Value] = val
+		}
+		return m, ok
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		ok := true
+		for i, item := range n.Content {
+			val, vok := l.toValue(item, ptr+"/"+strconv.Itoa(i), depth+1, budget)
+			ok = ok && vok
+			s = append(s, val)
+		}
+		return s, ok
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return nil, true
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err == nil {
+				return b, true
+			}
+		case "!!int":
+			var i int
+			if err := n.Decode(&i); err == nil {
+				return i, true
+			}
+		case "!!float":
+			var f float64
+			if err := n.Decode(&f); err == nil {
+				if math.IsInf(f, 0) || math.IsNaN(f) {
+					l.add(v, ptr, "numbers must be finite, got %s", n.Value)
+					return nil, false
+				}
+				return f, true
+			}
+		default: // strings, timestamps, binary and custom tags keep their text
+			return n.Value, true
+		}
+		l.add(v, ptr, "cannot read %s %q", kindOf(n), n.Value)
+		return nil, false
+	}
+	l.add(v, ptr, "cannot read %s", kindOf(n))
+	return nil, false
+}
+
+// schema reads an inline schema (a mapping, or true/false) or a schema
+// file path relative to the catalogue, and compiles it.
+func (l *loader) schema(v *yaml.Node, ptr, label string) *schemas.Schema {
+	n := resolve(v)
+	switch {
+	case n.Kind == yaml.MappingNode || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool":
+		val, ok := l.value(v, ptr)
+		if !ok {
+			return nil
+		}
+		raw, err := json.Marshal(val)
+		if err != nil {
+			l.add(v, ptr, "%s cannot be converted to JSON: %v", label, err)
+			return nil
+		}
+		s, err := schemas.Compile(schemaName(l.base+ptr), raw)
+		if err != nil {
+			l.add(v, ptr, "%s: %v", label, err)
+			return nil
+		}
+		return s
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		if n.Value == "" {
+			l.add(v, ptr, "%s must not be empty; give a file path or an inline schema", label)
+			return nil
+		}
+		p := n.Value
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(l.dir, p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			l.add(v, ptr, "%s file %q cannot be read: %v", label, n.Value, unwrapPath(err))
+			return nil
+		}
+		l.hash.Write(data)
+		s, err := schemas.Compile(schemaName(p), data)
+		if err != nil {
+			l.add(v, ptr, "%s file %q: %v", label, n.Value, err)
+			return nil
+		}
+		return s
+	}
+	l.add(v, ptr, "%s must be a mapping (an inline schema) or a string (a file path), got %s", label, kindOf(n))
+	return nil
+}
+
+var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9._/-]`)
+
+// schemaName makes a schema name that is safe inside the URL under which
+// schemas.Compile registers it (a '#', '%' or space there breaks it).
+func schemaName(s string) string {
+	return strings.TrimLeft(unsafeNameChars.ReplaceAllString(filepath.ToSlash(s), "_"), "/")
+}
+
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expand replaces ${NAME} and ${NAME:-default} in s by the variable's
+// value (the default when it is unset or empty); $${ is a literal ${.
+// Messages name variables but never print a value, neither of a
+// variable nor of s.
+func (l *loader) expand(s string, v *yaml.Node, ptr, label string) (string, bool) {
+	if !strings.Contains(s, "${") {
+		return s, true
+	}
+	var b strings.Builder
+	ok := true
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			b.WriteString("${")
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				l.add(v, ptr, "%s has a ${ without a closing }; write $${ for a literal ${", label)
+				return "", false
+			}
+			expr := s[i+2 : i+2+end]
+			i += 2 + end + 1
+			name, def, hasDef := strings.Cut(expr, ":-")
+			if !varName.MatchString(name) {
+				l.add(v, ptr, "%s has an invalid variable reference; want ${NAME} or ${NAME:-default} "+
+					"where NAME is letters, digits and _ and does not start with a digit", label)
+				ok = false
+				continue
+			}
+			val, set := l.lookupEnv(name)
+			switch {
+			case set && (val != "" || !hasDef):
+				b.WriteString(val)
+			case hasDef:
+				b.WriteString(def)
+			default:
+				l.add(v, ptr, "%s references ${%s}, which is not set", label, name)
+				ok = false
+			}
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String(), ok
+}

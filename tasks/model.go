@@ -1,0 +1,126 @@
+package tasks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// Errors of the task service and store.
+var (
+	// ErrNotFound: no task has that id, or it belongs to another caller.
+	// The two are never told apart.
+	ErrNotFound = errors.New("task not found")
+	// ErrNotCancelable: the task is already terminal.
+	ErrNotCancelable = errors.New("task cannot be canceled")
+	// ErrMessageIDReused: the caller sent a messageId it used before, with
+	// a different message.
+	ErrMessageIDReused = errors.New("messageId reused with a different message")
+	// ErrTaskBusy: a message was sent to a task that is still running.
+	ErrTaskBusy = errors.New("task is still running")
+	// ErrBusy: the function's queue is full.
+	ErrBusy = errors.New("too many calls are waiting")
+	// ErrClosed: the service or store is shut down.
+	ErrClosed = errors.New("closed")
+	// ErrConflict: the task changed between the read and the write.
+	ErrConflict = errors.New("task changed concurrently")
+)
+
+// Caller is who sends a request: the owner of the tasks it creates, and
+// the tier that decides what it may call.
+type Caller struct {
+	ID   string // "" is the anonymous caller
+	Tier string // "" means no caller tier
+}
+
+// Record is a task as the store keeps it: the A2A task plus what a2ad
+// needs to run, recover, isolate and expire it.
+type Record struct {
+	Task  a2a.Task `json:"task"`
+	Owner string   `json:"owner"`
+	// CallerTier is the tier of the caller that created the task; a
+	// recovered run is authorised again with it.
+	CallerTier string `json:"callerTier,omitempty"`
+	// FunctionID is the function the task calls; "" while the task waits
+	// for a message that names one.
+	FunctionID string `json:"functionId,omitempty"`
+	// Input is the input of the current or last call.
+	Input json.RawMessage `json:"input,omitempty"`
+	// MessageIDs are the idempotency keys this task holds; they are
+	// deleted with it.
+	MessageIDs []string `json:"messageIds,omitempty"`
+	// Seq is the sequence number of the task's last event.
+	Seq       uint64    `json:"seq"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// State is the task's current state.
+func (r *Record) State() a2a.TaskState { return r.Task.Status.State }
+
+// Event is one entry of a task's event log: a status change or an artifact.
+type Event struct {
+	Seq       uint64          `json:"seq"`
+	Status    *a2a.TaskStatus `json:"status,omitempty"`
+	Artifact  *a2a.Artifact   `json:"artifact,omitempty"`
+	Append    bool            `json:"append,omitempty"`
+	LastChunk bool            `json:"lastChunk,omitempty"`
+}
+
+// Final reports whether the event ends an interaction: a terminal or
+// interrupted status.
+func (e Event) Final() bool {
+	return e.Status != nil && (e.Status.State.Terminal() || e.Status.State.Interrupted())
+}
+
+// IdemKey is the idempotency key of a message: the caller and the
+// messageId, with a hash of the message to detect a reused id.
+type IdemKey struct {
+	Owner     string
+	MessageID string
+	Hash      [32]byte
+}
+
+// KeyFor returns the idempotency key of msg sent by owner.
+func KeyFor(owner string, msg *a2a.Message) IdemKey {
+	b, _ := json.Marshal(msg) // struct fields and sorted map keys: deterministic
+	return IdemKey{Owner: owner, MessageID: msg.MessageID, Hash: sha256.Sum256(b)}
+}
+
+// UpdateFunc changes rec inside a store transaction and returns the events
+// it produced (their Seq is assigned by the store). It must not do I/O,
+// block or keep rec. Returning an error, or no events, writes nothing
+// (unless an idempotency key is being bound).
+type UpdateFunc func(rec *Record) ([]Event, error)
+
+// Store keeps tasks durably. Every method that changes a task commits
+// before it returns.
+type Store interface {
+	// Create stores rec with its first events, and binds key to it. If
+	// key is already bound to a task, nothing is written and Create
+	// returns that task's record with created=false, or
+	// ErrMessageIDReused if the message differs.
+	Create(ctx context.Context, key IdemKey, rec *Record, events []Event) (got *Record, created bool, err error)
+	// Get returns the task id owned by owner, or ErrNotFound.
+	Get(ctx context.Context, owner, id string) (*Record, error)
+	// Update applies fn to the task id owned by owner, in one transaction.
+	// If key is not nil and already bound, fn is not called and Update
+	// returns the bound task's record with dup=true (ErrMessageIDReused if
+	// the message differs or names another task); otherwise the key is
+	// bound to the task along with fn's changes. Returns ErrNotFound for
+	// an unknown or foreign task, and fn's error unchanged.
+	Update(ctx context.Context, owner, id string, key *IdemKey, fn UpdateFunc) (rec *Record, events []Event, dup bool, err error)
+	// Active returns every task that is not terminal, from the
+	// non-terminal index.
+	Active(ctx context.Context) ([]*Record, error)
+	// Events returns the events of task id with a sequence above after.
+	Events(ctx context.Context, id string, after uint64) ([]Event, error)
+	// Expire deletes up to limit terminal tasks last updated before
+	// cutoff, with their events and idempotency keys, and returns how
+	// many it deleted.
+	Expire(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}

@@ -1,0 +1,130 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// call is what a message asks for: a function and its input.
+type call struct {
+	FunctionID string
+	Input      json.RawMessage
+	// Named reports whether the message named a function at all.
+	Named bool
+}
+
+// resolveCall finds the function a message names, and its input:
+//
+//  1. the first data part carrying "skill" (input in "input") or, in the
+//     iii form, "function_id" (input in "payload"); the input defaults
+//     to {};
+//  2. else the first text part whose first word contains "::": that word
+//     is the function id, and the rest of the text is the input, parsed
+//     as JSON, else {"text": rest}.
+//
+// A message that matches neither names no function.
+func resolveCall(msg *a2a.Message) (call, *a2a.Error) {
+	for i, p := range msg.Parts {
+		if p.Kind != a2a.PartData {
+			continue
+		}
+		var d map[string]json.RawMessage
+		if err := json.Unmarshal(p.Data, &d); err != nil {
+			continue
+		}
+		idKey, inKey := "skill", "input"
+		if _, ok := d[idKey]; !ok {
+			idKey, inKey = "function_id", "payload"
+			if _, ok := d[idKey]; !ok {
+				continue
+			}
+		}
+		path := "/message/parts/" + strconv.Itoa(i) + "/data/"
+		var id string
+		if err := json.Unmarshal(d[idKey], &id); err != nil || firstNonSpace(d[idKey]) != '"' {
+			return call{}, a2a.InvalidParams(a2a.Problem{Path: path + idKey, Message: "must be a string"})
+		}
+		if id == "" {
+			return call{}, a2a.InvalidParams(a2a.Problem{Path: path + idKey, Message: "must not be empty"})
+		}
+		input := d[inKey]
+		if len(input) == 0 || string(input) == "null" {
+			input = json.RawMessage("{}")
+		}
+		return call{FunctionID: id, Input: input, Named: true}, nil
+	}
+	for _, p := range msg.Parts {
+		if p.Kind != a2a.PartText {
+			continue
+		}
+		text := strings.TrimSpace(p.Text)
+		word, rest := text, ""
+		if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+			word, rest = text[:i], text[i:]
+		}
+		if !strings.Contains(word, "::") {
+			return call{}, nil
+		}
+		return call{FunctionID: word, Input: textInput(rest), Named: true}, nil
+	}
+	return call{}, nil
+}
+
+// followUpInput is the input of a message that continues a task whose
+// function is already known: the first data part as it is (or its
+// "input" if it names the same skill), else the text, parsed as JSON, else
+// {"text": text}.
+func followUpInput(msg *a2a.Message, functionID string) (json.RawMessage, *a2a.Error) {
+	c, err := resolveCall(msg)
+	if err != nil {
+		return nil, err
+	}
+	if c.Named {
+		if c.FunctionID != functionID {
+			return nil, a2a.InvalidParams(a2a.Problem{
+				Path:    "/message/parts",
+				Message: "names skill " + strconv.Quote(c.FunctionID) + ", but this task calls " + strconv.Quote(functionID),
+			})
+		}
+		return c.Input, nil
+	}
+	for _, p := range msg.Parts {
+		if p.Kind == a2a.PartData {
+			return p.Data, nil
+		}
+	}
+	for _, p := range msg.Parts {
+		if p.Kind == a2a.PartText {
+			return textInput(p.Text), nil
+		}
+	}
+	return nil, a2a.InvalidParams(a2a.Problem{Path: "/message/parts", Message: "must hold a data or text part with the input"})
+}
+
+func textInput(s string) json.RawMessage {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(s)) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(s)) == nil {
+			return buf.Bytes()
+		}
+	}
+	b, _ := json.Marshal(map[string]string{"text": s})
+	return b
+}
+
+func firstNonSpace(b []byte) byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}

@@ -1,0 +1,878 @@
+package tasks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// Config configures a Service. Store and Catalog are required.
+type Config struct {
+	Store Store
+	// Catalog returns the catalogue in force; a reload swaps what it
+	// returns, and calls already running keep the function they started
+	// with.
+	Catalog func() *functions.Catalog
+	Policy  exposure.Policy
+	Logger  zerolog.Logger
+	// MaxConcurrent caps the calls running at once; default 64.
+	MaxConcurrent int
+	// MaxQueue caps the calls waiting for a slot; default 1024. A call
+	// beyond it gets ErrBusy and nothing is stored.
+	MaxQueue int
+	// BlockingTimeout caps how long a blocking send waits; default 60s.
+	BlockingTimeout time.Duration
+	// Retention is how long terminal tasks are kept; default 30 days.
+	Retention time.Duration
+	// RetentionInterval is how often expired tasks are swept; default 1m.
+	RetentionInterval time.Duration
+	// RetentionBatch is how many tasks one sweep transaction deletes;
+	// default 256.
+	RetentionBatch int
+	// Now returns the time; default time.Now.
+	Now func() time.Time
+}
+
+// Service runs tasks. It is safe for concurrent use.
+type Service struct {
+	cfg    Config
+	store  Store
+	broker *Broker
+	log    zerolog.Logger
+
+	ctx    context.Context // the lifetime of runs and background loops
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	slots   chan struct{} // global concurrency cap
+	fnSlots sync.Map      // *functions.Function → chan struct{}
+
+	mu      sync.Mutex
+	pending int                                // calls reserved but not running yet
+	runs    map[string]context.CancelCauseFunc // taskID → cancel of its run
+	closed  bool
+}
+
+// Reasons a run is cancelled, read with context.Cause.
+var (
+	errCanceledByClient = errors.New("canceled by the client")
+	errShuttingDown     = errors.New("server shutting down")
+)
+
+// New returns a Service. Call Start before serving, and Close to stop.
+func New(cfg Config) *Service {
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 64
+	}
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = 1024
+	}
+	if cfg.BlockingTimeout <= 0 {
+		cfg.BlockingTimeout = 60 * time.Second
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = 30 * 24 * time.Hour
+	}
+	if cfg.RetentionInterval <= 0 {
+		cfg.RetentionInterval = time.Minute
+	}
+	if cfg.RetentionBatch <= 0 {
+		cfg.RetentionBatch = 256
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Service{
+		cfg:    cfg,
+		store:  cfg.Store,
+		broker: NewBroker(),
+		log:    cfg.Logger,
+		ctx:    ctx,
+		cancel: cancel,
+		slots:  make(chan struct{}, cfg.MaxConcurrent),
+		runs:   make(map[string]context.CancelCauseFunc),
+	}
+}
+
+// Broker returns the broker the service publishes committed events to.
+func (s *Service) Broker() *Broker { return s.broker }
+
+// Start recovers the tasks a previous process left unfinished and starts
+// the retention sweeper.
+func (s *Service) Start(ctx context.Context) error {
+	if err := s.recover(ctx); err != nil {
+		return fmt.Errorf("recover tasks: %w", err)
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.sweepLoop() }()
+	return nil
+}
+
+// Close stops accepting calls, waits for running calls until ctx is done,
+// then cancels the rest. A call cancelled this way leaves its task as it
+// was, for recovery at the next start.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.waitRuns(ctx)
+	s.cancel(errShuttingDown)
+	s.wg.Wait()
+	return nil
+}
+
+// waitRuns returns when no call is running or queued, or ctx is done.
+func (s *Service) waitRuns(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.runs)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Send handles message/send for caller: it resolves the function the
+// message names, checks exposure and input, stores the task (idempotently
+// by messageId), starts the call and, when blocking, waits for the task to
+// end or be interrupted. Errors: *a2a.Error for invalid params,
+// ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrClosed.
+func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, error) {
+	msg := p.Message
+	key := KeyFor(caller.ID, &msg)
+	var (
+		rec *Record
+		err error
+	)
+	if msg.TaskID == "" {
+		rec, err = s.sendNew(ctx, caller, &msg, key)
+	} else {
+		rec, err = s.sendFollowUp(ctx, caller, &msg, key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if (p.Blocking == nil || *p.Blocking) && !settled(rec.State()) {
+		rec = s.wait(ctx, rec)
+	}
+	n := -1
+	if p.HistoryLength != nil {
+		n = *p.HistoryLength
+	}
+	t := rec.Task.WithHistoryLength(n)
+	return &t, nil
+}
+
+// settled reports whether a blocking send may return: the task ended or
+// waits for the client.
+func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
+
+func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey) (*Record, error) {
+	c, perr := resolveCall(msg)
+	if perr != nil {
+		return nil, perr
+	}
+	now := s.cfg.Now()
+	id := newID()
+	contextID := msg.ContextID
+	if contextID == "" {
+		contextID = newID()
+	}
+	stored := *msg
+	stored.TaskID, stored.ContextID = id, contextID
+	rec := &Record{
+		Task:       a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
+		Owner:      caller.ID,
+		CallerTier: caller.Tier,
+		CreatedAt:  now,
+		UpdatedAt:  now,
+	}
+	var fn *functions.Function
+	var status a2a.TaskStatus
+	switch {
+	case !c.Named:
+		status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))
+	default:
+		f, denial := s.authorize(caller, c.FunctionID)
+		if denial != "" {
+			status = s.status(a2a.StateRejected, agentText(id, contextID, denial))
+			break
+		}
+		if err := validateInput(f, c.Input); err != nil {
+			return nil, err
+		}
+		fn = f
+		rec.FunctionID, rec.Input = f.ID, c.Input
+		status = s.status(a2a.StateSubmitted, nil)
+	}
+	s.setStatus(rec, status)
+	if fn != nil {
+		if err := s.reserve(); err != nil {
+			return nil, err
+		}
+	}
+	got, created, err := s.store.Create(ctx, key, rec, []Event{{Status: &status}})
+	if err != nil || !created {
+		if fn != nil {
+			s.unreserve()
+		}
+		return got, err
+	}
+	s.broker.Publish(id, []Event{{Seq: got.Seq, Status: &status}})
+	s.log.Info().Str("task_id", id).Str("function_id", c.FunctionID).Str("state", string(status.State)).
+		Str("caller", caller.ID).Msg("task created")
+	if fn != nil {
+		s.start(got, fn)
+	}
+	return got, nil
+}
+
+func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey) (*Record, error) {
+	for attempt := 0; ; attempt++ {
+		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
+			return nil, a2a.InvalidParams(a2a.Problem{Path: "/message/contextId", Message: "does not match the task's contextId"})
+		}
+		rec, err = s.followUp(ctx, caller, msg, key, rec)
+		if errors.Is(err, ErrConflict) && attempt < 3 {
+			continue
+		}
+		return rec, err
+	}
+}
+
+func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, snap *Record) (*Record, error) {
+	id := snap.Task.ID
+	stored := *msg
+	stored.ContextID = snap.Task.ContextID
+
+	// Work out what the message asks for, outside the transaction; the
+	// transaction checks that the task has not moved meanwhile.
+	var (
+		fn      *functions.Function
+		input   json.RawMessage
+		status  a2a.TaskStatus
+		rejectF string
+	)
+	switch st := snap.State(); {
+	case st.Terminal():
+		// A message to a finished task returns it unchanged.
+		return snap, nil
+	case !st.Interrupted():
+		// Still running: only a retry of a message it already holds is fine.
+		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, func(*Record) ([]Event, error) { return nil, ErrTaskBusy })
+		if err != nil {
+			return nil, err
+		}
+		if dup {
+			return rec, nil
+		}
+		return nil, ErrTaskBusy
+	case snap.FunctionID != "":
+		in, perr := followUpInput(msg, snap.FunctionID)
+		if perr != nil {
+			return nil, perr
+		}
+		f, denial := s.authorize(caller, snap.FunctionID)
+		if denial != "" {
+			rejectF = denial
+			break
+		}
+		if err := validateInput(f, in); err != nil {
+			return nil, err
+		}
+		fn, input = f, in
+	default:
+		c, perr := resolveCall(msg)
+		if perr != nil {
+			return nil, perr
+		}
+		if !c.Named {
+			status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, snap.Task.ContextID))
+			break
+		}
+		f, denial := s.authorize(caller, c.FunctionID)
+		if denial != "" {
+			rejectF = denial
+			break
+		}
+		if err := validateInput(f, c.Input); err != nil {
+			return nil, err
+		}
+		fn, input = f, c.Input
+	}
+	switch {
+	case rejectF != "":
+		status = s.status(a2a.StateRejected, agentText(id, snap.Task.ContextID, rejectF))
+	case fn != nil:
+		status = s.status(a2a.StateSubmitted, nil)
+		if err := s.reserve(); err != nil {
+			return nil, err
+		}
+	}
+	rec, events, dup, err := s.store.Update(ctx, caller.ID, id, &key, func(r *Record) ([]Event, error) {
+		if r.Seq != snap.Seq {
+			return nil, ErrConflict
+		}
+		r.Task.History = append(r.Task.History, stored)
+		if fn != nil {
+			r.FunctionID, r.Input = fn.ID, input
+		}
+		s.setStatus(r, status)
+		return []Event{{Status: &status}}, nil
+	})
+	if err != nil || dup {
+		if fn != nil {
+			s.unreserve()
+		}
+		return rec, err
+	}
+	s.broker.Publish(id, events)
+	if fn != nil {
+		s.start(rec, fn)
+	}
+	return rec, nil
+}
+
+// authorize asks the policy, at call time, whether caller may call id.
+// It returns the function, or the text of a denial. Unknown and unexposed
+// functions get the same text, so that callers cannot probe what exists.
+func (s *Service) authorize(caller Caller, id string) (*functions.Function, string) {
+	cat := s.cfg.Catalog()
+	var fn *functions.Function
+	d := s.cfg.Policy.Check(id, caller.Tier, func(id string) (map[string]any, bool, error) {
+		if cat == nil {
+			return nil, false, errors.New("no catalogue loaded")
+		}
+		f, ok := cat.Lookup(id)
+		if !ok {
+			return nil, false, nil
+		}
+		fn = f
+		return f.Metadata, true, nil
+	})
+	if d.Exposed {
+		return fn, ""
+	}
+	ev := s.log.Info()
+	if d.Reason == exposure.CatalogError {
+		ev = s.log.Error()
+	}
+	ev.Str("function_id", id).Str("caller", caller.ID).Str("reason", string(d.Reason)).Msg("call denied")
+	if d.Reason == exposure.HiddenPrefix {
+		return nil, fmt.Sprintf("Function '%s' is in a reserved namespace and is never exposed as an A2A skill", id)
+	}
+	return nil, fmt.Sprintf("Function '%s' is not an available skill", id)
+}
+
+// Skills lists the functions caller may call, in catalogue order.
+func (s *Service) Skills(caller Caller) []*functions.Function {
+	cat := s.cfg.Catalog()
+	if cat == nil {
+		return nil
+	}
+	var out []*functions.Function
+	for _, f := range cat.Functions {
+		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tier).Exposed {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func validateInput(fn *functions.Function, input json.RawMessage) error {
+	if fn.Input == nil {
+		return nil
+	}
+	problems := fn.Input.Validate(input)
+	if len(problems) == 0 {
+		return nil
+	}
+	list := make([]any, len(problems))
+	for i, p := range problems {
+		list[i] = map[string]any{"path": p.Path, "message": p.Message}
+	}
+	first := problems[0].Path
+	if first == "" {
+		first = "/"
+	}
+	return &a2a.Error{
+		Code:    a2a.CodeInvalidParams,
+		Message: fmt.Sprintf("Invalid parameters: input does not match the schema of skill %s: %s: %s", fn.ID, first, problems[0].Message),
+		Data:    map[string]any{"skill": fn.ID, "errors": list},
+	}
+}
+
+// skillsHint is the status message of a task that waits for a message
+// naming a skill.
+func (s *Service) skillsHint(caller Caller, taskID, contextID string) *a2a.Message {
+	skills := s.Skills(caller)
+	ids := make([]string, len(skills))
+	list := make([]map[string]any, len(skills))
+	for i, f := range skills {
+		ids[i] = f.ID
+		list[i] = map[string]any{"id": f.ID, "name": f.Name, "description": f.Description}
+	}
+	example := "<skill id>"
+	if len(ids) > 0 {
+		example = ids[0]
+	}
+	text := fmt.Sprintf("No skill named. Send a message with taskId %q and a data part "+
+		`{"skill": %q, "input": {...}}, or text that starts with the skill id. Skills you may use: %s.`,
+		taskID, example, strings.Join(ids, ", "))
+	if len(ids) == 0 {
+		text = "No skill named, and no skills are available to you."
+	}
+	data, _ := json.Marshal(map[string]any{"skills": list})
+	m := agentText(taskID, contextID, text)
+	m.Parts = append(m.Parts, a2a.DataPart(data))
+	return m
+}
+
+func agentText(taskID, contextID, text string) *a2a.Message {
+	return &a2a.Message{
+		MessageID: newID(),
+		TaskID:    taskID,
+		ContextID: contextID,
+		Role:      a2a.RoleAgent,
+		Parts:     []a2a.Part{a2a.TextPart(text)},
+	}
+}
+
+func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
+	return a2a.TaskStatus{State: st, Message: m, Timestamp: a2a.Timestamp(s.cfg.Now())}
+}
+
+// setStatus makes st the record's status; an agent message goes into the
+// history too, so the conversation reads in order.
+func (s *Service) setStatus(r *Record, st a2a.TaskStatus) {
+	if st.Message != nil {
+		st.Message.ContextID = r.Task.ContextID
+		r.Task.History = append(r.Task.History, *st.Message)
+	}
+	r.Task.Status = st
+	r.UpdatedAt = s.cfg.Now()
+}
+
+// Get returns caller's task id, with at most historyLength messages of
+// history (nil: all). Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLength *int) (*a2a.Task, error) {
+	rec, err := s.store.Get(ctx, caller.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	n := -1
+	if historyLength != nil {
+		n = *historyLength
+	}
+	t := rec.Task.WithHistoryLength(n)
+	return &t, nil
+}
+
+// Cancel cancels caller's task id: it stores canceled first, then stops
+// the running call. Errors: ErrNotFound, ErrNotCancelable.
+func (s *Service) Cancel(ctx context.Context, caller Caller, id string) (*a2a.Task, error) {
+	var status a2a.TaskStatus
+	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, func(r *Record) ([]Event, error) {
+		if r.State().Terminal() {
+			return nil, ErrNotCancelable
+		}
+		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, "Canceled by the client"))
+		s.setStatus(r, status)
+		return []Event{{Status: &status}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.broker.Publish(id, events)
+	s.mu.Lock()
+	cancel := s.runs[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errCanceledByClient)
+	}
+	s.log.Info().Str("task_id", id).Str("caller", caller.ID).Msg("task canceled")
+	t := rec.Task
+	return &t, nil
+}
+
+// wait blocks until rec's task settles, the blocking cap passes or ctx
+// ends, and returns the task as it then stands.
+func (s *Service) wait(ctx context.Context, rec *Record) *Record {
+	id := rec.Task.ID
+	timer := time.NewTimer(s.cfg.BlockingTimeout)
+	defer timer.Stop()
+	for {
+		sub := s.broker.Subscribe(id, 8)
+		cur, err := s.store.Get(ctx, rec.Owner, id)
+		if err != nil {
+			s.broker.Unsubscribe(sub)
+			return rec
+		}
+		rec = cur
+		if settled(rec.State()) {
+			s.broker.Unsubscribe(sub)
+			return rec
+		}
+		dropped := false
+		for !dropped {
+			select {
+			case e, ok := <-sub.C:
+				if !ok {
+					dropped = true // re-read the store and subscribe again
+				} else if e.Final() {
+					s.broker.Unsubscribe(sub)
+					if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
+						return cur
+					}
+					return rec
+				}
+			case <-timer.C:
+				s.broker.Unsubscribe(sub)
+				if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
+					return cur
+				}
+				return rec
+			case <-ctx.Done():
+				s.broker.Unsubscribe(sub)
+				return rec
+			}
+		}
+	}
+}
+
+// reserve takes a place for one call among the running and queued ones.
+func (s *Service) reserve() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.pending >= s.cfg.MaxQueue+s.cfg.MaxConcurrent {
+		return ErrBusy
+	}
+	s.pending++
+	return nil
+}
+
+func (s *Service) unreserve() {
+	s.mu.Lock()
+	s.pending--
+	s.mu.Unlock()
+}
+
+// start runs rec's call in the background; a place was reserved for it.
+func (s *Service) start(rec *Record, fn *functions.Function) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	s.mu.Lock()
+	s.runs[rec.Task.ID] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.runs, rec.Task.ID)
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input)
+	}()
+}
+
+func (s *Service) fnSemaphore(fn *functions.Function) chan struct{} {
+	if fn.MaxConcurrency <= 0 {
+		return nil
+	}
+	if v, ok := s.fnSlots.Load(fn); ok {
+		return v.(chan struct{})
+	}
+	v, _ := s.fnSlots.LoadOrStore(fn, make(chan struct{}, fn.MaxConcurrency))
+	return v.(chan struct{})
+}
+
+// acquire waits for a slot of fn and a global one. It returns false if
+// ctx ends first.
+func (s *Service) acquire(ctx context.Context, fn *functions.Function) (release func(), ok bool) {
+	defer s.unreserve()
+	fsem := s.fnSemaphore(fn)
+	if fsem != nil {
+		select {
+		case fsem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		if fsem != nil {
+			<-fsem
+		}
+		return nil, false
+	}
+	return func() {
+		<-s.slots
+		if fsem != nil {
+			<-fsem
+		}
+	}, true
+}
+
+var errSkip = errors.New("task moved on")
+
+func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage) {
+	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
+	release, ok := s.acquire(ctx, fn)
+	if !ok {
+		return // canceled while queued, or shutting down: the task is as it should be
+	}
+	defer release()
+
+	// Writes that follow the call must land even while the service shuts
+	// down: they are the call's outcome.
+	wctx := context.WithoutCancel(ctx)
+	working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
+	_, events, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+		if r.State() != a2a.StateSubmitted {
+			return nil, errSkip
+		}
+		s.setStatus(r, working)
+		return []Event{{Status: &working}}, nil
+	})
+	if err != nil {
+		if !errors.Is(err, errSkip) {
+			log.Error().Err(err).Msg("store working state")
+		}
+		return
+	}
+	s.broker.Publish(id, events)
+
+	started := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
+	res, callErr := fn.Backend.Invoke(log.WithContext(callCtx), input)
+	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errShuttingDown):
+		log.Warn().Msg("call interrupted by shutdown; recovery will settle the task at the next start")
+		return
+	case errors.Is(cause, errCanceledByClient):
+		log.Info().Msg("call stopped: task canceled")
+		return
+	}
+	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
+	var evs []Event
+	rec, evs, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+		if r.State() != a2a.StateWorking {
+			return nil, errSkip // canceled meanwhile: the late result is discarded
+		}
+		var out []Event
+		if artifact != nil {
+			r.Task.Artifacts = append(r.Task.Artifacts, *artifact)
+			out = append(out, Event{Artifact: artifact, LastChunk: true})
+		}
+		s.setStatus(r, status)
+		return append(out, Event{Status: &status}), nil
+	})
+	switch {
+	case errors.Is(err, errSkip):
+		log.Info().Msg("call result discarded: task no longer working")
+		return
+	case err != nil:
+		log.Error().Err(err).Msg("store call outcome")
+		return
+	}
+	s.broker.Publish(id, evs)
+	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(started)).Msg("call finished")
+}
+
+// outcome turns a call's result into the task's next status and artifact.
+func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, *a2a.Artifact) {
+	const ctxID = "" // setStatus fills in the task's context id
+	switch {
+	case timedOut:
+		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")
+		return s.status(a2a.StateFailed, agentText(taskID, ctxID, "Function call timed out after "+fn.Timeout.String())), nil
+	case callErr != nil:
+		reason := "Function call failed"
+		var ce *functions.CallError
+		if errors.As(callErr, &ce) {
+			reason = ce.Reason
+		}
+		log.Warn().Err(callErr).Msg("call failed")
+		return s.status(a2a.StateFailed, agentText(taskID, ctxID, reason)), nil
+	case res.InputRequired != "":
+		return s.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
+	}
+	if fn.Output != nil {
+		if problems := fn.Output.Validate(res.Output); len(problems) > 0 {
+			log.Warn().Str("path", problems[0].Path).Str("problem", problems[0].Message).Msg("output does not match the output schema")
+			return s.status(a2a.StateFailed, agentText(taskID, ctxID, "Function returned output that does not match its output schema")), nil
+		}
+	}
+	return s.status(a2a.StateCompleted, nil), &a2a.Artifact{
+		ArtifactID: newID(),
+		Name:       fn.ID,
+		Parts:      []a2a.Part{outputPart(res.Output)},
+	}
+}
+
+// outputPart is the artifact part for a function's output: a data part
+// for an object, a data part {"items": [...]} for an array (0.3 data parts
+// hold objects), a text part for a string, and the JSON text otherwise.
+func outputPart(out json.RawMessage) a2a.Part {
+	switch firstNonSpace(out) {
+	case '{':
+		return a2a.DataPart(out)
+	case '[':
+		b := make([]byte, 0, len(out)+10)
+		b = append(b, `{"items":`...)
+		b = append(b, out...)
+		return a2a.DataPart(append(b, '}'))
+	case '"':
+		var str string
+		if json.Unmarshal(out, &str) == nil {
+			return a2a.TextPart(str)
+		}
+	}
+	return a2a.TextPart(string(out))
+}
+
+// recover settles the tasks a previous process left unfinished: calls
+// that were submitted or working fail with "interrupted: server
+// restarted", unless their function is retry-safe, in which case they run
+// again. Tasks waiting for input keep waiting.
+func (s *Service) recover(ctx context.Context) error {
+	active, err := s.store.Active(ctx)
+	if err != nil {
+		return err
+	}
+	var failed, rerun int
+	for _, rec := range active {
+		st := rec.State()
+		if st != a2a.StateSubmitted && st != a2a.StateWorking {
+			continue
+		}
+		caller := Caller{ID: rec.Owner, Tier: rec.CallerTier}
+		var fn *functions.Function
+		if rec.FunctionID != "" {
+			if f, denial := s.authorize(caller, rec.FunctionID); denial == "" && f.RetrySafe {
+				fn = f
+			}
+		}
+		var status a2a.TaskStatus
+		if fn != nil {
+			status = s.status(a2a.StateSubmitted, agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: server restarted"))
+		} else {
+			status = s.status(a2a.StateFailed, agentText(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted"))
+		}
+		r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, func(r *Record) ([]Event, error) {
+			if r.State() != st {
+				return nil, errSkip
+			}
+			s.setStatus(r, status)
+			return []Event{{Status: &status}}, nil
+		})
+		if errors.Is(err, errSkip) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.broker.Publish(r.Task.ID, events)
+		if fn != nil {
+			s.mu.Lock()
+			s.pending++
+			s.mu.Unlock()
+			s.start(r, fn)
+			rerun++
+		} else {
+			failed++
+		}
+	}
+	if failed+rerun > 0 {
+		s.log.Warn().Int("failed", failed).Int("rerun", rerun).Msg("recovered tasks interrupted by a restart")
+	}
+	return nil
+}
+
+func (s *Service) sweepLoop() {
+	t := time.NewTicker(s.cfg.RetentionInterval)
+	defer t.Stop()
+	for {
+		if err := s.Sweep(s.ctx); err != nil && s.ctx.Err() == nil {
+			s.log.Error().Err(err).Msg("retention sweep")
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep deletes the terminal tasks older than the retention period, in
+// small transactions.
+func (s *Service) Sweep(ctx context.Context) error {
+	cutoff := s.cfg.Now().Add(-s.cfg.Retention)
+	total := 0
+	for ctx.Err() == nil {
+		n, err := s.store.Expire(ctx, cutoff, s.cfg.RetentionBatch)
+		if err != nil {
+			return err
+		}
+		total += n
+		if n < s.cfg.RetentionBatch {
+			break
+		}
+	}
+	if total > 0 {
+		s.log.Info().Int("deleted", total).Msg("expired tasks deleted")
+	}
+	return nil
+}
+
+// newID returns a random (version 4) UUID.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
