@@ -1,0 +1,214 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// reserve takes a place for one call among the running and queued ones:
+// at most MaxConcurrent run and MaxQueue wait.
+func (s *Service) reserve() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.inflight >= s.cfg.MaxQueue+s.cfg.MaxConcurrent {
+		return ErrBusy
+	}
+	s.inflight++
+	return nil
+}
+
+// unreserve gives back a place when a call ends (or never starts).
+func (s *Service) unreserve() {
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+}
+
+// start runs rec's call in the background; a place was reserved for it.
+func (s *Service) start(rec *Record, fn *functions.Function) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	s.mu.Lock()
+	s.runs[rec.Task.ID] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.runs, rec.Task.ID)
+			s.inflight--
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input)
+	}()
+}
+
+func (s *Service) fnSemaphore(fn *functions.Function) chan struct{} {
+	if fn.MaxConcurrency <= 0 {
+		return nil
+	}
+	if v, ok := s.fnSlots.Load(fn); ok {
+		return v.(chan struct{})
+	}
+	v, _ := s.fnSlots.LoadOrStore(fn, make(chan struct{}, fn.MaxConcurrency))
+	return v.(chan struct{})
+}
+
+// acquire waits for a slot of fn and a global one. It returns false if
+// ctx ends first.
+func (s *Service) acquire(ctx context.Context, fn *functions.Function) (release func(), ok bool) {
+	fsem := s.fnSemaphore(fn)
+	if fsem != nil {
+		select {
+		case fsem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		if fsem != nil {
+			<-fsem
+		}
+		return nil, false
+	}
+	return func() {
+		<-s.slots
+		if fsem != nil {
+			<-fsem
+		}
+	}, true
+}
+
+var errSkip = errors.New("task moved on")
+
+func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage) {
+	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
+	release, ok := s.acquire(ctx, fn)
+	if !ok {
+		return // canceled while queued, or shutting down: the task is as it should be
+	}
+	defer release()
+
+	// Writes that follow the call must land even while the service shuts
+	// down: they are the call's outcome.
+	wctx := context.WithoutCancel(ctx)
+	working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
+	_, events, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+		if r.State() != a2a.StateSubmitted {
+			return nil, errSkip
+		}
+		s.setStatus(r, working)
+		return []Event{{Status: &working}}, nil
+	})
+	if err != nil {
+		if !errors.Is(err, errSkip) {
+			log.Error().Err(err).Msg("store working state")
+		}
+		return
+	}
+	s.broker.Publish(id, events)
+
+	started := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
+	res, callErr := fn.Backend.Invoke(log.WithContext(callCtx), input)
+	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errShuttingDown):
+		log.Warn().Msg("call interrupted by shutdown; recovery will settle the task at the next start")
+		return
+	case errors.Is(cause, errCanceledByClient):
+		log.Info().Msg("call stopped: task canceled")
+		return
+	}
+	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
+	var evs []Event
+	rec, evs, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+		if r.State() != a2a.StateWorking {
+			return nil, errSkip // canceled meanwhile: the late result is discarded
+		}
+		var out []Event
+		if artifact != nil {
+			r.Task.Artifacts = append(r.Task.Artifacts, *artifact)
+			out = append(out, Event{Artifact: artifact, LastChunk: true})
+		}
+		s.setStatus(r, status)
+		return append(out, Event{Status: &status}), nil
+	})
+	switch {
+	case errors.Is(err, errSkip):
+		log.Info().Msg("call result discarded: task no longer working")
+		return
+	case err != nil:
+		log.Error().Err(err).Msg("store call outcome")
+		return
+	}
+	s.broker.Publish(id, evs)
+	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(started)).Msg("call finished")
+}
+
+// outcome turns a call's result into the task's next status and artifact.
+func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, *a2a.Artifact) {
+	const ctxID = "" // setStatus fills in the task's context id
+	switch {
+	case timedOut:
+		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")
+		return s.status(a2a.StateFailed, agentText(taskID, ctxID, "Function call timed out after "+fn.Timeout.String())), nil
+	case callErr != nil:
+		reason := "Function call failed"
+		var ce *functions.CallError
+		if errors.As(callErr, &ce) {
+			reason = ce.Reason
+		}
+		log.Warn().Err(callErr).Msg("call failed")
+		return s.status(a2a.StateFailed, agentText(taskID, ctxID, reason)), nil
+	case res.InputRequired != "":
+		return s.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
+	}
+	if fn.Output != nil {
+		if problems := fn.Output.Validate(res.Output); len(problems) > 0 {
+			log.Warn().Str("path", problems[0].Path).Str("problem", problems[0].Message).Msg("output does not match the output schema")
+			return s.status(a2a.StateFailed, agentText(taskID, ctxID, "Function returned output that does not match its output schema")), nil
+		}
+	}
+	return s.status(a2a.StateCompleted, nil), &a2a.Artifact{
+		ArtifactID: newID(),
+		Name:       fn.ID,
+		Parts:      []a2a.Part{outputPart(res.Output)},
+	}
+}
+
+// outputPart is the artifact part for a function's output: a data part
+// for an object, a data part {"items": [...]} for an array (0.3 data parts
+// hold objects), a text part for a string, and the JSON text otherwise.
+func outputPart(out json.RawMessage) a2a.Part {
+	switch firstNonSpace(out) {
+	case '{':
+		return a2a.DataPart(out)
+	case '[':
+		b := make([]byte, 0, len(out)+10)
+		b = append(b, `{"items":`...)
+		b = append(b, out...)
+		return a2a.DataPart(append(b, '}'))
+	case '"':
+		var str string
+		if json.Unmarshal(out, &str) == nil {
+			return a2a.TextPart(str)
+		}
+	}
+	return a2a.TextPart(string(out))
+}
