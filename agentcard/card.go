@@ -126,20 +126,24 @@ func NormalizeBaseURL(raw string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("base URL %q is not a URL: %w", raw, err)
 	}
+	shown := raw
+	if u.User != nil {
+		shown = u.Redacted() // never print a password
+	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("base URL %q must be an absolute http(s) URL", raw)
+		return "", fmt.Errorf("base URL %q must be an absolute http(s) URL", shown)
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("base URL %q has no host", raw)
+		return "", fmt.Errorf("base URL %q has no host", shown)
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("base URL %q must not have a query or fragment", raw)
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", fmt.Errorf("base URL %q must not have a query or fragment", shown)
 	}
 	if u.User != nil {
-		return "", fmt.Errorf("base URL %q must not hold credentials", raw)
+		return "", fmt.Errorf("base URL %q must not hold credentials", shown)
 	}
 	if h := u.Hostname(); h == "0.0.0.0" || h == "::" {
-		return "", fmt.Errorf("base URL %q names a bind-all address, which clients cannot reach", raw)
+		return "", fmt.Errorf("base URL %q names a bind-all address, which clients cannot reach", shown)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }

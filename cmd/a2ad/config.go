@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -154,35 +153,59 @@ func applyFile(fs *flag.FlagSet, path string) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
-	var m map[string]yaml.Node
-	if err := yaml.Unmarshal(b, &m); err != nil {
+	// Walk the nodes, not a decoded map: a problem names the line of its
+	// key (a block value starts on a later line), in file order.
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("config file %s: %v", path, err)
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	if len(doc.Content) == 0 {
+		return nil // an empty file
 	}
-	sort.Strings(keys)
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("config file %s:%d: must be a mapping of flag names to values", path, root.Line)
+	}
 	var problems []string
-	for _, k := range keys {
-		n := m[k]
-		if k == "config" || fs.Lookup(k) == nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: unknown key %q", path, n.Line, k))
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, n := root.Content[i], root.Content[i+1]
+		k := kn.Value
+		if first, dup := seen[k]; dup {
+			problems = append(problems, fmt.Sprintf("%s:%d: duplicate key %q (first at line %d)", path, kn.Line, k, first))
 			continue
+		}
+		seen[k] = kn.Line
+		if kn.Kind != yaml.ScalarNode || k == "config" || fs.Lookup(k) == nil {
+			problems = append(problems, fmt.Sprintf("%s:%d: unknown key %q", path, kn.Line, k))
+			continue
+		}
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
 		}
 		val := n.Value
 		if n.Kind == yaml.SequenceNode { // a list, for comma-separated settings
 			var items []string
 			for _, it := range n.Content {
+				if it.Kind != yaml.ScalarNode {
+					// "- debug::" is a mapping in YAML: refuse it rather than
+					// drop a hidden prefix without a word.
+					problems = append(problems, fmt.Sprintf("%s:%d: %s: each item must be a string; quote one that ends in a colon, e.g. \"debug::\"", path, it.Line, k))
+					items = nil
+					break
+				}
 				items = append(items, it.Value)
+			}
+			if items == nil && len(n.Content) > 0 {
+				continue
 			}
 			val = strings.Join(items, ",")
 		} else if n.Kind != yaml.ScalarNode {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s must be a scalar", path, n.Line, k))
+			problems = append(problems, fmt.Sprintf("%s:%d: %s must be a scalar or a list", path, kn.Line, k))
 			continue
 		}
 		if err := fs.Set(k, val); err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s: %v", path, n.Line, k, err))
+			problems = append(problems, fmt.Sprintf("%s:%d: %s: %v", path, kn.Line, k, err))
 		}
 	}
 	if len(problems) > 0 {
@@ -198,6 +221,8 @@ func (c *Config) Validate() error {
 		return errors.New("catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
 	case c.Store == "":
 		return errors.New("store: no store file given")
+	case c.Format != "text" && c.Format != "json":
+		return fmt.Errorf("format: must be text or json, not %q", c.Format)
 	case c.LogFormat != "json" && c.LogFormat != "console":
 		return fmt.Errorf("log-format: must be json or console, not %q", c.LogFormat)
 	case c.MaxBodyBytes <= 0:

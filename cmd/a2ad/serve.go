@@ -60,13 +60,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	}
 	m := &Main{Config: cfg, Logger: log}
 	if err := m.Open(ctx); err != nil {
-		var le *functions.LoadError
-		if errors.As(err, &le) {
-			for _, p := range le.Problems {
-				fmt.Fprintln(stderr, p.String())
-			}
-		}
-		fmt.Fprintln(stderr, "a2ad:", err)
+		printLoadError(stderr, err)
 		return 1
 	}
 	select {

@@ -27,6 +27,10 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "a2ad: catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
 		return 2
 	}
+	if cfg.Format != "text" && cfg.Format != "json" {
+		fmt.Fprintf(stderr, "a2ad: format: must be text or json, not %q\n", cfg.Format)
+		return 2
+	}
 	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
 	if err != nil {
 		printLoadError(stderr, err)
@@ -95,9 +99,7 @@ func validate(cfg Config, args []string, stdout, stderr io.Writer) int {
 func printLoadError(w io.Writer, err error) {
 	var le *functions.LoadError
 	if errors.As(err, &le) {
-		for _, p := range le.Problems {
-			fmt.Fprintln(w, p.String())
-		}
+		fmt.Fprintln(w, le.Error()) // one "path:line:col: ..." line per problem
 		fmt.Fprintf(w, "a2ad: %d problem(s) in %s\n", len(le.Problems), le.Path)
 		return
 	}

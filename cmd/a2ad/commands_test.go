@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// shippedCatalog is the example catalogue, relative to this package.
+const shippedCatalog = "../../examples/catalog.yaml"
+
+// runA2AD runs the command line args with the environment env and returns
+// the exit code and what was written to stdout and stderr.
+func runA2AD(tb testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code = run(ctx, args, &out, &errOut, cfgEnv(env))
+	return code, out.String(), errOut.String()
+}
+
+func TestRun_Version(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		code, out, _ := runA2AD(t, nil, arg)
+		if code != 0 || strings.TrimSpace(out) != "a2ad dev" {
+			t.Errorf("a2ad %s = %d, %q; want 0, %q", arg, code, out, "a2ad dev")
+		}
+	}
+}
+
+func TestRun_Usage(t *testing.T) {
+	code, _, errOut := runA2AD(t, nil)
+	if code != 2 || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("a2ad with no command = %d, stderr %q; want 2 and the usage", code, errOut)
+	}
+	code, out, _ := runA2AD(t, nil, "help")
+	if code != 0 || !strings.Contains(out, "Usage:") {
+		t.Errorf("a2ad help = %d, stdout %q; want 0 and the usage", code, out)
+	}
+}
+
+func TestRun_UnknownCommand(t *testing.T) {
+	code, out, errOut := runA2AD(t, nil, "bogus")
+	if code != 2 {
+		t.Errorf("a2ad bogus = %d, want 2", code)
+	}
+	if !strings.Contains(errOut, `unknown command "bogus"`) || out != "" {
+		t.Errorf("a2ad bogus: stdout %q, stderr %q", out, errOut)
+	}
+}
+
+func TestRun_BadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"skills", "--no-such-flag"},
+		{"validate", "--max-concurrent", "abc"},
+	} {
+		if code, _, _ := runA2AD(t, nil, args...); code != 2 {
+			t.Errorf("a2ad %q = %d, want 2", args, code)
+		}
+	}
+	if code, _, _ := runA2AD(t, map[string]string{"A2AD_MAX_CONCURRENT": "abc"}, "skills"); code != 2 {
+		t.Errorf("a2ad skills with A2AD_MAX_CONCURRENT=abc = %d, want 2", code)
+	}
+	if code, _, _ := runA2AD(t, nil, "skills", "-h"); code != 0 {
+		t.Errorf("a2ad skills -h = %d, want 0", code)
+	}
+}
+
+func TestValidate_Example(t *testing.T) {
+	for _, args := range [][]string{
+		{"validate", "--catalog", shippedCatalog},
+		{"validate", shippedCatalog},
+	} {
+		code, out, errOut := runA2AD(t, nil, args...)
+		if code != 0 || !strings.Contains(out, "ok") {
+			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want 0 and ok", args, code, out, errOut)
+		}
+	}
+	// The catalogue may come from the environment too.
+	code, out, _ := runA2AD(t, map[string]string{"A2AD_CATALOG": shippedCatalog}, "validate")
+	if code != 0 || !strings.Contains(out, "ok") {
+		t.Errorf("a2ad validate with A2AD_CATALOG = %d, %q; want 0 and ok", code, out)
+	}
+}
+
+func TestValidate_NoCatalog(t *testing.T) {
+	code, _, errOut := runA2AD(t, nil, "validate")
+	if code != 2 || !strings.Contains(errOut, "give the catalogue file") {
+		t.Errorf("a2ad validate = %d, stderr %q; want 2", code, errOut)
+	}
+}
+
+func TestValidate_MissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none.yaml")
+	code, out, errOut := runA2AD(t, nil, "validate", path)
+	if code != 1 || !strings.Contains(errOut, "cannot read catalogue") || strings.Contains(out, "ok") {
+		t.Errorf("a2ad validate %s = %d, stdout %q, stderr %q; want 1", path, code, out, errOut)
+	}
+}
+
+const brokenCatalog = `functions:
+  - id: demo::a
+    builtin: echo
+  - id: demo::a
+    builtin: echo
+  - id: demo::b
+    bogus: 1
+    builtin: echo
+  - id: demo::c
+    description: no backend
+  - id: demo::d
+    timeout: -1s
+    builtin: echo
+`
+
+// TestValidate_Broken checks that validate reports every problem, each on
+// its own line as path:line:column: pointer (function): message.
+func TestValidate_Broken(t *testing.T) {
+	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
+	code, out, errOut := runA2AD(t, nil, "validate", "--catalog", path)
+	if code != 1 {
+		t.Errorf("a2ad validate of a broken catalogue = %d, want 1", code)
+	}
+	if strings.Contains(out, "ok") {
+		t.Errorf("stdout = %q, want no ok", out)
+	}
+	want := []string{
+		path + `:4:9: /functions/1/id (function "demo::a"): duplicate id "demo::a" (first defined at line 2)`,
+		path + `:7:5: /functions/2/bogus (function "demo::b"): unknown key "bogus" in function; allowed: id, name, description, tags, examples, metadata, input_modes, output_modes, input_schema, output_schema, timeout, retry_safe, max_concurrency, http, exec, builtin`,
+		path + `:9:5: /functions/3 (function "demo::c"): exactly one of http, exec, builtin is required`,
+		path + `:12:14: /functions/4/timeout (function "demo::d"): timeout must be positive, got "-1s"`,
+		"a2ad: 4 problem(s) in " + path,
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("stderr lines (-want +got):\n%s", diff)
+	}
+}
+
+// decision is what `a2ad skills` says about one function.
+type decision struct {
+	Backend string
+	Exposed bool
+	Reason  string
+}
+
+// exampleBackends are the example catalogue's functions and their
+// backends; exampleOrder is their file order.
+var exampleBackends = map[string]string{
+	"demo::echo":      "builtin",
+	"demo::sleep":     "builtin",
+	"text::wordcount": "exec",
+	"pricing::quote":  "http",
+	"admin::reindex":  "builtin",
+	"engine::status":  "builtin",
+}
+
+var exampleOrder = []string{"demo::echo", "demo::sleep", "text::wordcount", "pricing::quote", "admin::reindex", "engine::status"}
+
+// skillsViews are the example catalogue's decisions for some views: for
+// each function, its reason (exposed or why not).
+var skillsViews = []struct {
+	name    string
+	args    []string
+	env     map[string]string
+	tier    string
+	all     bool
+	reasons map[string]string
+}{
+	{
+		name: "tier partner", args: []string{"--tier", "partner"}, tier: "partner",
+		reasons: map[string]string{
+			"demo::echo": "exposed", "demo::sleep": "exposed", "text::wordcount": "exposed",
+			"pricing::quote": "tier_mismatch", "admin::reindex": "not_opted_in", "engine::status": "hidden_prefix",
+		},
+	},
+	{
+		name: "tier partner from the environment", env: map[string]string{"A2AD_TIER": "partner"}, tier: "partner",
+		reasons: map[string]string{
+			"demo::echo": "exposed", "demo::sleep": "exposed", "text::wordcount": "exposed",
+			"pricing::quote": "tier_mismatch", "admin::reindex": "not_opted_in", "engine::status": "hidden_prefix",
+		},
+	},
+	{
+		name: "tier internal", args: []string{"--tier", "internal"}, tier: "internal",
+		reasons: map[string]string{
+			"demo::echo": "tier_mismatch", "demo::sleep": "tier_mismatch", "text::wordcount": "tier_mismatch",
+			"pricing::quote": "exposed", "admin::reindex": "not_opted_in", "engine::status": "hidden_prefix",
+		},
+	},
+	{
+		name: "no tier",
+		reasons: map[string]string{
+			"demo::echo": "exposed", "demo::sleep": "exposed", "text::wordcount": "exposed",
+			"pricing::quote": "exposed", "admin::reindex": "not_opted_in", "engine::status": "hidden_prefix",
+		},
+	},
+	{
+		name: "expose-all, tier internal", args: []string{"--expose-all", "--tier", "internal"}, tier: "internal", all: true,
+		reasons: map[string]string{
+			"demo::echo": "tier_mismatch", "demo::sleep": "tier_mismatch", "text::wordcount": "tier_mismatch",
+			"pricing::quote": "exposed", "admin::reindex": "exposed", "engine::status": "hidden_prefix",
+		},
+	},
+	{
+		name: "hidden prefix", args: []string{"--hidden-prefixes", "demo::,text::"},
+		reasons: map[string]string{
+			"demo::echo": "hidden_prefix", "demo::sleep": "hidden_prefix", "text::wordcount": "hidden_prefix",
+			"pricing::quote": "exposed", "admin::reindex": "not_opted_in", "engine::status": "hidden_prefix",
+		},
+	},
+}
+
+func wantDecisions(reasons map[string]string) map[string]decision {
+	out := map[string]decision{}
+	for id, r := range reasons {
+		out[id] = decision{Backend: exampleBackends[id], Exposed: r == "exposed", Reason: r}
+	}
+	return out
+}
+
+// parseSkillsTable reads the table of `a2ad skills`, after its header
+// line, and returns the functions in order and their decisions.
+func parseSkillsTable(tb testing.TB, out string) ([]string, map[string]decision) {
+	tb.Helper()
+	var order []string
+	got := map[string]decision{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	inTable := false
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if !inTable {
+			inTable = cmp.Equal(f, []string{"FUNCTION", "BACKEND", "EXPOSED", "REASON"})
+			continue
+		}
+		if len(f) != 4 || (f[2] != "yes" && f[2] != "no") {
+			tb.Fatalf("bad table line %q in\n%s", sc.Text(), out)
+		}
+		order = append(order, f[0])
+		got[f[0]] = decision{Backend: f[1], Exposed: f[2] == "yes", Reason: f[3]}
+	}
+	if !inTable {
+		tb.Fatalf("no table header in\n%s", out)
+	}
+	return order, got
+}
+
+func TestSkills_Text(t *testing.T) {
+	for _, v := range skillsViews {
+		t.Run(v.name, func(t *testing.T) {
+			args := append([]string{"skills", "--catalog", shippedCatalog}, v.args...)
+			code, out, errOut := runA2AD(t, v.env, args...)
+			if code != 0 {
+				t.Fatalf("a2ad %q = %d, stderr %q", args, code, errOut)
+			}
+			order, got := parseSkillsTable(t, out)
+			if diff := cmp.Diff(exampleOrder, order); diff != "" {
+				t.Errorf("functions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantDecisions(v.reasons), got); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSkills_Summary(t *testing.T) {
+	code, out, _ := runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "partner")
+	if code != 0 || !strings.Contains(out, "tier partner, expose-all false: 3 of 6 functions exposed") {
+		t.Errorf("a2ad skills --tier partner = %d, stdout %q", code, out)
+	}
+	code, out, _ = runA2AD(t, nil, "skills", "--catalog", shippedCatalog)
+	if code != 0 || !strings.Contains(out, "tier (none), expose-all false: 4 of 6 functions exposed") {
+		t.Errorf("a2ad skills = %d, stdout %q", code, out)
+	}
+}
+
+func TestSkills_JSON(t *testing.T) {
+	for _, v := range skillsViews {
+		t.Run(v.name, func(t *testing.T) {
+			args := append([]string{"skills", "--catalog", shippedCatalog, "--format", "json"}, v.args...)
+			code, out, errOut := runA2AD(t, v.env, args...)
+			if code != 0 {
+				t.Fatalf("a2ad %q = %d, stderr %q", args, code, errOut)
+			}
+			var doc struct {
+				Tier      string `json:"tier"`
+				ExposeAll bool   `json:"exposeAll"`
+				Functions []struct {
+					ID      string `json:"id"`
+					Backend string `json:"backend"`
+					Exposed bool   `json:"exposed"`
+					Reason  string `json:"reason"`
+				} `json:"functions"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("output is not JSON: %v\n%s", err, out)
+			}
+			if doc.Tier != v.tier || doc.ExposeAll != v.all {
+				t.Errorf("tier %q, exposeAll %v; want %q, %v", doc.Tier, doc.ExposeAll, v.tier, v.all)
+			}
+			var order []string
+			got := map[string]decision{}
+			for _, f := range doc.Functions {
+				order = append(order, f.ID)
+				got[f.ID] = decision{Backend: f.Backend, Exposed: f.Exposed, Reason: f.Reason}
+			}
+			if diff := cmp.Diff(exampleOrder, order); diff != "" {
+				t.Errorf("functions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantDecisions(v.reasons), got); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSkills_Errors(t *testing.T) {
+	code, _, errOut := runA2AD(t, nil, "skills")
+	if code != 2 || !strings.Contains(errOut, "catalog: no catalogue file given") {
+		t.Errorf("a2ad skills with no catalogue = %d, stderr %q; want 2", code, errOut)
+	}
+	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
+	code, out, errOut := runA2AD(t, nil, "skills", "--catalog", path)
+	if code != 1 || !strings.Contains(errOut, `duplicate id "demo::a"`) || out != "" {
+		t.Errorf("a2ad skills of a broken catalogue = %d, stdout %q, stderr %q; want 1", code, out, errOut)
+	}
+}
+
+func TestServe_NoCatalog(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "a2ad.db")
+	code, _, errOut := runA2AD(t, nil, "serve", "--listen", "127.0.0.1:0", "--store", store)
+	if code != 2 || !strings.Contains(errOut, "catalog: no catalogue file given") {
+		t.Errorf("a2ad serve with no catalogue = %d, stderr %q; want 2", code, errOut)
+	}
+}
+
+func TestServe_InvalidConfig(t *testing.T) {
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--log-format", "xml")
+	if code != 2 || !strings.Contains(errOut, "log-format") {
+		t.Errorf("a2ad serve --log-format xml = %d, stderr %q; want 2", code, errOut)
+	}
+}
+
+func TestServe_BadBaseURL(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "a2ad.db")
+	code, _, errOut := runA2AD(t, nil, "serve", "--base-url", "ftp://x", "--catalog", shippedCatalog,
+		"--listen", "127.0.0.1:0", "--store", store)
+	if code != 1 || !strings.Contains(errOut, "base-url") {
+		t.Errorf("a2ad serve --base-url ftp://x = %d, stderr %q; want 1 and base-url", code, errOut)
+	}
+}
+
+func TestServe_BrokenCatalog(t *testing.T) {
+	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
+	store := filepath.Join(t.TempDir(), "a2ad.db")
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--store", store)
+	if code != 1 || !strings.Contains(errOut, `timeout must be positive, got "-1s"`) {
+		t.Errorf("a2ad serve of a broken catalogue = %d, stderr %q; want 1", code, errOut)
+	}
+}

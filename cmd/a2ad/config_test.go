@@ -1,0 +1,317 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// cfgEnv returns a lookupEnv that sees only m.
+func cfgEnv(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+// cfgTempFile writes content to name in a fresh temporary directory and
+// returns its path.
+func cfgTempFile(tb testing.TB, name, content string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func cfgParse(tb testing.TB, args []string, env map[string]string) Config {
+	tb.Helper()
+	cfg, _, err := ParseConfig("serve", args, cfgEnv(env), io.Discard)
+	if err != nil {
+		tb.Fatalf("ParseConfig(%q, %v): %v", args, env, err)
+	}
+	return cfg
+}
+
+func TestParseConfig_Defaults(t *testing.T) {
+	cfg := cfgParse(t, nil, nil)
+	if diff := cmp.Diff(DefaultConfig(), cfg); diff != "" {
+		t.Errorf("ParseConfig with nothing set (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseConfig_Precedence checks defaults < file < environment < flags
+// for a string, a bool, an int and a duration.
+func TestParseConfig_Precedence(t *testing.T) {
+	type want struct {
+		tier      string
+		exposeAll bool
+		maxConc   int
+		blocking  time.Duration
+	}
+	def := DefaultConfig()
+	defaults := want{def.Tier, def.ExposeAll, def.MaxConcurrent, def.BlockingTimeout}
+	fromFile := want{"file-tier", true, 8, 90 * time.Second}
+	fromEnv := want{"env-tier", false, 16, 2 * time.Minute}
+	fromFlags := want{"flag-tier", true, 32, 5 * time.Second}
+
+	allEnv := map[string]string{
+		"A2AD_TIER":             "env-tier",
+		"A2AD_EXPOSE_ALL":       "false",
+		"A2AD_MAX_CONCURRENT":   "16",
+		"A2AD_BLOCKING_TIMEOUT": "2m",
+	}
+	withConfig := func(env map[string]string) map[string]string {
+		m := map[string]string{"A2AD_CONFIG": "testdata/config.yaml"}
+		for k, v := range env {
+			m[k] = v
+		}
+		return m
+	}
+	flags := []string{"--tier", "flag-tier", "--expose-all", "--max-concurrent", "32", "--blocking-timeout", "5s"}
+	file := []string{"--config", "testdata/config.yaml"}
+
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want want
+	}{
+		{"defaults", nil, nil, defaults},
+		{"file by flag", file, nil, fromFile},
+		{"file by environment", nil, withConfig(nil), fromFile},
+		{"environment over file", file, allEnv, fromEnv},
+		{"environment over file given by environment", nil, withConfig(allEnv), fromEnv},
+		{"environment alone", nil, allEnv, fromEnv},
+		{"flags over environment and file", append(append([]string{}, file...), flags...), allEnv, fromFlags},
+		{"flags over file", append(append([]string{}, file...), flags...), nil, fromFlags},
+		{"flags alone", flags, nil, fromFlags},
+		{"one variable over file", file, map[string]string{"A2AD_TIER": "env-tier"}, want{"env-tier", true, 8, 90 * time.Second}},
+		{"one flag over environment", []string{"--max-concurrent", "32"}, allEnv, want{"env-tier", false, 32, 2 * time.Minute}},
+		{"false flag over true environment", []string{"--expose-all=false"}, map[string]string{"A2AD_EXPOSE_ALL": "true"}, defaults},
+		{"false flag over true file", append(append([]string{}, file...), "--expose-all=false"), nil, want{"file-tier", false, 8, 90 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := cfgParse(t, tt.args, tt.env)
+			got := want{cfg.Tier, cfg.ExposeAll, cfg.MaxConcurrent, cfg.BlockingTimeout}
+			if got != tt.want {
+				t.Errorf("ParseConfig(%q, %v) = %+v, want %+v", tt.args, tt.env, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseConfig_ConfigFlagOverEnvironment(t *testing.T) {
+	cfg := cfgParse(t, []string{"--config", "testdata/other.yaml"}, map[string]string{"A2AD_CONFIG": "testdata/config.yaml"})
+	if cfg.Tier != "other-tier" || cfg.ConfigFile != "testdata/other.yaml" {
+		t.Errorf("tier %q from config file %q, want other-tier from testdata/other.yaml", cfg.Tier, cfg.ConfigFile)
+	}
+	if cfg.MaxConcurrent != DefaultConfig().MaxConcurrent {
+		t.Errorf("max-concurrent = %d: the file named by A2AD_CONFIG was read too", cfg.MaxConcurrent)
+	}
+}
+
+func TestParseConfig_HiddenPrefixes(t *testing.T) {
+	cfg := cfgParse(t, []string{"--config", "testdata/config.yaml"}, nil)
+	if cfg.HiddenPrefixes != "internal::,debug::" {
+		t.Errorf("HiddenPrefixes = %q, want %q", cfg.HiddenPrefixes, "internal::,debug::")
+	}
+	if diff := cmp.Diff([]string{"internal::", "debug::"}, cfg.hiddenPrefixes()); diff != "" {
+		t.Errorf("hiddenPrefixes() (-want +got):\n%s", diff)
+	}
+
+	cfg = cfgParse(t, []string{"--hidden-prefixes", " a:: , ,b::"}, nil)
+	if diff := cmp.Diff([]string{"a::", "b::"}, cfg.hiddenPrefixes()); diff != "" {
+		t.Errorf("hiddenPrefixes() of a flag (-want +got):\n%s", diff)
+	}
+	if got := (&Config{}).hiddenPrefixes(); len(got) != 0 {
+		t.Errorf("hiddenPrefixes() of nothing = %q, want none", got)
+	}
+}
+
+func TestParseConfig_RemainingArgs(t *testing.T) {
+	_, rest, err := ParseConfig("validate", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"catalog.yaml"}, rest); diff != "" {
+		t.Errorf("remaining args (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseConfig_FileErrors(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string // each must be in the error; ":N: ..." right after the path
+	}{
+		{"unknown key", "tier: partner\nbogus: 1\n", []string{`:2: unknown key "bogus"`}},
+		{
+			// The line is the key's, even when the value starts on the next line.
+			"unknown keys with block values", "tier: partner\nnested:\n  - a\nother:\n  k: v\n",
+			[]string{`:2: unknown key "nested"`, `:4: unknown key "other"`},
+		},
+		{"config key", "config: other.yaml\n", []string{`:1: unknown key "config"`}},
+		{"bad int", "tier: x\nmax-concurrent: lots\n", []string{`:2: max-concurrent: `}},
+		{"bad bool", "expose-all: maybe\n", []string{`:1: expose-all: `}},
+		{"bad duration", "\n\nblocking-timeout: soon\n", []string{`:3: blocking-timeout: `}},
+		{"mapping value", "tier:\n  a: 1\n", []string{`:1: tier must be a scalar or a list`}},
+		{
+			// Unquoted, "- debug::" is a mapping; a prefix must never be
+			// dropped without a word.
+			"unquoted prefix ending in a colon", "hidden-prefixes:\n  - \"a::\"\n  - debug::\n",
+			[]string{`:3: hidden-prefixes: each item must be a string`},
+		},
+		{"duplicate key", "tier: a\ntier: b\n", []string{`:2: duplicate key "tier" (first at line 1)`}},
+		{"not a mapping", "- tier\n", []string{`:1: must be a mapping`}},
+		{"not YAML", "tier: [\n", []string{"config file "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := cfgTempFile(t, "a2ad.yaml", tt.content)
+			_, _, err := ParseConfig("serve", []string{"--config", path}, cfgEnv(nil), io.Discard)
+			if err == nil {
+				t.Fatalf("ParseConfig of %q: no error", tt.content)
+			}
+			for _, w := range tt.want {
+				if strings.HasPrefix(w, ":") { // a line number: it follows the path
+					w = path + w
+				}
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseConfig_EmptyFile(t *testing.T) {
+	path := cfgTempFile(t, "a2ad.yaml", "# nothing set\n")
+	cfg := cfgParse(t, []string{"--config", path}, nil)
+	want := DefaultConfig()
+	want.ConfigFile = path
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("empty config file (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseConfig_MissingFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.yaml")
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{[]string{"--config", missing}, nil},
+		{nil, map[string]string{"A2AD_CONFIG": missing}},
+	} {
+		_, _, err := ParseConfig("serve", tc.args, cfgEnv(tc.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "config file") || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("ParseConfig(%q, %v) error = %v, want a config file error wrapping os.ErrNotExist", tc.args, tc.env, err)
+		}
+	}
+}
+
+func TestParseConfig_BadEnvironment(t *testing.T) {
+	for _, name := range []string{"A2AD_MAX_CONCURRENT", "A2AD_MAX_BODY_BYTES", "A2AD_EXPOSE_ALL", "A2AD_BLOCKING_TIMEOUT"} {
+		_, _, err := ParseConfig("serve", nil, cfgEnv(map[string]string{name: "abc"}), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=abc: error = %v, want one naming %s", name, err, name)
+		}
+	}
+}
+
+func TestParseConfig_BadFlag(t *testing.T) {
+	_, _, err := ParseConfig("serve", []string{"--max-concurrent", "abc"}, cfgEnv(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "max-concurrent") {
+		t.Errorf("--max-concurrent abc: error = %v, want one naming the flag", err)
+	}
+	_, _, err = ParseConfig("serve", []string{"--no-such-flag"}, cfgEnv(nil), io.Discard)
+	if err == nil {
+		t.Error("--no-such-flag: no error")
+	}
+	_, _, err = ParseConfig("serve", []string{"-h"}, cfgEnv(nil), io.Discard)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: error = %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	tests := map[string]string{
+		"max-body-bytes": "A2AD_MAX_BODY_BYTES",
+		"tier":           "A2AD_TIER",
+		"expose-all":     "A2AD_EXPOSE_ALL",
+		"config":         "A2AD_CONFIG",
+		"base-url":       "A2AD_BASE_URL",
+	}
+	for in, want := range tests {
+		if got := envName(in); got != want {
+			t.Errorf("envName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestEnvNames checks that every flag can be set from its variable.
+func TestEnvNames(t *testing.T) {
+	var cfg Config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg.flags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "config" {
+			return
+		}
+		want := "A2AD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if envName(f.Name) != want {
+			t.Errorf("envName(%q) = %q, want %q", f.Name, envName(f.Name), want)
+		}
+	})
+}
+
+func TestValidate(t *testing.T) {
+	valid := func() Config {
+		c := DefaultConfig()
+		c.Catalog = "catalog.yaml"
+		return c
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string // "" for valid
+	}{
+		{"defaults with a catalogue", func(*Config) {}, ""},
+		{"console logs", func(c *Config) { c.LogFormat = "console" }, ""},
+		{"no queue", func(c *Config) { c.MaxQueue = 0 }, ""},
+		{"no shutdown grace", func(c *Config) { c.ShutdownGrace = 0 }, ""},
+		{"catalog missing", func(c *Config) { c.Catalog = "" }, "catalog: no catalogue file given (--catalog or A2AD_CATALOG)"},
+		{"store missing", func(c *Config) { c.Store = "" }, "store: no store file given"},
+		{"log format xml", func(c *Config) { c.LogFormat = "xml" }, `log-format: must be json or console, not "xml"`},
+		{"max body bytes 0", func(c *Config) { c.MaxBodyBytes = 0 }, "max-body-bytes: must be positive, not 0"},
+		{"max concurrent 0", func(c *Config) { c.MaxConcurrent = 0 }, "max-concurrent: must be positive, not 0"},
+		{"max concurrent negative", func(c *Config) { c.MaxConcurrent = -3 }, "max-concurrent: must be positive, not -3"},
+		{"max queue negative", func(c *Config) { c.MaxQueue = -1 }, "max-queue: must not be negative, not -1"},
+		{"blocking timeout 0", func(c *Config) { c.BlockingTimeout = 0 }, "blocking-timeout: must be positive, not 0s"},
+		{"retention negative", func(c *Config) { c.Retention = -time.Hour }, "retention: must be positive, not -1h0m0s"},
+		{"retention interval 0", func(c *Config) { c.RetentionInterval = 0 }, "retention-interval: must be positive, not 0s"},
+		{"shutdown grace negative", func(c *Config) { c.ShutdownGrace = -time.Second }, "shutdown-grace: must not be negative, not -1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid()
+			tt.mutate(&c)
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
