@@ -35,7 +35,9 @@ func (s *Service) unreserve() {
 }
 
 // start runs rec's call in the background; a place was reserved for it.
-func (s *Service) start(rec *Record, fn *functions.Function) {
+// held, when not nil, releases the slots the call already holds: its task
+// was stored working, so the run goes straight to the call.
+func (s *Service) start(rec *Record, fn *functions.Function, held func()) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = cancel
@@ -50,7 +52,7 @@ func (s *Service) start(rec *Record, fn *functions.Function) {
 			s.mu.Unlock()
 			cancel(nil)
 		}()
-		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input)
+		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input, held)
 	}()
 }
 
@@ -92,34 +94,72 @@ func (s *Service) acquire(ctx context.Context, fn *functions.Function) (release 
 	}, true
 }
 
+// tryAcquire takes a slot of fn and a global one if both are free now.
+func (s *Service) tryAcquire(fn *functions.Function) (release func(), ok bool) {
+	fsem := s.fnSemaphore(fn)
+	if fsem != nil {
+		select {
+		case fsem <- struct{}{}:
+		default:
+			return nil, false
+		}
+	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		if fsem != nil {
+			<-fsem
+		}
+		return nil, false
+	}
+	return func() {
+		<-s.slots
+		if fsem != nil {
+			<-fsem
+		}
+	}, true
+}
+
+// withRecord attaches rec, the task after the events, to the last event,
+// so that waiters need not read it back from the store.
+func withRecord(evs []Event, rec *Record) []Event {
+	if len(evs) > 0 {
+		evs[len(evs)-1].rec = rec
+	}
+	return evs
+}
+
 var errSkip = errors.New("task moved on")
 
-func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage) {
+func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
-	release, ok := s.acquire(ctx, fn)
-	if !ok {
-		return // canceled while queued, or shutting down: the task is as it should be
-	}
-	defer release()
-
 	// Writes that follow the call must land even while the service shuts
 	// down: they are the call's outcome.
 	wctx := context.WithoutCancel(ctx)
-	working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
-	_, events, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
-		if r.State() != a2a.StateSubmitted {
-			return nil, errSkip
+	if held != nil {
+		defer held()
+	} else {
+		release, ok := s.acquire(ctx, fn)
+		if !ok {
+			return // canceled while queued, or shutting down: the task is as it should be
 		}
-		s.setStatus(r, working)
-		return []Event{{Status: &working}}, nil
-	})
-	if err != nil {
-		if !errors.Is(err, errSkip) {
-			log.Error().Err(err).Msg("store working state")
+		defer release()
+		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
+		_, events, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+			if r.State() != a2a.StateSubmitted {
+				return nil, errSkip
+			}
+			s.setStatus(r, working)
+			return []Event{{Status: &working}}, nil
+		})
+		if err != nil {
+			if !errors.Is(err, errSkip) {
+				log.Error().Err(err).Msg("store working state")
+			}
+			return
 		}
-		return
+		s.broker.Publish(id, events)
 	}
-	s.broker.Publish(id, events)
 
 	started := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
@@ -157,7 +197,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		log.Error().Err(err).Msg("store call outcome")
 		return
 	}
-	s.broker.Publish(id, evs)
+	s.broker.Publish(id, withRecord(evs, rec))
 	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(started)).Msg("call finished")
 }
 

@@ -69,6 +69,10 @@ type Event struct {
 	Artifact  *a2a.Artifact   `json:"artifact,omitempty"`
 	Append    bool            `json:"append,omitempty"`
 	LastChunk bool            `json:"lastChunk,omitempty"`
+
+	// rec is the task as it stood after the event, when the publisher
+	// had it; it is never stored.
+	rec *Record
 }
 
 // Final reports whether the event ends an interaction: a terminal or

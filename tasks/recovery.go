@@ -55,7 +55,7 @@ func (s *Service) recover(ctx context.Context) error {
 			s.mu.Lock()
 			s.inflight++
 			s.mu.Unlock()
-			s.start(r, fn)
+			s.start(r, fn, nil)
 			rerun++
 		} else {
 			failed++

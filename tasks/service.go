@@ -226,24 +226,37 @@ func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, 
 		rec.FunctionID, rec.Input = f.ID, c.Input
 		status = s.status(a2a.StateSubmitted, nil)
 	}
-	s.setStatus(rec, status)
+	events := []Event{{Status: &status}}
+	var held func()
 	if fn != nil {
 		if err := s.reserve(); err != nil {
 			return nil, err
 		}
+		// With a slot free now, store the task already working: one
+		// commit fewer than submitted, then working.
+		if release, ok := s.tryAcquire(fn); ok {
+			held = release
+			working := s.status(a2a.StateWorking, nil)
+			events = append(events, Event{Status: &working})
+			status = working
+		}
 	}
-	got, created, err := s.store.Create(ctx, key, rec, []Event{{Status: &status}})
+	s.setStatus(rec, status)
+	got, created, err := s.store.Create(ctx, key, rec, events)
 	if err != nil || !created {
+		if held != nil {
+			held()
+		}
 		if fn != nil {
 			s.unreserve()
 		}
 		return got, err
 	}
-	s.broker.Publish(id, []Event{{Seq: got.Seq, Status: &status}})
+	s.broker.Publish(id, events)
 	s.log.Info().Str("task_id", id).Str("function_id", c.FunctionID).Str("state", string(status.State)).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.start(got, fn)
+		s.start(got, fn, held)
 	}
 	return got, nil
 }
@@ -353,7 +366,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	}
 	s.broker.Publish(id, events)
 	if fn != nil {
-		s.start(rec, fn)
+		s.start(rec, fn, nil)
 	}
 	return rec, nil
 }
@@ -508,7 +521,7 @@ func (s *Service) Cancel(ctx context.Context, caller Caller, id string) (*a2a.Ta
 	if err != nil {
 		return nil, err
 	}
-	s.broker.Publish(id, events)
+	s.broker.Publish(id, withRecord(events, rec))
 	s.mu.Lock()
 	cancel := s.runs[id]
 	s.mu.Unlock()
@@ -546,6 +559,9 @@ func (s *Service) wait(ctx context.Context, rec *Record) *Record {
 					dropped = true // re-read the store and subscribe again
 				} else if e.Final() {
 					s.broker.Unsubscribe(sub)
+					if e.rec != nil {
+						return e.rec
+					}
 					if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
 						return cur
 					}
