@@ -263,6 +263,12 @@ func (c *checker) part(path string, m map[string]json.RawMessage) Part {
 		fc.MimeType, _ = c.str(path+"/file/mimeType", f["mimeType"], false)
 		b, hasBytes := c.str(path+"/file/bytes", f["bytes"], false)
 		u, hasURI := c.str(path+"/file/uri", f["uri"], false)
+		if hasBytes && b == "" {
+			c.add(path+"/file/bytes", "must not be empty")
+		}
+		if hasURI && u == "" {
+			c.add(path+"/file/uri", "must not be empty")
+		}
 		switch {
 		case hasBytes && hasURI:
 			c.add(path+"/file", `must have either "bytes" or "uri", not both`)
