@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -272,18 +273,28 @@ func (zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Blocking is a handler that blocks until the client goes away; started
+// MustServeBlocking starts a server whose handler reads the request and
+// then blocks until the client goes away or the test ends; started
 // receives once per request.
-func Blocking(started chan<- struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func MustServeBlocking(tb testing.TB, started chan<- struct{}) *httptest.Server {
+	tb.Helper()
+	release := make(chan struct{})
+	srv := MustServe(tb, func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a closed connection only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
 		started <- struct{}{}
-		<-r.Context().Done()
-	}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	tb.Cleanup(func() { close(release) }) // runs before srv.Close
+	return srv
 }
 
 func TestHTTPBackend_Timeout(t *testing.T) {
 	started := make(chan struct{}, 1)
-	srv := MustServe(t, Blocking(started))
+	srv := MustServeBlocking(t, started)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
@@ -299,7 +310,7 @@ func TestHTTPBackend_Timeout(t *testing.T) {
 
 func TestHTTPBackend_Cancel(t *testing.T) {
 	started := make(chan struct{}, 1)
-	srv := MustServe(t, Blocking(started))
+	srv := MustServeBlocking(t, started)
 	errStop := errors.New("stopped by test")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -527,23 +538,25 @@ func TestExecBackend_StderrCapped(t *testing.T) {
 	}
 }
 
-// StartSpawn runs spawn.sh in mode with b's settings in a goroutine, waits
-// until it has written its pids, and returns them with a channel that
-// receives Invoke's error.
+// StartSpawn runs spawn.sh in mode, with the kill grace, in a goroutine,
+// waits until it has written its pids, and returns them with a channel
+// that receives Invoke's error.
 func StartSpawn(tb testing.TB, ctx context.Context, mode string, grace time.Duration) (pids []int, done <-chan error) {
 	tb.Helper()
 	pidFile := filepath.Join(tb.TempDir(), "pids")
 	b := ShBackend(tb, "spawn.sh", pidFile, mode)
 	b.KillGrace = grace
 	errc := make(chan error, 1)
+	returned := make(chan struct{})
 	go func() {
+		defer close(returned)
 		_, err := b.Invoke(ctx, json.RawMessage(`{}`))
 		errc <- err
 	}()
 	tb.Cleanup(func() {
 		// Invoke must have returned, whatever the test did.
 		select {
-		case <-errc:
+		case <-returned:
 		case <-time.After(10 * time.Second):
 			tb.Error("Invoke did not return")
 		}
@@ -677,6 +690,25 @@ func TestExecBackend_LeftoverKilled(t *testing.T) {
 		t.Errorf("Invoke took %v", d)
 	}
 	AssertGone(t, pids...)
+}
+
+func TestExecBackend_NoGoroutineLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	_, _ = ShBackend(t, "cat.sh").Invoke(context.Background(), json.RawMessage(`{}`))
+	flood := ShBackend(t, "flood.sh")
+	flood.MaxOutputBytes = 10
+	_, _ = flood.Invoke(context.Background(), json.RawMessage(`{}`))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, _ = ShBackend(t, "spawn.sh", filepath.Join(t.TempDir(), "pids"), "plain").Invoke(ctx, json.RawMessage(`{}`))
+	// Goroutines of earlier tests may still be ending; none may be added.
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Invoke, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestExecBackend_CanceledBeforeStart(t *testing.T) {

@@ -58,7 +58,9 @@ func (b *ExecBackend) Kind() string { return "exec" }
 // and capped; its stdin and stdout are never logged. When ctx is done the
 // group gets SIGTERM, and SIGKILL after KillGrace. When the child exits,
 // whatever it left running in its group is killed. Invoke returns only
-// after the child has been reaped and its output read.
+// after the child has been reaped and its stdout and stderr closed (or,
+// if a process that left the group holds them, after ioDrainTimeout), and
+// leaves no goroutine behind.
 //
 // Its *CallError reasons are "call canceled" and "call timed out" once ctx
 // is done, "function could not be started", "function output exceeds <N>
