@@ -21,6 +21,8 @@ var (
 	httpMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 )
 
+// httpBackend checks an http section; the URL and header values are
+// resolved from the environment.
 func (l *loader) httpBackend(e entry, ptr string) *HTTPBackend {
 	n := resolve(e.val)
 	if n.Kind != yaml.MappingNode {
@@ -143,6 +145,8 @@ func validHeaderName(s string) bool {
 	return true
 }
 
+// execBackend checks an exec section; relative paths are resolved against
+// the catalogue's directory, which is also the default working directory.
 func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 	n := resolve(e.val)
 	if n.Kind != yaml.MappingNode {
@@ -277,6 +281,7 @@ func (l *loader) env(v *yaml.Node, ptr string) []string {
 	return out
 }
 
+// builtinBackend checks a builtin name.
 func (l *loader) builtinBackend(e entry, ptr string) *BuiltinBackend {
 	name, ok := l.str(e.val, ptr, "builtin")
 	if !ok {
@@ -290,6 +295,8 @@ func (l *loader) builtinBackend(e entry, ptr string) *BuiltinBackend {
 	return b
 }
 
+// unwrapPath drops the path from a file system error: messages name the
+// path as the catalogue wrote it.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

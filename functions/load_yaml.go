@@ -132,6 +132,7 @@ func suggest(key string, allowed []string) string {
 	return best
 }
 
+// editDistance is the Levenshtein distance between a and b.
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
@@ -195,6 +196,7 @@ func checkMediaType(s string) string {
 	return ""
 }
 
+// boolean reads true or false.
 func (l *loader) boolean(v *yaml.Node, ptr, label string) bool {
 	var b bool
 	if n := resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
@@ -204,6 +206,7 @@ func (l *loader) boolean(v *yaml.Node, ptr, label string) bool {
 	return false
 }
 
+// integer reads an integer.
 func (l *loader) integer(v *yaml.Node, ptr, label string) (int64, bool) {
 	n := resolve(v)
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
@@ -248,6 +251,7 @@ func (l *loader) positive(v *yaml.Node, ptr, label string) int64 {
 	return i
 }
 
+// metadata reads the free-form metadata mapping.
 func (l *loader) metadata(v *yaml.Node, ptr string) map[string]any {
 	if n := resolve(v); n.Kind != yaml.MappingNode {
 		l.add(v, ptr, "metadata must be a mapping, got %s", kindOf(n))

@@ -2,6 +2,8 @@ package schemas
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +48,11 @@ func Compile(name string, raw []byte) (*Schema, error) {
 	c.LoadURL = func(u string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("loading %q is not allowed: schemas may not reference other documents", u)
 	}
-	url := "mem:///" + strings.TrimPrefix(name, "/")
+	// The resource URL is derived from name but never is it: names hold
+	// characters ('#', '%', spaces) that would break URL parsing and $ref
+	// resolution.
+	sum := sha256.Sum256([]byte(name))
+	url := "mem://a2ad/" + hex.EncodeToString(sum[:8]) + ".json"
 	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
