@@ -125,13 +125,19 @@ func (s *Service) Start(ctx context.Context) error {
 // then cancels the rest. A call cancelled this way leaves its task as it
 // was, for recovery at the next start.
 func (s *Service) Close(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+	s.Drain()
 	s.waitRuns(ctx)
 	s.cancel(errShuttingDown)
 	s.wg.Wait()
 	return nil
+}
+
+// Drain refuses new calls (ErrClosed) while running calls go on; blocking
+// senders keep waiting for them until Close ends the runs.
+func (s *Service) Drain() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 }
 
 // waitRuns returns when no call is running or queued, or ctx is done.
@@ -575,6 +581,13 @@ func (s *Service) wait(ctx context.Context, rec *Record) *Record {
 				return rec
 			case <-ctx.Done():
 				s.broker.Unsubscribe(sub)
+				return rec
+			case <-s.ctx.Done():
+				// Shutting down: answer with the task as it stands.
+				s.broker.Unsubscribe(sub)
+				if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
+					return cur
+				}
 				return rec
 			}
 		}

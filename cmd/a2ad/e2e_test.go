@@ -432,3 +432,61 @@ func TestStoreHeldByAnotherProcess(t *testing.T) {
 		t.Fatalf("second server took %s to give up", d)
 	}
 }
+
+// TestGracefulShutdown: calls running at shutdown finish within the grace
+// period and their blocking senders get the result; past the grace
+// period, senders get the task as it stands and new calls are refused.
+func TestGracefulShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		grace   time.Duration
+		seconds float64
+		want    string
+	}{
+		{"finishes within grace", 5 * time.Second, 0.5, "completed"},
+		{"grace runs out", 300 * time.Millisecond, 30, "working"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Catalog = exampleCatalog
+			cfg.Listen = "127.0.0.1:0"
+			cfg.Store = filepath.Join(t.TempDir(), "a2ad.db")
+			cfg.ShutdownGrace = tc.grace
+			m := &Main{Config: cfg, Logger: zerolog.Nop()}
+			if err := m.Open(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			base := "http://" + m.Addr()
+			got := make(chan map[string]any, 1)
+			go func() {
+				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send",
+					"params": sendParams("m1", "demo::sleep", map[string]any{"seconds": tc.seconds}, true)})
+				var out map[string]any
+				if resp, err := http.Post(base+"/a2a", "application/json", bytes.NewReader(body)); err == nil {
+					_ = json.NewDecoder(resp.Body).Decode(&out)
+					resp.Body.Close()
+				}
+				got <- out
+			}()
+			time.Sleep(150 * time.Millisecond) // the call is running
+			start := time.Now()
+			if err := m.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if d := time.Since(start); d > tc.grace+2*time.Second {
+				t.Fatalf("Close took %s with a grace of %s", d, tc.grace)
+			}
+			select {
+			case resp := <-got:
+				if resp == nil {
+					t.Fatal("blocking sender got no answer")
+				}
+				if s := state(resultTask(t, resp)); s != tc.want {
+					t.Fatalf("blocking sender got %s, want %s", s, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("blocking sender never got an answer")
+			}
+		})
+	}
+}

@@ -180,8 +180,31 @@ func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
 	defer cancel()
 	var errs []error
+	if m.service != nil {
+		m.service.Drain() // new calls get -32051 from here on
+	}
 	if m.http != nil {
-		if err := m.http.Shutdown(ctx); err != nil {
+		// Blocking senders wait for their calls until the grace period
+		// ends; then the service's Close answers them as they stand.
+		stop := context.AfterFunc(ctx, func() {
+			if m.service != nil {
+				_ = m.service.Close(ctx) // ctx is over: cancel the calls now
+			}
+		})
+		defer stop()
+		if err := m.http.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+			// The service has ended the calls; give their senders a
+			// moment to get the task as it stands, then cut the rest.
+			m.Logger.Warn().Dur("grace", m.Config.ShutdownGrace).Msg("grace period over with requests in flight")
+			if m.service != nil {
+				_ = m.service.Close(ctx)
+			}
+			last, cancel := context.WithTimeout(context.Background(), time.Second)
+			if err := m.http.Shutdown(last); errors.Is(err, context.DeadlineExceeded) {
+				_ = m.http.Close()
+			}
+			cancel()
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 		<-m.served
