@@ -282,7 +282,10 @@ func MustServeBlocking(tb testing.TB, started chan<- struct{}) *httptest.Server 
 	srv := MustServe(tb, func(w http.ResponseWriter, r *http.Request) {
 		// The server notices a closed connection only once the body is read.
 		_, _ = io.Copy(io.Discard, r.Body)
-		started <- struct{}{}
+		select { // never block here: a blocked handler would hang srv.Close
+		case started <- struct{}{}:
+		default:
+		}
 		select {
 		case <-r.Context().Done():
 		case <-release:
