@@ -67,20 +67,14 @@ func (s *Service) fnSemaphore(fn *functions.Function) chan struct{} {
 	return v.(chan struct{})
 }
 
-// acquire waits for a slot of fn and a global one. It returns false if
-// ctx ends first.
-func (s *Service) acquire(ctx context.Context, fn *functions.Function) (release func(), ok bool) {
+// acquire takes a slot of fn and a global one. With wait it waits for
+// them until ctx ends; without, it takes them only if both are free now.
+func (s *Service) acquire(ctx context.Context, fn *functions.Function, wait bool) (release func(), ok bool) {
 	fsem := s.fnSemaphore(fn)
-	if fsem != nil {
-		select {
-		case fsem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, false
-		}
+	if fsem != nil && !take(ctx, fsem, wait) {
+		return nil, false
 	}
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
+	if !take(ctx, s.slots, wait) {
 		if fsem != nil {
 			<-fsem
 		}
@@ -94,30 +88,21 @@ func (s *Service) acquire(ctx context.Context, fn *functions.Function) (release 
 	}, true
 }
 
-// tryAcquire takes a slot of fn and a global one if both are free now.
-func (s *Service) tryAcquire(fn *functions.Function) (release func(), ok bool) {
-	fsem := s.fnSemaphore(fn)
-	if fsem != nil {
+func take(ctx context.Context, sem chan struct{}, wait bool) bool {
+	if !wait {
 		select {
-		case fsem <- struct{}{}:
+		case sem <- struct{}{}:
+			return true
 		default:
-			return nil, false
+			return false
 		}
 	}
 	select {
-	case s.slots <- struct{}{}:
-	default:
-		if fsem != nil {
-			<-fsem
-		}
-		return nil, false
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	return func() {
-		<-s.slots
-		if fsem != nil {
-			<-fsem
-		}
-	}, true
 }
 
 // withRecord attaches rec, the task after the events, to the last event,
@@ -139,7 +124,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 	if held != nil {
 		defer held()
 	} else {
-		release, ok := s.acquire(ctx, fn)
+		release, ok := s.acquire(ctx, fn, true)
 		if !ok {
 			return // canceled while queued, or shutting down: the task is as it should be
 		}

@@ -240,7 +240,7 @@ func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, 
 		}
 		// With a slot free now, store the task already working: one
 		// commit fewer than submitted, then working.
-		if release, ok := s.tryAcquire(fn); ok {
+		if release, ok := s.acquire(ctx, fn, false); ok {
 			held = release
 			working := s.status(a2a.StateWorking, nil)
 			events = append(events, Event{Status: &working})
