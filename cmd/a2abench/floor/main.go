@@ -1,0 +1,96 @@
+// Command floor is a2abench's floor: a bare Echo handler that decodes the
+// JSON-RPC request and answers with a fixed, valid, completed A2A 0.3
+// task, with no task logic and no storage. It measures what HTTP and JSON
+// alone cost. It serves POST /a2a on 127.0.0.1 and prints its base URL on
+// stdout once it listens.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// request is the part of a JSON-RPC request the floor reads.
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Message struct {
+			MessageID string            `json:"messageId"`
+			Parts     []json.RawMessage `json:"parts"`
+		} `json:"message"`
+	} `json:"params"`
+}
+
+// task is the fixed result: a completed task with one data artifact.
+const task = `{"kind":"task","id":"9b6c4b1e-5a38-4d5e-9f39-1f0d0c7f3c11","contextId":"0b3f8f7e-1c1d-4d8e-8c55-6b8ab0f3e2a4",` +
+	`"status":{"state":"completed","timestamp":"2026-11-22T00:00:00.000Z"},` +
+	`"artifacts":[{"artifactId":"5f0d3c1a-7e2b-4c9d-a6f1-2b3c4d5e6f70","name":"demo::echo","parts":[{"kind":"data","data":{"message":"hello"}}]}]}`
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("floor: ")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+		log.Fatalf("refusing to listen beyond loopback: %s", ln.Addr())
+	}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.POST("/a2a", func(c echo.Context) error {
+		var req request
+		if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil || req.Method != "message/send" || req.Params.Message.MessageID == "" {
+			return c.JSONBlob(http.StatusOK, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}`))
+		}
+		id := req.ID
+		if len(id) == 0 {
+			id = json.RawMessage("null")
+		}
+		b := make([]byte, 0, len(task)+64)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		b = append(b, `,"result":`...)
+		b = append(b, task...)
+		b = append(b, '}')
+		return c.JSONBlob(http.StatusOK, b)
+	})
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: log.New(io.Discard, "", 0)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Printf("http://%s\n", ln.Addr())
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// requestTimeout bounds one request.
+const requestTimeout = 30 * time.Second
+
+// stats are the results of one measured run.
+type stats struct {
+	ok, errors    int
+	elapsed       time.Duration
+	p50, p99, max time.Duration
+	firstErr      string
+}
+
+// rps is the successful requests per second.
+func (s stats) rps() float64 {
+	if s.elapsed <= 0 {
+		return 0
+	}
+	return float64(s.ok) / s.elapsed.Seconds()
+}
+
+// newClient returns the client a run shares among its clients: keep-alive,
+// enough idle connections for every client, loopback only.
+func newClient(clients int) (*http.Client, *http.Transport) {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if !isLoopback(addr) {
+				return nil, fmt.Errorf("a2abench talks to loopback only, not %s", addr)
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxIdleConns:        2 * clients,
+		MaxIdleConnsPerHost: 2 * clients,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &http.Client{Transport: tr, Timeout: requestTimeout}, tr
+}
+
+// load drives rpcURL with clients concurrent blocking message/send calls:
+// warmup unmeasured, then duration measured. A request counts in the
+// measurement when it ends inside the measured window.
+func load(ctx context.Context, rpcURL string, clients int, warmup, duration time.Duration) (stats, error) {
+	client, tr := newClient(clients)
+	defer tr.CloseIdleConnections()
+	t0 := time.Now()
+	from, to := t0.Add(warmup), t0.Add(warmup+duration)
+	ctx, cancel := context.WithDeadline(ctx, to.Add(requestTimeout))
+	defer cancel()
+
+	type worker struct {
+		lat      []time.Duration
+		errors   int
+		firstErr string
+	}
+	workers := make([]worker, clients)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			var body bytes.Buffer
+			var n int64
+			for ctx.Err() == nil {
+				start := time.Now()
+				if !start.Before(to) {
+					return
+				}
+				n++
+				err := sendOnce(ctx, client, rpcURL, &body, n)
+				end := time.Now()
+				if end.Before(from) || !end.Before(to) {
+					continue // warm-up, or past the window
+				}
+				if err != nil {
+					w.errors++
+					if w.firstErr == "" {
+						w.firstErr = err.Error()
+					}
+					continue
+				}
+				w.lat = append(w.lat, end.Sub(start))
+			}
+		}(&workers[i])
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil && time.Now().Before(to) {
+		return stats{}, err // interrupted
+	}
+	var st stats
+	var lat []time.Duration
+	for _, w := range workers {
+		lat = append(lat, w.lat...)
+		st.errors += w.errors
+		if st.firstErr == "" {
+			st.firstErr = w.firstErr
+		}
+	}
+	st.ok = len(lat)
+	st.elapsed = duration
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		st.p50 = lat[len(lat)/2]
+		st.p99 = lat[min(len(lat)-1, len(lat)*99/100)]
+		st.max = lat[len(lat)-1]
+	}
+	return st, nil
+}
+
+// smoke sends one request and reports what is wrong with its answer.
+func smoke(ctx context.Context, rpcURL string) error {
+	client, tr := newClient(1)
+	defer tr.CloseIdleConnections()
+	var body bytes.Buffer
+	return sendOnce(ctx, client, rpcURL, &body, 1)
+}
+
+// sendOnce sends one blocking message/send with a fresh messageId and
+// checks that the answer is a JSON-RPC result holding a completed task.
+func sendOnce(ctx context.Context, client *http.Client, rpcURL string, body *bytes.Buffer, id int64) error {
+	body.Reset()
+	body.WriteString(`{"jsonrpc":"2.0","id":`)
+	body.WriteString(strconv.FormatInt(id, 10))
+	body.WriteString(`,"method":"message/send","params":{"message":{"kind":"message","messageId":"`)
+	body.WriteString(newUUID())
+	body.WriteString(`","role":"user","parts":[{"kind":"data","data":{"skill":"demo::echo","input":{"message":"hello"}}}]},` +
+		`"configuration":{"blocking":true}}}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rpcURL, bytes.NewReader(body.Bytes()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, b)
+	}
+	var r struct {
+		ID     json.RawMessage `json:"id"`
+		Result *struct {
+			Kind   string `json:"kind"`
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("decode response: %v: %.200s", err, b)
+	}
+	switch {
+	case r.Error != nil:
+		return fmt.Errorf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
+	case r.Result == nil:
+		return fmt.Errorf("no result: %.200s", b)
+	case string(r.ID) != strconv.FormatInt(id, 10):
+		return fmt.Errorf("response id %s, want %d", r.ID, id)
+	case r.Result.Kind != "task" || r.Result.Status.State != "completed":
+		return fmt.Errorf("result is a %q in state %q, want a completed task", r.Result.Kind, r.Result.Status.State)
+	}
+	return nil
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}

@@ -1,0 +1,116 @@
+// Command sdkserver is a2abench's reference server: the official A2A Go
+// SDK (github.com/a2aproject/a2a-go, a2asrv) with its default in-memory
+// task store and an executor that echoes. It serves JSON-RPC at /a2a on
+// 127.0.0.1 and prints its base URL on stdout once it listens.
+//
+// The executor answers every message/send the way a2ad answers a call of
+// demo::echo: submitted, working, one artifact holding the "input" of the
+// request's data part (or the whole data part without one), completed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+)
+
+type echoExecutor struct{}
+
+var _ a2asrv.AgentExecutor = echoExecutor{}
+
+func (echoExecutor) Execute(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	var input map[string]any
+	if reqCtx.Message != nil {
+		for _, p := range reqCtx.Message.Parts {
+			if dp, ok := p.(a2a.DataPart); ok {
+				input = dp.Data
+				if in, ok := dp.Data["input"].(map[string]any); ok {
+					input = in
+				}
+				break
+			}
+		}
+	}
+	if input == nil {
+		input = map[string]any{}
+	}
+	if reqCtx.StoredTask == nil {
+		if err := q.Write(ctx, a2a.NewSubmittedTask(reqCtx, reqCtx.Message)); err != nil {
+			return fmt.Errorf("write submitted: %w", err)
+		}
+	}
+	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateWorking, nil)); err != nil {
+		return fmt.Errorf("write working: %w", err)
+	}
+	art := a2a.NewArtifactEvent(reqCtx, a2a.DataPart{Data: input})
+	art.Artifact.Name = "demo::echo"
+	art.LastChunk = true
+	if err := q.Write(ctx, art); err != nil {
+		return fmt.Errorf("write artifact: %w", err)
+	}
+	done := a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateCompleted, nil)
+	done.Final = true
+	if err := q.Write(ctx, done); err != nil {
+		return fmt.Errorf("write completed: %w", err)
+	}
+	return nil
+}
+
+func (echoExecutor) Cancel(ctx context.Context, reqCtx *a2asrv.RequestContext, q eventqueue.Queue) error {
+	ev := a2a.NewStatusUpdateEvent(reqCtx, a2a.TaskStateCanceled, nil)
+	ev.Final = true
+	return q.Write(ctx, ev)
+}
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "loopback address to listen on")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("sdkserver: ")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+		log.Fatalf("refusing to listen beyond loopback: %s", ln.Addr())
+	}
+	// Warnings and errors only, like a server in production.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	handler := a2asrv.NewHandler(echoExecutor{}, a2asrv.WithLogger(logger))
+	mux := http.NewServeMux()
+	mux.Handle("POST /a2a", a2asrv.NewJSONRPCHandler(handler))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: log.New(io.Discard, "", 0)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Printf("http://%s\n", ln.Addr())
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+}

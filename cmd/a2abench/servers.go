@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// packages are the main packages of the servers, by name.
+var packages = map[string]string{
+	"a2ad":  "./cmd/a2ad",
+	"sdk":   "./cmd/a2abench/sdkserver",
+	"floor": "./cmd/a2abench/floor",
+}
+
+// moduleRoot is the directory of the a2ad module, from the go command.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("run a2abench inside the a2ad module (go env GOMOD is empty)")
+	}
+	root := filepath.Dir(gomod)
+	if _, err := os.Stat(filepath.Join(root, "cmd", "a2ad")); err != nil {
+		return "", fmt.Errorf("%s is not the a2ad module: %w", root, err)
+	}
+	return root, nil
+}
+
+// build builds the servers' binaries into dir, as a release would:
+// -trimpath, -ldflags "-s -w".
+func build(ctx context.Context, root, dir string, servers []string) (map[string]string, error) {
+	bins := make(map[string]string, len(servers))
+	for _, s := range servers {
+		bin := filepath.Join(dir, s)
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, packages[s])
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build %s: %w\n%s", s, err, out)
+		}
+		bins[s] = bin
+	}
+	return bins, nil
+}
+
+// server is a started server process.
+type server struct {
+	name    string
+	cmd     *exec.Cmd
+	baseURL string
+	done    chan struct{} // closed when the process has exited
+	waitErr error
+	log     *tailBuffer
+}
+
+// startTimeout bounds the wait for a server to listen.
+const startTimeout = 30 * time.Second
+
+// start runs a server and waits until it reports its address.
+func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server, error) {
+	var args []string
+	if name == "a2ad" {
+		args = []string{"serve",
+			"--catalog", filepath.Join(root, "examples", "catalog.yaml"),
+			"--store", filepath.Join(dir, "a2ad.db"),
+			"--listen", "127.0.0.1:0",
+			"--log-level", logLevel,
+		}
+		if logLevel != "info" && logLevel != "debug" {
+			// The address is in an info line; without it, pick a free
+			// port first.
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			args[6] = port
+		}
+	} else {
+		args = []string{"-listen", "127.0.0.1:0"}
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	setProcAttr(cmd)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{name: name, cmd: cmd, done: make(chan struct{}), log: &tailBuffer{max: 4096}}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	addr := make(chan string, 2)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); s.scan(stdout, addr, name != "a2ad") }()
+	go func() { defer readers.Done(); s.scan(stderr, addr, name == "a2ad") }()
+	go func() {
+		readers.Wait() // all output read before Wait closes the pipes
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	if name == "a2ad" && args[6] != "127.0.0.1:0" {
+		if err := s.waitHealthy(ctx, "http://"+args[6], timer.C); err != nil {
+			return nil, errors.Join(err, s.stop())
+		}
+		s.baseURL = "http://" + args[6]
+		return s, nil
+	}
+	select {
+	case base := <-addr:
+		u, err := url.Parse(base)
+		if err != nil || u.Scheme != "http" || !isLoopback(u.Host) {
+			return nil, errors.Join(fmt.Errorf("%s: address %q is not http on loopback", name, base), s.stop())
+		}
+		s.baseURL = strings.TrimSuffix(base, "/")
+		return s, nil
+	case <-s.done:
+		return nil, fmt.Errorf("%s exited before listening: %v%s", name, s.waitErr, s.tail())
+	case <-timer.C:
+		return nil, errors.Join(fmt.Errorf("%s did not report its address within %v%s", name, startTimeout, s.tail()), s.stop())
+	case <-ctx.Done():
+		return nil, errors.Join(ctx.Err(), s.stop())
+	}
+}
+
+// scan reads a server's output. With wantAddr it reports the first base
+// URL: a2ad's "a2ad serving" log line (field base_url), or the first line
+// the other servers print. Everything else is kept in a short tail for
+// error messages and otherwise discarded.
+func (s *server) scan(r io.Reader, addr chan<- string, wantAddr bool) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if wantAddr {
+			if base, ok := baseURLFrom(s.name, line); ok {
+				addr <- base
+				wantAddr = false
+				continue
+			}
+		}
+		s.log.Write(append(line, '\n'))
+	}
+	_, _ = io.Copy(io.Discard, r)
+}
+
+func baseURLFrom(name string, line []byte) (string, bool) {
+	if name != "a2ad" {
+		l := strings.TrimSpace(string(line))
+		return l, strings.HasPrefix(l, "http://")
+	}
+	if !bytes.Contains(line, []byte(`"a2ad serving"`)) {
+		return "", false
+	}
+	var rec struct {
+		Message string `json:"message"`
+		BaseURL string `json:"base_url"`
+	}
+	if json.Unmarshal(line, &rec) != nil || rec.Message != "a2ad serving" || rec.BaseURL == "" {
+		return "", false
+	}
+	return rec.BaseURL, true
+}
+
+func (s *server) waitHealthy(ctx context.Context, base string, timeout <-chan time.Time) error {
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-s.done:
+			return fmt.Errorf("%s exited before listening: %v%s", s.name, s.waitErr, s.tail())
+		case <-timeout:
+			return fmt.Errorf("%s not healthy within %v%s", s.name, startTimeout, s.tail())
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stop ends the server: SIGTERM, then SIGKILL if it is still running
+// after 10 seconds. It returns once the process has exited.
+func (s *server) stop() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return nil
+	case <-t.C:
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	return fmt.Errorf("%s did not stop on SIGTERM within 10s: killed", s.name)
+}
+
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// tail is the end of the server's output, for error messages.
+func (s *server) tail() string {
+	t := strings.TrimSpace(s.log.String())
+	if t == "" {
+		return ""
+	}
+	return "\n" + s.name + " output (end):\n" + t
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+// isLoopback reports whether host (host or host:port) is a loopback IP.
+func isLoopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
