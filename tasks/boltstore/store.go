@@ -558,7 +558,13 @@ func eventKey(id string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 
+// expiryKey orders by time. Times before 1970 (a cutoff computed from a
+// very long retention) clamp to zero rather than wrap to the far future.
 func expiryKey(t time.Time, id string) []byte {
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(t.UnixNano()))
+	ns := t.UnixNano()
+	if ns < 0 || t.Year() < 1970 {
+		ns = 0
+	}
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(ns))
 	return append(k, id...)
 }

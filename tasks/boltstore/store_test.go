@@ -341,3 +341,18 @@ func TestClosedStoreRefusesWrites(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// TestExpireWithACutoffBefore1970 is a retention longer than the time since
+// 1970 ("keep forever"): it must delete nothing.
+func TestExpireWithACutoffBefore1970(t *testing.T) {
+	s := MustOpen(t, "")
+	if _, _, err := s.Create(ctx, key("o", "m", "m"), newRecord("t", "o", a2a.StateCompleted, time.Now()), []tasks.Event{statusEvent(a2a.StateCompleted)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cutoff := range []time.Time{time.Now().Add(-100 * 365 * 24 * time.Hour), {}, time.Unix(-1, 0)} {
+		n, err := s.Expire(ctx, cutoff, 10)
+		if err != nil || n != 0 {
+			t.Fatalf("Expire(%s) deleted %d (%v), want 0", cutoff, n, err)
+		}
+	}
+}
