@@ -118,9 +118,6 @@ var errSkip = errors.New("task moved on")
 
 func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
-	// Writes that follow the call must land even while the service shuts
-	// down: they are the call's outcome.
-	wctx := context.WithoutCancel(ctx)
 	if held != nil {
 		defer held()
 	} else {
@@ -130,7 +127,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		}
 		defer release()
 		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
-		_, events, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
 			if r.State() != a2a.StateSubmitted {
 				return nil, errSkip
 			}
@@ -145,34 +142,68 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		}
 		s.broker.Publish(id, events)
 	}
+	if res := s.call(ctx, id, fn, input, log); !res.stopped {
+		s.finish(ctx, owner, id, res, log)
+	}
+}
 
+// callResult is what a finished call leaves for its task.
+type callResult struct {
+	status   a2a.TaskStatus
+	artifact *a2a.Artifact
+	// stopped: the call was cut short by a cancel or by shutdown, and
+	// leaves the task as it is.
+	stopped bool
+	started time.Time
+}
+
+// events returns the events that record res: the artifact, then the
+// status.
+func (res *callResult) events() []Event {
+	var out []Event
+	if res.artifact != nil {
+		out = append(out, Event{Artifact: res.artifact, LastChunk: true})
+	}
+	return append(out, Event{Status: &res.status})
+}
+
+// apply records res on r.
+func (s *Service) apply(r *Record, res *callResult) []Event {
+	if res.artifact != nil {
+		r.Task.Artifacts = append(r.Task.Artifacts, *res.artifact)
+	}
+	s.setStatus(r, res.status)
+	return res.events()
+}
+
+// call invokes fn once, bounded by its timeout.
+func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger) callResult {
 	started := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
 	res, callErr := fn.Backend.Invoke(log.WithContext(callCtx), input)
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
-
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown):
 		log.Warn().Msg("call interrupted by shutdown; recovery will settle the task at the next start")
-		return
+		return callResult{stopped: true}
 	case errors.Is(cause, errCanceledByClient):
 		log.Info().Msg("call stopped: task canceled")
-		return
+		return callResult{stopped: true}
 	}
 	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
-	var evs []Event
-	rec, evs, _, err := s.store.Update(wctx, owner, id, nil, func(r *Record) ([]Event, error) {
+	return callResult{status: status, artifact: artifact, started: started}
+}
+
+// finish stores a call's result, unless the task was canceled meanwhile
+// (then the late result is discarded in the same transaction that sees
+// the cancel).
+func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
 		if r.State() != a2a.StateWorking {
-			return nil, errSkip // canceled meanwhile: the late result is discarded
+			return nil, errSkip
 		}
-		var out []Event
-		if artifact != nil {
-			r.Task.Artifacts = append(r.Task.Artifacts, *artifact)
-			out = append(out, Event{Artifact: artifact, LastChunk: true})
-		}
-		s.setStatus(r, status)
-		return append(out, Event{Status: &status}), nil
+		return s.apply(r, &res), nil
 	})
 	switch {
 	case errors.Is(err, errSkip):
@@ -183,7 +214,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		return
 	}
 	s.broker.Publish(id, withRecord(evs, rec))
-	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(started)).Msg("call finished")
+	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
 }
 
 // outcome turns a call's result into the task's next status and artifact.

@@ -109,6 +109,10 @@ type Store interface {
 	// returns that task's record with created=false, or
 	// ErrMessageIDReused if the message differs.
 	Create(ctx context.Context, key IdemKey, rec *Record, events []Event) (got *Record, created bool, err error)
+	// Lookup returns the task key is bound to: ErrNotFound if it is
+	// bound to none, ErrMessageIDReused if it was bound with another
+	// message.
+	Lookup(ctx context.Context, key IdemKey) (*Record, error)
 	// Get returns the task id owned by owner, or ErrNotFound.
 	Get(ctx context.Context, owner, id string) (*Record, error)
 	// Update applies fn to the task id owned by owner, in one transaction.

@@ -62,6 +62,7 @@ type Service struct {
 	mu       sync.Mutex
 	inflight int                                // calls reserved, queued or running
 	runs     map[string]context.CancelCauseFunc // taskID → cancel of its run
+	flights  map[string]chan struct{}           // owner+messageId → closed when its send is done
 	closed   bool
 }
 
@@ -96,14 +97,15 @@ func New(cfg Config) *Service {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Service{
-		cfg:    cfg,
-		store:  cfg.Store,
-		broker: NewBroker(),
-		log:    cfg.Logger,
-		ctx:    ctx,
-		cancel: cancel,
-		slots:  make(chan struct{}, cfg.MaxConcurrent),
-		runs:   make(map[string]context.CancelCauseFunc),
+		cfg:     cfg,
+		store:   cfg.Store,
+		broker:  NewBroker(),
+		log:     cfg.Logger,
+		ctx:     ctx,
+		cancel:  cancel,
+		slots:   make(chan struct{}, cfg.MaxConcurrent),
+		runs:    make(map[string]context.CancelCauseFunc),
+		flights: make(map[string]chan struct{}),
 	}
 }
 
@@ -171,16 +173,28 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 		rec *Record
 		err error
 	)
+	blocking := p.Blocking == nil || *p.Blocking
+	var sub *Subscription
 	if msg.TaskID == "" {
-		rec, err = s.sendNew(ctx, caller, &msg, key)
+		id := newID()
+		if blocking {
+			// Subscribe before the task exists, so that no event is
+			// missed and the final one hands over the record.
+			sub = s.broker.Subscribe(id, 8)
+			defer s.broker.Unsubscribe(sub)
+		}
+		rec, err = s.sendNew(ctx, caller, &msg, key, id, blocking)
+		if err == nil && rec.Task.ID != id {
+			sub = nil // a duplicate: the task is another one
+		}
 	} else {
 		rec, err = s.sendFollowUp(ctx, caller, &msg, key)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if (p.Blocking == nil || *p.Blocking) && !settled(rec.State()) {
-		rec = s.wait(ctx, rec)
+	if blocking && !settled(rec.State()) {
+		rec = s.wait(ctx, rec, sub)
 	}
 	n := -1
 	if p.HistoryLength != nil {
@@ -194,13 +208,18 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 // waits for the client.
 func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 
-func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey) (*Record, error) {
+// sendNew creates a task for a message that names none. Sends with the
+// same key take turns (see flight).
+func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, blocking bool) (*Record, error) {
+	return s.flight(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, key, id, blocking) })
+}
+
+func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, blocking bool) (*Record, error) {
 	c, perr := resolveCall(msg)
 	if perr != nil {
 		return nil, perr
 	}
 	now := s.cfg.Now()
-	id := newID()
 	contextID := msg.ContextID
 	if contextID == "" {
 		contextID = newID()
@@ -232,22 +251,35 @@ func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, 
 		rec.FunctionID, rec.Input = f.ID, c.Input
 		status = s.status(a2a.StateSubmitted, nil)
 	}
+	s.setStatus(rec, status)
 	events := []Event{{Status: &status}}
 	var held func()
 	if fn != nil {
 		if err := s.reserve(); err != nil {
 			return nil, err
 		}
+		release, ok := s.acquire(ctx, fn, false)
+		if ok && blocking && fn.RetrySafe {
+			// The call may run before its task is stored, unless this
+			// message already has a task.
+			switch got, err := s.store.Lookup(ctx, key); {
+			case errors.Is(err, ErrNotFound):
+				return s.speculate(ctx, key, rec, events, fn, release)
+			default:
+				release()
+				s.unreserve()
+				return got, err
+			}
+		}
 		// With a slot free now, store the task already working: one
 		// commit fewer than submitted, then working.
-		if release, ok := s.acquire(ctx, fn, false); ok {
+		if ok {
 			held = release
 			working := s.status(a2a.StateWorking, nil)
 			events = append(events, Event{Status: &working})
-			status = working
+			s.setStatus(rec, working)
 		}
 	}
-	s.setStatus(rec, status)
 	got, created, err := s.store.Create(ctx, key, rec, events)
 	if err != nil || !created {
 		if held != nil {
@@ -259,7 +291,7 @@ func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, 
 		return got, err
 	}
 	s.broker.Publish(id, events)
-	s.log.Info().Str("task_id", id).Str("function_id", c.FunctionID).Str("state", string(status.State)).
+	s.log.Debug().Str("task_id", id).Str("function_id", c.FunctionID).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
 		s.start(got, fn, held)
@@ -540,65 +572,64 @@ func (s *Service) Cancel(ctx context.Context, caller Caller, id string) (*a2a.Ta
 }
 
 // wait blocks until rec's task settles, the blocking cap passes or ctx
-// ends, and returns the task as it then stands.
-func (s *Service) wait(ctx context.Context, rec *Record) *Record {
+// ends, and returns the task as it then stands. sub, when not nil, is a
+// subscription to the task made before it was stored.
+func (s *Service) wait(ctx context.Context, rec *Record, sub *Subscription) *Record {
 	id := rec.Task.ID
 	timer := time.NewTimer(s.cfg.BlockingTimeout)
 	defer timer.Stop()
 	for {
-		sub := s.broker.Subscribe(id, 8)
-		cur, err := s.store.Get(ctx, rec.Owner, id)
-		if err != nil {
-			s.broker.Unsubscribe(sub)
-			return rec
-		}
-		rec = cur
-		if settled(rec.State()) {
-			s.broker.Unsubscribe(sub)
-			return rec
-		}
-		dropped := false
-		for !dropped {
-			select {
-			case e, ok := <-sub.C:
-				if !ok {
-					dropped = true // re-read the store and subscribe again
-				} else if e.Final() {
-					s.broker.Unsubscribe(sub)
-					if e.rec != nil {
-						return e.rec
-					}
-					if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
-						return cur
-					}
-					return rec
-				}
-			case <-timer.C:
-				s.broker.Unsubscribe(sub)
-				if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
-					return cur
-				}
-				return rec
-			case <-ctx.Done():
-				s.broker.Unsubscribe(sub)
-				return rec
-			case <-s.ctx.Done():
-				// Shutting down: answer with the task as it stands.
-				s.broker.Unsubscribe(sub)
-				if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, id); err == nil {
-					return cur
-				}
+		if sub == nil {
+			sub = s.broker.Subscribe(id, 8)
+			defer s.broker.Unsubscribe(sub)
+			cur, err := s.store.Get(ctx, rec.Owner, id)
+			if err != nil {
 				return rec
 			}
+			if rec = cur; settled(rec.State()) {
+				return rec
+			}
+		}
+		select {
+		case e, ok := <-sub.C:
+			switch {
+			case !ok:
+				sub = nil // dropped: read the store and subscribe again
+			case e.Final() && e.rec != nil:
+				return e.rec
+			case e.Final():
+				return s.current(ctx, rec)
+			}
+		case <-timer.C:
+			return s.current(ctx, rec)
+		case <-ctx.Done():
+			return rec
+		case <-s.ctx.Done():
+			// Shutting down: answer with the task as it stands.
+			return s.current(ctx, rec)
 		}
 	}
 }
 
-// newID returns a random (version 4) UUID.
+// current reads rec's task again, or returns rec if that fails.
+func (s *Service) current(ctx context.Context, rec *Record) *Record {
+	if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, rec.Task.ID); err == nil {
+		return cur
+	}
+	return rec
+}
+
+// newID returns a time-ordered (version 7) UUID: 48 bits of Unix
+// milliseconds, then random bits. Ids created together sort together, so
+// the store's B+tree takes new tasks at its right edge and a commit dirties
+// few pages.
 func newID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
+	_, _ = rand.Read(b[6:])
+	ms := uint64(time.Now().UnixMilli())
+	b[0], b[1], b[2] = byte(ms>>40), byte(ms>>32), byte(ms>>24)
+	b[3], b[4], b[5] = byte(ms>>16), byte(ms>>8), byte(ms)
+	b[6] = b[6]&0x0f | 0x70
 	b[8] = b[8]&0x3f | 0x80
 	var out [36]byte
 	hex.Encode(out[0:8], b[0:4])

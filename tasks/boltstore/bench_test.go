@@ -48,7 +48,7 @@ import (
 const (
 	// benchSchema is the store schema the cached files were built with;
 	// a cached file with another one is rebuilt.
-	benchSchema = "1"
+	benchSchema = "2"
 	// benchDataVersion changes whenever benchTask changes what it stores.
 	benchDataVersion = 1
 	// benchActive is how many tasks of a preloaded store are left working,

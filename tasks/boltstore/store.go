@@ -3,7 +3,7 @@
 // Buckets, all created at open, with composite keys (big-endian numbers so
 // they sort):
 //
-//	tasks   taskID                          → Record JSON
+//	tasks   taskID                          → seq(8) Record JSON
 //	events  taskID 0x00 seq(8)              → Event JSON
 //	active  taskID                          → (empty) the non-terminal index
 //	owners  len(owner) owner taskID         → (empty) the index by owner
@@ -44,7 +44,7 @@ var (
 	bucketMeta   = []byte("meta")
 
 	keySchema     = []byte("schema")
-	schemaVersion = []byte("1")
+	schemaVersion = []byte("2")
 )
 
 // ErrLocked is returned by Open when another process holds the file.
@@ -266,139 +266,56 @@ func (s *Store) commit(batch []*write) {
 	}
 }
 
-// Create implements tasks.Store.
-func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
-	var got *tasks.Record
-	var created bool
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		got, created = nil, false
-		if id, hash, ok := getIdem(tx, key.Owner, key.MessageID); ok {
-			if hash != key.Hash {
-				return tasks.ErrMessageIDReused
-			}
-			r, err := getRecord(tx, id)
-			if err != nil {
-				return err
-			}
-			got = r
-			return nil
-		}
-		if tx.Bucket(bucketTasks).Get([]byte(rec.Task.ID)) != nil {
-			return fmt.Errorf("create task %s: id already exists", rec.Task.ID)
-		}
-		r := *rec
-		r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
-		if err := putIdem(tx, key, r.Task.ID); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketOwners).Put(ownerKey(r.Owner, r.Task.ID), nil); err != nil {
-			return err
-		}
-		if err := save(tx, &r, events, ""); err != nil {
-			return err
-		}
-		got, created = &r, true
-		return nil
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return got, created, nil
+// A record's value is its sequence number (8 bytes, big-endian) and its
+// JSON. The writer compares the sequence to detect a change made since
+// the record was read, without decoding it: all JSON work happens in the
+// callers' goroutines, outside the single writer.
+
+// encoded is a record and its new events, ready to write.
+type encoded struct {
+	rec    *tasks.Record
+	value  []byte
+	events [][]byte
 }
 
-// Get implements tasks.Store.
-func (s *Store) Get(ctx context.Context, owner, id string) (*tasks.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var rec *tasks.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		if r.Owner != owner {
-			return tasks.ErrNotFound
-		}
-		rec = r
-		return nil
-	})
-	return rec, err
-}
-
-// Update implements tasks.Store.
-func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
-	var (
-		out    *tasks.Record
-		events []tasks.Event
-		dup    bool
-	)
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		out, events, dup = nil, nil, false
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		if r.Owner != owner {
-			return tasks.ErrNotFound
-		}
-		if key != nil {
-			if boundID, hash, ok := getIdem(tx, key.Owner, key.MessageID); ok {
-				if hash != key.Hash || boundID != id {
-					return tasks.ErrMessageIDReused
-				}
-				out, dup = r, true
-				return nil
-			}
-		}
-		prevState := r.State()
-		evs, err := fn(r)
-		if err != nil {
-			return err
-		}
-		if key != nil {
-			if err := putIdem(tx, *key, id); err != nil {
-				return err
-			}
-			r.MessageIDs = append(r.MessageIDs, key.MessageID)
-		}
-		if len(evs) == 0 && key == nil {
-			out = r
-			return nil // nothing changed
-		}
-		if err := save(tx, r, evs, prevState); err != nil {
-			return err
-		}
-		out, events = r, evs
-		return nil
-	})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return out, events, dup, nil
-}
-
-// save writes rec and its new events (assigning their sequence numbers)
-// and keeps the active and expiry indexes in step with the state.
-func save(tx *bolt.Tx, rec *tasks.Record, events []tasks.Event, prev a2a.TaskState) error {
-	evb := tx.Bucket(bucketEvents)
+// encode assigns the events' sequence numbers after rec's and encodes
+// rec and the events. rec.Seq ends at the last event's sequence.
+func encode(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
+	e := &encoded{rec: rec, events: make([][]byte, len(events))}
 	for i := range events {
 		rec.Seq++
 		events[i].Seq = rec.Seq
 		b, err := json.Marshal(&events[i])
 		if err != nil {
-			return fmt.Errorf("encode event: %w", err)
+			return nil, fmt.Errorf("encode event: %w", err)
 		}
-		if err := evb.Put(eventKey(rec.Task.ID, rec.Seq), b); err != nil {
-			return err
-		}
+		e.events[i] = b
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
+		return nil, fmt.Errorf("encode task: %w", err)
 	}
+	e.value = binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(b)), rec.Seq)
+	e.value = append(e.value, b...)
+	return e, nil
+}
+
+// put writes e and keeps the active and expiry indexes in step with the
+// state; prev is the state before ("" for a new task).
+func (e *encoded) put(tx *bolt.Tx, prev a2a.TaskState) error {
+	rec := e.rec
 	id := []byte(rec.Task.ID)
-	if err := tx.Bucket(bucketTasks).Put(id, b); err != nil {
+	evb := tx.Bucket(bucketEvents)
+	evb.FillPercent = appendFill
+	first := rec.Seq - uint64(len(e.events))
+	for i, b := range e.events {
+		if err := evb.Put(eventKey(rec.Task.ID, first+uint64(i)+1), b); err != nil {
+			return err
+		}
+	}
+	tb := tx.Bucket(bucketTasks)
+	tb.FillPercent = appendFill
+	if err := tb.Put(id, e.value); err != nil {
 		return err
 	}
 	state := rec.State()
@@ -407,14 +324,205 @@ func save(tx *bolt.Tx, rec *tasks.Record, events []tasks.Event, prev a2a.TaskSta
 			return err
 		}
 		if !prev.Terminal() {
-			return tx.Bucket(bucketExpiry).Put(expiryKey(rec.UpdatedAt, rec.Task.ID), nil)
+			xb := tx.Bucket(bucketExpiry)
+			xb.FillPercent = appendFill
+			return xb.Put(expiryKey(rec.UpdatedAt, rec.Task.ID), nil)
 		}
 		return nil
 	}
 	if prev == "" || prev.Terminal() {
-		return tx.Bucket(bucketActive).Put(id, nil)
+		ab := tx.Bucket(bucketActive)
+		ab.FillPercent = appendFill
+		return ab.Put(id, nil)
 	}
 	return nil
+}
+
+// appendFill fills pages of the buckets whose keys mostly grow (task ids
+// are time-ordered) further than bbolt's default half, so they split less.
+const appendFill = 0.9
+
+// Create implements tasks.Store.
+func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
+	r := *rec
+	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
+	e, err := encode(&r, events)
+	if err != nil {
+		return nil, false, err
+	}
+	var boundTo string
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		boundTo = ""
+		if id, hash, ok := getIdem(tx, key.Owner, key.MessageID); ok {
+			if hash != key.Hash {
+				return tasks.ErrMessageIDReused
+			}
+			boundTo = id
+			return nil
+		}
+		if tx.Bucket(bucketTasks).Get([]byte(r.Task.ID)) != nil {
+			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+		}
+		if err := putIdem(tx, key, r.Task.ID); err != nil {
+			return err
+		}
+		ob := tx.Bucket(bucketOwners)
+		ob.FillPercent = appendFill
+		if err := ob.Put(ownerKey(r.Owner, r.Task.ID), nil); err != nil {
+			return err
+		}
+		return e.put(tx, "")
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if boundTo != "" {
+		got, err := s.Get(ctx, key.Owner, boundTo)
+		if errors.Is(err, tasks.ErrNotFound) {
+			// Expired between the two reads: the key went with it.
+			return s.Create(ctx, key, rec, events)
+		}
+		return got, false, err
+	}
+	return &r, true, nil
+}
+
+// Lookup implements tasks.Store.
+func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var (
+		id    string
+		hash  [32]byte
+		bound bool
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		id, hash, bound = getIdem(tx, key.Owner, key.MessageID)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !bound:
+		return nil, tasks.ErrNotFound
+	case hash != key.Hash:
+		return nil, tasks.ErrMessageIDReused
+	}
+	return s.Get(ctx, key.Owner, id)
+}
+
+// Get implements tasks.Store.
+func (s *Store) Get(ctx context.Context, owner, id string) (*tasks.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var v []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v = append(v, tx.Bucket(bucketTasks).Get([]byte(id))...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, tasks.ErrNotFound
+	}
+	r, err := decodeRecord(id, v)
+	if err != nil {
+		return nil, err
+	}
+	if r.Owner != owner {
+		return nil, tasks.ErrNotFound
+	}
+	return r, nil
+}
+
+// errStale: the record changed between the read and the write.
+var errStale = errors.New("stale record")
+
+// errBound: the idempotency key was bound meanwhile.
+var errBound = errors.New("idempotency key bound")
+
+// Update implements tasks.Store. It reads the record, applies fn and
+// encodes the result outside the writer, then writes it only if the
+// record is still at the sequence it read (optimistic concurrency); if
+// not, it starts again, so fn may run more than once.
+func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
+	for {
+		r, err := s.Get(ctx, owner, id)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if key != nil {
+			if dup, err := s.boundTo(key, id); err != nil || dup {
+				return r, nil, dup, err
+			}
+		}
+		read, prev := r.Seq, r.State()
+		evs, err := fn(r)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if len(evs) == 0 && key == nil {
+			return r, nil, false, nil // nothing changed
+		}
+		if key != nil {
+			r.MessageIDs = append(r.MessageIDs, key.MessageID)
+		}
+		e, err := encode(r, evs)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		err = s.update(ctx, func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketTasks).Get([]byte(id))
+			if v == nil {
+				return tasks.ErrNotFound
+			}
+			if len(v) < 8 || binary.BigEndian.Uint64(v) != read {
+				return errStale
+			}
+			if key != nil {
+				if _, _, ok := getIdem(tx, key.Owner, key.MessageID); ok {
+					return errBound
+				}
+				if err := putIdem(tx, *key, id); err != nil {
+					return err
+				}
+			}
+			return e.put(tx, prev)
+		})
+		switch {
+		case errors.Is(err, errStale), errors.Is(err, errBound):
+			continue
+		case err != nil:
+			return nil, nil, false, err
+		}
+		return r, evs, false, nil
+	}
+}
+
+// boundTo reports whether key is bound to task id already; a key bound to
+// another task, or with another message, is ErrMessageIDReused.
+func (s *Store) boundTo(key *tasks.IdemKey, id string) (bool, error) {
+	var (
+		bound  string
+		hash   [32]byte
+		exists bool
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		bound, hash, exists = getIdem(tx, key.Owner, key.MessageID)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case !exists:
+		return false, nil
+	case hash != key.Hash || bound != id:
+		return false, tasks.ErrMessageIDReused
+	}
+	return true, nil
 }
 
 // Active implements tasks.Store.
@@ -457,12 +565,21 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	return out, err
 }
 
-// Expire implements tasks.Store.
+// Expire implements tasks.Store. It writes nothing when nothing has
+// expired.
 func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	end := expiryKey(cutoff, "")
+	var due bool
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketExpiry).Cursor().First()
+		due = k != nil && bytes.Compare(k, end) < 0
+		return nil
+	}); err != nil || !due {
+		return 0, err
+	}
 	var n int
 	err := s.update(ctx, func(tx *bolt.Tx) error {
 		n = 0
-		end := expiryKey(cutoff, "")
 		c := tx.Bucket(bucketExpiry).Cursor()
 		var victims [][]byte
 		for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0 && len(victims) < limit; k, _ = c.Next() {
@@ -516,10 +633,18 @@ func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
 	if v == nil {
 		return nil, tasks.ErrNotFound
 	}
+	return decodeRecord(id, v)
+}
+
+func decodeRecord(id string, v []byte) (*tasks.Record, error) {
+	if len(v) < 8 {
+		return nil, fmt.Errorf("decode task %s: value of %d bytes", id, len(v))
+	}
 	var r tasks.Record
-	if err := json.Unmarshal(v, &r); err != nil {
+	if err := json.Unmarshal(v[8:], &r); err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
+	r.Seq = binary.BigEndian.Uint64(v)
 	return &r, nil
 }
 

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkHTTPSendEcho is a blocking message/send of the builtin echo
+// through the real server over loopback HTTP, fully durable, with 16
+// clients. The load generator shares the process, so profile with
+// -cpuprofile and read the server's share.
+func BenchmarkHTTPSendEcho(b *testing.B) {
+	m := startMain(b, nil)
+	url := "http://" + m.Addr() + "/a2a"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var n atomic.Int64
+	b.SetParallelism(8) // 16 goroutines on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"message/send","params":{"message":{"kind":"message","messageId":"bench-%d","role":"user","parts":[{"kind":"data","data":{"skill":"demo::echo","input":{"message":"hello"}}}]}}}`, i, i)
+			resp, err := client.Post(url, "application/json", bytes.NewBufferString(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !bytes.Contains(out, []byte(`"state":"completed"`)) {
+				b.Errorf("not completed: %s", out)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}

@@ -1,0 +1,133 @@
+package tasks
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// speculationWindow is how long a blocking send of a retry-safe function
+// runs the call before its task is stored. A call that ends within it is
+// stored once, with its outcome: one commit instead of two. A slower one
+// is then stored working and finishes like any other.
+//
+// Only retry-safe functions qualify: a crash inside the window loses a
+// call that no one was told about, and the caller's retry runs it again,
+// which such a function allows.
+const speculationWindow = 20 * time.Millisecond
+
+// flight lets one send per (caller, messageId) work at a time, so that
+// concurrent duplicates never run a call twice: the others wait for it,
+// then find its task.
+func (s *Service) flight(ctx context.Context, key IdemKey, lead func() (*Record, error)) (*Record, error) {
+	k := key.Owner + "\x00" + key.MessageID
+	for {
+		s.mu.Lock()
+		if done, busy := s.flights[k]; busy {
+			s.mu.Unlock()
+			select {
+			case <-done:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		s.flights[k] = done
+		s.mu.Unlock()
+		rec, err := lead()
+		s.mu.Lock()
+		delete(s.flights, k)
+		s.mu.Unlock()
+		close(done)
+		return rec, err
+	}
+}
+
+// speculation is a call started before its task was stored.
+type speculation struct {
+	mu     sync.Mutex
+	res    *callResult   // set when the call ended before the task was stored
+	stored bool          // the task was stored working: the call stores its result
+	ready  chan struct{} // closed when res is set
+}
+
+// speculate runs rec's call (a slot is held) and stores the task once it
+// ends, or working when the window passes first. rec is submitted, with
+// events; key has no task yet.
+func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func()) (*Record, error) {
+	id := rec.Task.ID
+	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
+	sp := &speculation{ready: make(chan struct{})}
+	runCtx, cancel := context.WithCancelCause(s.ctx)
+	s.mu.Lock()
+	s.runs[id] = cancel
+	s.mu.Unlock()
+	input := rec.Input
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			held()
+			s.mu.Lock()
+			delete(s.runs, id)
+			s.inflight--
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+		res := s.call(runCtx, id, fn, input, log)
+		sp.mu.Lock()
+		if sp.stored {
+			sp.mu.Unlock()
+			if !res.stopped {
+				s.finish(runCtx, rec.Owner, id, res, log)
+			}
+			return
+		}
+		sp.res = &res
+		sp.mu.Unlock()
+		close(sp.ready)
+	}()
+
+	working := s.status(a2a.StateWorking, nil)
+	events = append(events, Event{Status: &working})
+	timer := time.NewTimer(min(speculationWindow, s.cfg.BlockingTimeout))
+	defer timer.Stop()
+	select {
+	case <-sp.ready:
+		res := sp.res
+		if res.stopped { // shutting down before anything was stored
+			return nil, ErrClosed
+		}
+		final := *rec
+		final.Task.Artifacts = nil
+		events = append(events, s.apply(&final, res)...)
+		got, created, err := s.store.Create(ctx, key, &final, events)
+		if err != nil || !created {
+			return got, err
+		}
+		s.broker.Publish(id, withRecord(events, got))
+		log.Info().Str("state", string(got.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
+		return got, nil
+	case <-timer.C:
+	}
+	// The call is slow: store its task working now.
+	s.setStatus(rec, working)
+	got, created, err := s.store.Create(ctx, key, rec, events)
+	if err != nil || !created {
+		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
+		return got, err
+	}
+	s.broker.Publish(id, events)
+	sp.mu.Lock()
+	res := sp.res
+	sp.stored = res == nil
+	sp.mu.Unlock()
+	if res != nil && !res.stopped { // it ended while the task was being stored
+		s.finish(ctx, rec.Owner, id, *res, log)
+	}
+	return got, nil
+}

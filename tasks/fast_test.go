@@ -1,0 +1,171 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+func retrySafe(f *functions.Function) { f.RetrySafe = true }
+
+func eventStates(tb testing.TB, e *env, id string) string {
+	tb.Helper()
+	evs, err := e.store.Events(ctx, id, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			tb.Fatalf("event %d has seq %d", i, ev.Seq)
+		}
+		switch {
+		case ev.Status != nil:
+			out = append(out, string(ev.Status.State))
+		case ev.Artifact != nil:
+			out = append(out, "artifact")
+		}
+	}
+	return fmt.Sprint(out)
+}
+
+// A quick retry-safe call is stored once, with its outcome.
+func TestRetrySafeQuickCallIsOneCommit(t *testing.T) {
+	b := echoBackend()
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b, retrySafe))
+	before, _ := e.store.Counts()
+	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
+	if err != nil || task.Status.State != a2a.StateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("send: %v %+v", err, task)
+	}
+	after, _ := e.store.Counts()
+	if after-before != 1 {
+		t.Fatalf("%d commits for a quick retry-safe call, want 1", after-before)
+	}
+	if got := eventStates(t, e, task.ID); got != "[submitted working artifact completed]" {
+		t.Fatalf("events %s", got)
+	}
+	// A retry finds the task and does not call again.
+	again, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
+	if err != nil || again.ID != task.ID || b.calls.Load() != 1 {
+		t.Fatalf("retry: %v, task %s, calls %d", err, again.ID, b.calls.Load())
+	}
+	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":2}`))); err != tasks.ErrMessageIDReused {
+		t.Fatalf("reused id: %v", err)
+	}
+}
+
+// A slow retry-safe call is stored working once the window passes, and
+// finishes like any other.
+func TestRetrySafeSlowCallIsStoredWorking(t *testing.T) {
+	release := make(chan struct{})
+	b := blockingBackend(release)
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", b, retrySafe))
+	done := make(chan *a2a.Task, 1)
+	go func() {
+		task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`)))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- task
+	}()
+	var id string
+	deadline := time.Now().Add(5 * time.Second)
+	for id == "" {
+		active, _ := e.store.Active(ctx)
+		if len(active) == 1 {
+			id = active[0].Task.ID
+			if st := active[0].State(); st != a2a.StateWorking {
+				t.Fatalf("stored %s, want working", st)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call's task was never stored")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	task := <-done
+	if task.ID != id || task.Status.State != a2a.StateCompleted {
+		t.Fatalf("blocking sender got %s %s", task.ID, task.Status.State)
+	}
+	if got := eventStates(t, e, id); got != "[submitted working artifact completed]" {
+		t.Fatalf("events %s", got)
+	}
+}
+
+func TestRetrySafeSlowCallCanBeCanceled(t *testing.T) {
+	b := blockingBackend(make(chan struct{}))
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", b, retrySafe))
+	go func() { _, _ = e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`))) }()
+	var id string
+	for id == "" {
+		if active, _ := e.store.Active(ctx); len(active) == 1 {
+			id = active[0].Task.ID
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := e.svc.Cancel(ctx, tasks.Caller{}, id); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if task := waitState(t, e, tasks.Caller{}, id, a2a.StateCanceled); len(task.Artifacts) != 0 {
+		t.Fatalf("a canceled task got artifacts")
+	}
+}
+
+// Concurrent duplicates of a retry-safe message still call once.
+func TestRetrySafeDuplicatesRunOnce(t *testing.T) {
+	b := &Backend{Fn: func(_ context.Context, in json.RawMessage) (functions.Result, error) {
+		time.Sleep(5 * time.Millisecond)
+		return functions.Result{Output: in}, nil
+	}}
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b, retrySafe))
+	for round := range 20 {
+		var wg sync.WaitGroup
+		ids := make([]string, 10)
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(fmt.Sprint("r", round), "demo::echo", `{}`)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids[i] = task.ID
+			}()
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Fatalf("round %d: duplicates got different tasks %v", round, ids)
+			}
+		}
+	}
+	if c := b.calls.Load(); c != 20 {
+		t.Fatalf("%d calls for 20 messages", c)
+	}
+}
+
+// A non-blocking send never speculates: its task is stored before the
+// call ends.
+func TestNonBlockingRetrySafeStoresFirst(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", blockingBackend(release), retrySafe))
+	task, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Get(ctx, tasks.Caller{}, task.ID, nil); err != nil {
+		t.Fatalf("non-blocking send returned before its task was stored: %v", err)
+	}
+}
