@@ -95,14 +95,21 @@ var nullID = json.RawMessage("null")
 // AppendResult appends the JSON-RPC response carrying result to dst.
 // result must already be JSON.
 func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
+	dst = AppendResultStart(dst, id)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendResultStart appends a result response up to its result value, so
+// that the caller can encode the value in place; the caller then appends
+// the value and '}'.
+func AppendResultStart(dst []byte, id json.RawMessage) []byte {
 	if len(id) == 0 {
 		id = nullID
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
-	dst = append(dst, `,"result":`...)
-	dst = append(dst, result...)
-	return append(dst, '}')
+	return append(dst, `,"result":`...)
 }
 
 // AppendError appends the JSON-RPC response carrying e to dst.

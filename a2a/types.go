@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -88,23 +87,7 @@ type wirePart struct {
 }
 
 // MarshalJSON writes the 0.3 shape, with its kind discriminator.
-func (p Part) MarshalJSON() ([]byte, error) {
-	w := wirePart{Kind: p.Kind, Metadata: p.Metadata}
-	switch p.Kind {
-	case PartText:
-		w.Text = &p.Text
-	case PartFile:
-		w.File = p.File
-	case PartData:
-		w.Data = p.Data
-		if len(w.Data) == 0 {
-			w.Data = json.RawMessage("{}")
-		}
-	default:
-		return nil, fmt.Errorf("part: unknown kind %q", p.Kind)
-	}
-	return json.Marshal(w)
-}
+func (p Part) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
 
 // UnmarshalJSON reads the 0.3 shape. It is lenient: strict checking of
 // client input is done by DecodeMessage, which names the offending field.
@@ -132,15 +115,8 @@ type Message struct {
 	Metadata         map[string]any `json:"metadata,omitempty"`
 }
 
-type messageAlias Message
-
-// MarshalJSON adds the 0.3 kind discriminator.
-func (m Message) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		messageAlias
-	}{"message", messageAlias(m)})
-}
+// MarshalJSON writes the 0.3 shape, with its kind discriminator.
+func (m Message) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil) }
 
 // TaskStatus is a task's state with the message that explains it.
 type TaskStatus struct {
@@ -148,6 +124,9 @@ type TaskStatus struct {
 	Message   *Message  `json:"message,omitempty"`
 	Timestamp string    `json:"timestamp,omitempty"`
 }
+
+// MarshalJSON writes the wire shape.
+func (s TaskStatus) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil) }
 
 // Artifact is an output of a task.
 type Artifact struct {
@@ -159,6 +138,9 @@ type Artifact struct {
 	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
+// MarshalJSON writes the wire shape.
+func (a Artifact) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
+
 // Task is the unit of work a2ad runs for one call of a function.
 type Task struct {
 	ID        string         `json:"id"`
@@ -169,15 +151,8 @@ type Task struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
-type taskAlias Task
-
-// MarshalJSON adds the 0.3 kind discriminator.
-func (t Task) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		taskAlias
-	}{"task", taskAlias(t)})
-}
+// MarshalJSON writes the 0.3 shape, with its kind discriminator.
+func (t Task) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
 
 // WithHistoryLength returns a shallow copy of t that keeps only the last n
 // history messages; n < 0 keeps all of them, 0 none.
@@ -202,15 +177,8 @@ type StatusUpdateEvent struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
-type statusAlias StatusUpdateEvent
-
-// MarshalJSON adds the 0.3 kind discriminator.
-func (e StatusUpdateEvent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		statusAlias
-	}{"status-update", statusAlias(e)})
-}
+// MarshalJSON writes the 0.3 shape, with its kind discriminator.
+func (e StatusUpdateEvent) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
 // ArtifactUpdateEvent reports a new artifact, or a chunk of one.
 type ArtifactUpdateEvent struct {
@@ -222,15 +190,8 @@ type ArtifactUpdateEvent struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
-type artifactAlias ArtifactUpdateEvent
-
-// MarshalJSON adds the 0.3 kind discriminator.
-func (e ArtifactUpdateEvent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		artifactAlias
-	}{"artifact-update", artifactAlias(e)})
-}
+// MarshalJSON writes the 0.3 shape, with its kind discriminator.
+func (e ArtifactUpdateEvent) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
 // Timestamp formats t as A2A timestamps are written: RFC 3339, UTC, with
 // milliseconds.

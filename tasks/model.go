@@ -91,7 +91,7 @@ type IdemKey struct {
 
 // KeyFor returns the idempotency key of msg sent by owner.
 func KeyFor(owner string, msg *a2a.Message) IdemKey {
-	b, _ := json.Marshal(msg) // struct fields and sorted map keys: deterministic
+	b, _ := msg.AppendJSON(make([]byte, 0, 512)) // deterministic: fixed field order, sorted map keys
 	return IdemKey{Owner: owner, MessageID: msg.MessageID, Hash: sha256.Sum256(b)}
 }
 

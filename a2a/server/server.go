@@ -4,7 +4,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -196,17 +195,24 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		return s.tooLarge()
 	}
 	req, rpcErr := a2a.ParseRequest(body)
-	var result []byte
+	var task *a2a.Task
 	if rpcErr == nil {
-		result, rpcErr = s.dispatch(r.Context(), r, &req)
+		task, rpcErr = s.dispatch(r.Context(), r, &req)
 	}
 	op := bufPool.Get().(*[]byte)
 	defer bufPool.Put(op)
 	out := (*op)[:0]
+	if rpcErr == nil {
+		// The task is written straight into the response.
+		out = a2a.AppendResultStart(out, req.ID)
+		if out, err = task.AppendJSON(out); err == nil {
+			out = append(out, '}')
+		} else {
+			rpcErr = s.rpcError(r.Context(), req.Method, err)
+		}
+	}
 	if rpcErr != nil {
-		out = a2a.AppendError(out, req.ID, rpcErr)
-	} else {
-		out = a2a.AppendResult(out, req.ID, result)
+		out = a2a.AppendError(out[:0], req.ID, rpcErr)
 	}
 	*op = out
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
@@ -243,8 +249,8 @@ func isJSON(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// dispatch runs one JSON-RPC method and returns its result as JSON.
-func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request) ([]byte, *a2a.Error) {
+// dispatch runs one JSON-RPC method and returns its result.
+func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request) (*a2a.Task, *a2a.Error) {
 	caller := s.cfg.Caller(r)
 	var (
 		task *a2a.Task
@@ -282,11 +288,7 @@ func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request
 	if err != nil {
 		return nil, s.rpcError(ctx, req.Method, err)
 	}
-	b, err := json.Marshal(task)
-	if err != nil {
-		return nil, s.rpcError(ctx, req.Method, err)
-	}
-	return b, nil
+	return task, nil
 }
 
 // rpcErrors maps service errors to JSON-RPC errors, in order: the first

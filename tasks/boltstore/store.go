@@ -285,18 +285,18 @@ func encode(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
 	for i := range events {
 		rec.Seq++
 		events[i].Seq = rec.Seq
-		b, err := json.Marshal(&events[i])
+		b, err := appendEvent(make([]byte, 0, 256), &events[i])
 		if err != nil {
 			return nil, fmt.Errorf("encode event: %w", err)
 		}
 		e.events[i] = b
 	}
-	b, err := json.Marshal(rec)
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 1024), rec.Seq)
+	v, err := appendRecord(v, rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode task: %w", err)
 	}
-	e.value = binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(b)), rec.Seq)
-	e.value = append(e.value, b...)
+	e.value = v
 	return e, nil
 }
 

@@ -1,0 +1,87 @@
+package boltstore
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// appendRecord appends rec's JSON, field for field what encoding/json
+// would write for tasks.Record (which is how it is read back), without
+// reflection: the task is the bulk of every write.
+func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
+	dst = append(dst, `{"task":`...)
+	var err error
+	if dst, err = rec.Task.AppendJSON(dst); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"owner":`...)
+	dst = a2a.AppendString(dst, rec.Owner)
+	if rec.CallerTier != "" {
+		dst = append(dst, `,"callerTier":`...)
+		dst = a2a.AppendString(dst, rec.CallerTier)
+	}
+	if rec.FunctionID != "" {
+		dst = append(dst, `,"functionId":`...)
+		dst = a2a.AppendString(dst, rec.FunctionID)
+	}
+	if len(rec.Input) > 0 {
+		if !json.Valid(rec.Input) {
+			return nil, &json.UnsupportedValueError{Str: "input is not valid JSON"}
+		}
+		dst = append(dst, `,"input":`...)
+		dst = append(dst, rec.Input...)
+	}
+	if len(rec.MessageIDs) > 0 {
+		dst = append(dst, `,"messageIds":[`...)
+		for i, m := range rec.MessageIDs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = a2a.AppendString(dst, m)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendUint(dst, rec.Seq, 10)
+	dst = append(dst, `,"createdAt":`...)
+	dst = appendTime(dst, rec.CreatedAt)
+	dst = append(dst, `,"updatedAt":`...)
+	dst = appendTime(dst, rec.UpdatedAt)
+	return append(dst, '}'), nil
+}
+
+// appendEvent appends e's JSON, as encoding/json would for tasks.Event.
+func appendEvent(dst []byte, e *tasks.Event) ([]byte, error) {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, e.Seq, 10)
+	var err error
+	if e.Status != nil {
+		dst = append(dst, `,"status":`...)
+		if dst, err = e.Status.AppendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	if e.Artifact != nil {
+		dst = append(dst, `,"artifact":`...)
+		if dst, err = e.Artifact.AppendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	if e.Append {
+		dst = append(dst, `,"append":true`...)
+	}
+	if e.LastChunk {
+		dst = append(dst, `,"lastChunk":true`...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	dst = append(dst, '"')
+	dst = t.AppendFormat(dst, time.RFC3339Nano)
+	return append(dst, '"')
+}

@@ -1,0 +1,55 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// TestCodecMatchesEncodingJSON: the hand-written record and event
+// encoders write what encoding/json writes for the same values.
+func TestCodecMatchesEncodingJSON(t *testing.T) {
+	msg := a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("héllo <&>")}}
+	now := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
+	recs := []tasks.Record{
+		{Task: a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, CreatedAt: now, UpdatedAt: now},
+		{
+			Task:       a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateCompleted, Message: &msg}, History: []a2a.Message{msg}},
+			Owner:      "alice \"a\"", CallerTier: "partner", FunctionID: "demo::echo",
+			Input: json.RawMessage(`{"a":[1,2]}`), MessageIDs: []string{"m1", "m2"}, Seq: 42,
+			CreatedAt: now, UpdatedAt: now.Add(time.Second).In(time.FixedZone("x", 3600)),
+		},
+	}
+	for _, rec := range recs {
+		got, err := appendRecord(nil, &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(&rec)
+		if !bytes.Equal(got, want) {
+			t.Errorf("record:\n got %s\nwant %s", got, want)
+		}
+	}
+	events := []tasks.Event{
+		{Seq: 1, Status: &a2a.TaskStatus{State: a2a.StateSubmitted, Timestamp: "2026-11-22T10:00:00.000Z"}},
+		{Seq: 2, Artifact: &a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"x":1}`))}}, Append: true, LastChunk: true},
+	}
+	for _, e := range events {
+		got, err := appendEvent(nil, &e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(&e)
+		if !bytes.Equal(got, want) {
+			t.Errorf("event:\n got %s\nwant %s", got, want)
+		}
+	}
+	bad := tasks.Record{Input: json.RawMessage(`{`)}
+	if _, err := appendRecord(nil, &bad); err == nil {
+		t.Error("invalid input encoded without error")
+	}
+}
