@@ -18,8 +18,8 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 	recs := []tasks.Record{
 		{Task: a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, CreatedAt: now, UpdatedAt: now},
 		{
-			Task:       a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateCompleted, Message: &msg}, History: []a2a.Message{msg}},
-			Owner:      "alice \"a\"", CallerTier: "partner", FunctionID: "demo::echo",
+			Task:  a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateCompleted, Message: &msg}, History: []a2a.Message{msg}},
+			Owner: "alice \"a\"", CallerTier: "partner", FunctionID: "demo::echo",
 			Input: json.RawMessage(`{"a":[1,2]}`), MessageIDs: []string{"m1", "m2"}, Seq: 42,
 			CreatedAt: now, UpdatedAt: now.Add(time.Second).In(time.FixedZone("x", 3600)),
 		},
