@@ -24,44 +24,46 @@ func ParseRequest(body []byte) (Request, *Error) {
 	if len(body) == 0 {
 		return req, ErrParse.WithData(map[string]any{"reason": "empty body"})
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
+	if !json.Valid(body) {
+		data := map[string]any{"reason": "body is not valid JSON"}
+		var v any
 		var syn *json.SyntaxError
-		if errors.As(err, &syn) || !json.Valid(body) {
-			data := map[string]any{"reason": "body is not valid JSON"}
-			if syn != nil {
-				data["offset"] = syn.Offset
-			}
-			return req, ErrParse.WithData(data)
+		if err := json.Unmarshal(body, &v); errors.As(err, &syn) {
+			data["offset"] = syn.Offset
 		}
-		if body[0] == '[' {
-			return req, invalidRequest("batch requests are not supported")
-		}
+		return req, ErrParse.WithData(data)
+	}
+	switch body[0] {
+	case '{':
+	case '[':
+		return req, invalidRequest("batch requests are not supported")
+	default:
 		return req, invalidRequest("the body must be a JSON-RPC request object")
 	}
-	if fields == nil { // the body was the JSON literal null
-		return req, invalidRequest("the body must be a JSON-RPC request object")
-	}
-	if id, ok := fields["id"]; ok {
-		switch firstByte(id) {
+	fields := objectMembers(body)
+	// The id and params are copied: body may be a reused buffer.
+	if id := fields.get("id"); id != nil {
+		switch id[0] {
 		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			req.ID = id
+			req.ID = append(json.RawMessage(nil), id...)
 		default:
 			return req, invalidRequest(`"id" must be a string, a number or null`)
 		}
 	}
-	v, ok := fields["jsonrpc"]
-	if !ok || string(v) != `"2.0"` {
+	if v := fields.get("jsonrpc"); string(v) != `"2.0"` {
 		return req, invalidRequest(`"jsonrpc" must be "2.0"`)
 	}
-	m, ok := fields["method"]
-	if !ok {
+	m := fields.get("method")
+	if m == nil {
 		return req, invalidRequest(`"method" is missing`)
 	}
-	if err := json.Unmarshal(m, &req.Method); err != nil || firstByte(m) != '"' {
+	if m[0] != '"' {
 		return req, invalidRequest(`"method" must be a string`)
 	}
-	req.Params = fields["params"]
+	req.Method = unquote(m)
+	if p := fields.get("params"); p != nil {
+		req.Params = append(json.RawMessage(nil), p...)
+	}
 	return req, nil
 }
 

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 )
@@ -62,9 +63,9 @@ func (c *checker) err() *Error {
 	return InvalidParams(c.problems...)
 }
 
-// object reads raw as a JSON object of raw fields. A missing or null raw
-// gives nil without a problem when optional.
-func (c *checker) object(path string, raw json.RawMessage, required bool) map[string]json.RawMessage {
+// object reads raw, valid JSON, as an object's members. A missing or
+// null raw gives nil without a problem when optional.
+func (c *checker) object(path string, raw json.RawMessage, required bool) members {
 	if len(raw) == 0 || jsonType(raw) == jsonNull {
 		if required {
 			c.add(path, "is required")
@@ -75,12 +76,7 @@ func (c *checker) object(path string, raw json.RawMessage, required bool) map[st
 		c.add(path, "must be an object, not "+article(t))
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		c.add(path, "must be an object")
-		return nil
-	}
-	return m
+	return objectMembers(raw)
 }
 
 func (c *checker) str(path string, raw json.RawMessage, required bool) (string, bool) {
@@ -90,12 +86,11 @@ func (c *checker) str(path string, raw json.RawMessage, required bool) (string, 
 		}
 		return "", false
 	}
-	var s string
-	if jsonType(raw) != jsonString || json.Unmarshal(raw, &s) != nil {
+	if jsonType(raw) != jsonString {
 		c.add(path, "must be a string, not "+article(jsonType(raw)))
 		return "", false
 	}
-	return s, true
+	return unquote(bytes.TrimSpace(raw)), true
 }
 
 func (c *checker) nonNegInt(path string, raw json.RawMessage) *int {
@@ -167,34 +162,38 @@ func article(t string) string {
 func DecodeSendParams(raw json.RawMessage) (SendParams, *Error) {
 	var c checker
 	var p SendParams
+	if len(raw) > 0 && !json.Valid(raw) {
+		c.add("/", "must be an object")
+		return p, c.err()
+	}
 	params := c.object("/", raw, true)
 	if params == nil {
 		return p, c.err()
 	}
-	if m := c.object("/message", params["message"], true); m != nil {
+	if m := c.object("/message", params.get("message"), true); m != nil {
 		p.Message = c.message("/message", m)
 	}
-	if conf := c.object("/configuration", params["configuration"], false); conf != nil {
-		p.Blocking = c.boolean("/configuration/blocking", conf["blocking"])
-		p.HistoryLength = c.nonNegInt("/configuration/historyLength", conf["historyLength"])
-		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf["acceptedOutputModes"])
+	if conf := c.object("/configuration", params.get("configuration"), false); conf != nil {
+		p.Blocking = c.boolean("/configuration/blocking", conf.get("blocking"))
+		p.HistoryLength = c.nonNegInt("/configuration/historyLength", conf.get("historyLength"))
+		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf.get("acceptedOutputModes"))
 	}
-	p.Metadata = c.anyMap("/metadata", params["metadata"])
+	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
 	return p, c.err()
 }
 
-func (c *checker) message(path string, m map[string]json.RawMessage) Message {
+func (c *checker) message(path string, m members) Message {
 	var msg Message
-	if k, ok := c.str(path+"/kind", m["kind"], false); ok && k != "message" {
+	if k, ok := c.str(path+"/kind", m.get("kind"), false); ok && k != "message" {
 		c.add(path+"/kind", `must be "message"`)
 	}
-	if id, ok := c.str(path+"/messageId", m["messageId"], true); ok {
+	if id, ok := c.str(path+"/messageId", m.get("messageId"), true); ok {
 		if id == "" {
 			c.add(path+"/messageId", "must not be empty")
 		}
 		msg.MessageID = id
 	}
-	if r, ok := c.str(path+"/role", m["role"], true); ok {
+	if r, ok := c.str(path+"/role", m.get("role"), true); ok {
 		switch Role(r) {
 		case RoleUser, RoleAgent:
 			msg.Role = Role(r)
@@ -202,24 +201,20 @@ func (c *checker) message(path string, m map[string]json.RawMessage) Message {
 			c.add(path+"/role", `must be "user" or "agent"`)
 		}
 	}
-	msg.ContextID, _ = c.str(path+"/contextId", m["contextId"], false)
-	msg.TaskID, _ = c.str(path+"/taskId", m["taskId"], false)
-	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m["referenceTaskIds"])
-	msg.Extensions = c.strings(path+"/extensions", m["extensions"])
-	msg.Metadata = c.anyMap(path+"/metadata", m["metadata"])
+	msg.ContextID, _ = c.str(path+"/contextId", m.get("contextId"), false)
+	msg.TaskID, _ = c.str(path+"/taskId", m.get("taskId"), false)
+	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m.get("referenceTaskIds"))
+	msg.Extensions = c.strings(path+"/extensions", m.get("extensions"))
+	msg.Metadata = c.anyMap(path+"/metadata", m.get("metadata"))
 
-	parts := m["parts"]
+	parts := m.get("parts")
 	switch {
 	case len(parts) == 0 || jsonType(parts) == jsonNull:
 		c.add(path+"/parts", "is required")
 	case jsonType(parts) != jsonArray:
 		c.add(path+"/parts", "must be an array, not "+article(jsonType(parts)))
 	default:
-		var list []json.RawMessage
-		if err := json.Unmarshal(parts, &list); err != nil {
-			c.add(path+"/parts", "must be an array")
-			break
-		}
+		list := arrayElements(parts)
 		if len(list) == 0 {
 			c.add(path+"/parts", "must not be empty")
 		}
@@ -234,19 +229,19 @@ func (c *checker) message(path string, m map[string]json.RawMessage) Message {
 	return msg
 }
 
-func (c *checker) part(path string, m map[string]json.RawMessage) Part {
+func (c *checker) part(path string, m members) Part {
 	var p Part
-	kind, ok := c.str(path+"/kind", m["kind"], true)
+	kind, ok := c.str(path+"/kind", m.get("kind"), true)
 	if !ok {
 		return p
 	}
 	p.Kind = PartKind(kind)
-	p.Metadata = c.anyMap(path+"/metadata", m["metadata"])
+	p.Metadata = c.anyMap(path+"/metadata", m.get("metadata"))
 	switch p.Kind {
 	case PartText:
-		p.Text, _ = c.str(path+"/text", m["text"], true)
+		p.Text, _ = c.str(path+"/text", m.get("text"), true)
 	case PartData:
-		if d := m["data"]; len(d) == 0 || jsonType(d) == jsonNull {
+		if d := m.get("data"); len(d) == 0 || jsonType(d) == jsonNull {
 			c.add(path+"/data", "is required")
 		} else if jsonType(d) != jsonObject {
 			c.add(path+"/data", "must be an object, not "+article(jsonType(d)))
@@ -254,15 +249,15 @@ func (c *checker) part(path string, m map[string]json.RawMessage) Part {
 			p.Data = d
 		}
 	case PartFile:
-		f := c.object(path+"/file", m["file"], true)
+		f := c.object(path+"/file", m.get("file"), true)
 		if f == nil {
 			break
 		}
 		var fc FileContent
-		fc.Name, _ = c.str(path+"/file/name", f["name"], false)
-		fc.MimeType, _ = c.str(path+"/file/mimeType", f["mimeType"], false)
-		b, hasBytes := c.str(path+"/file/bytes", f["bytes"], false)
-		u, hasURI := c.str(path+"/file/uri", f["uri"], false)
+		fc.Name, _ = c.str(path+"/file/name", f.get("name"), false)
+		fc.MimeType, _ = c.str(path+"/file/mimeType", f.get("mimeType"), false)
+		b, hasBytes := c.str(path+"/file/bytes", f.get("bytes"), false)
+		u, hasURI := c.str(path+"/file/uri", f.get("uri"), false)
 		if hasBytes && b == "" {
 			c.add(path+"/file/bytes", "must not be empty")
 		}
@@ -287,18 +282,26 @@ func (c *checker) part(path string, m map[string]json.RawMessage) Part {
 func DecodeTaskQuery(raw json.RawMessage) (TaskQuery, *Error) {
 	var c checker
 	var q TaskQuery
+	if len(raw) > 0 && !json.Valid(raw) {
+		c.add("/", "must be an object")
+		return q, c.err()
+	}
 	params := c.object("/", raw, true)
 	if params == nil {
 		return q, c.err()
 	}
 	q.ID = c.taskID(params)
-	q.HistoryLength = c.nonNegInt("/historyLength", params["historyLength"])
+	q.HistoryLength = c.nonNegInt("/historyLength", params.get("historyLength"))
 	return q, c.err()
 }
 
 // DecodeTaskID reads and checks params that name one task (tasks/cancel).
 func DecodeTaskID(raw json.RawMessage) (string, *Error) {
 	var c checker
+	if len(raw) > 0 && !json.Valid(raw) {
+		c.add("/", "must be an object")
+		return "", c.err()
+	}
 	params := c.object("/", raw, true)
 	if params == nil {
 		return "", c.err()
@@ -307,8 +310,8 @@ func DecodeTaskID(raw json.RawMessage) (string, *Error) {
 	return id, c.err()
 }
 
-func (c *checker) taskID(params map[string]json.RawMessage) string {
-	id, ok := c.str("/id", params["id"], true)
+func (c *checker) taskID(params members) string {
+	id, ok := c.str("/id", params.get("id"), true)
 	if ok && id == "" {
 		c.add("/id", "must not be empty")
 	}

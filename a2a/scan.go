@@ -1,0 +1,136 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// A small scanner over JSON that is already known to be valid: it walks
+// an object's members or an array's elements as sub-slices of the input,
+// without decoding or copying them. Request decoding uses it after one
+// json.Valid over the whole input, instead of decoding every level into
+// maps (which validated and copied each level again).
+
+// member is one member of a JSON object.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// members is an object's members, in order.
+type members []member
+
+// get returns the value of key, the last one if repeated (as decoding into
+// a map does), or nil.
+func (ms members) get(key string) json.RawMessage {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].key == key {
+			return ms[i].val
+		}
+	}
+	return nil
+}
+
+// objectMembers returns the members of raw, a valid JSON object.
+func objectMembers(raw []byte) members {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil
+	}
+	out := make(members, 0, 8)
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != '}' {
+		end := skipString(raw, i)
+		key := unquote(raw[i:end])
+		i = skipSpace(raw, end)
+		i = skipSpace(raw, i+1) // past ':'
+		end = skipValue(raw, i)
+		out = append(out, member{key: key, val: raw[i:end]})
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return out
+}
+
+// arrayElements returns the elements of raw, a valid JSON array.
+func arrayElements(raw []byte) []json.RawMessage {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil
+	}
+	out := make([]json.RawMessage, 0, 4)
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != ']' {
+		end := skipValue(raw, i)
+		out = append(out, raw[i:end])
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return out
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// unquote decodes a valid JSON string literal, as encoding/json does
+// (invalid UTF-8 becomes U+FFFD).
+func unquote(raw []byte) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}

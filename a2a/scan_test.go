@@ -1,0 +1,60 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzObjectMembers: for any valid JSON object, the scanner finds the same
+// members as encoding/json (the last of a repeated key), with the same
+// values.
+func FuzzObjectMembers(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "d":"x\"y" } `, `{"a":1,"a":2}`,
+		`{"k\u00e9y":true,"e":null,"n":-1.5e3,"s":"\\"}`, `{"nested":{"x":[[],{}]},"t":"\t"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want map[string]json.RawMessage
+		if !json.Valid(raw) || json.Unmarshal(raw, &want) != nil || want == nil {
+			return
+		}
+		got := objectMembers(raw)
+		seen := map[string]bool{}
+		for _, m := range got {
+			seen[m.key] = true
+		}
+		if len(seen) != len(want) {
+			t.Fatalf("%s: %d distinct keys, want %d", raw, len(seen), len(want))
+		}
+		for k, v := range want {
+			g := got.get(k)
+			var a, b bytes.Buffer
+			if json.Compact(&a, g) != nil || json.Compact(&b, v) != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Fatalf("%s: key %q = %s, want %s", raw, k, g, v)
+			}
+		}
+	})
+}
+
+func FuzzArrayElements(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ 1 , "a,b" , [2,3], {"x":"]"} ] `, `[null,true,false]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want []json.RawMessage
+		if !json.Valid(raw) || json.Unmarshal(raw, &want) != nil || want == nil {
+			return
+		}
+		got := arrayElements(raw)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d elements, want %d", raw, len(got), len(want))
+		}
+		for i := range want {
+			var a, b bytes.Buffer
+			if json.Compact(&a, got[i]) != nil || json.Compact(&b, want[i]) != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Fatalf("%s: element %d = %s, want %s", raw, i, got[i], want[i])
+			}
+		}
+	})
+}
