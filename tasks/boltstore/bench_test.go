@@ -50,7 +50,7 @@ const (
 	// a cached file with another one is rebuilt.
 	benchSchema = "2"
 	// benchDataVersion changes whenever benchTask changes what it stores.
-	benchDataVersion = 1
+	benchDataVersion = 2
 	// benchActive is how many tasks of a preloaded store are left working,
 	// for the recovery benchmark.
 	benchActive = 100
@@ -529,9 +529,20 @@ func build(path string, n int, limit time.Duration) error {
 	return f.Close()
 }
 
-// benchTaskID is the id of benchmark task j: a version 4 UUID made from j,
-// so ids are as random as real ones yet known without reading the store.
-func benchTaskID(j int) string { return benchUUID("task", j) }
+// benchTaskID is the id of benchmark task j: like a2ad's own task ids, a
+// time-ordered (version 7) UUID, with j in place of the milliseconds, so
+// ids sort in creation order as real ones do, yet are known without
+// reading the store.
+func benchTaskID(j int) string {
+	id := []byte(benchUUID("task", j))
+	var ms [8]byte
+	binary.BigEndian.PutUint64(ms[:], uint64(j))
+	h := hex.EncodeToString(ms[2:]) // 48 bits
+	copy(id[0:8], h[0:8])
+	copy(id[9:13], h[8:12])
+	id[14] = '7'
+	return string(id)
+}
 
 func benchOwner(j int) string { return "caller-" + strconv.Itoa(j%benchOwners) }
 
