@@ -1,8 +1,10 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -18,53 +20,83 @@ func (s *Service) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var failed, rerun int
+	// The tasks are settled concurrently, so that the store groups their
+	// writes into a few commits instead of one fsync each.
+	var (
+		wg            sync.WaitGroup
+		mu            sync.Mutex
+		failed, rerun int
+		firstErr      error
+		sem           = make(chan struct{}, 64)
+	)
 	for _, rec := range active {
 		st := rec.State()
 		if st != a2a.StateSubmitted && st != a2a.StateWorking {
 			continue
 		}
-		caller := Caller{ID: rec.Owner, Tier: rec.CallerTier}
-		var fn *functions.Function
-		if rec.FunctionID != "" {
-			if f, denial := s.authorize(caller, rec.FunctionID); denial == "" && f.RetrySafe {
-				fn = f
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			retried, err := s.settle(ctx, rec, st)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				firstErr = cmp.Or(firstErr, err)
+			case retried:
+				rerun++
+			default:
+				failed++
 			}
-		}
-		var status a2a.TaskStatus
-		if fn != nil {
-			status = s.status(a2a.StateSubmitted, agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: server restarted"))
-		} else {
-			status = s.status(a2a.StateFailed, agentText(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted"))
-		}
-		r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, func(r *Record) ([]Event, error) {
-			if r.State() != st {
-				return nil, errSkip
-			}
-			s.setStatus(r, status)
-			return []Event{{Status: &status}}, nil
-		})
-		if errors.Is(err, errSkip) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		s.broker.Publish(r.Task.ID, events)
-		if fn != nil {
-			s.mu.Lock()
-			s.inflight++
-			s.mu.Unlock()
-			s.start(r, fn, nil)
-			rerun++
-		} else {
-			failed++
-		}
+		}()
 	}
+	wg.Wait()
 	if failed+rerun > 0 {
 		s.log.Warn().Int("failed", failed).Int("rerun", rerun).Msg("recovered tasks interrupted by a restart")
 	}
-	return nil
+	return firstErr
+}
+
+// settle fails rec, left in st by a previous process, or submits it again
+// if its function is retry-safe (and still callable by its owner).
+func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (retried bool, err error) {
+	caller := Caller{ID: rec.Owner, Tier: rec.CallerTier}
+	var fn *functions.Function
+	if rec.FunctionID != "" {
+		if f, denial := s.authorize(caller, rec.FunctionID); denial == "" && f.RetrySafe {
+			fn = f
+		}
+	}
+	var status a2a.TaskStatus
+	if fn != nil {
+		status = s.status(a2a.StateSubmitted, agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: server restarted"))
+	} else {
+		status = s.status(a2a.StateFailed, agentText(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted"))
+	}
+	r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, func(r *Record) ([]Event, error) {
+		if r.State() != st {
+			return nil, errSkip
+		}
+		s.setStatus(r, status)
+		return []Event{{Status: &status}}, nil
+	})
+	if errors.Is(err, errSkip) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	s.broker.Publish(r.Task.ID, events)
+	if fn == nil {
+		return false, nil
+	}
+	s.mu.Lock()
+	s.inflight++
+	s.mu.Unlock()
+	s.start(r, fn, nil)
+	return true, nil
 }
 
 func (s *Service) sweepLoop() {
