@@ -295,6 +295,31 @@ func DecodeTaskQuery(raw json.RawMessage) (TaskQuery, *Error) {
 	return q, c.err()
 }
 
+// TaskIDParams are the params of a method that names one task
+// (tasks/cancel, tasks/resubscribe).
+type TaskIDParams struct {
+	ID       string
+	Metadata map[string]any
+}
+
+// DecodeTaskIDParams reads and checks params that name one task, with
+// their metadata.
+func DecodeTaskIDParams(raw json.RawMessage) (TaskIDParams, *Error) {
+	var c checker
+	var p TaskIDParams
+	if len(raw) > 0 && !json.Valid(raw) {
+		c.add("/", "must be an object")
+		return p, c.err()
+	}
+	params := c.object("/", raw, true)
+	if params == nil {
+		return p, c.err()
+	}
+	p.ID = c.taskID(params)
+	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
+	return p, c.err()
+}
+
 // DecodeTaskID reads and checks params that name one task (tasks/cancel).
 func DecodeTaskID(raw json.RawMessage) (string, *Error) {
 	var c checker

@@ -142,9 +142,69 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		}
 		s.broker.Publish(id, events)
 	}
-	if res := s.call(ctx, id, fn, input, log); !res.stopped {
+	report := func(p functions.Progress) { s.progress(ctx, owner, id, p, log) }
+	if res := s.call(ctx, id, fn, input, log, report); !res.stopped {
 		s.finish(ctx, owner, id, res, log)
 	}
+}
+
+// progress stores a report of a running call as an event, unless the task
+// is no longer working.
+func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
+	_, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+		if r.State() != a2a.StateWorking {
+			return nil, errSkip
+		}
+		return s.applyProgress(r, p), nil
+	})
+	switch {
+	case errors.Is(err, errSkip):
+	case err != nil:
+		log.Error().Err(err).Msg("store call progress")
+	default:
+		s.broker.Publish(id, evs)
+	}
+}
+
+// applyProgress records p on r: a note becomes r's working status (not
+// history: notes are transient), an artifact chunk is added to, or
+// appended to, its artifact.
+func (s *Service) applyProgress(r *Record, p functions.Progress) []Event {
+	if pa := p.Artifact; pa != nil {
+		part := a2a.DataPart(pa.Data)
+		if pa.Text != nil {
+			part = a2a.TextPart(*pa.Text)
+		}
+		id := pa.ArtifactID
+		if id == "" {
+			id = newID()
+		}
+		chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
+		merged := false
+		for i := range r.Task.Artifacts {
+			if a := &r.Task.Artifacts[i]; a.ArtifactID == id {
+				if pa.Append {
+					a.Parts = append(a.Parts, part)
+				} else {
+					*a = chunk
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			r.Task.Artifacts = append(r.Task.Artifacts, chunk)
+		}
+		r.UpdatedAt = s.cfg.Now()
+		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}
+	}
+	if p.Message == "" {
+		return nil
+	}
+	st := s.status(a2a.StateWorking, agentText(r.Task.ID, r.Task.ContextID, p.Message))
+	r.Task.Status = st
+	r.UpdatedAt = s.cfg.Now()
+	return []Event{{Status: &st}}
 }
 
 // callResult is what a finished call leaves for its task.
@@ -176,11 +236,13 @@ func (s *Service) apply(r *Record, res *callResult) []Event {
 	return res.events()
 }
 
-// call invokes fn once, bounded by its timeout.
-func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger) callResult {
+// call invokes fn once, bounded by its timeout; the call's progress goes
+// to report.
+func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc) callResult {
 	started := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
-	res, callErr := fn.Backend.Invoke(log.WithContext(callCtx), input)
+	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
+	res, callErr := fn.Backend.Invoke(callCtx, input)
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	switch cause := context.Cause(ctx); {

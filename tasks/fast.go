@@ -49,10 +49,11 @@ func (s *Service) flight(ctx context.Context, key IdemKey, lead func() (*Record,
 
 // speculation is a call started before its task was stored.
 type speculation struct {
-	mu     sync.Mutex
-	res    *callResult   // set when the call ended before the task was stored
-	stored bool          // the task was stored working: the call stores its result
-	ready  chan struct{} // closed when res is set
+	mu      sync.Mutex
+	res     *callResult          // set when the call ended before the task was stored
+	pending []functions.Progress // progress reported before the task was stored
+	stored  bool                 // the task was stored working: the call stores its own progress and result
+	ready   chan struct{}        // closed when res is set
 }
 
 // speculate runs rec's call (a slot is held) and stores the task once it
@@ -78,7 +79,17 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 			s.mu.Unlock()
 			cancel(nil)
 		}()
-		res := s.call(runCtx, id, fn, input, log)
+		report := func(p functions.Progress) {
+			sp.mu.Lock()
+			if !sp.stored {
+				sp.pending = append(sp.pending, p)
+				sp.mu.Unlock()
+				return
+			}
+			sp.mu.Unlock()
+			s.progress(runCtx, rec.Owner, id, p, log)
+		}
+		res := s.call(runCtx, id, fn, input, log, report)
 		sp.mu.Lock()
 		if sp.stored {
 			sp.mu.Unlock()
@@ -104,6 +115,10 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 		}
 		final := *rec
 		final.Task.Artifacts = nil
+		final.Task.Status = working
+		for _, p := range sp.pending {
+			events = append(events, s.applyProgress(&final, p)...)
+		}
 		events = append(events, s.apply(&final, res)...)
 		got, created, err := s.store.Create(ctx, key, &final, events)
 		if err != nil || !created {
@@ -122,7 +137,13 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 		return got, err
 	}
 	s.broker.Publish(id, events)
+	// Store what the call reported meanwhile, in order, before it may
+	// report more (it waits on sp.mu).
 	sp.mu.Lock()
+	for _, p := range sp.pending {
+		s.progress(ctx, rec.Owner, id, p, log)
+	}
+	sp.pending = nil
 	res := sp.res
 	sp.stored = res == nil
 	sp.mu.Unlock()

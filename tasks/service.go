@@ -41,6 +41,9 @@ type Config struct {
 	// RetentionBatch is how many tasks one sweep transaction deletes;
 	// default 256.
 	RetentionBatch int
+	// StreamBuffer is how many events a stream may fall behind before it
+	// is cut off (and resumes); default DefaultStreamBuffer.
+	StreamBuffer int
 	// Now returns the time; default time.Now.
 	Now func() time.Time
 }

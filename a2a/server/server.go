@@ -51,7 +51,13 @@ type Config struct {
 	MaxBodyBytes int64
 	// CardMaxAge is the card's Cache-Control max-age; 0 means 5 minutes.
 	CardMaxAge time.Duration
-	Logger     zerolog.Logger
+	// Streams serves message/stream and tasks/resubscribe; nil answers
+	// them with -32004.
+	Streams StreamService
+	// KeepAlive is the interval of SSE keep-alive comments; 0 means
+	// DefaultKeepAlive, negative none.
+	KeepAlive time.Duration
+	Logger    zerolog.Logger
 }
 
 // Server serves the routes. Build it with New.
@@ -59,6 +65,9 @@ type Server struct {
 	cfg  Config
 	echo *echo.Echo
 	log  zerolog.Logger
+
+	streams      context.Context // canceled by CloseStreams
+	closeStreams context.CancelFunc
 }
 
 // New builds the Echo instance with every route.
@@ -72,10 +81,14 @@ func New(cfg Config) *Server {
 	if cfg.Caller == nil {
 		cfg.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{} }
 	}
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	s := &Server{cfg: cfg, echo: e, log: cfg.Logger}
+	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	e.HTTPErrorHandler = s.httpError
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
@@ -102,6 +115,12 @@ func New(cfg Config) *Server {
 
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// CloseStreams ends every open stream cleanly (without a final event):
+// their clients resume from their last event id, for example after a
+// restart. Register it with http.Server.RegisterOnShutdown, which would
+// otherwise wait for the streams.
+func (s *Server) CloseStreams() { s.closeStreams() }
 
 // Echo returns the Echo instance, for callers that add routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }
@@ -195,6 +214,9 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		return s.tooLarge()
 	}
 	req, rpcErr := a2a.ParseRequest(body)
+	if rpcErr == nil && isStreamMethod(req.Method) && s.cfg.Streams != nil {
+		return s.stream(c, &req)
+	}
 	var task *a2a.Task
 	if rpcErr == nil {
 		task, rpcErr = s.dispatch(r.Context(), r, &req)

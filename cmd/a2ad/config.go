@@ -46,6 +46,7 @@ type Config struct {
 	RetentionInterval time.Duration
 	ShutdownGrace     time.Duration
 	StoreLockTimeout  time.Duration
+	KeepAlive         time.Duration
 
 	// Format is the output format of the skills command: text or json.
 	Format string
@@ -68,6 +69,7 @@ func DefaultConfig() Config {
 		RetentionInterval: time.Minute,
 		ShutdownGrace:     10 * time.Second,
 		StoreLockTimeout:  2 * time.Second,
+		KeepAlive:         15 * time.Second,
 		Format:            "text",
 	}
 }
@@ -98,6 +100,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired tasks are deleted")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
+	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 }
 
@@ -237,6 +240,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("retention: must be positive, not %s", c.Retention)
 	case c.RetentionInterval <= 0:
 		return fmt.Errorf("retention-interval: must be positive, not %s", c.RetentionInterval)
+	case c.KeepAlive <= 0:
+		return fmt.Errorf("sse-keepalive: must be positive, not %s", c.KeepAlive)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("shutdown-grace: must not be negative, not %s", c.ShutdownGrace)
 	}

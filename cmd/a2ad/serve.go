@@ -118,8 +118,9 @@ func (m *Main) Open(ctx context.Context) error {
 			ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,
 			DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL,
 		},
-		BaseURL: m.baseURL,
-		Policy:  policy,
+		BaseURL:      m.baseURL,
+		Policy:       policy,
+		Capabilities: agentcard.Capabilities{Streaming: true},
 	})
 	if err != nil {
 		ln.Close()
@@ -156,6 +157,8 @@ func (m *Main) Open(ctx context.Context) error {
 			return server.Card{JSON: c.JSON, ETag: c.ETag}
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		Streams:      m.service,
+		KeepAlive:    cfg.KeepAlive,
 		Logger:       m.Logger,
 	})
 	m.http = &http.Server{
@@ -163,6 +166,7 @@ func (m *Main) Open(ctx context.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	m.http.RegisterOnShutdown(srv.CloseStreams)
 	m.served = make(chan error, 1)
 	go func() {
 		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,255 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// StreamService is what the streaming methods need of the task service.
+type StreamService interface {
+	Stream(ctx context.Context, caller tasks.Caller, p a2a.SendParams, after *uint64, emit func(tasks.StreamEvent) error) error
+	Watch(ctx context.Context, caller tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error
+}
+
+// LastEventIDKey is the params.metadata key a client may resume a stream
+// with instead of the Last-Event-ID header: the last event id (sequence
+// number) it saw, as a number or a string.
+const LastEventIDKey = "a2ad.lastEventId"
+
+// DefaultKeepAlive is the interval of SSE comment keep-alives.
+const DefaultKeepAlive = 15 * time.Second
+
+func isStreamMethod(m string) bool { return m == "message/stream" || m == "tasks/resubscribe" }
+
+// stream serves message/stream and tasks/resubscribe as server-sent
+// events: each data line is one JSON-RPC response carrying the request id,
+// each SSE id the task's event sequence. Errors before the first event
+// are answered as ordinary JSON-RPC errors: as a single SSE event to a
+// client that accepts text/event-stream, else as application/json.
+func (s *Server) stream(c echo.Context, req *a2a.Request) error {
+	r := c.Request()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.streams, cancel) // shutdown ends open streams
+	defer stop()
+	caller := s.cfg.Caller(r)
+	var run func(emit func(tasks.StreamEvent) error) error
+	var meta map[string]any
+	switch req.Method {
+	case "message/stream":
+		p, perr := a2a.DecodeSendParams(req.Params)
+		if perr != nil {
+			return s.streamError(c, req, perr)
+		}
+		meta = p.Metadata
+		run = func(emit func(tasks.StreamEvent) error) error {
+			return s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
+		}
+	default:
+		p, perr := a2a.DecodeTaskIDParams(req.Params)
+		if perr != nil {
+			return s.streamError(c, req, perr)
+		}
+		meta = p.Metadata
+		run = func(emit func(tasks.StreamEvent) error) error {
+			return s.cfg.Streams.Watch(ctx, caller, p.ID, lastEventID(r, meta), emit)
+		}
+	}
+	if v, ok := meta[LastEventIDKey]; ok && lastEventIDValue(v) == nil {
+		return s.streamError(c, req, a2a.InvalidParams(a2a.Problem{
+			Path: "/metadata/" + LastEventIDKey, Message: "must be a non-negative integer"}))
+	}
+	if h := r.Header.Get("Last-Event-ID"); h != "" {
+		if _, err := strconv.ParseUint(strings.TrimSpace(h), 10, 64); err != nil {
+			return s.streamError(c, req, a2a.InvalidParams(a2a.Problem{
+				Path: "Last-Event-ID", Message: "must be a non-negative integer"}))
+		}
+	}
+
+	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive}
+	err := run(sw.event)
+	sw.close()
+	if !sw.started {
+		return s.streamError(c, req, s.rpcError(ctx, req.Method, err))
+	}
+	switch {
+	case err == nil, errors.Is(err, tasks.ErrSlowSubscriber), errors.Is(err, tasks.ErrClosed),
+		errors.Is(err, context.Canceled), errors.Is(err, errWrite):
+		// The stream ended: after its final event, or it is cut off and
+		// the client resumes from its last event id.
+		if err != nil {
+			zerolog.Ctx(ctx).Debug().Err(err).Str("rpc_method", req.Method).Msg("stream ended early")
+		}
+	default:
+		sw.error(s.rpcError(ctx, req.Method, err))
+	}
+	return nil
+}
+
+// lastEventID is where a resuming client left off: the Last-Event-ID
+// header, else params.metadata[LastEventIDKey]; nil when neither is set.
+func lastEventID(r *http.Request, meta map[string]any) *uint64 {
+	if h := strings.TrimSpace(r.Header.Get("Last-Event-ID")); h != "" {
+		if n, err := strconv.ParseUint(h, 10, 64); err == nil {
+			return &n
+		}
+	}
+	if v, ok := meta[LastEventIDKey]; ok {
+		return lastEventIDValue(v)
+	}
+	return nil
+}
+
+func lastEventIDValue(v any) *uint64 {
+	switch x := v.(type) {
+	case float64:
+		if x >= 0 && x == float64(uint64(x)) {
+			n := uint64(x)
+			return &n
+		}
+	case string:
+		if n, err := strconv.ParseUint(strings.TrimSpace(x), 10, 64); err == nil {
+			return &n
+		}
+	}
+	return nil
+}
+
+// streamError answers an error that came before any event.
+func (s *Server) streamError(c echo.Context, req *a2a.Request, e *a2a.Error) error {
+	out := a2a.AppendError(nil, req.ID, e)
+	if !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+	}
+	sw := &sseWriter{w: c.Response(), id: req.ID}
+	sw.start()
+	sw.write(append(append([]byte("data: "), out...), '\n', '\n'))
+	return nil
+}
+
+var errWrite = errors.New("stream write failed")
+
+// sseWriter writes one stream. Events and keep-alives come from two
+// goroutines, so writes are serialised.
+type sseWriter struct {
+	w         http.ResponseWriter
+	id        json.RawMessage
+	keepAlive time.Duration
+
+	mu      sync.Mutex
+	started bool
+	failed  bool
+	buf     []byte
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// start writes the headers, once, and starts the keep-alives.
+func (sw *sseWriter) start() {
+	if sw.started {
+		return
+	}
+	sw.started = true
+	h := sw.w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no") // proxies must not buffer the stream
+	sw.w.WriteHeader(http.StatusOK)
+	if sw.keepAlive > 0 {
+		stop := make(chan struct{})
+		sw.stop = stop
+		sw.wg.Add(1)
+		go func() {
+			defer sw.wg.Done()
+			t := time.NewTicker(sw.keepAlive)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					sw.mu.Lock()
+					sw.write([]byte(": keep-alive\n\n"))
+					sw.mu.Unlock()
+				}
+			}
+		}()
+	}
+}
+
+// write writes and flushes; the caller holds mu (or owns sw alone).
+func (sw *sseWriter) write(b []byte) {
+	if sw.failed {
+		return
+	}
+	if _, err := sw.w.Write(b); err != nil {
+		sw.failed = true
+		return
+	}
+	if err := http.NewResponseController(sw.w).Flush(); err != nil {
+		sw.failed = true
+	}
+}
+
+// event writes one event: its sequence as the SSE id, and the JSON-RPC
+// response that carries it as one data line.
+func (sw *sseWriter) event(e tasks.StreamEvent) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.start()
+	b := append(sw.buf[:0], "id: "...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, "\ndata: "...)
+	b = a2a.AppendResultStart(b, sw.id)
+	var err error
+	switch {
+	case e.Task != nil:
+		b, err = e.Task.AppendJSON(b)
+	case e.Status != nil:
+		b, err = e.Status.AppendJSON(b)
+	case e.Artifact != nil:
+		b, err = e.Artifact.AppendJSON(b)
+	}
+	if err != nil {
+		return err
+	}
+	b = append(b, "}\n\n"...)
+	sw.buf = b
+	sw.write(b)
+	if sw.failed {
+		return errWrite
+	}
+	return nil
+}
+
+// error writes a JSON-RPC error as the stream's last event.
+func (sw *sseWriter) error(e *a2a.Error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.write(append(append([]byte("data: "), a2a.AppendError(nil, sw.id, e)...), '\n', '\n'))
+}
+
+// close stops the keep-alives and waits for them.
+func (sw *sseWriter) close() {
+	sw.mu.Lock()
+	stop := sw.stop
+	sw.stop = nil
+	sw.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		sw.wg.Wait()
+	}
+}

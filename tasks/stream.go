@@ -1,0 +1,177 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// Streaming errors.
+var (
+	// ErrSlowSubscriber: a watcher fell so far behind the task's events
+	// that its buffer overflowed. Its stream ends; it resumes from the
+	// last sequence it saw.
+	ErrSlowSubscriber = errors.New("subscriber too slow: resume from the last event id")
+)
+
+// StreamEvent is one event of a task's stream, with the task's event
+// sequence number. Exactly one of Task, Status and Artifact is set.
+type StreamEvent struct {
+	Seq      uint64
+	Task     *a2a.Task
+	Status   *a2a.StatusUpdateEvent
+	Artifact *a2a.ArtifactUpdateEvent
+}
+
+// Final reports whether the event ends the stream: a status update that
+// is terminal or interrupted.
+func (e *StreamEvent) Final() bool { return e.Status != nil && e.Status.Final }
+
+// DefaultStreamBuffer is how many events a watcher may fall behind before
+// it is cut off.
+const DefaultStreamBuffer = 256
+
+// Watch streams caller's task id to emit, in sequence order and without
+// duplicates:
+//
+//   - with after nil, the task as it stands, then its live events; a task
+//     that is already settled gets its status as a final event at once;
+//   - with after set, the events after that sequence, read from the
+//     store's event log (so it works after a restart, and for a task that
+//     has finished), then the live ones.
+//
+// It returns nil after the final event (terminal or interrupted),
+// ErrNotFound for an unknown or foreign task (before emitting anything),
+// ErrSlowSubscriber if the watcher fell too far behind, ErrClosed when the
+// service shuts down, ctx's error when ctx ends, and emit's error.
+func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *uint64, emit func(StreamEvent) error) error {
+	// Subscribe first, then read the store: every event is either in
+	// what is read or delivered live (or both; duplicates are skipped).
+	sub := s.broker.Subscribe(id, s.streamBuffer())
+	defer s.broker.Unsubscribe(sub)
+	rec, err := s.store.Get(ctx, caller.ID, id)
+	if err != nil {
+		return err
+	}
+	w := watcher{s: s, rec: rec, emit: emit}
+	if after == nil {
+		t := rec.Task
+		if err := emit(StreamEvent{Seq: rec.Seq, Task: &t}); err != nil {
+			return err
+		}
+		w.last = rec.Seq
+		if settled(rec.State()) {
+			st := rec.Task.Status
+			return emit(StreamEvent{Seq: rec.Seq, Status: w.status(&st)})
+		}
+	} else {
+		w.last = *after
+		if done, err := w.catchUp(ctx); done || err != nil {
+			return err
+		}
+		if w.last >= rec.Seq && settled(rec.State()) {
+			return nil // the client has seen everything, the final event included
+		}
+	}
+	for {
+		select {
+		case e, ok := <-sub.C:
+			if !ok {
+				return ErrSlowSubscriber
+			}
+			if e.Seq <= w.last {
+				continue
+			}
+			if e.Seq > w.last+1 {
+				// A gap: events published out of order, or missed.
+				// The store has them all.
+				if done, err := w.catchUp(ctx); done || err != nil {
+					return err
+				}
+				continue
+			}
+			if done, err := w.send(e); done || err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return ErrClosed
+		}
+	}
+}
+
+func (s *Service) streamBuffer() int {
+	if s.cfg.StreamBuffer > 0 {
+		return s.cfg.StreamBuffer
+	}
+	return DefaultStreamBuffer
+}
+
+// watcher is one Watch's position in its task's events.
+type watcher struct {
+	s    *Service
+	rec  *Record
+	last uint64
+	emit func(StreamEvent) error
+}
+
+// catchUp emits the stored events after the last one sent. done reports
+// that the final event was among them.
+func (w *watcher) catchUp(ctx context.Context) (done bool, err error) {
+	evs, err := w.s.store.Events(ctx, w.rec.Task.ID, w.last)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evs {
+		if done, err := w.send(e); done || err != nil {
+			return done, err
+		}
+	}
+	return false, nil
+}
+
+func (w *watcher) send(e Event) (done bool, err error) {
+	se := StreamEvent{Seq: e.Seq}
+	switch {
+	case e.Status != nil:
+		se.Status = w.status(e.Status)
+	case e.Artifact != nil:
+		se.Artifact = &a2a.ArtifactUpdateEvent{
+			TaskID: w.rec.Task.ID, ContextID: w.rec.Task.ContextID,
+			Artifact: *e.Artifact, Append: e.Append, LastChunk: e.LastChunk,
+		}
+	default:
+		w.last = e.Seq
+		return false, nil
+	}
+	if err := w.emit(se); err != nil {
+		return false, err
+	}
+	w.last = e.Seq
+	return se.Final(), nil
+}
+
+func (w *watcher) status(st *a2a.TaskStatus) *a2a.StatusUpdateEvent {
+	return &a2a.StatusUpdateEvent{
+		TaskID: w.rec.Task.ID, ContextID: w.rec.Task.ContextID,
+		Status: *st, Final: settled(st.State),
+	}
+}
+
+// Stream sends a message as Send does, without waiting, then watches the
+// task (see Watch): the task first, then its events up to the final one.
+// With after set, it resumes that task's stream after that sequence
+// instead: a client that lost a stream sends the same message again with
+// the last event id it saw. Errors before the first event are Send's and
+// Watch's.
+func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, after *uint64, emit func(StreamEvent) error) error {
+	no := false
+	p.Blocking = &no
+	task, err := s.Send(ctx, caller, p)
+	if err != nil {
+		return err
+	}
+	return s.Watch(ctx, caller, task.ID, after, emit)
+}
