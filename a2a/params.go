@@ -79,6 +79,15 @@ func (c *checker) object(path string, raw json.RawMessage, required bool) member
 	return objectMembers(raw)
 }
 
+// root reads params, which must be a JSON object.
+func (c *checker) root(raw json.RawMessage) members {
+	if len(raw) > 0 && !json.Valid(raw) {
+		c.add("/", "must be an object")
+		return nil
+	}
+	return c.object("/", raw, true)
+}
+
 func (c *checker) str(path string, raw json.RawMessage, required bool) (string, bool) {
 	if len(raw) == 0 || jsonType(raw) == jsonNull {
 		if required {
@@ -162,11 +171,7 @@ func article(t string) string {
 func DecodeSendParams(raw json.RawMessage) (SendParams, *Error) {
 	var c checker
 	var p SendParams
-	if len(raw) > 0 && !json.Valid(raw) {
-		c.add("/", "must be an object")
-		return p, c.err()
-	}
-	params := c.object("/", raw, true)
+	params := c.root(raw)
 	if params == nil {
 		return p, c.err()
 	}
@@ -282,11 +287,7 @@ func (c *checker) part(path string, m members) Part {
 func DecodeTaskQuery(raw json.RawMessage) (TaskQuery, *Error) {
 	var c checker
 	var q TaskQuery
-	if len(raw) > 0 && !json.Valid(raw) {
-		c.add("/", "must be an object")
-		return q, c.err()
-	}
-	params := c.object("/", raw, true)
+	params := c.root(raw)
 	if params == nil {
 		return q, c.err()
 	}
@@ -307,11 +308,7 @@ type TaskIDParams struct {
 func DecodeTaskIDParams(raw json.RawMessage) (TaskIDParams, *Error) {
 	var c checker
 	var p TaskIDParams
-	if len(raw) > 0 && !json.Valid(raw) {
-		c.add("/", "must be an object")
-		return p, c.err()
-	}
-	params := c.object("/", raw, true)
+	params := c.root(raw)
 	if params == nil {
 		return p, c.err()
 	}
@@ -322,17 +319,8 @@ func DecodeTaskIDParams(raw json.RawMessage) (TaskIDParams, *Error) {
 
 // DecodeTaskID reads and checks params that name one task (tasks/cancel).
 func DecodeTaskID(raw json.RawMessage) (string, *Error) {
-	var c checker
-	if len(raw) > 0 && !json.Valid(raw) {
-		c.add("/", "must be an object")
-		return "", c.err()
-	}
-	params := c.object("/", raw, true)
-	if params == nil {
-		return "", c.err()
-	}
-	id := c.taskID(params)
-	return id, c.err()
+	p, err := DecodeTaskIDParams(raw)
+	return p.ID, err
 }
 
 func (c *checker) taskID(params members) string {
