@@ -19,20 +19,60 @@ import (
 // requestTimeout bounds one request.
 const requestTimeout = 30 * time.Second
 
-// stats are the results of one measured run.
+// stats are the results of one measured run. In send mode the samples
+// are request latencies and each request is one event; in stream mode
+// they are times to first event, and events counts the events of the
+// successful streams.
 type stats struct {
 	ok, errors    int
+	events        int
 	elapsed       time.Duration
 	p50, p99, max time.Duration
 	firstErr      string
 }
 
-// rps is the successful requests per second.
+// rps is the successful requests (or streams) per second.
 func (s stats) rps() float64 {
 	if s.elapsed <= 0 {
 		return 0
 	}
 	return float64(s.ok) / s.elapsed.Seconds()
+}
+
+// eps is the events of successful requests (or streams) per second.
+func (s stats) eps() float64 {
+	if s.elapsed <= 0 {
+		return 0
+	}
+	return float64(s.events) / s.elapsed.Seconds()
+}
+
+// perStream is the mean number of events of a successful stream.
+func (s stats) perStream() float64 {
+	if s.ok == 0 {
+		return 0
+	}
+	return float64(s.events) / float64(s.ok)
+}
+
+// op is one measured operation of one client: a request or a stream,
+// numbered n (its JSON-RPC id). It returns the sample the run reports
+// percentiles of and the number of events it received. An op is used by
+// one goroutine only.
+type op func(ctx context.Context, client *http.Client, n int64) (sample time.Duration, events int, err error)
+
+// newOp makes one client's op against rpcURL.
+type newOp func(rpcURL string) op
+
+// sendOp is a blocking message/send; its sample is the request's
+// latency.
+func sendOp(rpcURL string) op {
+	var body bytes.Buffer
+	return func(ctx context.Context, client *http.Client, n int64) (time.Duration, int, error) {
+		start := time.Now()
+		err := sendOnce(ctx, client, rpcURL, &body, n)
+		return time.Since(start), 1, err
+	}
 }
 
 // newClient returns the client a run shares among its clients: keep-alive,
@@ -54,10 +94,10 @@ func newClient(clients int) (*http.Client, *http.Transport) {
 	return &http.Client{Transport: tr, Timeout: requestTimeout}, tr
 }
 
-// load drives rpcURL with clients concurrent blocking message/send calls:
-// warmup unmeasured, then duration measured. A request counts in the
-// measurement when it ends inside the measured window.
-func load(ctx context.Context, rpcURL string, clients int, warmup, duration time.Duration) (stats, error) {
+// load drives rpcURL with clients concurrent clients, each running its op
+// (mk) in a loop: warmup unmeasured, then duration measured. An op counts
+// in the measurement when it ends inside the measured window.
+func load(ctx context.Context, rpcURL string, clients int, warmup, duration time.Duration, mk newOp) (stats, error) {
 	client, tr := newClient(clients)
 	defer tr.CloseIdleConnections()
 	t0 := time.Now()
@@ -67,6 +107,7 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 
 	type worker struct {
 		lat      []time.Duration
+		events   int
 		errors   int
 		firstErr string
 	}
@@ -76,15 +117,14 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 		wg.Add(1)
 		go func(w *worker) {
 			defer wg.Done()
-			var body bytes.Buffer
+			do := mk(rpcURL)
 			var n int64
 			for ctx.Err() == nil {
-				start := time.Now()
-				if !start.Before(to) {
+				if !time.Now().Before(to) {
 					return
 				}
 				n++
-				err := sendOnce(ctx, client, rpcURL, &body, n)
+				sample, events, err := do(ctx, client, n)
 				end := time.Now()
 				if end.Before(from) || !end.Before(to) {
 					continue // warm-up, or past the window
@@ -96,7 +136,8 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 					}
 					continue
 				}
-				w.lat = append(w.lat, end.Sub(start))
+				w.lat = append(w.lat, sample)
+				w.events += events
 			}
 		}(&workers[i])
 	}
@@ -108,6 +149,7 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 	var lat []time.Duration
 	for _, w := range workers {
 		lat = append(lat, w.lat...)
+		st.events += w.events
 		st.errors += w.errors
 		if st.firstErr == "" {
 			st.firstErr = w.firstErr
@@ -124,12 +166,13 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 	return st, nil
 }
 
-// smoke sends one request and reports what is wrong with its answer.
-func smoke(ctx context.Context, rpcURL string) error {
+// smoke runs one op (a request or a stream) and reports what is wrong
+// with its answer.
+func smoke(ctx context.Context, rpcURL string, mk newOp) error {
 	client, tr := newClient(1)
 	defer tr.CloseIdleConnections()
-	var body bytes.Buffer
-	return sendOnce(ctx, client, rpcURL, &body, 1)
+	_, _, err := mk(rpcURL)(ctx, client, 1)
+	return err
 }
 
 // sendOnce sends one blocking message/send with a fresh messageId and

@@ -1,7 +1,7 @@
 // Command a2abench compares a2ad side by side with the official A2A Go SDK
 // and with a bare HTTP floor, in one run on one machine:
 //
-//	go run ./cmd/a2abench [-servers a2ad,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s]
+//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s]
 //
 // It builds the three servers (go build -trimpath -ldflags="-s -w") into a
 // temporary directory, starts them one at a time on random loopback ports,
@@ -11,12 +11,25 @@
 // prints requests/s, p50, p99 and max latency and errors per server and
 // concurrency, then the throughput ratios a2ad/sdk and a2ad/floor.
 //
+// With -mode stream (default clients: 16), each client instead loops over
+// message/stream (Accept: text/event-stream) of the same data part and
+// reads every stream to its end. A stream counts as an error unless its
+// events are JSON-RPC results for the request and the last one is a
+// "final":true status-update in state completed. It prints streams/s,
+// events/s, events per stream, the time to first event (from sending the
+// request to reading the first complete data line) p50, p99 and max, and
+// errors, then a2ad/sdk and a2ad/floor in events/s and a2ad's TTFE p99,
+// against the targets (printed, not enforced): a2ad events/s at least 5x
+// the SDK's, and a2ad TTFE p99 under 10 ms at 16 clients.
+//
 //   - a2ad:  ./cmd/a2ad serve with examples/catalog.yaml and a fresh store
 //     file (fsync on, as in production; logging at info, the default).
 //   - sdk:   ./cmd/a2abench/sdkserver, a2asrv with its in-memory task store
 //     and an echo executor.
 //   - floor: ./cmd/a2abench/floor, an Echo handler that decodes the request
-//     and returns a fixed completed task.
+//     and returns a fixed completed task (message/send), or writes a
+//     fixed stream of 3 events: task, artifact-update, final
+//     status-update (message/stream).
 //
 // Only loopback is used. The load phases may add up to 10 minutes at most,
 // and the whole run, builds included, stops after 10 minutes. Every server
@@ -63,15 +76,25 @@ type options struct {
 
 var knownServers = []string{"a2ad", "sdk", "floor"}
 
+// defaultClients is -clients by mode.
+var defaultClients = map[string]string{"send": "16,64", "stream": "16"}
+
+// Targets of stream mode, printed against the results.
+const (
+	targetTTFEp99      = 10 * time.Millisecond // a2ad's TTFE p99 ...
+	targetTTFEClients  = 16                    // ... at this many clients
+	targetEventsPerSDK = 5.0                   // a2ad events/s over the SDK's
+)
+
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("a2abench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	servers := fs.String("servers", strings.Join(knownServers, ","), "servers to compare, in order: a2ad, sdk, floor")
-	clients := fs.String("clients", "16,64", "concurrent clients, one run per value")
+	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before each run")
-	fs.StringVar(&o.mode, "mode", "send", `load: "send" (blocking message/send); "stream" is planned`)
+	fs.StringVar(&o.mode, "mode", "send", `load: "send" (blocking message/send) or "stream" (message/stream over SSE)`)
 	fs.StringVar(&o.logLevel, "a2ad-log-level", "info", "a2ad's --log-level (info is its default; its log goes to a pipe that is drained)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store)")
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +102,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch o.mode {
+	case "send", "stream":
+	default:
+		return o, fmt.Errorf("-mode: %q is not send or stream", o.mode)
+	}
+	if *clients == "" {
+		*clients = defaultClients[o.mode]
 	}
 	seen := map[string]bool{}
 	for _, s := range strings.Split(*servers, ",") {
@@ -139,15 +170,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "a2abench:", err)
-		return 2
-	}
-	switch o.mode {
-	case "send":
-	case "stream":
-		fmt.Fprintln(stderr, "stream mode: not implemented yet")
-		return 2
-	default:
-		fmt.Fprintf(stderr, "a2abench: -mode: %q is not send or stream\n", o.mode)
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, maxTotal)
@@ -217,13 +239,17 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 		}
 	}()
 	rpcURL := srv.baseURL + "/a2a"
-	if err := smoke(ctx, rpcURL); err != nil {
+	mk := sendOp
+	if o.mode == "stream" {
+		mk = streamOp
+	}
+	if err := smoke(ctx, rpcURL, mk); err != nil {
 		return nil, fmt.Errorf("%s: first request: %w%s", name, err, srv.tail())
 	}
 	var out []result
 	for _, c := range o.clients {
 		fmt.Fprintf(stderr, "a2abench: %s, %d clients: warm-up %v, then %v\n", name, c, o.warmup, o.duration)
-		st, err := load(ctx, rpcURL, c, o.warmup, o.duration)
+		st, err := load(ctx, rpcURL, c, o.warmup, o.duration, mk)
 		if err != nil {
 			return out, fmt.Errorf("%s, %d clients: %w%s", name, c, err, srv.tail())
 		}
@@ -237,6 +263,10 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 
 func printResults(w io.Writer, o options, results []result) {
 	if len(results) == 0 {
+		return
+	}
+	if o.mode == "stream" {
+		printStreamResults(w, o, results)
 		return
 	}
 	fmt.Fprintln(w)
@@ -276,6 +306,69 @@ func ratio(a stats, byKey map[string]stats, key string) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", a.rps()/b.rps())
+}
+
+// printStreamResults prints stream mode's table, then a2ad against the
+// others and the targets.
+func printStreamResults(w io.Writer, o options, results []result) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "server\tclients\tstreams/s\tevents/s\tev/stream\tTTFE p50\tTTFE p99\tTTFE max\terrors\t")
+	byKey := map[string]stats{}
+	for _, r := range results {
+		s := r.stats
+		byKey[r.server+"/"+strconv.Itoa(r.clients)] = s
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%d\t\n", r.server, r.clients, s.rps(), s.eps(), s.perStream(),
+			ms(s.p50), ms(s.p99), ms(s.max), s.errors)
+	}
+	tw.Flush()
+	for _, r := range results {
+		if r.stats.errors > 0 && r.stats.firstErr != "" {
+			fmt.Fprintf(w, "first error of %s at %d clients: %s\n", r.server, r.clients, r.stats.firstErr)
+		}
+	}
+	if !contains(o.servers, "a2ad") {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "clients\tevents/s a2ad/sdk\ttarget >= %.0fx\tevents/s a2ad/floor\ta2ad TTFE p99\ttarget < %s at %d clients\t\n",
+		targetEventsPerSDK, ms(targetTTFEp99), targetTTFEClients)
+	for _, c := range o.clients {
+		key := strconv.Itoa(c)
+		a, ok := byKey["a2ad/"+key]
+		if !ok {
+			continue
+		}
+		sdk, hasSDK := byKey["sdk/"+key]
+		eTarget := "-"
+		if hasSDK && sdk.eps() > 0 {
+			eTarget = metOrMissed(a.eps() >= targetEventsPerSDK*sdk.eps())
+		}
+		tTarget := "-"
+		if c == targetTTFEClients && a.ok > 0 {
+			tTarget = metOrMissed(a.p99 < targetTTFEp99)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", c, eventsRatio(a, byKey, "sdk/"+key), eTarget,
+			eventsRatio(a, byKey, "floor/"+key), ms(a.p99), tTarget)
+	}
+	tw.Flush()
+}
+
+// eventsRatio is a's events/s over the run key's ("-" without that run).
+func eventsRatio(a stats, byKey map[string]stats, key string) string {
+	b, ok := byKey[key]
+	if !ok || b.eps() == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a.eps()/b.eps())
+}
+
+func metOrMissed(met bool) string {
+	if met {
+		return "met"
+	}
+	return "missed"
 }
 
 func ms(d time.Duration) string {

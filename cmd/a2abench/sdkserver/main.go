@@ -3,9 +3,12 @@
 // task store and an executor that echoes. It serves JSON-RPC at /a2a on
 // 127.0.0.1 and prints its base URL on stdout once it listens.
 //
-// The executor answers every message/send the way a2ad answers a call of
+// The executor answers every message the way a2ad answers a call of
 // demo::echo: submitted, working, one artifact holding the "input" of the
-// request's data part (or the whole data part without one), completed.
+// request's data part (or the whole data part without one), completed
+// (final). It writes each to the event queue, so a2asrv returns the
+// completed task to message/send and streams the 4 events, as they are
+// written, to message/stream (server-sent events, one per event).
 package main
 
 import (
