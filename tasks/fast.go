@@ -19,6 +19,10 @@ import (
 // which such a function allows.
 const speculationWindow = 20 * time.Millisecond
 
+// streamSpeculationWindow is the window of message/stream, kept short:
+// its client waits for the first event, the task.
+const streamSpeculationWindow = 5 * time.Millisecond
+
 // flight lets one send per (caller, messageId) work at a time, so that
 // concurrent duplicates never run a call twice: the others wait for it,
 // then find its task.
@@ -59,7 +63,7 @@ type speculation struct {
 // speculate runs rec's call (a slot is held) and stores the task once it
 // ends, or working when the window passes first. rec is submitted, with
 // events; key has no task yet.
-func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func()) (*Record, error) {
+func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func(), window time.Duration) (*Record, error) {
 	id := rec.Task.ID
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	sp := &speculation{ready: make(chan struct{})}
@@ -105,7 +109,7 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 
 	working := s.status(a2a.StateWorking, nil)
 	events = append(events, Event{Status: &working})
-	timer := time.NewTimer(min(speculationWindow, s.cfg.BlockingTimeout))
+	timer := time.NewTimer(window)
 	defer timer.Stop()
 	select {
 	case <-sp.ready:

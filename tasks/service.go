@@ -170,13 +170,23 @@ func (s *Service) waitRuns(ctx context.Context) {
 // end or be interrupted. Errors: *a2a.Error for invalid params,
 // ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrClosed.
 func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, error) {
+	blocking := p.Blocking == nil || *p.Blocking
+	window := time.Duration(0)
+	if blocking {
+		window = min(speculationWindow, s.cfg.BlockingTimeout)
+	}
+	return s.send(ctx, caller, p, blocking, window)
+}
+
+// send is Send; window is how long a retry-safe call may run before its
+// task is stored (0: store it first).
+func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration) (*a2a.Task, error) {
 	msg := p.Message
 	key := KeyFor(caller.ID, &msg)
 	var (
 		rec *Record
 		err error
 	)
-	blocking := p.Blocking == nil || *p.Blocking
 	var sub *Subscription
 	if msg.TaskID == "" {
 		id := newID()
@@ -186,7 +196,7 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 			sub = s.broker.Subscribe(id, 8)
 			defer s.broker.Unsubscribe(sub)
 		}
-		rec, err = s.sendNew(ctx, caller, &msg, key, id, blocking)
+		rec, err = s.sendNew(ctx, caller, &msg, key, id, window)
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
 		}
@@ -213,11 +223,11 @@ func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 
 // sendNew creates a task for a message that names none. Sends with the
 // same key take turns (see flight).
-func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, blocking bool) (*Record, error) {
-	return s.flight(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, key, id, blocking) })
+func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, window time.Duration) (*Record, error) {
+	return s.flight(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, key, id, window) })
 }
 
-func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, blocking bool) (*Record, error) {
+func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, window time.Duration) (*Record, error) {
 	c, perr := resolveCall(msg)
 	if perr != nil {
 		return nil, perr
@@ -262,12 +272,12 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 			return nil, err
 		}
 		release, ok := s.acquire(ctx, fn, false)
-		if ok && blocking && fn.RetrySafe {
+		if ok && window > 0 && fn.RetrySafe {
 			// The call may run before its task is stored, unless this
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
 			case errors.Is(err, ErrNotFound):
-				return s.speculate(ctx, key, rec, events, fn, release)
+				return s.speculate(ctx, key, rec, events, fn, release, window)
 			default:
 				release()
 				s.unreserve()

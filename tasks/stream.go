@@ -167,9 +167,7 @@ func (w *watcher) status(st *a2a.TaskStatus) *a2a.StatusUpdateEvent {
 // the last event id it saw. Errors before the first event are Send's and
 // Watch's.
 func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, after *uint64, emit func(StreamEvent) error) error {
-	no := false
-	p.Blocking = &no
-	task, err := s.Send(ctx, caller, p)
+	task, err := s.send(ctx, caller, p, false, streamSpeculationWindow)
 	if err != nil {
 		return err
 	}
