@@ -80,6 +80,9 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 
 	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive}
 	err := run(sw.event)
+	if err == nil && !sw.started {
+		sw.start() // nothing after the client's last event id: an empty stream
+	}
 	sw.close()
 	if !sw.started {
 		return s.streamError(c, req, s.rpcError(ctx, req.Method, err))
