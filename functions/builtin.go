@@ -27,8 +27,9 @@ func (b *BuiltinBackend) Invoke(ctx context.Context, input json.RawMessage) (Res
 //
 //   - echo returns its input unchanged.
 //   - sleep waits {"seconds": n} (0 if missing) and returns {"slept": n};
-//     its reasons are "seconds must be a non-negative number", "call
-//     canceled" and "call timed out".
+//     after each full second of waiting it reports the progress note
+//     "slept <s> of <n> seconds". Its reasons are "seconds must be a
+//     non-negative number", "call canceled" and "call timed out".
 //   - fail always fails with the reason "function reported an error: " and
 //     the input's "message" ("failed on purpose" if missing).
 //   - ask returns {"answer": a} if the input has a non-empty string
@@ -88,12 +89,28 @@ func builtinSleep(ctx context.Context, input json.RawMessage) (Result, error) {
 	if seconds < 1e9 {
 		d = time.Duration(seconds * float64(time.Second))
 	}
-	t := time.NewTimer(d)
+	// The number as the result will show it.
+	total, err := json.Marshal(seconds)
+	if err != nil {
+		return Result{}, &CallError{Reason: "function failed", Err: err}
+	}
+	begin := time.Now()
+	t := time.NewTimer(min(d, time.Second))
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return Result{}, contextError(ctx)
+	for n := 1; ; n++ {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return Result{}, contextError(ctx)
+		}
+		if time.Duration(n)*time.Second >= d {
+			break
+		}
+		if ctx.Err() != nil {
+			return Result{}, contextError(ctx)
+		}
+		ReportProgress(ctx, Progress{Message: fmt.Sprintf("slept %d of %s seconds", n, total)})
+		t.Reset(time.Until(begin.Add(min(d, time.Duration(n+1)*time.Second))))
 	}
 	out, err := json.Marshal(map[string]float64{"slept": seconds})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,12 +32,14 @@ const (
 	// ioDrainTimeout bounds the wait for the child's stdout and stderr to
 	// reach end of file once the child has exited and its process group
 	// has been killed; only a process that left the group can hold them
-	// open longer.
+	// open longer. Time spent reporting progress between reads of stdout
+	// does not count.
 	ioDrainTimeout = time.Second
 )
 
 // ExecBackend calls a function by running a child process: JSON input on
-// stdin, JSON result on stdout, stderr to the log.
+// stdin, progress lines and then the JSON result on stdout, stderr to the
+// log.
 type ExecBackend struct {
 	Argv []string
 	Dir  string
@@ -46,7 +49,9 @@ type ExecBackend struct {
 	// KillGrace is the time between SIGTERM and SIGKILL on cancel; 0
 	// means DefaultKillGrace.
 	KillGrace time.Duration
-	// MaxOutputBytes caps stdout; 0 means DefaultMaxResponseBytes.
+	// MaxOutputBytes caps the result on stdout, and each line; 0 means
+	// DefaultMaxResponseBytes. All of stdout, progress lines included, is
+	// capped at 4 times as much.
 	MaxOutputBytes int64
 }
 
@@ -54,19 +59,25 @@ type ExecBackend struct {
 func (b *ExecBackend) Kind() string { return "exec" }
 
 // Invoke runs the child once, in a process group of its own, with input on
-// its stdin. Its stderr goes to the log of ctx (zerolog.Ctx), line by line
-// and capped; its stdin and stdout are never logged. When ctx is done the
-// group gets SIGTERM, and SIGKILL after KillGrace. When the child exits,
-// whatever it left running in its group is killed. Invoke returns only
-// after the child has been reaped and its stdout and stderr closed (or,
-// if a process that left the group holds them, after ioDrainTimeout), and
-// leaves no goroutine behind.
+// its stdin. Its stdout is read while it runs: each progress line is
+// reported to ReportProgress(ctx) as it arrives (see readOutput), and the
+// other lines are the result. Its stderr goes to the log of ctx
+// (zerolog.Ctx), line by line and capped; its stdin and stdout are never
+// logged. When ctx is done the group gets SIGTERM, and SIGKILL after
+// KillGrace. When the child exits, whatever it left running in its group
+// is killed. Invoke returns only after the child has been reaped and its
+// stdout and stderr closed (or, if a process that left the group holds
+// them, after ioDrainTimeout of waiting for them), and leaves no goroutine
+// behind.
 //
 // Its *CallError reasons are "call canceled" and "call timed out" once ctx
 // is done, "function could not be started", "function output exceeds <N>
-// bytes", "function exited with status <N>", "function was killed by
-// signal <N>", "function failed" (a wait error), and those of the contract
-// (see parseResult) when it exits with status 0.
+// bytes" (N is MaxOutputBytes for the result or a line, 4 times that for
+// all of stdout), "function wrote a malformed progress line", "function
+// exited with status <N>", "function was killed by signal <N>", "function
+// failed" (a wait error), and those of the contract (see parseResult) when
+// it exits with status 0. A too large or malformed output kills the child
+// at once.
 func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, contextError(ctx)
@@ -92,9 +103,10 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	var (
 		wg       sync.WaitGroup
 		out      []byte
+		outErr   error // from readOutput
 		lastLine string
 		waitc    = make(chan error, 1)
-		overflow = make(chan struct{})
+		failed   = make(chan struct{}) // closed if the output fails the call
 	)
 	wg.Add(4)
 	go func() {
@@ -106,7 +118,10 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	}()
 	go func() {
 		defer wg.Done()
-		out = readLimited(p.stdout, limit, overflow)
+		out, outErr = readOutput(ctx, &stdoutReader{p: p, left: ioDrainTimeout}, limit)
+		if outputFailed(outErr) {
+			close(failed)
+		}
 	}()
 	go func() {
 		defer wg.Done()
@@ -123,7 +138,7 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	)
 	select {
 	case werr = <-waitc:
-	case <-overflow:
+	case <-failed:
 		p.kill(syscall.SIGKILL)
 		werr = <-waitc
 	case <-ctx.Done():
@@ -147,8 +162,8 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	switch {
 	case stopped != nil:
 		return Result{}, stopped
-	case int64(len(out)) > limit:
-		return Result{}, &CallError{Reason: fmt.Sprintf("function output exceeds %d bytes", limit)}
+	case outputFailed(outErr):
+		return Result{}, outputCallError(outErr, "output")
 	case werr != nil:
 		return Result{}, exitError(werr, lastLine)
 	}
@@ -162,6 +177,8 @@ type process struct {
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
+	// draining is set by stopIO, once the deadlines are set.
+	draining atomic.Bool
 }
 
 // start starts the child with its stdio on pipes, in a new process group.
@@ -229,7 +246,8 @@ func (p *process) kill(sig syscall.Signal) {
 }
 
 // stopIO makes pending and later I/O on the pipes fail: writes at once,
-// reads after deadline, so that the goroutines using them return.
+// reads after deadline, so that the goroutines using them return. Reads of
+// stdout through a stdoutReader get a deadline of their own afterwards.
 func (p *process) stopIO(deadline time.Time) {
 	_ = p.stdin.SetWriteDeadline(time.Now())
 	for _, f := range []*os.File{p.stdout, p.stderr} {
@@ -238,6 +256,28 @@ func (p *process) stopIO(deadline time.Time) {
 			_ = f.Close()
 		}
 	}
+	p.draining.Store(true)
+}
+
+// stdoutReader reads the child's stdout. Once stopIO has run, the reads it
+// starts may wait for output for left in all: the time its caller spends
+// between reads (reporting progress, which may block) does not count, so
+// that output already written is not lost. A read under way when stopIO
+// runs is bounded by the deadline of stopIO.
+type stdoutReader struct {
+	p    *process
+	left time.Duration
+}
+
+func (r *stdoutReader) Read(b []byte) (int, error) {
+	if !r.p.draining.Load() {
+		return r.p.stdout.Read(b)
+	}
+	start := time.Now()
+	_ = r.p.stdout.SetReadDeadline(start.Add(r.left))
+	n, err := r.p.stdout.Read(b)
+	r.left -= time.Since(start)
+	return n, err
 }
 
 // close closes the parent's ends of the pipes.
@@ -245,31 +285,6 @@ func (p *process) close() {
 	_ = p.stdin.Close()
 	_ = p.stdout.Close()
 	_ = p.stderr.Close()
-}
-
-// readLimited reads r to its end and returns what it read, keeping at most
-// limit+1 bytes. It closes overflow, and returns, as soon as there is more
-// than limit.
-func readLimited(r io.Reader, limit int64, overflow chan<- struct{}) []byte {
-	var buf []byte
-	chunk := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(chunk)
-		if n > 0 {
-			room := limit + 1 - int64(len(buf))
-			if int64(n) > room {
-				n = int(room)
-			}
-			buf = append(buf, chunk[:n]...)
-			if int64(len(buf)) > limit {
-				close(overflow)
-				return buf
-			}
-		}
-		if err != nil {
-			return buf
-		}
-	}
 }
 
 // logStderr logs each line read from r as a warning on the logger of ctx,

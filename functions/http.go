@@ -47,7 +47,9 @@ type HTTPBackend struct {
 	// the environment at load and must never be logged.
 	Headers map[string]string
 	// MaxResponseBytes caps the response body; 0 means
-	// DefaultMaxResponseBytes.
+	// DefaultMaxResponseBytes. In an application/x-ndjson body it caps
+	// the result and each line, and all of the body, progress lines
+	// included, is capped at 4 times as much.
 	MaxResponseBytes int64
 	// Client is the HTTP client; nil means a shared default client, which
 	// does not follow redirects.
@@ -58,15 +60,21 @@ type HTTPBackend struct {
 func (b *HTTPBackend) Kind() string { return "http" }
 
 // Invoke sends input as the JSON body of one request (POST unless Method
-// says otherwise) and applies the backend contract to a 2xx answer.
+// says otherwise) and applies the backend contract to a 2xx answer. An
+// answer with the Content-Type application/x-ndjson is read as it
+// streams: each progress line is reported to ReportProgress(ctx) as it
+// arrives (see readOutput), and the other lines are the result. Any other
+// body is the result as a whole, progress lines or not.
 //
 // Its *CallError reasons are "call canceled" and "call timed out" once ctx
 // is done, "function backend unavailable" if the request could not be made
 // or its answer not read, "function returned HTTP <code>" for any other
 // status (redirects are not followed), "function response exceeds <N>
-// bytes", "function backend misconfigured" for a URL or method that no
-// request can be built from, and those of the contract (see parseResult).
-// No reason holds the URL or a header value.
+// bytes" (N is MaxResponseBytes, or 4 times that for all of an ndjson
+// body), "function wrote a malformed progress line" (ndjson only),
+// "function backend misconfigured" for a URL or method that no request can
+// be built from, and those of the contract (see parseResult). No reason
+// holds the URL or a header value.
 func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, contextError(ctx)
@@ -114,6 +122,18 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 			Err:    fmt.Errorf("http status %q, body %q", resp.Status, snippet),
 		}
 	}
+	if isNDJSONMediaType(resp.Header.Get("Content-Type")) {
+		body, err := readOutput(ctx, resp.Body, limit)
+		switch {
+		case outputFailed(err):
+			return Result{}, outputCallError(err, "response")
+		case err != nil && ctx.Err() != nil:
+			return Result{}, contextError(ctx)
+		case err != nil:
+			return Result{}, &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
+		}
+		return parseResult(body)
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -150,4 +170,11 @@ func isJSONMediaType(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.ToLower(strings.TrimSpace(mt))
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// isNDJSONMediaType reports whether ct is application/x-ndjson, with or
+// without parameters.
+func isNDJSONMediaType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/x-ndjson")
 }
