@@ -198,3 +198,24 @@ func (e ArtifactUpdateEvent) MarshalJSON() ([]byte, error) { return e.AppendJSON
 func Timestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
+
+// PushConfig is a webhook for a task's notifications (0.3
+// PushNotificationConfig).
+type PushConfig struct {
+	ID             string    `json:"id,omitempty"`
+	URL            string    `json:"url"`
+	Token          string    `json:"token,omitempty"`
+	Authentication *PushAuth `json:"authentication,omitempty"`
+}
+
+// PushAuth says how to authenticate to a webhook.
+type PushAuth struct {
+	Schemes     []string `json:"schemes"`
+	Credentials string   `json:"credentials,omitempty"`
+}
+
+// TaskPushConfig is a task's webhook, as push methods take and return it.
+type TaskPushConfig struct {
+	TaskID                 string     `json:"taskId"`
+	PushNotificationConfig PushConfig `json:"pushNotificationConfig"`
+}

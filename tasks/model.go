@@ -53,6 +53,10 @@ type Record struct {
 	// MessageIDs are the idempotency keys this task holds; they are
 	// deleted with it.
 	MessageIDs []string `json:"messageIds,omitempty"`
+	// PushConfigs are the task's webhooks. A transition to a terminal or
+	// interrupted state queues one delivery per config in the outbox, in
+	// the same transaction.
+	PushConfigs []a2a.PushConfig `json:"pushConfigs,omitempty"`
 	// Seq is the sequence number of the task's last event.
 	Seq       uint64    `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -79,6 +83,12 @@ type Event struct {
 // interrupted status.
 func (e Event) Final() bool {
 	return e.Status != nil && (e.Status.State.Terminal() || e.Status.State.Interrupted())
+}
+
+// Notifies reports whether a transition from prev to next is pushed to
+// the task's webhooks: reaching a terminal or interrupted state.
+func Notifies(prev, next a2a.TaskState) bool {
+	return prev != next && (next.Terminal() || next.Interrupted())
 }
 
 // IdemKey is the idempotency key of a message: the caller and the
@@ -122,6 +132,11 @@ type Store interface {
 	// bound to the task along with fn's changes. Returns ErrNotFound for
 	// an unknown or foreign task, and fn's error unchanged.
 	Update(ctx context.Context, owner, id string, key *IdemKey, fn UpdateFunc) (rec *Record, events []Event, dup bool, err error)
+	// PushConfigs applies fn to the webhooks of the task id owned by
+	// owner and stores what it returns, in one transaction (fn may run
+	// more than once). Returns ErrNotFound for an unknown or foreign
+	// task, and fn's error unchanged.
+	PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error)
 	// Active returns every task that is not terminal, from the
 	// non-terminal index.
 	Active(ctx context.Context) ([]*Record, error)

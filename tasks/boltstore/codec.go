@@ -45,6 +45,14 @@ func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
 		}
 		dst = append(dst, ']')
 	}
+	if len(rec.PushConfigs) > 0 {
+		b, err := json.Marshal(rec.PushConfigs) // rare: reflection is fine
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"pushConfigs":`...)
+		dst = append(dst, b...)
+	}
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendUint(dst, rec.Seq, 10)
 	dst = append(dst, `,"createdAt":`...)

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -79,6 +80,20 @@ type Store struct {
 	closed    bool
 
 	stats Stats
+
+	onOutbox atomic.Pointer[func()] // called after a commit that queued push deliveries
+}
+
+// SetOutboxHook sets fn to be called after each commit that queued push
+// deliveries (the sender's Wake). fn must not block.
+func (s *Store) SetOutboxHook(fn func()) { s.onOutbox.Store(&fn) }
+
+func (s *Store) queued(e *encoded) {
+	if len(e.deliveries) > 0 {
+		if fn := s.onOutbox.Load(); fn != nil {
+			(*fn)()
+		}
+	}
 }
 
 // Stats counts commits, for metrics and benchmarks.
@@ -114,7 +129,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta} {
+		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -273,9 +288,10 @@ func (s *Store) commit(batch []*write) {
 
 // encoded is a record and its new events, ready to write.
 type encoded struct {
-	rec    *tasks.Record
-	value  []byte
-	events [][]byte
+	rec        *tasks.Record
+	value      []byte
+	events     [][]byte
+	deliveries [][]byte // push deliveries the transition queues
 }
 
 // encode assigns the events' sequence numbers after rec's and encodes
@@ -318,6 +334,9 @@ func (e *encoded) put(tx *bolt.Tx, prev a2a.TaskState) error {
 	if err := tb.Put(id, e.value); err != nil {
 		return err
 	}
+	if err := putDeliveries(tx, e.deliveries); err != nil {
+		return err
+	}
 	state := rec.State()
 	if state.Terminal() {
 		if err := tx.Bucket(bucketActive).Delete(id); err != nil {
@@ -350,6 +369,9 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	if err != nil {
 		return nil, false, err
 	}
+	if e.deliveries, err = deliveries(&r, ""); err != nil {
+		return nil, false, err
+	}
 	var boundTo string
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		boundTo = ""
@@ -375,6 +397,9 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	})
 	if err != nil {
 		return nil, false, err
+	}
+	if boundTo == "" {
+		s.queued(e)
 	}
 	if boundTo != "" {
 		got, err := s.Get(ctx, key.Owner, boundTo)
@@ -474,6 +499,9 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if err != nil {
 			return nil, nil, false, err
 		}
+		if e.deliveries, err = deliveries(r, prev); err != nil {
+			return nil, nil, false, err
+		}
 		err = s.update(ctx, func(tx *bolt.Tx) error {
 			v := tx.Bucket(bucketTasks).Get([]byte(id))
 			if v == nil {
@@ -498,6 +526,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		case err != nil:
 			return nil, nil, false, err
 		}
+		s.queued(e)
 		return r, evs, false, nil
 	}
 }

@@ -1,0 +1,9 @@
+// Package push delivers push notifications: a durable outbox of
+// deliveries, a sender that POSTs them to webhooks with retries, backoff
+// and a dead-letter list, one delivery in flight per (task, config), and
+// an SSRF guard that keeps callers from aiming a2ad at internal addresses.
+//
+// The outbox itself lives in the task store, written in the same
+// transaction as the task transition a delivery reports; this package
+// defines what the sender needs of it (Outbox) and does the sending.
+package push
