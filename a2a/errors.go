@@ -51,6 +51,7 @@ var (
 
 	ErrTaskNotFound        = &Error{Code: CodeTaskNotFound, Message: "Task not found"}
 	ErrTaskNotCancelable   = &Error{Code: CodeTaskNotCancelable, Message: "Task cannot be canceled"}
+	ErrPushConfigNotFound  = &Error{Code: CodeTaskNotFound, Message: "Push notification config not found"}
 	ErrPushNotSupported    = &Error{Code: CodePushNotificationNotSupported, Message: "Push Notification is not supported"}
 	ErrUnsupportedOp       = &Error{Code: CodeUnsupportedOperation, Message: "This operation is not supported"}
 	ErrStreamingNotSupport = &Error{Code: CodeUnsupportedOperation, Message: "Streaming is not supported"}

@@ -14,7 +14,9 @@ type SendParams struct {
 	// HistoryLength is configuration.historyLength; nil means unset.
 	HistoryLength       *int
 	AcceptedOutputModes []string
-	Metadata            map[string]any
+	// PushConfig is configuration.pushNotificationConfig, or nil.
+	PushConfig *PushConfig
+	Metadata   map[string]any
 }
 
 // TaskQuery are the params of tasks/get.
@@ -182,6 +184,10 @@ func DecodeSendParams(raw json.RawMessage) (SendParams, *Error) {
 		p.Blocking = c.boolean("/configuration/blocking", conf.get("blocking"))
 		p.HistoryLength = c.nonNegInt("/configuration/historyLength", conf.get("historyLength"))
 		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf.get("acceptedOutputModes"))
+		if pc := c.object("/configuration/pushNotificationConfig", conf.get("pushNotificationConfig"), false); pc != nil {
+			cfg := c.pushConfig("/configuration/pushNotificationConfig", pc)
+			p.PushConfig = &cfg
+		}
 	}
 	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
 	return p, c.err()
@@ -314,6 +320,61 @@ func DecodeTaskIDParams(raw json.RawMessage) (TaskIDParams, *Error) {
 	}
 	p.ID = c.taskID(params)
 	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
+	return p, c.err()
+}
+
+func (c *checker) pushConfig(path string, m members) PushConfig {
+	var pc PushConfig
+	pc.ID, _ = c.str(path+"/id", m.get("id"), false)
+	pc.URL, _ = c.str(path+"/url", m.get("url"), true)
+	pc.Token, _ = c.str(path+"/token", m.get("token"), false)
+	if a := c.object(path+"/authentication", m.get("authentication"), false); a != nil {
+		auth := PushAuth{Schemes: c.strings(path+"/authentication/schemes", a.get("schemes"))}
+		if len(auth.Schemes) == 0 {
+			c.add(path+"/authentication/schemes", "must list at least one scheme")
+		}
+		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.get("credentials"), false)
+		pc.Authentication = &auth
+	}
+	return pc
+}
+
+// PushConfigParams are the params of the push config methods: the task,
+// a config id (get, delete) and the config (set).
+type PushConfigParams struct {
+	TaskID   string
+	ConfigID string
+	Config   PushConfig
+}
+
+// DecodePushSet reads tasks/pushNotificationConfig/set params
+// (TaskPushNotificationConfig).
+func DecodePushSet(raw json.RawMessage) (PushConfigParams, *Error) {
+	var c checker
+	var p PushConfigParams
+	params := c.root(raw)
+	if params == nil {
+		return p, c.err()
+	}
+	p.TaskID, _ = c.str("/taskId", params.get("taskId"), true)
+	if pc := c.object("/pushNotificationConfig", params.get("pushNotificationConfig"), true); pc != nil {
+		p.Config = c.pushConfig("/pushNotificationConfig", pc)
+	}
+	return p, c.err()
+}
+
+// DecodePushRef reads the params of push get, list and delete: {id,
+// pushNotificationConfigId}; the config id is required when
+// needConfig.
+func DecodePushRef(raw json.RawMessage, needConfig bool) (PushConfigParams, *Error) {
+	var c checker
+	var p PushConfigParams
+	params := c.root(raw)
+	if params == nil {
+		return p, c.err()
+	}
+	p.TaskID = c.taskID(params)
+	p.ConfigID, _ = c.str("/pushNotificationConfigId", params.get("pushNotificationConfigId"), needConfig)
 	return p, c.err()
 }
 

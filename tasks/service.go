@@ -41,6 +41,8 @@ type Config struct {
 	// RetentionBatch is how many tasks one sweep transaction deletes;
 	// default 256.
 	RetentionBatch int
+	// PushGuard checks webhook URLs; nil turns push notifications off.
+	PushGuard URLChecker
 	// StreamBuffer is how many events a stream may fall behind before it
 	// is cut off (and resumes); default DefaultStreamBuffer.
 	StreamBuffer int
@@ -196,7 +198,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			sub = s.broker.Subscribe(id, 8)
 			defer s.broker.Unsubscribe(sub)
 		}
-		rec, err = s.sendNew(ctx, caller, &msg, key, id, window)
+		rec, err = s.sendNew(ctx, caller, &msg, p.PushConfig, key, id, window)
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
 		}
@@ -223,11 +225,11 @@ func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 
 // sendNew creates a task for a message that names none. Sends with the
 // same key take turns (see flight).
-func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, window time.Duration) (*Record, error) {
-	return s.flight(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, key, id, window) })
+func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
+	return s.flight(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, push, key, id, window) })
 }
 
-func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, id string, window time.Duration) (*Record, error) {
+func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
 	c, perr := resolveCall(msg)
 	if perr != nil {
 		return nil, perr
@@ -245,6 +247,13 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 		CallerTier: caller.Tier,
 		CreatedAt:  now,
 		UpdatedAt:  now,
+	}
+	if push != nil {
+		cfg := *push
+		if err := s.checkPushConfig(ctx, id, "/configuration/pushNotificationConfig", &cfg); err != nil {
+			return nil, err
+		}
+		rec.PushConfigs = []a2a.PushConfig{cfg}
 	}
 	var fn *functions.Function
 	var status a2a.TaskStatus

@@ -54,6 +54,9 @@ type Config struct {
 	// Streams serves message/stream and tasks/resubscribe; nil answers
 	// them with -32004.
 	Streams StreamService
+	// Push serves the push notification config methods; nil answers them
+	// with -32003.
+	Push PushService
 	// KeepAlive is the interval of SSE keep-alive comments; 0 means
 	// DefaultKeepAlive, negative none.
 	KeepAlive time.Duration
@@ -217,6 +220,19 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	if rpcErr == nil && isStreamMethod(req.Method) && s.cfg.Streams != nil {
 		return s.stream(c, &req)
 	}
+	if rpcErr == nil && isPushMethod(req.Method) {
+		op := bufPool.Get().(*[]byte)
+		defer bufPool.Put(op)
+		result, perr := s.push(r.Context(), r, &req)
+		out := (*op)[:0]
+		if perr != nil {
+			out = a2a.AppendError(out, req.ID, perr)
+		} else {
+			out = a2a.AppendResult(out, req.ID, result)
+		}
+		*op = out
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+	}
 	var task *a2a.Task
 	if rpcErr == nil {
 		task, rpcErr = s.dispatch(r.Context(), r, &req)
@@ -320,6 +336,7 @@ var rpcErrors = []struct {
 	rpc *a2a.Error
 }{
 	{tasks.ErrNotFound, a2a.ErrTaskNotFound},
+	{tasks.ErrPushConfigNotFound, a2a.ErrPushConfigNotFound},
 	{tasks.ErrNotCancelable, a2a.ErrTaskNotCancelable},
 	{tasks.ErrMessageIDReused, &a2a.Error{
 		Code:    a2a.CodeInvalidParams,
