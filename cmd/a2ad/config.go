@@ -48,6 +48,11 @@ type Config struct {
 	StoreLockTimeout  time.Duration
 	KeepAlive         time.Duration
 
+	PushAllow       string // comma-separated CIDRs and host names
+	PushTimeout     time.Duration
+	PushMaxAttempts int
+	PushConcurrency int
+
 	// Format is the output format of the skills command: text or json.
 	Format string
 }
@@ -70,6 +75,9 @@ func DefaultConfig() Config {
 		ShutdownGrace:     10 * time.Second,
 		StoreLockTimeout:  2 * time.Second,
 		KeepAlive:         15 * time.Second,
+		PushTimeout:       10 * time.Second,
+		PushMaxAttempts:   8,
+		PushConcurrency:   16,
 		Format:            "text",
 	}
 }
@@ -101,6 +109,10 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
+	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")
+	fs.DurationVar(&c.PushTimeout, "push-timeout", c.PushTimeout, "timeout of one push delivery attempt")
+	fs.IntVar(&c.PushMaxAttempts, "push-max-attempts", c.PushMaxAttempts, "attempts before a push delivery goes to the dead letters")
+	fs.IntVar(&c.PushConcurrency, "push-concurrency", c.PushConcurrency, "push deliveries in flight at once")
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 }
 
@@ -242,15 +254,25 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("retention-interval: must be positive, not %s", c.RetentionInterval)
 	case c.KeepAlive <= 0:
 		return fmt.Errorf("sse-keepalive: must be positive, not %s", c.KeepAlive)
+	case c.PushTimeout <= 0:
+		return fmt.Errorf("push-timeout: must be positive, not %s", c.PushTimeout)
+	case c.PushMaxAttempts <= 0:
+		return fmt.Errorf("push-max-attempts: must be positive, not %d", c.PushMaxAttempts)
+	case c.PushConcurrency <= 0:
+		return fmt.Errorf("push-concurrency: must be positive, not %d", c.PushConcurrency)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("shutdown-grace: must not be negative, not %s", c.ShutdownGrace)
 	}
 	return nil
 }
 
-func (c *Config) hiddenPrefixes() []string {
+func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }
+
+func (c *Config) pushAllow() []string { return splitList(c.PushAllow) }
+
+func splitList(s string) []string {
 	var out []string
-	for _, p := range strings.Split(c.HiddenPrefixes, ",") {
+	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}

@@ -81,7 +81,7 @@ func TestOfficialClientSendGetCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if card.URL != m.BaseURL()+"/a2a" || !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
+	if card.URL != m.BaseURL()+"/a2a" || !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
 		t.Fatalf("card: url %s streaming %v push %v", card.URL, card.Capabilities.Streaming, card.Capabilities.PushNotifications)
 	}
 

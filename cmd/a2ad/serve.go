@@ -18,6 +18,7 @@ import (
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -32,6 +33,8 @@ type Main struct {
 	card    atomic.Pointer[agentcard.Card]
 	store   *boltstore.Store
 	service *tasks.Service
+	sender  *push.Sender
+	guard   *push.Guard
 	http    *http.Server
 	ln      net.Listener
 	served  chan error
@@ -120,7 +123,7 @@ func (m *Main) Open(ctx context.Context) error {
 		},
 		BaseURL:      m.baseURL,
 		Policy:       policy,
-		Capabilities: agentcard.Capabilities{Streaming: true},
+		Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
 	})
 	if err != nil {
 		ln.Close()
@@ -128,6 +131,12 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.card.Store(card)
 
+	guard, err := push.NewGuard(cfg.pushAllow(), nil)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("push-allow: %w", err)
+	}
+	m.guard = guard
 	store, err := boltstore.Open(cfg.Store, boltstore.Options{LockTimeout: cfg.StoreLockTimeout})
 	if err != nil {
 		ln.Close()
@@ -144,12 +153,24 @@ func (m *Main) Open(ctx context.Context) error {
 		BlockingTimeout:   cfg.BlockingTimeout,
 		Retention:         cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval,
+		PushGuard:         guard,
 	})
 	if err := m.service.Start(ctx); err != nil {
 		ln.Close()
 		store.Close()
 		return err
 	}
+	// The sender picks up the outbox where a previous process left it.
+	m.sender = push.NewSender(push.SenderConfig{
+		Outbox:      store,
+		Client:      guard.Client(cfg.PushTimeout),
+		Timeout:     cfg.PushTimeout,
+		MaxAttempts: cfg.PushMaxAttempts,
+		Concurrency: cfg.PushConcurrency,
+		Logger:      m.Logger,
+	})
+	store.SetOutboxHook(m.sender.Wake)
+	m.sender.Start()
 	srv := server.New(server.Config{
 		Tasks: m.service,
 		Card: func() server.Card {
@@ -158,9 +179,11 @@ func (m *Main) Open(ctx context.Context) error {
 		},
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Streams:      m.service,
+		Push:         m.service,
 		KeepAlive:    cfg.KeepAlive,
 		Logger:       m.Logger,
 	})
+	m.addAdminRoutes(srv.Echo())
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -225,6 +248,15 @@ func (m *Main) Close() error {
 		if err := m.service.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if m.sender != nil {
+		// Deliveries in flight get a moment to finish; one that is cut
+		// short stays in the outbox, and the next start sends it.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := m.sender.Close(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, fmt.Errorf("push sender: %w", err))
+		}
+		cancel()
 	}
 	if m.store != nil {
 		if err := m.store.Close(); err != nil {

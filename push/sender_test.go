@@ -1,0 +1,762 @@
+package push_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/push"
+)
+
+// testSenderConfig is a fast configuration for tests.
+func testSenderConfig(o *MemOutbox) push.SenderConfig {
+	return push.SenderConfig{
+		Outbox:       o,
+		Timeout:      5 * time.Second,
+		MaxAttempts:  8,
+		BaseDelay:    10 * time.Millisecond,
+		MaxDelay:     50 * time.Millisecond,
+		Concurrency:  4,
+		PollInterval: 5 * time.Millisecond,
+		Logger:       zerolog.Nop(),
+	}
+}
+
+// MustStartSender starts a sender for cfg and closes it when the test
+// ends.
+func MustStartSender(tb testing.TB, cfg push.SenderConfig) *push.Sender {
+	tb.Helper()
+	s := push.NewSender(cfg)
+	s.Start()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// MustReceiver starts a loopback webhook receiver.
+func MustReceiver(tb testing.TB, h http.HandlerFunc) *httptest.Server {
+	tb.Helper()
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// hang blocks a receiver's handler until release is closed or the
+// client goes away (it reports which), or 10 seconds pass. It reads the
+// body first: the server notices a closed connection only after that.
+func hang(r *http.Request, release <-chan struct{}) (canceled bool) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	select {
+	case <-release:
+		return false
+	case <-r.Context().Done():
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// waitFor fails the test if cond is not true within 5 seconds.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the sender's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines decodes the JSON log lines.
+func (b *syncBuffer) lines(tb testing.TB) []map[string]any {
+	tb.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			tb.Fatalf("log line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// ignoreNext drops the retry time, which follows the real clock.
+var ignoreNext = cmpopts.IgnoreFields(OutboxCall{}, "Next")
+
+func TestSenderHeaders(t *testing.T) {
+	type request struct {
+		Method, Path, ContentType, UserAgent, Token, Authorization string
+		HasToken, HasAuthorization                                 bool
+		Body                                                       string
+	}
+	var (
+		mu   sync.Mutex
+		reqs []request
+	)
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, hasToken := r.Header["X-A2a-Notification-Token"]
+		_, hasAuth := r.Header["Authorization"]
+		mu.Lock()
+		reqs = append(reqs, request{
+			Method: r.Method, Path: r.URL.RequestURI(), ContentType: r.Header.Get("Content-Type"),
+			UserAgent: r.Header.Get("User-Agent"), Token: r.Header.Get("X-A2A-Notification-Token"),
+			Authorization: r.Header.Get("Authorization"), HasToken: hasToken, HasAuthorization: hasAuth,
+			Body: string(body),
+		})
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+
+	o := NewMemOutbox()
+	id1 := o.Add(push.Delivery{
+		TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook?x=1", Token: "tok-123",
+		Auth: &push.Auth{Schemes: []string{"Bearer", "Basic"}, Credentials: "s3cr3t"},
+		Body: []byte(`{"id":"t1","kind":"task"}`),
+	})
+	id2 := o.Add(push.Delivery{
+		TaskID: "t2", ConfigID: "c1", URL: srv.URL + "/plain",
+		Auth: &push.Auth{Schemes: []string{"Bearer"}}, // no credentials: no header
+		Body: []byte(`{"id":"t2"}`),
+	})
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "2 deliveries", func() bool { return len(o.DeliveredIDs()) == 2 })
+
+	mu.Lock()
+	got := slices.Clone(reqs)
+	mu.Unlock()
+	slices.SortFunc(got, func(a, b request) int { return strings.Compare(a.Path, b.Path) })
+	want := []request{
+		{Method: "POST", Path: "/hook?x=1", ContentType: "application/json", UserAgent: "a2ad",
+			Token: "tok-123", HasToken: true, Authorization: "Bearer s3cr3t", HasAuthorization: true,
+			Body: `{"id":"t1","kind":"task"}`},
+		{Method: "POST", Path: "/plain", ContentType: "application/json", UserAgent: "a2ad", Body: `{"id":"t2"}`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if got, want := o.Pending(), 0; got != want {
+		t.Errorf("Pending() = %d, want %d", got, want)
+	}
+	ids := o.DeliveredIDs()
+	slices.Sort(ids)
+	if diff := cmp.Diff([]uint64{id1, id2}, ids); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+func TestSenderRetriesUntilDelivered(t *testing.T) {
+	var hits atomic.Int32
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) <= 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+	})
+	o := NewMemOutbox()
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+
+	want := []OutboxCall{
+		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 503"},
+		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 503"},
+		{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 503"},
+		{Method: "Delivered", ID: id},
+	}
+	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+		t.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+	if got := hits.Load(); got != 4 {
+		t.Errorf("receiver saw %d requests, want 4", got)
+	}
+}
+
+func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
+	var hits atomic.Int32
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte("internal details"))
+	})
+	var logs syncBuffer
+	o := NewMemOutbox()
+	id := o.Add(push.Delivery{
+		TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook/path-secret?q=query-secret", Token: "token-secret",
+		Auth: &push.Auth{Schemes: []string{"Bearer"}, Credentials: "cred-secret"},
+		Body: []byte(`{"x":"body-secret"}`),
+	})
+	cfg := testSenderConfig(o)
+	cfg.MaxAttempts = 4
+	cfg.Logger = zerolog.New(&logs).Level(zerolog.DebugLevel)
+	s := MustStartSender(t, cfg)
+	waitFor(t, "dead letter", func() bool { return len(o.DeadLetters()) == 1 })
+	time.Sleep(30 * time.Millisecond) // a wrong extra attempt would show now
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []OutboxCall{
+		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 500"},
+		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 500"},
+		{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 500"},
+		{Method: "Dead", ID: id, Attempts: 4, LastErr: "HTTP 500"},
+	}
+	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+		t.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+	if got := hits.Load(); got != 4 {
+		t.Errorf("receiver saw %d requests, want 4", got)
+	}
+
+	if strings.Contains(logs.String(), "secret") {
+		t.Errorf("logs hold a secret, a path or a query:\n%s", logs.String())
+	}
+	var warns, debugs []map[string]any
+	for _, l := range logs.lines(t) {
+		switch l["level"] {
+		case "warn":
+			warns = append(warns, l)
+		case "debug":
+			debugs = append(debugs, l)
+		}
+	}
+	if len(debugs) != 3 {
+		t.Errorf("got %d debug (retry) lines, want 3:\n%s", len(debugs), logs.String())
+	}
+	if len(warns) != 1 {
+		t.Fatalf("got %d warn lines, want 1:\n%s", len(warns), logs.String())
+	}
+	w := warns[0]
+	for k, v := range map[string]any{
+		"task_id": "t1", "config_id": "c1", "attempts": float64(4), "last_error": "HTTP 500", "webhook": srv.URL,
+	} {
+		if w[k] != v {
+			t.Errorf("warn line %s = %v, want %v", k, w[k], v)
+		}
+	}
+}
+
+func TestSenderPermanentFailure(t *testing.T) {
+	for _, tc := range []struct {
+		status  int
+		lastErr string
+	}{
+		{http.StatusNotFound, "HTTP 404 (not retried)"},
+		{http.StatusBadRequest, "HTTP 400 (not retried)"},
+		{http.StatusUnauthorized, "HTTP 401 (not retried)"},
+		{http.StatusGone, "HTTP 410 (not retried)"},
+		{http.StatusFound, "HTTP 302 (not retried)"}, // redirects are not followed
+	} {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			var hits, redirected atomic.Int32
+			srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/elsewhere" {
+					redirected.Add(1)
+					return
+				}
+				hits.Add(1)
+				if tc.status == http.StatusFound {
+					http.Redirect(w, r, "/elsewhere", tc.status)
+					return
+				}
+				w.WriteHeader(tc.status)
+			})
+			o := NewMemOutbox()
+			id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook", Body: []byte(`{}`)})
+			cfg := testSenderConfig(o)
+			cfg.Client = &http.Client{} // follows redirects by default; the sender must not
+			s := MustStartSender(t, cfg)
+			waitFor(t, "dead letter", func() bool { return len(o.DeadLetters()) == 1 })
+			time.Sleep(30 * time.Millisecond) // a wrong retry would show now
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+
+			want := []OutboxCall{{Method: "Dead", ID: id, Attempts: 1, LastErr: tc.lastErr}}
+			if diff := cmp.Diff(want, o.Outcomes()); diff != "" {
+				t.Errorf("outbox calls (-want +got):\n%s", diff)
+			}
+			if got := hits.Load(); got != 1 {
+				t.Errorf("receiver saw %d requests, want 1", got)
+			}
+			if got := redirected.Load(); got != 0 {
+				t.Errorf("redirect followed %d times", got)
+			}
+		})
+	}
+}
+
+func TestSenderNetworkErrors(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		var hits atomic.Int32
+		srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+			if hits.Add(1) == 1 {
+				hang(r, nil) // never answers the first attempt
+				return
+			}
+		})
+		o := NewMemOutbox()
+		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+		cfg := testSenderConfig(o)
+		cfg.Timeout = 50 * time.Millisecond
+		MustStartSender(t, cfg)
+		waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+		want := []OutboxCall{
+			{Method: "Retry", ID: id, Attempts: 1, LastErr: "timed out"},
+			{Method: "Delivered", ID: id},
+		}
+		if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+			t.Errorf("outbox calls (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("connection refused", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close() // nothing listens there now
+		o := NewMemOutbox()
+		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: url, Body: []byte(`{}`)})
+		cfg := testSenderConfig(o)
+		cfg.MaxAttempts = 2
+		MustStartSender(t, cfg)
+		waitFor(t, "dead letter", func() bool { return len(o.DeadLetters()) == 1 })
+		want := []OutboxCall{
+			{Method: "Retry", ID: id, Attempts: 1, LastErr: "connection failed"},
+			{Method: "Dead", ID: id, Attempts: 2, LastErr: "connection failed"},
+		}
+		if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+			t.Errorf("outbox calls (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestSenderRetryAfterZero(t *testing.T) {
+	var hits atomic.Int32
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	o := NewMemOutbox()
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	want := []OutboxCall{
+		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 429"},
+		{Method: "Delivered", ID: id},
+	}
+	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+		t.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestSenderRetryDelay checks the next attempt's time with a fixed clock
+// and a fixed jitter of 0.5: backoff = 0.5 * min(10s, 100ms * 2^(n-1)).
+func TestSenderRetryDelay(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		status     int
+		retryAfter string
+		prior      int // attempts made before this one
+		want       time.Duration
+	}{
+		{"first failure", 503, "", 0, 50 * time.Millisecond},
+		{"fourth failure", 500, "", 3, 400 * time.Millisecond},
+		{"backoff capped", 502, "", 9, 5 * time.Second},
+		{"429 Retry-After seconds", 429, "3", 0, 3 * time.Second},
+		{"503 Retry-After seconds", 503, "3", 0, 3 * time.Second},
+		{"500 ignores Retry-After", 500, "3", 0, 50 * time.Millisecond},
+		{"Retry-After 0 keeps backoff", 429, "0", 0, 50 * time.Millisecond},
+		{"Retry-After shorter than backoff", 503, "1", 6, 3200 * time.Millisecond},
+		{"Retry-After capped at MaxDelay", 429, "120", 0, 10 * time.Second},
+		{"Retry-After date", 429, now.Add(4 * time.Second).Format(http.TimeFormat), 0, 4 * time.Second},
+		{"Retry-After date passed", 503, now.Add(-time.Hour).Format(http.TimeFormat), 0, 50 * time.Millisecond},
+		{"Retry-After garbage", 429, "soon", 0, 50 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				w.WriteHeader(tc.status)
+			})
+			o := NewMemOutbox()
+			id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`), Attempts: tc.prior, NextAt: now})
+			cfg := testSenderConfig(o)
+			cfg.MaxAttempts = 20
+			cfg.BaseDelay, cfg.MaxDelay = 100*time.Millisecond, 10*time.Second
+			cfg.Now = func() time.Time { return now } // the retry is never due: one attempt only
+			cfg.Rand = func() float64 { return 0.5 }
+			MustStartSender(t, cfg)
+			waitFor(t, "retry", func() bool { return len(o.Outcomes()) == 1 })
+
+			want := []OutboxCall{{Method: "Retry", ID: id, Attempts: tc.prior + 1, Next: now.Add(tc.want), LastErr: fmt.Sprintf("HTTP %d", tc.status)}}
+			if diff := cmp.Diff(want, o.Outcomes()); diff != "" {
+				t.Errorf("outbox calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSenderKeepsOrderUnderRetries(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		seen  []int // every request's delivery number, in arrival order
+		fails int
+	)
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		var b struct{ N int }
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			t.Errorf("decode body: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, b.N)
+		if b.N == 2 && fails < 2 {
+			fails++
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	o := NewMemOutbox()
+	var ids []uint64
+	for n := 1; n <= 5; n++ {
+		ids = append(ids, o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: fmt.Appendf(nil, `{"n":%d}`, n)}))
+	}
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "5 deliveries", func() bool { return len(o.DeliveredIDs()) == 5 })
+
+	mu.Lock()
+	got := slices.Clone(seen)
+	mu.Unlock()
+	if diff := cmp.Diff([]int{1, 2, 2, 2, 3, 4, 5}, got); diff != "" {
+		t.Errorf("receiver saw (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(ids, o.DeliveredIDs()); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+func TestSenderConcurrencyBound(t *testing.T) {
+	const pairs, limit = 40, 4
+	var active, peak, hits atomic.Int32
+	release := make(chan struct{})
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		n := active.Add(1)
+		defer active.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		hang(r, release)
+	})
+	o := NewMemOutbox()
+	for i := range pairs {
+		o.Add(push.Delivery{TaskID: fmt.Sprintf("t%d", i), ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	}
+	cfg := testSenderConfig(o)
+	cfg.Concurrency = limit
+	MustStartSender(t, cfg)
+
+	waitFor(t, "the receiver to block 4 requests", func() bool { return active.Load() == limit })
+	time.Sleep(50 * time.Millisecond) // a fifth request would show now
+	if got := hits.Load(); got != limit {
+		t.Errorf("receiver saw %d requests while %d blocked, want %d", got, limit, limit)
+	}
+	close(release)
+	waitFor(t, "40 deliveries", func() bool { return len(o.DeliveredIDs()) == pairs })
+	if got := peak.Load(); got > limit {
+		t.Errorf("peak concurrent requests = %d, want <= %d", got, limit)
+	}
+	if got := hits.Load(); got != pairs {
+		t.Errorf("receiver saw %d requests, want %d", got, pairs)
+	}
+}
+
+func TestSenderSlowPairDoesNotBlockOthers(t *testing.T) {
+	var aHits, bHits atomic.Int32
+	release := make(chan struct{})
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/b" {
+			bHits.Add(1)
+			return
+		}
+		aHits.Add(1)
+		hang(r, release)
+	})
+	o := NewMemOutbox()
+	a1 := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL + "/a", Body: []byte(`{"n":1}`)})
+	a2 := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL + "/a", Body: []byte(`{"n":2}`)})
+	cfg := testSenderConfig(o)
+	cfg.PollInterval = 10 * time.Second // only attempts ending and Wake poll
+	s := MustStartSender(t, cfg)
+	waitFor(t, "pair A in flight", func() bool { return aHits.Load() == 1 })
+
+	b1 := o.Add(push.Delivery{TaskID: "tb", ConfigID: "c1", URL: srv.URL + "/b", Body: []byte(`{}`)})
+	s.Wake()
+	waitFor(t, "pair B delivered", func() bool { return slices.Contains(o.DeliveredIDs(), b1) })
+	if got := aHits.Load(); got != 1 {
+		t.Errorf("pair A saw %d requests while its first was in flight, want 1", got)
+	}
+
+	close(release)
+	waitFor(t, "pair A delivered", func() bool { return len(o.DeliveredIDs()) == 3 })
+	if diff := cmp.Diff([]uint64{b1, a1, a2}, o.DeliveredIDs()); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+func TestSenderRestartMidRetry(t *testing.T) {
+	var hits atomic.Int32
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) <= 2 {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+	o := NewMemOutbox()
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+
+	// The first sender schedules its retry 5s ahead and is closed before
+	// then.
+	cfg1 := testSenderConfig(o)
+	cfg1.BaseDelay, cfg1.MaxDelay = 10*time.Second, 10*time.Second
+	cfg1.Rand = func() float64 { return 0.5 }
+	cfg1.Now = func() time.Time { return time.Now().Add(-time.Hour) } // so the retry is due at once for the second
+	s1 := push.NewSender(cfg1)
+	s1.Start()
+	waitFor(t, "first retry", func() bool { return len(o.Outcomes()) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s1.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := hits.Load(); got != 1 {
+		t.Fatalf("receiver saw %d requests before the restart, want 1", got)
+	}
+
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	want := []OutboxCall{
+		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 502"},
+		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 502"},
+		{Method: "Delivered", ID: id},
+	}
+	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+		t.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+	if got := hits.Load(); got != 3 {
+		t.Errorf("receiver saw %d requests, want 3", got)
+	}
+}
+
+func TestSenderCloseCancelsInFlight(t *testing.T) {
+	var hanging atomic.Bool
+	hanging.Store(true)
+	entered := make(chan struct{}, 1)
+	canceled := make(chan struct{}, 1)
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if !hanging.Load() {
+			return
+		}
+		entered <- struct{}{}
+		if hang(r, nil) {
+			canceled <- struct{}{}
+		}
+	})
+	o := NewMemOutbox()
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	s1 := push.NewSender(testSenderConfig(o))
+	s1.Start()
+	<-entered
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := s1.Close(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	select {
+	case <-canceled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the receiver's request was not canceled")
+	}
+	if got := o.Outcomes(); len(got) != 0 {
+		t.Fatalf("a canceled attempt recorded %+v", got)
+	}
+
+	hanging.Store(false)
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	if diff := cmp.Diff([]OutboxCall{{Method: "Delivered", ID: id}}, o.Outcomes()); diff != "" {
+		t.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestSenderCloseJoinsGoroutines(t *testing.T) {
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			hang(r, nil)
+		}
+	})
+	tr := &http.Transport{}
+	before := runtime.NumGoroutine()
+
+	o := NewMemOutbox()
+	for i := range 10 {
+		o.Add(push.Delivery{TaskID: fmt.Sprintf("t%d", i), ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	}
+	o.Add(push.Delivery{TaskID: "hang", ConfigID: "c1", URL: srv.URL + "/hang", Body: []byte(`{}`)})
+	cfg := testSenderConfig(o)
+	cfg.Client = &http.Client{Transport: tr}
+	cfg.PollInterval = 10 * time.Second
+	s := push.NewSender(cfg)
+	s.Start()
+	waitFor(t, "10 deliveries", func() bool { return len(o.DeliveredIDs()) == 10 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_ = s.Close(ctx) // DeadlineExceeded: the /hang attempt is cut short
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	buf := make([]byte, 1<<20)
+	if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Contains(stacks, "push.(*Sender)") {
+		t.Errorf("a sender goroutine outlived Close:\n%s", stacks)
+	}
+
+	tr.CloseIdleConnections()
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before+2 })
+}
+
+func TestSenderCloseIdle(t *testing.T) {
+	o := NewMemOutbox()
+	cfg := testSenderConfig(o)
+	cfg.PollInterval = 10 * time.Second
+	s := push.NewSender(cfg)
+	s.Start()
+	waitFor(t, "first poll", func() bool { return len(o.Calls()) > 0 })
+	start := time.Now()
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("Close took %v", d)
+	}
+	if err := s.Close(context.Background()); err != nil { // a second Close is harmless
+		t.Fatal(err)
+	}
+
+	unstarted := push.NewSender(cfg)
+	if err := unstarted.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	unstarted.Start() // after Close: does nothing
+	time.Sleep(10 * time.Millisecond)
+	if got := len(o.Calls()); got != 1 {
+		t.Errorf("outbox saw %d calls, want 1 (the first sender's first poll)", got)
+	}
+}
+
+func TestSenderWake(t *testing.T) {
+	var hits atomic.Int32
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
+	o := NewMemOutbox()
+	cfg := testSenderConfig(o)
+	cfg.PollInterval = 10 * time.Second
+	s := MustStartSender(t, cfg)
+	waitFor(t, "first poll", func() bool { return len(o.Calls()) > 0 })
+
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	start := time.Now()
+	s.Wake()
+	s.Wake() // never blocks
+	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("delivery took %v after Wake", d)
+	}
+	if diff := cmp.Diff([]uint64{id}, o.DeliveredIDs()); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+func TestSenderDueErrorKeepsPolling(t *testing.T) {
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
+	var logs syncBuffer
+	var dueCalls atomic.Int32
+	o := NewMemOutbox()
+	o.DueErr = func() error {
+		if dueCalls.Add(1) <= 3 {
+			return errors.New("store unavailable")
+		}
+		return nil
+	}
+	o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	cfg := testSenderConfig(o)
+	cfg.PollInterval = time.Millisecond
+	cfg.Logger = zerolog.New(&logs)
+	MustStartSender(t, cfg)
+	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	waitFor(t, "recovery log", func() bool { return strings.Contains(logs.String(), "recovered") })
+
+	var failed, recovered int
+	for _, l := range logs.lines(t) {
+		switch l["message"] {
+		case "push outbox poll failed":
+			failed++
+		case "push outbox poll recovered":
+			recovered++
+		}
+	}
+	if failed != 1 || recovered != 1 {
+		t.Errorf("logged %d failures and %d recoveries, want 1 and 1 (rate-limited):\n%s", failed, recovered, logs.String())
+	}
+}
