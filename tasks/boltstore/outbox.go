@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -198,6 +199,9 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]Dea
 		return nil, err
 	}
 	out := make([]DeadLetter, 0)
+	if after == math.MaxUint64 {
+		return out, nil // nothing comes after the last possible id
+	}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		start := binary.BigEndian.AppendUint64(nil, after+1)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -112,6 +113,9 @@ func TestDueKeepsOrderPerWebhook(t *testing.T) {
 	}
 	if n, _ := s.OutboxDepth(ctx); n != 2 {
 		t.Fatalf("outbox depth %d, want 2", n)
+	}
+	if tail, _ := s.DeadLetters(ctx, math.MaxUint64, 10); len(tail) != 0 {
+		t.Fatalf("dead letters after the last possible id: %+v", tail)
 	}
 	// Operations on a finished delivery are no-ops.
 	if err := s.Retry(ctx, due[1].ID, 9, time.Now(), "x"); err != nil {
