@@ -203,7 +203,21 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			sub = nil // a duplicate: the task is another one
 		}
 	} else {
+		// A webhook sent with a message on an existing task is added to it,
+		// as tasks/pushNotificationConfig/set would, once the message is
+		// accepted: a refused message changes nothing.
+		if p.PushConfig != nil {
+			cfg := *p.PushConfig
+			if err := s.checkPushConfig(ctx, msg.TaskID, "/configuration/pushNotificationConfig", &cfg); err != nil {
+				return nil, err
+			}
+		}
 		rec, err = s.sendFollowUp(ctx, caller, &msg, key)
+		if err == nil && p.PushConfig != nil {
+			if _, err := s.SetPushConfig(ctx, caller, msg.TaskID, *p.PushConfig); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,103 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// Guard is a fake URL checker: it refuses URLs containing "internal".
+type Guard struct{}
+
+func (Guard) Check(_ context.Context, u string) error {
+	if strings.Contains(u, "internal") {
+		return errors.New(`webhook host "internal" resolves to a private address (10.0.0.5)`)
+	}
+	return nil
+}
+
+func TestPushConfigsOfATask(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	e := newEnv(t, tasks.Config{PushGuard: Guard{}}, fn(t, "demo::slow", blockingBackend(release)))
+	p := nonBlocking(dataMsg("m1", "demo::slow", `{}`))
+	p.PushConfig = &a2a.PushConfig{URL: "https://hooks.example/a", Token: "t1"}
+	task, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The send's webhook got the task's id.
+	got, err := e.svc.PushConfig(ctx, tasks.Caller{ID: "o"}, task.ID, "")
+	if err != nil || got.PushNotificationConfig.ID != task.ID || got.PushNotificationConfig.Token != "t1" {
+		t.Fatalf("PushConfig = %+v, %v", got, err)
+	}
+	if _, err := e.svc.SetPushConfig(ctx, tasks.Caller{ID: "o"}, task.ID, a2a.PushConfig{ID: "b", URL: "https://hooks.example/b"}); err != nil {
+		t.Fatal(err)
+	}
+	// A refused follow-up message adds no webhook.
+	m := textMsg("m2", "more")
+	m.TaskID = task.ID
+	fp := nonBlocking(m)
+	fp.PushConfig = &a2a.PushConfig{ID: "c", URL: "https://hooks.example/c"}
+	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, fp); !errors.Is(err, tasks.ErrTaskBusy) {
+		t.Fatalf("follow-up to a running task: %v", err)
+	}
+	list, _ := e.svc.PushConfigList(ctx, tasks.Caller{ID: "o"}, task.ID)
+	if len(list) != 2 {
+		t.Fatalf("%d webhooks after a refused follow-up, want 2", len(list))
+	}
+	if err := e.svc.DeletePushConfig(ctx, tasks.Caller{ID: "o"}, task.ID, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.PushConfig(ctx, tasks.Caller{ID: "o"}, task.ID, "b"); !errors.Is(err, tasks.ErrPushConfigNotFound) {
+		t.Fatalf("deleted config: %v", err)
+	}
+	// Refused URLs name the problem and store nothing.
+	var ae *a2a.Error
+	_, err = e.svc.SetPushConfig(ctx, tasks.Caller{ID: "o"}, task.ID, a2a.PushConfig{URL: "https://internal/x"})
+	if !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams || !strings.Contains(ae.Message, "private address") {
+		t.Fatalf("refused URL: %v", err)
+	}
+	bad := nonBlocking(dataMsg("m3", "demo::slow", `{}`))
+	bad.PushConfig = &a2a.PushConfig{URL: "https://internal/x"}
+	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, bad); !errors.As(err, &ae) || !strings.HasPrefix(ae.Message, "Invalid parameters: /configuration/pushNotificationConfig/url:") {
+		t.Fatalf("refused URL on send: %v", err)
+	}
+	if active, _ := e.store.Active(ctx); len(active) != 1 {
+		t.Fatalf("a refused send stored a task: %d active", len(active))
+	}
+	// Another caller's task is not found, before any URL check.
+	if _, err := e.svc.SetPushConfig(ctx, tasks.Caller{ID: "mallory"}, task.ID, a2a.PushConfig{URL: "https://internal/x"}); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("foreign task: %v", err)
+	}
+	// Without a guard, push is off.
+	e2 := newEnv(t, tasks.Config{}, fn(t, "demo::echo", echoBackend()))
+	task2, _ := e2.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	if _, err := e2.svc.SetPushConfig(ctx, tasks.Caller{}, task2.ID, a2a.PushConfig{URL: "https://hooks.example/a"}); !errors.Is(err, a2a.ErrPushNotSupported) {
+		t.Fatalf("no guard: %v", err)
+	}
+}
+
+// An accepted follow-up message adds its webhook to the task.
+func TestFollowUpAddsItsWebhook(t *testing.T) {
+	e := newEnv(t, tasks.Config{PushGuard: Guard{}}, fn(t, "demo::echo", echoBackend()))
+	task, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello")))
+	if err != nil || task.Status.State != a2a.StateInputRequired {
+		t.Fatalf("send: %v", err)
+	}
+	m := dataMsg("m2", "demo::echo", `{}`)
+	m.TaskID = task.ID
+	p := send(m)
+	p.PushConfig = &a2a.PushConfig{ID: "c", URL: "https://hooks.example/c"}
+	done, err := e.svc.Send(ctx, tasks.Caller{}, p)
+	if err != nil || done.Status.State != a2a.StateCompleted {
+		t.Fatalf("follow-up: %v", err)
+	}
+	if got, err := e.svc.PushConfig(ctx, tasks.Caller{}, task.ID, "c"); err != nil || got.PushNotificationConfig.URL != "https://hooks.example/c" {
+		t.Fatalf("webhook of the follow-up: %+v, %v", got, err)
+	}
+}
