@@ -44,16 +44,7 @@ func (s *Service) SetPushConfig(ctx context.Context, caller Caller, taskID strin
 		return nil, err
 	}
 	_, err := s.store.PushConfigs(ctx, caller.ID, taskID, func(cfgs []a2a.PushConfig) ([]a2a.PushConfig, error) {
-		for i := range cfgs {
-			if cfgs[i].ID == cfg.ID {
-				cfgs[i] = cfg
-				return cfgs, nil
-			}
-		}
-		if len(cfgs) >= MaxPushConfigs {
-			return nil, a2a.InvalidParams(a2a.Problem{Path: "/pushNotificationConfig", Message: "a task may have at most 10 push notification configs"})
-		}
-		return append(cfgs, cfg), nil
+		return upsertPushConfig(cfgs, cfg, "/pushNotificationConfig")
 	})
 	if err != nil {
 		return nil, err
@@ -109,4 +100,28 @@ func (s *Service) DeletePushConfig(ctx context.Context, caller Caller, taskID, c
 		return out, nil
 	})
 	return err
+}
+
+// upsertPushConfig replaces the config with cfg's id, or adds cfg.
+func upsertPushConfig(cfgs []a2a.PushConfig, cfg a2a.PushConfig, path string) ([]a2a.PushConfig, error) {
+	for i := range cfgs {
+		if cfgs[i].ID == cfg.ID {
+			cfgs[i] = cfg
+			return cfgs, nil
+		}
+	}
+	if len(cfgs) >= MaxPushConfigs {
+		return nil, a2a.InvalidParams(a2a.Problem{Path: path, Message: "a task may have at most 10 push notification configs"})
+	}
+	return append(cfgs, cfg), nil
+}
+
+// addPushConfig adds cfg to r's webhooks (a follow-up message's).
+func addPushConfig(r *Record, cfg a2a.PushConfig) error {
+	cfgs, err := upsertPushConfig(append([]a2a.PushConfig(nil), r.PushConfigs...), cfg, "/configuration/pushNotificationConfig")
+	if err != nil {
+		return err
+	}
+	r.PushConfigs = cfgs
+	return nil
 }

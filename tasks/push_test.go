@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -99,5 +100,10 @@ func TestFollowUpAddsItsWebhook(t *testing.T) {
 	}
 	if got, err := e.svc.PushConfig(ctx, tasks.Caller{}, task.ID, "c"); err != nil || got.PushNotificationConfig.URL != "https://hooks.example/c" {
 		t.Fatalf("webhook of the follow-up: %+v, %v", got, err)
+	}
+	// It heard of the completion the message led to.
+	due, err := e.store.Due(ctx, time.Now().Add(time.Minute), 10)
+	if err != nil || len(due) != 1 || due[0].ConfigID != "c" || !strings.Contains(string(due[0].Body), `"state":"completed"`) {
+		t.Fatalf("outbox after the follow-up: %+v, %v", due, err)
 	}
 }

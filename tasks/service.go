@@ -203,21 +203,18 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			sub = nil // a duplicate: the task is another one
 		}
 	} else {
-		// A webhook sent with a message on an existing task is added to it,
-		// as tasks/pushNotificationConfig/set would, once the message is
-		// accepted: a refused message changes nothing.
+		// A webhook sent with a message on an existing task is added to it
+		// in the transaction that accepts the message (so it hears of what
+		// the message leads to); a refused message changes nothing.
+		var push *a2a.PushConfig
 		if p.PushConfig != nil {
 			cfg := *p.PushConfig
 			if err := s.checkPushConfig(ctx, msg.TaskID, "/configuration/pushNotificationConfig", &cfg); err != nil {
 				return nil, err
 			}
+			push = &cfg
 		}
-		rec, err = s.sendFollowUp(ctx, caller, &msg, key)
-		if err == nil && p.PushConfig != nil {
-			if _, err := s.SetPushConfig(ctx, caller, msg.TaskID, *p.PushConfig); err != nil {
-				return nil, err
-			}
-		}
+		rec, err = s.sendFollowUp(ctx, caller, &msg, key, push)
 	}
 	if err != nil {
 		return nil, err
@@ -335,7 +332,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	return got, nil
 }
 
-func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey) (*Record, error) {
+func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig) (*Record, error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID)
 		if err != nil {
@@ -344,7 +341,7 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
 			return nil, a2a.InvalidParams(a2a.Problem{Path: "/message/contextId", Message: "does not match the task's contextId"})
 		}
-		rec, err = s.followUp(ctx, caller, msg, key, rec)
+		rec, err = s.followUp(ctx, caller, msg, key, push, rec)
 		if errors.Is(err, ErrConflict) && attempt < 3 {
 			continue
 		}
@@ -352,7 +349,7 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 	}
 }
 
-func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, snap *Record) (*Record, error) {
+func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, snap *Record) (*Record, error) {
 	id := snap.Task.ID
 	stored := *msg
 	stored.ContextID = snap.Task.ContextID
@@ -426,6 +423,11 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			return nil, ErrConflict
 		}
 		r.Task.History = append(r.Task.History, stored)
+		if push != nil {
+			if err := addPushConfig(r, *push); err != nil {
+				return nil, err
+			}
+		}
 		if fn != nil {
 			r.FunctionID, r.Input = fn.ID, input
 		}
