@@ -169,3 +169,26 @@ func TestNonBlockingRetrySafeStoresFirst(t *testing.T) {
 		t.Fatalf("non-blocking send returned before its task was stored: %v", err)
 	}
 }
+
+// A client that goes away inside the speculation window leaves nothing
+// stored and no slot held: the next call runs.
+func TestSpeculationWithACanceledRequest(t *testing.T) {
+	b := &Backend{Fn: func(ctx context.Context, in json.RawMessage) (functions.Result, error) {
+		time.Sleep(5 * time.Millisecond)
+		return functions.Result{Output: in}, nil
+	}}
+	e := newEnv(t, tasks.Config{MaxConcurrent: 1, MaxQueue: 1}, fn(t, "demo::echo", b, retrySafe))
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.svc.Send(cctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`))); err == nil {
+		t.Fatal("a send with a canceled context succeeded")
+	}
+	if active, _ := e.store.Active(ctx); len(active) != 0 {
+		t.Fatalf("%d tasks stored for a canceled request", len(active))
+	}
+	time.Sleep(20 * time.Millisecond)
+	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	if err != nil || task.Status.State != a2a.StateCompleted {
+		t.Fatalf("the same message afterwards: %v %+v", err, task)
+	}
+}
