@@ -1,0 +1,15 @@
+// Package callers identifies the callers of a2ad and the limits that apply
+// to them.
+//
+// An operator lists callers in a keys file (YAML): each entry has a caller
+// id, the SHA-256 hash of the caller's secret, the tiers the caller belongs
+// to, an optional rate and an enabled flag. The file never holds a secret:
+// AppendKey generates one, stores only its hash and returns the secret to be
+// shown once. LoadKeys checks the whole file and reports every problem at
+// once, each with its line and column. A loaded Keys is immutable; a
+// Registry swaps in a new one on Reload and keeps the old one if the file is
+// broken.
+//
+// Secrets and hashes never appear in errors; messages may name a caller id
+// and a line.
+package callers

@@ -1,0 +1,219 @@
+package callers
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Limiter is a per-caller token bucket: each caller gets its own bucket,
+// created full on first use. A bucket of size burst refills continuously at
+// perSecond tokens a second up to burst, and each allowed request takes one
+// token. A Limiter is safe for concurrent use.
+type Limiter struct {
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	rate    float64
+	burst   int
+	now     func() time.Time
+	maxIdle time.Duration
+}
+
+// LimiterConfig configures a Limiter.
+type LimiterConfig struct {
+	PerSecond float64          // default refill rate for callers without their own; > 0
+	Burst     int              // default bucket size; >= 1
+	Now       func() time.Time // default time.Now
+	MaxIdle   time.Duration    // buckets unused this long (and full) are evicted on a sweep; default 10m
+}
+
+// DefaultMaxIdle is the MaxIdle a Limiter uses when LimiterConfig.MaxIdle is
+// zero or negative.
+const DefaultMaxIdle = 10 * time.Minute
+
+// bucket is one caller's token bucket. last is the time of the last refill,
+// which is also the time of the last use.
+type bucket struct {
+	tokens float64
+	last   time.Time
+	rate   float64
+	burst  int
+}
+
+// NewLimiter returns a Limiter with no buckets. It panics if cfg.PerSecond is
+// not a finite positive number or cfg.Burst is less than 1, as these are
+// programming errors that configuration validation should have caught.
+func NewLimiter(cfg LimiterConfig) *Limiter {
+	if !validRate(cfg.PerSecond) {
+		panic("callers: LimiterConfig.PerSecond must be finite and > 0")
+	}
+	if cfg.Burst < 1 {
+		panic("callers: LimiterConfig.Burst must be >= 1")
+	}
+	l := &Limiter{
+		buckets: make(map[string]*bucket),
+		rate:    cfg.PerSecond,
+		burst:   cfg.Burst,
+		now:     cfg.Now,
+		maxIdle: cfg.MaxIdle,
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.maxIdle <= 0 {
+		l.maxIdle = DefaultMaxIdle
+	}
+	return l
+}
+
+// Allow takes one token from caller's bucket, whose refill rate is perSecond
+// and size is burst; a zero (or negative, or non-finite) perSecond and a zero
+// (or negative) burst mean the Limiter's defaults. A caller's rate and size
+// may change between calls: the bucket is refilled at the old rate up to now,
+// then capped at the new size.
+//
+// Allow returns true if a token was taken. Otherwise it returns false and the
+// time to wait before a retry would succeed, rounded up to the millisecond,
+// so a retry after exactly retryAfter succeeds if nothing else takes the
+// token first.
+func (l *Limiter) Allow(caller string, perSecond float64, burst int) (ok bool, retryAfter time.Duration) {
+	if !validRate(perSecond) {
+		perSecond = l.rate
+	}
+	if burst < 1 {
+		burst = l.burst
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	now := l.now()
+	b, found := l.buckets[caller]
+	if !found {
+		b = &bucket{tokens: float64(burst), last: now, rate: perSecond, burst: burst}
+		l.buckets[caller] = b
+	} else {
+		b.refill(now)
+		b.rate, b.burst = perSecond, burst
+		b.tokens = math.Min(b.tokens, float64(burst))
+	}
+
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, b.retryAfter()
+}
+
+// Sweep evicts the buckets that have been unused for at least MaxIdle and are
+// full again, so forgetting them loses nothing: a new bucket starts full. It
+// returns how many buckets were evicted. The owner of the Limiter calls Sweep
+// periodically, for example from a ticker.
+func (l *Limiter) Sweep() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	now := l.now()
+	n := 0
+	for caller, b := range l.buckets {
+		if now.Sub(b.last) < l.maxIdle {
+			continue
+		}
+		if b.tokens+b.gain(now.Sub(b.last)) >= float64(b.burst) {
+			delete(l.buckets, caller)
+			n++
+		}
+	}
+	return n
+}
+
+// refill adds the tokens earned since b.last, capped at b.burst, and moves
+// b.last to now. A clock that went backwards adds nothing and leaves b.last.
+func (b *bucket) refill(now time.Time) {
+	elapsed := now.Sub(b.last)
+	if elapsed <= 0 {
+		return
+	}
+	b.tokens = math.Min(float64(b.burst), b.tokens+b.gain(elapsed))
+	b.last = now
+}
+
+// gain is the number of tokens b earns in d.
+func (b *bucket) gain(d time.Duration) float64 {
+	return d.Seconds() * b.rate
+}
+
+// maxRetryMs is the largest whole number of milliseconds a time.Duration holds.
+const maxRetryMs = math.MaxInt64 / int64(time.Millisecond)
+
+// retryAfter returns the shortest whole number of milliseconds after which
+// b holds at least one token, for a bucket holding less than one:
+// ceil((1 − tokens) / rate · 1000) ms. The estimate is corrected with the
+// same arithmetic refill uses, so a retry at exactly that time succeeds.
+func (b *bucket) retryAfter() time.Duration {
+	est := math.Ceil((1 - b.tokens) / b.rate * 1000)
+	if est >= float64(maxRetryMs) {
+		return time.Duration(maxRetryMs) * time.Millisecond
+	}
+	ms := max(int64(est), 1)
+	enough := func(ms int64) bool {
+		return b.tokens+b.gain(time.Duration(ms)*time.Millisecond) >= 1
+	}
+	for ms > 1 && enough(ms-1) {
+		ms--
+	}
+	for !enough(ms) && ms < maxRetryMs {
+		ms++
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// validRate reports whether r is usable as a refill rate.
+func validRate(r float64) bool {
+	return r > 0 && !math.IsInf(r, 0) // NaN fails r > 0
+}
+
+// InFlight caps concurrent calls per caller. It is safe for concurrent use.
+type InFlight struct {
+	mu    sync.Mutex
+	max   int
+	count map[string]int
+}
+
+// NewInFlight returns an InFlight allowing each caller max concurrent calls.
+// It panics if max is less than 1.
+func NewInFlight(max int) *InFlight {
+	if max < 1 {
+		panic("callers: NewInFlight max must be >= 1")
+	}
+	return &InFlight{max: max, count: make(map[string]int)}
+}
+
+// Acquire takes one of caller's slots. It returns false, taking nothing, if
+// caller already has max calls running. Each successful Acquire must be
+// matched by one Release.
+func (f *InFlight) Acquire(caller string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count[caller] >= f.max {
+		return false
+	}
+	f.count[caller]++
+	return true
+}
+
+// Release gives back one of caller's slots. It panics if caller holds none,
+// as sync.WaitGroup does for a negative counter.
+func (f *InFlight) Release(caller string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.count[caller]
+	if !ok {
+		panic("callers: InFlight.Release without Acquire")
+	}
+	if n <= 1 {
+		delete(f.count, caller)
+		return
+	}
+	f.count[caller] = n - 1
+}
