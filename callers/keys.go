@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -216,8 +217,8 @@ func AppendKey(path, callerID string, tiers []string) (secret string, err error)
 		if err := yaml.Unmarshal(data, &doc); err != nil {
 			return "", fmt.Errorf("append key: %w", err)
 		}
-		_, list = yamlLookup(yamlResolve(doc.Content[0]), "keys")
-		if list = yamlResolve(list); list.Kind != yaml.SequenceNode { // "keys:" with no value
+		_, list = yamlnode.Lookup(yamlnode.Resolve(doc.Content[0]), "keys")
+		if list = yamlnode.Resolve(list); list.Kind != yaml.SequenceNode { // "keys:" with no value
 			*list = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		}
 		list.Style = 0 // an empty "[]" list becomes a block list

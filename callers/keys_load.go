@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -25,20 +26,7 @@ type LoadError struct {
 }
 
 // Error returns one line per problem, each prefixed with the file path.
-func (e *LoadError) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if e.Path != "" {
-			b.WriteString(e.Path)
-			b.WriteByte(':')
-		}
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+func (e *LoadError) Error() string { return yamlnode.JoinProblems(e.Path, e.Problems) }
 
 // Problem is one thing wrong with a keys file. Messages never hold a
 // secret or a hash.
@@ -59,27 +47,11 @@ type Problem struct {
 // "billing"): burst must be at least 1, got 0`, leaving out the parts that
 // are unknown. LoadError.Error prefixes it with the path.
 func (p Problem) String() string {
-	var b strings.Builder
-	if p.Line > 0 {
-		b.WriteString(strconv.Itoa(p.Line))
-		if p.Column > 0 {
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(p.Column))
-		}
-		b.WriteString(": ")
+	subject := ""
+	if p.CallerID != "" {
+		subject = fmt.Sprintf("caller %q", p.CallerID)
 	}
-	if p.Pointer != "" || p.CallerID != "" {
-		b.WriteString(p.Pointer)
-		if p.CallerID != "" {
-			if p.Pointer != "" {
-				b.WriteByte(' ')
-			}
-			fmt.Fprintf(&b, "(caller %q)", p.CallerID)
-		}
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
+	return yamlnode.FormatProblem(p.Line, p.Column, p.Pointer, subject, p.Message)
 }
 
 // The keys allowed in each mapping, in the order the messages list them.
@@ -194,9 +166,9 @@ func (l *keyLoader) load(data []byte) *Keys {
 		l.add(nil, "", "keys file is empty; want a mapping with a keys list")
 		return nil
 	}
-	root := yamlResolve(doc.Content[0])
+	root := yamlnode.Resolve(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
-		l.add(root, "", "the keys file must be a mapping with a keys list, got %s", yamlKind(root))
+		l.add(root, "", "the keys file must be a mapping with a keys list, got %s", yamlnode.Kind(root))
 		return nil
 	}
 	top := l.fields(root, "", "at top level", fileKeys)
@@ -205,13 +177,13 @@ func (l *keyLoader) load(data []byte) *Keys {
 		l.add(root, "", "keys is required")
 		return nil
 	}
-	list := yamlResolve(listEntry.val)
+	list := yamlnode.Resolve(listEntry.val)
 	if list.Kind != yaml.SequenceNode {
 		// "keys:" with nothing after it is an empty list.
 		if list.Kind == yaml.ScalarNode && list.ShortTag() == "!!null" {
 			return &Keys{byHash: map[[32]byte]Key{}}
 		}
-		l.add(list, "/keys", "keys must be a list, got %s", yamlKind(list))
+		l.add(list, "/keys", "keys must be a list, got %s", yamlnode.Kind(list))
 		return nil
 	}
 
@@ -219,7 +191,7 @@ func (l *keyLoader) load(data []byte) *Keys {
 	ids := map[string]int{} // caller id → line
 	hashes := map[[32]byte]firstUse{}
 	for i, item := range list.Content {
-		if key, ok := l.entry("/keys/"+strconv.Itoa(i), yamlResolve(item), ids, hashes); ok {
+		if key, ok := l.entry("/keys/"+strconv.Itoa(i), yamlnode.Resolve(item), ids, hashes); ok {
 			ks.byHash[key.Hash] = key
 		}
 	}
@@ -232,13 +204,13 @@ func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes m
 	l.callerID = ""
 	defer func() { l.callerID = "" }()
 	if n.Kind != yaml.MappingNode {
-		l.add(n, ptr, "each key entry must be a mapping, got %s", yamlKind(n))
+		l.add(n, ptr, "each key entry must be a mapping, got %s", yamlnode.Kind(n))
 		return Key{}, false
 	}
 
 	// The id comes first so that every other problem can name it.
 	key := Key{Enabled: true}
-	if idKey, idVal := yamlLookup(n, "id"); idKey == nil {
+	if idKey, idVal := yamlnode.Lookup(n, "id"); idKey == nil {
 		l.add(n, ptr, "id is required")
 	} else if id, ok := l.str(idVal, ptr+"/id", "id"); ok {
 		switch line, dup := ids[id]; {
@@ -295,9 +267,9 @@ type firstUse struct {
 
 // tiers reads a non-empty list of distinct, non-empty tier names.
 func (l *keyLoader) tiers(v *yaml.Node, ptr string) []string {
-	n := yamlResolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.SequenceNode {
-		l.add(v, ptr, "tiers must be a list of tier names, got %s", yamlKind(n))
+		l.add(v, ptr, "tiers must be a list of tier names, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	if len(n.Content) == 0 {
@@ -323,9 +295,9 @@ func (l *keyLoader) tiers(v *yaml.Node, ptr string) []string {
 
 // rate reads {per_second, burst}; both are required.
 func (l *keyLoader) rate(v *yaml.Node, ptr string) *Rate {
-	n := yamlResolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "rate must be a mapping with per_second and burst, got %s", yamlKind(n))
+		l.add(v, ptr, "rate must be a mapping with per_second and burst, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	before := len(l.problems)
@@ -334,10 +306,10 @@ func (l *keyLoader) rate(v *yaml.Node, ptr string) *Rate {
 	if e, ok := kv["per_second"]; !ok {
 		l.add(n, ptr, "rate.per_second is required")
 	} else {
-		vn := yamlResolve(e.val)
+		vn := yamlnode.Resolve(e.val)
 		var f float64
 		if vn.Kind != yaml.ScalarNode || (vn.ShortTag() != "!!int" && vn.ShortTag() != "!!float") || vn.Decode(&f) != nil {
-			l.add(e.val, ptr+"/per_second", "rate.per_second must be a number, got %s", yamlKind(vn))
+			l.add(e.val, ptr+"/per_second", "rate.per_second must be a number, got %s", yamlnode.Kind(vn))
 		} else if !(f > 0) || math.IsInf(f, 0) {
 			l.add(e.val, ptr+"/per_second", "rate.per_second must be a positive number, got %s", vn.Value)
 		} else {
@@ -347,10 +319,10 @@ func (l *keyLoader) rate(v *yaml.Node, ptr string) *Rate {
 	if e, ok := kv["burst"]; !ok {
 		l.add(n, ptr, "rate.burst is required")
 	} else {
-		vn := yamlResolve(e.val)
+		vn := yamlnode.Resolve(e.val)
 		var b int64
 		if vn.Kind != yaml.ScalarNode || vn.ShortTag() != "!!int" {
-			l.add(e.val, ptr+"/burst", "rate.burst must be an integer, got %s", yamlKind(vn))
+			l.add(e.val, ptr+"/burst", "rate.burst must be an integer, got %s", yamlnode.Kind(vn))
 		} else if vn.Decode(&b) != nil || b < 1 || b > math.MaxInt32 {
 			l.add(e.val, ptr+"/burst", "rate.burst must be an integer from 1 to %d, got %s", math.MaxInt32, vn.Value)
 		} else {
@@ -374,9 +346,9 @@ func (l *keyLoader) fields(n *yaml.Node, ptr, where string, allowed []string) ma
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, v := n.Content[i], n.Content[i+1]
-		k := yamlResolve(kn)
+		k := yamlnode.Resolve(kn)
 		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "keys must be strings, got %s", yamlKind(k))
+			l.add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
 			continue
 		}
 		kp := ptr + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k.Value)
@@ -400,68 +372,23 @@ func (l *keyLoader) fields(n *yaml.Node, ptr, where string, allowed []string) ma
 
 // str reads a string. It never prints the value.
 func (l *keyLoader) str(v *yaml.Node, ptr, label string) (string, bool) {
-	if n := yamlResolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		return n.Value, true
 	}
 	hint := ""
-	if n := yamlResolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
+	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
 		hint = "; quote it to make it a string"
 	}
-	l.add(v, ptr, "%s must be a string, got %s%s", label, yamlKind(v), hint)
+	l.add(v, ptr, "%s must be a string, got %s%s", label, yamlnode.Kind(v), hint)
 	return "", false
 }
 
 // boolean reads true or false.
 func (l *keyLoader) boolean(v *yaml.Node, ptr, label string) bool {
 	var b bool
-	if n := yamlResolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
+	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
 		return b
 	}
-	l.add(v, ptr, "%s must be true or false, got %s", label, yamlKind(v))
+	l.add(v, ptr, "%s must be true or false, got %s", label, yamlnode.Kind(v))
 	return false
-}
-
-// yamlResolve follows aliases to the node they name.
-func yamlResolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// yamlLookup returns the first key called key of the mapping n and its
-// value, or nils.
-func yamlLookup(n *yaml.Node, key string) (k, v *yaml.Node) {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := yamlResolve(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
-}
-
-// yamlKind names the kind of a value for messages: "a mapping", "a string".
-func yamlKind(n *yaml.Node) string {
-	n = yamlResolve(n)
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!str":
-			return "a string"
-		case "!!int":
-			return "an integer"
-		case "!!float":
-			return "a number"
-		case "!!bool":
-			return "a bool"
-		case "!!null":
-			return "null"
-		}
-		return "a value tagged " + n.ShortTag()
-	}
-	return "nothing"
 }

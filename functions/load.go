@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/yamlnode"
 	"github.com/a2ad/a2ad/schemas"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -37,20 +38,7 @@ type LoadError struct {
 }
 
 // Error returns one line per problem, each prefixed with the file path.
-func (e *LoadError) Error() string {
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if e.Path != "" {
-			b.WriteString(e.Path)
-			b.WriteByte(':')
-		}
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
+func (e *LoadError) Error() string { return yamlnode.JoinProblems(e.Path, e.Problems) }
 
 // Problem is one thing wrong with a catalogue. Messages never hold the
 // value of an environment variable or of an HTTP header.
@@ -71,27 +59,11 @@ type Problem struct {
 // "pricing::quote"): timeout must be positive, got "-1s"`, leaving out
 // the parts that are unknown. LoadError.Error prefixes it with the path.
 func (p Problem) String() string {
-	var b strings.Builder
-	if p.Line > 0 {
-		b.WriteString(strconv.Itoa(p.Line))
-		if p.Column > 0 {
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(p.Column))
-		}
-		b.WriteString(": ")
+	subject := ""
+	if p.FunctionID != "" {
+		subject = fmt.Sprintf("function %q", p.FunctionID)
 	}
-	if p.Pointer != "" || p.FunctionID != "" {
-		b.WriteString(p.Pointer)
-		if p.FunctionID != "" {
-			if p.Pointer != "" {
-				b.WriteByte(' ')
-			}
-			fmt.Fprintf(&b, "(function %q)", p.FunctionID)
-		}
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
+	return yamlnode.FormatProblem(p.Line, p.Column, p.Pointer, subject, p.Message)
 }
 
 // Load reads and checks the catalogue file at path. It returns every
@@ -223,9 +195,9 @@ func (l *loader) load() []*Function {
 		l.add(nil, "", "catalogue is empty; want a mapping with a functions list")
 		return nil
 	}
-	root := resolve(doc.Content[0])
+	root := yamlnode.Resolve(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
-		l.add(root, "", "the catalogue must be a mapping with a functions list, got %s", kindOf(root))
+		l.add(root, "", "the catalogue must be a mapping with a functions list, got %s", yamlnode.Kind(root))
 		return nil
 	}
 	top := l.fields(root, "", "at top level", topKeys)
@@ -234,9 +206,9 @@ func (l *loader) load() []*Function {
 		l.add(root, "", "functions is required")
 		return nil
 	}
-	list := resolve(fnList.val)
+	list := yamlnode.Resolve(fnList.val)
 	if list.Kind != yaml.SequenceNode {
-		l.add(list, "/functions", "functions must be a list, got %s", kindOf(list))
+		l.add(list, "/functions", "functions must be a list, got %s", yamlnode.Kind(list))
 		return nil
 	}
 
@@ -244,7 +216,7 @@ func (l *loader) load() []*Function {
 	firstLine := map[string]int{}
 	for i, item := range list.Content {
 		ptr := "/functions/" + strconv.Itoa(i)
-		f := l.function(ptr, resolve(item), firstLine)
+		f := l.function(ptr, yamlnode.Resolve(item), firstLine)
 		if f != nil {
 			fns = append(fns, f)
 		}
@@ -259,13 +231,13 @@ func (l *loader) function(ptr string, n *yaml.Node, firstLine map[string]int) *F
 	l.fnID = ""
 	defer func() { l.fnID = "" }()
 	if n.Kind != yaml.MappingNode {
-		l.add(n, ptr, "each function must be a mapping, got %s", kindOf(n))
+		l.add(n, ptr, "each function must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 
 	// The id comes first so that every other problem can name it.
 	f := &Function{}
-	if idKey, idVal := lookupKey(n, "id"); idKey == nil {
+	if idKey, idVal := yamlnode.Lookup(n, "id"); idKey == nil {
 		l.add(n, ptr, "id is required")
 	} else if id, ok := l.str(idVal, ptr+"/id", "id"); ok {
 		switch line, dup := firstLine[id]; {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -24,9 +25,9 @@ var (
 // httpBackend checks an http section; the URL and header values are
 // resolved from the environment.
 func (l *loader) httpBackend(e entry, ptr string) *HTTPBackend {
-	n := resolve(e.val)
+	n := yamlnode.Resolve(e.val)
 	if n.Kind != yaml.MappingNode {
-		l.add(e.val, ptr, "http must be a mapping, got %s", kindOf(n))
+		l.add(e.val, ptr, "http must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	kv := l.fields(n, ptr, "in http", httpKeys)
@@ -85,18 +86,18 @@ func checkURL(s string) string {
 // headers reads the http headers mapping. Header values are secrets: no
 // message prints them.
 func (l *loader) headers(v *yaml.Node, ptr string) map[string]string {
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "http.headers must be a mapping, got %s", kindOf(n))
+		l.add(v, ptr, "http.headers must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	out := make(map[string]string, len(n.Content)/2)
 	firstLine := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
-		k := resolve(kn)
+		k := yamlnode.Resolve(kn)
 		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "http.headers keys must be strings, got %s", kindOf(k))
+			l.add(kn, ptr, "http.headers keys must be strings, got %s", yamlnode.Kind(k))
 			continue
 		}
 		name := k.Value
@@ -148,9 +149,9 @@ func validHeaderName(s string) bool {
 // execBackend checks an exec section; relative paths are resolved against
 // the catalogue's directory, which is also the default working directory.
 func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
-	n := resolve(e.val)
+	n := yamlnode.Resolve(e.val)
 	if n.Kind != yaml.MappingNode {
-		l.add(e.val, ptr, "exec must be a mapping, got %s", kindOf(n))
+		l.add(e.val, ptr, "exec must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	kv := l.fields(n, ptr, "in exec", execKeys)
@@ -166,7 +167,7 @@ func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 		case len(argv) == 0:
 			l.add(a.val, ptr+"/argv", "exec.argv must not be empty")
 		default:
-			if prog, ok := l.program(argv[0], resolve(a.val).Content[0], ptr+"/argv/0"); ok {
+			if prog, ok := l.program(argv[0], yamlnode.Resolve(a.val).Content[0], ptr+"/argv/0"); ok {
 				argv[0] = prog
 				b.Argv = argv
 			}
@@ -238,18 +239,18 @@ func (l *loader) program(prog string, v *yaml.Node, ptr string) (string, bool) {
 // env reads the exec environment as KEY=VALUE, in file order. Values are
 // secrets: no message prints them.
 func (l *loader) env(v *yaml.Node, ptr string) []string {
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "exec.env must be a mapping, got %s", kindOf(n))
+		l.add(v, ptr, "exec.env must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	var out []string
 	firstLine := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
-		k := resolve(kn)
+		k := yamlnode.Resolve(kn)
 		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "exec.env keys must be strings, got %s", kindOf(k))
+			l.add(kn, ptr, "exec.env keys must be strings, got %s", yamlnode.Kind(k))
 			continue
 		}
 		kp := ptr + "/" + escapePointer(k.Value)

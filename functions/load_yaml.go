@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/yamlnode"
 	"github.com/a2ad/a2ad/schemas"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -23,57 +24,10 @@ import (
 // entry is one key of a mapping with its value.
 type entry struct{ key, val *yaml.Node }
 
-// resolve follows aliases to the node they name.
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// lookupKey returns the first key called key of the mapping n and its
-// value, or nils.
-func lookupKey(n *yaml.Node, key string) (k, v *yaml.Node) {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := resolve(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
-}
-
-// kindOf names the kind of a value for messages: "a mapping", "a string".
-func kindOf(n *yaml.Node) string {
-	n = resolve(n)
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!str":
-			return "a string"
-		case "!!int":
-			return "an integer"
-		case "!!float":
-			return "a number"
-		case "!!bool":
-			return "a bool"
-		case "!!null":
-			return "null"
-		case "!!timestamp":
-			return "a timestamp"
-		}
-		return "a value tagged " + n.ShortTag()
-	}
-	return "nothing"
-}
-
 // quoteHint suggests quoting a scalar that YAML read as something other
 // than a string.
 func quoteHint(n *yaml.Node) string {
-	if n = resolve(n); n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
+	if n = yamlnode.Resolve(n); n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
 		return "; quote it to make it a string"
 	}
 	return ""
@@ -92,9 +46,9 @@ func (l *loader) fields(n *yaml.Node, ptr, where string, allowed []string) map[s
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, v := n.Content[i], n.Content[i+1]
-		k := resolve(kn)
+		k := yamlnode.Resolve(kn)
 		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "keys must be strings, got %s", kindOf(k))
+			l.add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
 			continue
 		}
 		kp := ptr + "/" + escapePointer(k.Value)
@@ -155,19 +109,19 @@ func editDistance(a, b string) int {
 
 // str reads a string. It never prints the value.
 func (l *loader) str(v *yaml.Node, ptr, label string) (string, bool) {
-	if n := resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		return n.Value, true
 	}
-	l.add(v, ptr, "%s must be a string, got %s%s", label, kindOf(v), quoteHint(v))
+	l.add(v, ptr, "%s must be a string, got %s%s", label, yamlnode.Kind(v), quoteHint(v))
 	return "", false
 }
 
 // strList reads a list of strings; check, if not nil, returns a problem
 // with an item ("" if it is fine).
 func (l *loader) strList(v *yaml.Node, ptr, label string, check func(string) string) []string {
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.SequenceNode {
-		l.add(v, ptr, "%s must be a list of strings, got %s", label, kindOf(n))
+		l.add(v, ptr, "%s must be a list of strings, got %s", label, yamlnode.Kind(n))
 		return nil
 	}
 	out := make([]string, 0, len(n.Content))
@@ -199,18 +153,18 @@ func checkMediaType(s string) string {
 // boolean reads true or false.
 func (l *loader) boolean(v *yaml.Node, ptr, label string) bool {
 	var b bool
-	if n := resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
+	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
 		return b
 	}
-	l.add(v, ptr, "%s must be true or false, got %s", label, kindOf(v))
+	l.add(v, ptr, "%s must be true or false, got %s", label, yamlnode.Kind(v))
 	return false
 }
 
 // integer reads an integer.
 func (l *loader) integer(v *yaml.Node, ptr, label string) (int64, bool) {
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		l.add(v, ptr, "%s must be an integer, got %s", label, kindOf(v))
+		l.add(v, ptr, "%s must be an integer, got %s", label, yamlnode.Kind(v))
 		return 0, false
 	}
 	var i int64
@@ -224,9 +178,9 @@ func (l *loader) integer(v *yaml.Node, ptr, label string) (int64, bool) {
 // duration reads a positive Go duration string; it returns 0 if there is
 // a problem.
 func (l *loader) duration(v *yaml.Node, ptr, label string) time.Duration {
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		l.add(v, ptr, `%s must be a duration string such as "30s", got %s`, label, kindOf(v))
+		l.add(v, ptr, `%s must be a duration string such as "30s", got %s`, label, yamlnode.Kind(v))
 		return 0
 	}
 	d, err := time.ParseDuration(n.Value)
@@ -253,8 +207,8 @@ func (l *loader) positive(v *yaml.Node, ptr, label string) int64 {
 
 // metadata reads the free-form metadata mapping.
 func (l *loader) metadata(v *yaml.Node, ptr string) map[string]any {
-	if n := resolve(v); n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "metadata must be a mapping, got %s", kindOf(n))
+	if n := yamlnode.Resolve(v); n.Kind != yaml.MappingNode {
+		l.add(v, ptr, "metadata must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	val, ok := l.value(v, ptr)
@@ -289,7 +243,7 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 		l.add(v, ptr, "value is nested more than %d levels deep", maxValueDepth)
 		return nil, false
 	}
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
@@ -297,9 +251,9 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 		ok := true
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
-			k := resolve(kn)
+			k := yamlnode.Resolve(kn)
 			if k.Kind != yaml.ScalarNode {
-				l.add(kn, ptr, "keys must be strings, got %s", kindOf(k))
+				l.add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
 				ok = false
 				continue
 			}
@@ -355,17 +309,17 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 		default: // strings, timestamps, binary and custom tags keep their text
 			return n.Value, true
 		}
-		l.add(v, ptr, "cannot read %s %q", kindOf(n), n.Value)
+		l.add(v, ptr, "cannot read %s %q", yamlnode.Kind(n), n.Value)
 		return nil, false
 	}
-	l.add(v, ptr, "cannot read %s", kindOf(n))
+	l.add(v, ptr, "cannot read %s", yamlnode.Kind(n))
 	return nil, false
 }
 
 // schema reads an inline schema (a mapping, or true/false) or a schema
 // file path relative to the catalogue, and compiles it.
 func (l *loader) schema(v *yaml.Node, ptr, label string) *schemas.Schema {
-	n := resolve(v)
+	n := yamlnode.Resolve(v)
 	switch {
 	case n.Kind == yaml.MappingNode || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool":
 		val, ok := l.value(v, ptr)
@@ -405,7 +359,7 @@ func (l *loader) schema(v *yaml.Node, ptr, label string) *schemas.Schema {
 		}
 		return s
 	}
-	l.add(v, ptr, "%s must be a mapping (an inline schema) or a string (a file path), got %s", label, kindOf(n))
+	l.add(v, ptr, "%s must be a mapping (an inline schema) or a string (a file path), got %s", label, yamlnode.Kind(n))
 	return nil
 }
 

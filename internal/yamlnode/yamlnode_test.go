@@ -1,0 +1,54 @@
+package yamlnode_test
+
+import (
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/a2ad/a2ad/internal/yamlnode"
+)
+
+type problem string
+
+func (p problem) String() string { return string(p) }
+
+func TestFormatAndJoin(t *testing.T) {
+	tests := []struct {
+		line, col      int
+		ptr, subj, msg string
+		want           string
+	}{
+		{12, 5, "/functions/2/timeout", `function "x"`, "bad", `12:5: /functions/2/timeout (function "x"): bad`},
+		{3, 0, "", "", "bad", "3: bad"},
+		{0, 0, "/keys", "", "bad", "/keys: bad"},
+		{0, 0, "", `caller "b"`, "bad", `(caller "b"): bad`},
+		{0, 0, "", "", "bad", "bad"},
+	}
+	for _, tt := range tests {
+		if got := yamlnode.FormatProblem(tt.line, tt.col, tt.ptr, tt.subj, tt.msg); got != tt.want {
+			t.Errorf("FormatProblem = %q, want %q", got, tt.want)
+		}
+	}
+	if got := yamlnode.JoinProblems("f.yaml", []problem{"1: a", "2: b"}); got != "f.yaml:1: a\nf.yaml:2: b" {
+		t.Errorf("JoinProblems = %q", got)
+	}
+}
+
+func TestLookupAndKind(t *testing.T) {
+	var doc yaml.Node
+	src := "base: &b {x: 1}\nref: *b\ns: str\ni: 1\nf: 1.5\nt: true\nn: null\nl: [1]\nd: 2026-11-22\n"
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	root := doc.Content[0]
+	for key, want := range map[string]string{"ref": "a mapping", "s": "a string", "i": "an integer", "f": "a number",
+		"t": "a bool", "n": "null", "l": "a list", "d": "a timestamp"} {
+		_, v := yamlnode.Lookup(root, key)
+		if v == nil || yamlnode.Kind(v) != want {
+			t.Errorf("Kind(%s) = %v, want %s", key, v, want)
+		}
+	}
+	if k, v := yamlnode.Lookup(root, "missing"); k != nil || v != nil {
+		t.Error("Lookup of a missing key found something")
+	}
+}
