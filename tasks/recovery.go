@@ -62,7 +62,7 @@ func (s *Service) recover(ctx context.Context) error {
 // settle fails rec, left in st by a previous process, or submits it again
 // if its function is retry-safe (and still callable by its owner).
 func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (retried bool, err error) {
-	caller := Caller{ID: rec.Owner, Tier: rec.CallerTier}
+	caller := rec.Caller()
 	var fn *functions.Function
 	if rec.FunctionID != "" {
 		if f, denial := s.authorize(caller, rec.FunctionID); denial == "" && f.RetrySafe {

@@ -253,11 +253,11 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	stored := *msg
 	stored.TaskID, stored.ContextID = id, contextID
 	rec := &Record{
-		Task:       a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
-		Owner:      caller.ID,
-		CallerTier: caller.Tier,
-		CreatedAt:  now,
-		UpdatedAt:  now,
+		Task:        a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
+		Owner:       caller.ID,
+		CallerTiers: caller.Tiers,
+		CreatedAt:   now,
+		UpdatedAt:   now,
 	}
 	if push != nil {
 		cfg := *push
@@ -453,7 +453,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 func (s *Service) authorize(caller Caller, id string) (*functions.Function, string) {
 	cat := s.cfg.Catalog()
 	var fn *functions.Function
-	d := s.cfg.Policy.Check(id, caller.Tier, func(id string) (map[string]any, bool, error) {
+	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
 		if cat == nil {
 			return nil, false, errors.New("no catalogue loaded")
 		}
@@ -486,7 +486,7 @@ func (s *Service) Skills(caller Caller) []*functions.Function {
 	}
 	var out []*functions.Function
 	for _, f := range cat.Functions {
-		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tier).Exposed {
+		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
 			out = append(out, f)
 		}
 	}
