@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -13,8 +14,12 @@ import (
 // Errors of the task service and store.
 var (
 	// ErrNotFound: no task has that id, or it belongs to another caller.
-	// The two are never told apart.
+	// The two are never told apart on the wire.
 	ErrNotFound = errors.New("task not found")
+	// ErrNotOwner is the ErrNotFound of a task that exists but belongs to
+	// another caller: errors.Is(err, ErrNotFound) holds, so callers answer
+	// it as not found; only the audit log tells it apart.
+	ErrNotOwner = fmt.Errorf("%w: it belongs to another caller", ErrNotFound)
 	// ErrNotCancelable: the task is already terminal.
 	ErrNotCancelable = errors.New("task cannot be canceled")
 	// ErrMessageIDReused: the caller sent a messageId it used before, with

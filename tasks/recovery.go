@@ -65,7 +65,7 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	caller := rec.Caller()
 	var fn *functions.Function
 	if rec.FunctionID != "" {
-		if f, denial := s.authorize(caller, rec.FunctionID); denial == "" && f.RetrySafe {
+		if f, denial := s.authorize(ctx, caller, rec.FunctionID); denial == "" && f.RetrySafe {
 			fn = f
 		}
 	}

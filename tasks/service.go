@@ -272,7 +272,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	case !c.Named:
 		status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))
 	default:
-		f, denial := s.authorize(caller, c.FunctionID)
+		f, denial := s.authorize(ctx, caller, c.FunctionID)
 		if denial != "" {
 			status = s.status(a2a.StateRejected, agentText(id, contextID, denial))
 			break
@@ -381,7 +381,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		if perr != nil {
 			return nil, perr
 		}
-		f, denial := s.authorize(caller, snap.FunctionID)
+		f, denial := s.authorize(ctx, caller, snap.FunctionID)
 		if denial != "" {
 			rejectF = denial
 			break
@@ -399,7 +399,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, snap.Task.ContextID))
 			break
 		}
-		f, denial := s.authorize(caller, c.FunctionID)
+		f, denial := s.authorize(ctx, caller, c.FunctionID)
 		if denial != "" {
 			rejectF = denial
 			break
@@ -450,7 +450,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 // authorize asks the policy, at call time, whether caller may call id.
 // It returns the function, or the text of a denial. Unknown and unexposed
 // functions get the same text, so that callers cannot probe what exists.
-func (s *Service) authorize(caller Caller, id string) (*functions.Function, string) {
+func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*functions.Function, string) {
 	cat := s.cfg.Catalog()
 	var fn *functions.Function
 	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
@@ -464,6 +464,7 @@ func (s *Service) authorize(caller Caller, id string) (*functions.Function, stri
 		fn = f
 		return f.Metadata, true, nil
 	})
+	noteDecision(ctx, id, d.Reason)
 	if d.Exposed {
 		return fn, ""
 	}
