@@ -73,7 +73,7 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	if fn != nil {
 		status = s.status(a2a.StateSubmitted, agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: server restarted"))
 	} else {
-		status = s.status(a2a.StateFailed, agentText(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted"))
+		status = s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted", FailureInterrupted))
 	}
 	r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, func(r *Record) ([]Event, error) {
 		if r.State() != st {

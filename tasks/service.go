@@ -553,6 +553,25 @@ func agentText(taskID, contextID, text string) *a2a.Message {
 	}
 }
 
+// FailureKey is the status message metadata key that classifies why a
+// task failed, so that clients and the audit trail need not parse text.
+const FailureKey = "a2ad.failure"
+
+// The failure classes.
+const (
+	FailureInvoke      = "invoke_error"   // the function reported an error
+	FailureTimeout     = "invoke_timeout" // the call ran past its timeout
+	FailureOutput      = "invalid_output" // the output broke its schema
+	FailureInterrupted = "interrupted"    // a restart cut the call short
+)
+
+// failure is the agent message of a failed task, with its class.
+func failure(taskID, contextID, text, class string) *a2a.Message {
+	m := agentText(taskID, contextID, text)
+	m.Metadata = map[string]any{FailureKey: class}
+	return m
+}
+
 func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
 	return a2a.TaskStatus{State: st, Message: m, Timestamp: a2a.Timestamp(s.cfg.Now())}
 }
