@@ -41,10 +41,13 @@ type Capabilities struct {
 
 // Options says how to build a card.
 type Options struct {
-	Identity     Identity
-	BaseURL      string // normalised, see NormalizeBaseURL
-	Policy       exposure.Policy
-	CallerTiers  []string // the viewer's tiers; none for no caller tier
+	Identity    Identity
+	BaseURL     string // normalised, see NormalizeBaseURL
+	Policy      exposure.Policy
+	CallerTiers []string // the viewer's tiers; none for no caller tier
+	// NoSkills lists no skill: the public card of a server that serves
+	// only callers with a key.
+	NoSkills     bool
 	Capabilities Capabilities
 	// Security declares how callers authenticate; nil for a server that
 	// asks no credentials.
@@ -226,7 +229,7 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 	}
 	schemas := map[string]any{}
 	ids := []string{}
-	if cat != nil {
+	if cat != nil && !opts.NoSkills {
 		for _, f := range cat.Functions {
 			if !opts.Policy.DecideFor(f.ID, f.Metadata, opts.CallerTiers).Exposed {
 				continue

@@ -10,6 +10,7 @@ import (
 // concurrent use.
 type Gate struct {
 	limiter   *Limiter
+	noDefault bool      // callers without their own rate are not limited
 	perCaller *InFlight // nil: no per-caller cap
 
 	mu     sync.Mutex
@@ -19,8 +20,9 @@ type Gate struct {
 
 // GateConfig configures a Gate.
 type GateConfig struct {
-	// PerSecond and Burst are the rate of callers without their own;
-	// PerSecond > 0, Burst >= 1.
+	// PerSecond and Burst are the rate of callers without their own.
+	// PerSecond 0 leaves those callers unlimited (a key's own rate still
+	// applies); otherwise PerSecond > 0 and Burst >= 1.
 	PerSecond float64
 	Burst     int
 	// MaxInFlightPerCaller caps each caller's concurrent requests; 0
@@ -45,10 +47,14 @@ type Denial struct {
 
 // NewGate returns a Gate. It panics on an invalid rate, as NewLimiter does.
 func NewGate(cfg GateConfig) *Gate {
-	g := &Gate{
-		limiter: NewLimiter(LimiterConfig{PerSecond: cfg.PerSecond, Burst: cfg.Burst, Now: cfg.Now}),
-		max:     max(cfg.MaxInFlight, 0),
+	g := &Gate{max: max(cfg.MaxInFlight, 0)}
+	if cfg.PerSecond == 0 {
+		// Only keys with a rate of their own are limited; the defaults
+		// below are never used.
+		g.noDefault = true
+		cfg.PerSecond, cfg.Burst = 1, 1
 	}
+	g.limiter = NewLimiter(LimiterConfig{PerSecond: cfg.PerSecond, Burst: cfg.Burst, Now: cfg.Now})
 	if cfg.MaxInFlightPerCaller > 0 {
 		g.perCaller = NewInFlight(cfg.MaxInFlightPerCaller)
 	}
@@ -66,8 +72,10 @@ func (g *Gate) Admit(key string, rate *Rate) (release func(), d Denial, ok bool)
 	if rate != nil {
 		perSecond, burst = rate.PerSecond, rate.Burst
 	}
-	if ok, retry := g.limiter.Allow(key, perSecond, burst); !ok {
-		return nil, Denial{RateLimited: true, RetryAfter: retry}, false
+	if rate != nil || !g.noDefault {
+		if ok, retry := g.limiter.Allow(key, perSecond, burst); !ok {
+			return nil, Denial{RateLimited: true, RetryAfter: retry}, false
+		}
 	}
 	if g.perCaller != nil && !g.perCaller.Acquire(key) {
 		return nil, Denial{RetryAfter: InFlightRetry}, false

@@ -179,3 +179,25 @@ func TestAuthenticatorIdentify(t *testing.T) {
 		})
 	}
 }
+
+func TestGateWithoutDefaultRate(t *testing.T) {
+	g := callers.NewGate(callers.GateConfig{PerSecond: 0})
+	for range 10000 {
+		release, _, ok := g.Admit("anon:127.0.0.1", nil)
+		if !ok {
+			t.Fatal("a caller without a rate was limited with no default rate")
+		}
+		release()
+	}
+	own := &callers.Rate{PerSecond: 1, Burst: 2}
+	for i := range 2 {
+		if release, _, ok := g.Admit("key:metered", own); !ok {
+			t.Fatalf("request %d within the key's burst refused", i+1)
+		} else {
+			release()
+		}
+	}
+	if _, d, ok := g.Admit("key:metered", own); ok || !d.RateLimited {
+		t.Fatalf("a key's own rate was not applied: ok=%v denial=%+v", ok, d)
+	}
+}
