@@ -71,7 +71,7 @@ var (
 	ErrRateLimited         = &Error{Code: CodeRateLimited, Message: "Rate limit exceeded; retry after data.retryAfterMs milliseconds"}
 	ErrCallerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds"}
 	ErrServerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight; retry after data.retryAfterMs milliseconds"}
-	ErrNoCredentials       = &Error{Code: CodeUnauthenticated, Message: "Authentication required: send an API key as Authorization: Bearer <key> or X-API-Key: <key>"}
+	ErrNoCredentials       = &Error{Code: CodeUnauthenticated, Message: "Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}
 	ErrBadCredentials      = &Error{Code: CodeUnauthenticated, Message: "Invalid API key"}
 	ErrExtendedCardAuth    = &Error{Code: CodeUnauthenticated, Message: "Authentication required: the extended card is served to callers with an API key"}
 )

@@ -224,6 +224,7 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		if res == BadCredentials {
 			e = a2a.ErrBadCredentials
 		}
+		ac.rpcErr = e
 		return s.unauthorized(c, nil, e, res == BadCredentials)
 	}
 	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
@@ -253,6 +254,7 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		release, d := s.cfg.Admit.Admit(p)
 		if d != nil {
 			ac.denial = d
+			ac.rpcErr = deniedError(d)
 			return s.denied(c, req.ID, d)
 		}
 		defer release()
@@ -273,6 +275,7 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		if p.Anonymous {
 			// The extended card is for authenticated callers only.
 			ac.authFail = true
+			ac.rpcErr = a2a.ErrExtendedCardAuth
 			return s.unauthorized(c, req.ID, a2a.ErrExtendedCardAuth, false)
 		}
 		card := s.cfg.ExtendedCard(p)

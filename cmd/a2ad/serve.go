@@ -33,6 +33,10 @@ type Main struct {
 	Config Config
 	Logger zerolog.Logger
 
+	// now is the clock of the rate limits; nil means time.Now. Tests set
+	// it before Open.
+	now func() time.Time
+
 	catalog  atomic.Pointer[functions.Catalog]
 	cards    *cards
 	registry *callers.Registry // nil without a keys file
@@ -238,6 +242,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.gate = callers.NewGate(callers.GateConfig{
 		PerSecond: cfg.RatePerSecond, Burst: cfg.RateBurst,
 		MaxInFlightPerCaller: cfg.MaxInFlightPerCaller, MaxInFlight: cfg.MaxInFlight,
+		Now: m.now,
 	})
 	m.stop = make(chan struct{})
 	m.wg.Add(1)
