@@ -49,6 +49,9 @@ var errorReasons = []struct {
 	{CodeInternalError, "INTERNAL_ERROR", ErrorDomainA2AD},
 	{CodeServerBusy, "SERVER_BUSY", ErrorDomainA2AD},
 	{CodeShuttingDown, "SHUTTING_DOWN", ErrorDomainA2AD},
+	{CodeRateLimited, "RATE_LIMITED", ErrorDomainA2AD},
+	{CodeTooManyInFlight, "TOO_MANY_IN_FLIGHT", ErrorDomainA2AD},
+	{CodeUnauthenticated, "UNAUTHENTICATED", ErrorDomainA2AD},
 }
 
 // ErrorReasonV1 returns the ErrorInfo reason and domain of a 1.0 error
