@@ -239,7 +239,9 @@ func TestCheckInvariants(t *testing.T) {
 		},
 		{
 			name: "idem value that does not parse",
-			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("idem")).Put(ownerKeyOf("alice", "m-y"), []byte("t-1")) },
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("idem")).Put(ownerKeyOf("alice", "m-y"), []byte("t-1"))
+			},
 			want: []string{`idem "alice" "m-y": value does not parse`},
 		},
 		{
@@ -288,7 +290,9 @@ func TestCheckInvariants(t *testing.T) {
 		},
 		{
 			name: "event past the task's last",
-			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 9), []byte(`{"seq":9}`)) },
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 9), []byte(`{"seq":9}`))
+			},
 			want: []string{`events "t-2" 9: outside the task's sequences 1..1`},
 		},
 		{
@@ -300,7 +304,9 @@ func TestCheckInvariants(t *testing.T) {
 		},
 		{
 			name: "event that does not decode",
-			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 1), []byte(`{"seq":`)) },
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 1), []byte(`{"seq":`))
+			},
 			want: []string{`events "t-2" 1: does not decode: unexpected end of JSON input (byte 7)`},
 		},
 		{
@@ -310,7 +316,9 @@ func TestCheckInvariants(t *testing.T) {
 		},
 		{
 			name: "dead letter naming no task",
-			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("dead")).Put(u64(7), []byte(`{"url":"https://x.example"}`)) },
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("dead")).Put(u64(7), []byte(`{"url":"https://x.example"}`))
+			},
 			want: []string{`dead 7: names no task`},
 		},
 		{
