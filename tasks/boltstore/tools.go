@@ -115,6 +115,16 @@ func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 	return db, nil
 }
 
+// InUse reports whether a process holds the store file at path (a server
+// has it open). A file that does not exist, or is no store, is not in use.
+func InUse(path string) bool {
+	db, err := openReadOnly(path, 50*time.Millisecond)
+	if err == nil {
+		db.Close()
+	}
+	return errors.Is(err, ErrLocked)
+}
+
 // CompactResult says what Compact did.
 type CompactResult struct {
 	// Before and After are the sizes of the file and of its compacted copy.
