@@ -205,6 +205,7 @@ func download(ctx context.Context, u string, w io.Writer) (int64, error) {
 	}
 	// No proxy: the endpoint answers loopback callers only.
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: 30 * time.Second}}
+	defer client.CloseIdleConnections()
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
@@ -257,10 +258,14 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	sizes := fmt.Sprintf("%d -> %d bytes (%s)", res.Before, res.After, change(res.Before, res.After))
 	if f.out != "" {
 		fmt.Fprintf(stdout, "wrote a compacted copy of %s to %s: %s; %s is unchanged\n", f.store, res.Out, sizes, f.store)
-		return 0
+	} else {
+		fmt.Fprintf(stdout, "compacted %s in place: %s\n", f.store, sizes)
 	}
-	fmt.Fprintf(stdout, "compacted %s in place: %s\n", f.store, sizes)
-	fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
+	fmt.Fprintf(stdout, "pages: %d -> %d bytes (%s); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes\n",
+		res.BeforeData, res.After, change(res.BeforeData, res.After))
+	if f.out == "" {
+		fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
+	}
 	return 0
 }
 

@@ -224,6 +224,23 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 	}
 }
 
+// pagesInUse is the size of the store file at path up to its last page
+// in use, read with bbolt itself.
+func pagesInUse(tb testing.TB, path string) int64 {
+	tb.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	_ = db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n
+}
+
 func fileSize(tb testing.TB, path string) int64 {
 	tb.Helper()
 	fi, err := os.Stat(path)
@@ -294,24 +311,27 @@ func TestStoreBackupOffline(t *testing.T) {
 	}
 }
 
-// TestStoreCompactAndCheck fills a store, lets retention delete most of
+// TestStoreCompactAndCheck fills a store, lets retention delete all of
 // it, adds a few tasks more, and compacts it with `a2ad store compact`:
 // the file shrinks, the original is kept, `a2ad store check` finds it
 // clean, and the server reads every remaining task back.
 func TestStoreCompactAndCheck(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2ad.db")
-	m, stop := runServer(t, path, func(c *Config) {
+	m, stop := runServer(t, path, nil)
+	sendMany(t, "http://"+m.Addr(), "gone", 400, 2048)
+	stop()
+	// Restarted with a short retention, the server deletes them all.
+	m, stop = runServer(t, path, func(c *Config) {
 		c.Retention, c.RetentionInterval = time.Millisecond, 20*time.Millisecond
 	})
-	sendMany(t, "http://"+m.Addr(), "gone", 400, 2048)
 	eventually(t, 20*time.Second, "retention deletes the tasks", func() bool { return taskCount(t, m) == 0 })
 	stop()
 	m, stop = runServer(t, path, nil)
 	kept := sendMany(t, "http://"+m.Addr(), "kept", 40, 2048)
 	stop()
 
-	before := fileSize(t, path)
+	before, used := fileSize(t, path), pagesInUse(t, path)
 	code, stdout, stderr := runA2AD(t, nil, "store", "compact", "--store", path)
 	if code != 0 || stderr != "" {
 		t.Fatalf("a2ad store compact = %d, stderr %q", code, stderr)
@@ -319,13 +339,17 @@ func TestStoreCompactAndCheck(t *testing.T) {
 	after := fileSize(t, path)
 	want := []string{
 		fmt.Sprintf("compacted %s in place: %d -> %d bytes (%d%% smaller)", path, before, after, (before-after)*100/before),
+		fmt.Sprintf("pages: %d -> %d bytes (%d%% smaller); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes",
+			used, after, (used-after)*100/used),
 		"kept the original as " + path + ".bak: delete it once a2ad runs well on the compacted file",
 	}
 	if diff := cmp.Diff(want, lines(stdout)); diff != "" {
 		t.Fatalf("stdout (-want +got):\n%s", diff)
 	}
-	if after >= before/2 {
-		t.Fatalf("compacted from %d to %d bytes; want less than half", before, after)
+	// Retention freed most pages: compaction gives them back, beyond the
+	// space bbolt allocates ahead.
+	if after >= used/2 {
+		t.Fatalf("compacted %d bytes of pages to %d; want less than half", used, after)
 	}
 	if got := fileSize(t, path+".bak"); got != before {
 		t.Fatalf("the original kept has %d bytes, want %d", got, before)
@@ -358,13 +382,14 @@ func TestStoreCompactToAnotherFile(t *testing.T) {
 	m, stop := runServer(t, path, nil)
 	sendMany(t, "http://"+m.Addr(), "m", 5, 10)
 	stop()
-	before := fileSize(t, path)
+	before, used := fileSize(t, path), pagesInUse(t, path)
 	code, stdout, stderr := runA2AD(t, nil, "store", "compact", "--store", path, "--out", out)
 	if code != 0 || stderr != "" {
 		t.Fatalf("a2ad store compact --out = %d, stderr %q", code, stderr)
 	}
 	after := fileSize(t, out)
-	want := fmt.Sprintf("wrote a compacted copy of %s to %s: %d -> %d bytes (%s); %s is unchanged\n", path, out, before, after, change(before, after), path)
+	want := fmt.Sprintf("wrote a compacted copy of %s to %s: %d -> %d bytes (%s); %s is unchanged\n", path, out, before, after, change(before, after), path) +
+		fmt.Sprintf("pages: %d -> %d bytes (%s); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes\n", used, after, change(used, after))
 	if stdout != want {
 		t.Fatalf("stdout %q, want %q", stdout, want)
 	}

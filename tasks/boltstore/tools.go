@@ -127,8 +127,11 @@ func InUse(path string) bool {
 
 // CompactResult says what Compact did.
 type CompactResult struct {
-	// Before and After are the sizes of the file and of its compacted copy.
-	Before, After int64
+	// Before and After are the sizes of the file and of its compacted
+	// copy. BeforeData is the original's size up to its last page in use:
+	// the rest is space bbolt allocated ahead of the data (up to 16 MiB),
+	// which a running server allocates again. The copy has none.
+	Before, BeforeData, After int64
 	// Out is where the compacted copy is: the store's own path when it was
 	// compacted in place.
 	Out string
@@ -141,9 +144,9 @@ type CompactResult struct {
 const compactTxSize = 64 << 20
 
 // Compact rewrites the store file at path into a new file that holds the
-// same buckets, keys and bucket sequences without the free pages, and
-// checks that every bucket of the copy holds as many keys as the
-// original. The file must not be in use (ErrLocked); its shared lock is
+// same buckets, keys and bucket sequences without the free pages (and
+// without space allocated ahead), and checks that every bucket of the
+// copy holds as many keys as the original. The file must not be in use (ErrLocked); its shared lock is
 // held until the end, so no server starts on it meanwhile.
 //
 // With out "", the copy replaces path atomically (path always names a
@@ -154,6 +157,14 @@ const compactTxSize = 64 << 20
 func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error) {
 	res := &CompactResult{Out: out}
 	if out == "" {
+		// Replace the file a symbolic link names, not the link.
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(path)
+			if err != nil {
+				return nil, fmt.Errorf("compact task store: %w", err)
+			}
+			path = real
+		}
 		res.Out, res.Original = path, path+".bak"
 		if _, err := os.Lstat(res.Original); err == nil {
 			return nil, fmt.Errorf("compact task store %s: %s exists: move it away first (compact keeps the original there)", path, res.Original)
@@ -185,11 +196,11 @@ func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error
 			os.Remove(tmpPath)
 		}
 	}()
-	if err := compactInto(src, tmpPath, fi.Mode().Perm()); err != nil {
+	if res.BeforeData, err = dataSize(src); err != nil {
 		return nil, fmt.Errorf("compact task store %s: %w", path, err)
 	}
-	if tfi, err := os.Stat(tmpPath); err == nil {
-		res.After = tfi.Size()
+	if res.After, err = compactInto(src, tmpPath, fi.Mode().Perm()); err != nil {
+		return nil, fmt.Errorf("compact task store %s: %w", path, err)
 	}
 
 	if out != "" {
@@ -216,10 +227,10 @@ func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error
 
 // compactInto copies src into a new store file at dst, syncs it and checks
 // that it holds as many keys per bucket as src.
-func compactInto(src *bolt.DB, dst string, mode os.FileMode) error {
+func compactInto(src *bolt.DB, dst string, mode os.FileMode) (used int64, err error) {
 	db, err := bolt.Open(dst, mode, &bolt.Options{NoSync: true, Timeout: time.Second})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	err = bolt.Compact(db, src, compactTxSize)
 	if err == nil {
@@ -231,6 +242,9 @@ func compactInto(src *bolt.DB, dst string, mode os.FileMode) error {
 			got, err = keyCounts(db)
 		}
 	}
+	if err == nil {
+		used, err = dataSize(db)
+	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -238,7 +252,38 @@ func compactInto(src *bolt.DB, dst string, mode os.FileMode) error {
 		err = sameCounts(want, got)
 	}
 	if err == nil {
+		err = truncate(dst, used)
+	}
+	if err == nil {
 		err = os.Chmod(dst, mode) // CreateTemp made it 0600
+	}
+	return used, err
+}
+
+// dataSize is the file's size up to its last page in use: bbolt grows a
+// file ahead of its data (by up to 16 MiB at a time).
+func dataSize(db *bolt.DB) (int64, error) {
+	var n int64
+	err := db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n, err
+}
+
+// truncate cuts the space bbolt allocated ahead of the data off the
+// compacted file: a server grows it again when it needs to.
+func truncate(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

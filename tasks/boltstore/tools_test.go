@@ -661,8 +661,10 @@ func TestCompactInPlace(t *testing.T) {
 	if res.Before != before || res.After != after || res.Out != path || res.Original != path+".bak" {
 		t.Fatalf("result %+v; want before %d, after %d", res, before, after)
 	}
-	if after >= before*3/4 {
-		t.Fatalf("compacted from %d to %d bytes: want at least a quarter less", before, after)
+	// Half the pages were freed: at least a quarter of the data goes, and
+	// nothing is allocated ahead of it.
+	if res.BeforeData > before || after >= res.BeforeData*3/4 {
+		t.Fatalf("compacted from %d bytes (%d of pages) to %d: want at least a quarter less", before, res.BeforeData, after)
 	}
 	if got := fileSize(t, path+".bak"); got != before {
 		t.Fatalf("the original kept as .bak has %d bytes, want %d", got, before)
@@ -723,5 +725,32 @@ func TestCompactToAnotherFile(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Fatalf("files left: %v; want the store and the copy", entries)
+	}
+}
+
+// TestCompactThroughASymlink replaces the file the link names: the link
+// stays a link, and the original is kept beside the file.
+func TestCompactThroughASymlink(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "data", "a2ad.db"), filepath.Join(dir, "a2ad.db")
+	if err := os.Mkdir(filepath.Dir(real), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	seedLarge(t, real, 200)
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	res, err := boltstore.Compact(link, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Out != real || res.Original != real+".bak" {
+		t.Fatalf("result %+v; want the copy at %s, the original at %s.bak", res, real, real)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is no longer a link: %v", err)
+	}
+	if r := mustCheck(t, link); !r.Clean() || r.Tasks != 100 {
+		t.Fatalf("through the link: %d tasks, problems %q", r.Tasks, problems(r))
 	}
 }
