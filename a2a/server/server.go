@@ -413,6 +413,7 @@ var rpcErrors = []struct {
 		Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},
 	}},
 	{tasks.ErrTaskBusy, a2a.ErrTaskBusy},
+	{tasks.ErrTaskTerminal, a2a.ErrTaskTerminal},
 	{tasks.ErrConflict, a2a.ErrTaskBusy},
 	{tasks.ErrBusy, a2a.ErrServerBusy},
 	{tasks.ErrClosed, a2a.ErrShuttingDown},
