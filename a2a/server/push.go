@@ -38,21 +38,34 @@ func (s *Server) push(ctx context.Context, r *http.Request, req *a2a.Request) ([
 			return nil, perr
 		}
 		noteTask(ctx, p.TaskID)
-		result, err = s.cfg.Push.SetPushConfig(ctx, caller, p.TaskID, p.Config)
+		var cfg *a2a.TaskPushConfig
+		if cfg, err = s.cfg.Push.SetPushConfig(ctx, caller, p.TaskID, p.Config); err == nil {
+			result = wire03(cfg)
+		}
 	case "tasks/pushNotificationConfig/get":
 		p, perr := a2a.DecodePushRef(req.Params, false)
 		if perr != nil {
 			return nil, perr
 		}
 		noteTask(ctx, p.TaskID)
-		result, err = s.cfg.Push.PushConfig(ctx, caller, p.TaskID, p.ConfigID)
+		var cfg *a2a.TaskPushConfig
+		if cfg, err = s.cfg.Push.PushConfig(ctx, caller, p.TaskID, p.ConfigID); err == nil {
+			result = wire03(cfg)
+		}
 	case "tasks/pushNotificationConfig/list":
 		p, perr := a2a.DecodePushRef(req.Params, false)
 		if perr != nil {
 			return nil, perr
 		}
 		noteTask(ctx, p.TaskID)
-		result, err = s.cfg.Push.PushConfigList(ctx, caller, p.TaskID)
+		var list []a2a.TaskPushConfig
+		if list, err = s.cfg.Push.PushConfigList(ctx, caller, p.TaskID); err == nil {
+			out := make([]*a2a.TaskPushConfig, len(list))
+			for i := range list {
+				out[i] = wire03(&list[i])
+			}
+			result = out
+		}
 	case "tasks/pushNotificationConfig/delete":
 		p, perr := a2a.DecodePushRef(req.Params, true)
 		if perr != nil {
@@ -71,4 +84,12 @@ func (s *Server) push(ctx context.Context, r *http.Request, req *a2a.Request) ([
 		return nil, s.rpcError(ctx, req.Method, err)
 	}
 	return b, nil
+}
+
+// wire03 is cfg as 0.3 shows it: without the version it was set with,
+// which is a2ad's own business.
+func wire03(cfg *a2a.TaskPushConfig) *a2a.TaskPushConfig {
+	c := *cfg
+	c.PushNotificationConfig.Wire = a2a.V03
+	return &c
 }
