@@ -57,6 +57,8 @@ type Config struct {
 	// Push serves the push notification config methods; nil answers them
 	// with -32003.
 	Push PushService
+	// Lister serves tasks/list; nil answers it with -32601.
+	Lister Lister
 	// KeepAlive is the interval of SSE keep-alive comments; 0 means
 	// DefaultKeepAlive, negative none.
 	KeepAlive time.Duration
@@ -219,6 +221,9 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	req, rpcErr := a2a.ParseRequest(body)
 	if rpcErr == nil && isStreamMethod(req.Method) && s.cfg.Streams != nil {
 		return s.stream(c, &req)
+	}
+	if rpcErr == nil && req.Method == "tasks/list" {
+		return s.list(c, &req)
 	}
 	if rpcErr == nil && isPushMethod(req.Method) {
 		op := bufPool.Get().(*[]byte)
