@@ -190,10 +190,14 @@ func decodePageToken(tok string, digest [8]byte) (Cursor, error) {
 	if k <= 0 || n == 0 || n != uint64(len(b)-17-k) {
 		return Cursor{}, ErrPageToken
 	}
+	c := Cursor{At: at, TaskID: string(b[17+k:])}
+	if encodePageToken(c, [8]byte(b[1:9])) != tok {
+		return Cursor{}, ErrPageToken // not in its one encoding
+	}
 	if [8]byte(b[1:9]) != digest {
 		return Cursor{}, ErrPageTokenQuery
 	}
-	return Cursor{At: at, TaskID: string(b[17+k:])}, nil
+	return c, nil
 }
 
 // queryDigest identifies the caller and the filter of a listing.
