@@ -24,6 +24,15 @@ const (
 	CodeServerBusy = -32050
 	// CodeShuttingDown answers a call that arrived while a2ad stops.
 	CodeShuttingDown = -32051
+	// CodeRateLimited answers a call over the caller's rate (HTTP 429);
+	// data.retryAfterMs says when a retry succeeds.
+	CodeRateLimited = -32052
+	// CodeTooManyInFlight answers a call over a cap on concurrent
+	// requests, the caller's (HTTP 429) or the server's (HTTP 503).
+	CodeTooManyInFlight = -32053
+	// CodeUnauthenticated answers a request without a valid API key
+	// (HTTP 401).
+	CodeUnauthenticated = -32054
 )
 
 // Error is a JSON-RPC error object. Data, when set, is always a JSON object.
@@ -59,6 +68,12 @@ var (
 	ErrTaskBusy            = &Error{Code: CodeUnsupportedOperation, Message: "Task is still running: wait for it to settle or cancel it"}
 	ErrServerBusy          = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later"}
 	ErrShuttingDown        = &Error{Code: CodeShuttingDown, Message: "Server is shutting down; retry later"}
+	ErrRateLimited         = &Error{Code: CodeRateLimited, Message: "Rate limit exceeded; retry after data.retryAfterMs milliseconds"}
+	ErrCallerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds"}
+	ErrServerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight; retry after data.retryAfterMs milliseconds"}
+	ErrNoCredentials       = &Error{Code: CodeUnauthenticated, Message: "Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}
+	ErrBadCredentials      = &Error{Code: CodeUnauthenticated, Message: "Invalid API key"}
+	ErrExtendedCardAuth    = &Error{Code: CodeUnauthenticated, Message: "Authentication required: the extended card is served to callers with an API key"}
 )
 
 // Problem is one thing wrong with a request, located by a JSON pointer.

@@ -65,7 +65,9 @@ func DecodeListTasks(raw json.RawMessage) (ListTasksParams, *Error) {
 			c.add("/status", `must be a task state: "submitted", "working", "input-required", "auth-required", "completed", "canceled", "failed", "rejected" or "unknown"`)
 		}
 	}
-	p.PageSize = c.pageSize("/page_size", params.get("page_size"), false)
+	if n := c.int("/page_size", params.get("page_size")); n != nil {
+		p.PageSize = c.pageRange("/page_size", *n)
+	}
 	p.PageToken, _ = c.str("/page_token", params.get("page_token"), false)
 	p.HistoryLength = c.nonNegInt("/history_length", params.get("history_length"))
 	p.StatusTimestampAfter = c.timestamp("/last_updated_after", params.get("last_updated_after"))
@@ -76,10 +78,11 @@ func DecodeListTasks(raw json.RawMessage) (ListTasksParams, *Error) {
 }
 
 // DecodeListTasksV1 reads and checks 1.0 ListTasks params
-// (ListTasksRequest in ProtoJSON): tenant (ignored), contextId, status (a
-// TASK_STATE_* name or its number; UNSPECIFIED keeps all), pageSize,
-// pageToken, historyLength (numbers, or decimal strings as ProtoJSON
-// allows), statusTimestampAfter (RFC 3339) and includeArtifacts.
+// (ListTasksRequest in ProtoJSON, read by the rules of the other 1.0
+// decoders): tenant (ignored), contextId, status (a TASK_STATE_* name or
+// its number; UNSPECIFIED, the proto default, keeps all), pageSize,
+// pageToken, historyLength, statusTimestampAfter (RFC 3339) and
+// includeArtifacts.
 func DecodeListTasksV1(raw json.RawMessage) (ListTasksParams, *Error) {
 	var c checker
 	var p ListTasksParams
@@ -87,18 +90,14 @@ func DecodeListTasksV1(raw json.RawMessage) (ListTasksParams, *Error) {
 	if params == nil {
 		return p, c.err()
 	}
-	_, _ = c.str("/tenant", params.get("tenant"), false)
+	c.tenant("/tenant", params)
 	p.ContextID, _ = c.str("/contextId", params.get("contextId"), false)
 	p.Status = c.stateV1("/status", params.get("status"))
-	p.PageSize = c.pageSize("/pageSize", params.get("pageSize"), true)
-	p.PageToken, _ = c.str("/pageToken", params.get("pageToken"), false)
-	if n, ok := c.protoInt("/historyLength", params.get("historyLength")); ok {
-		if n < 0 {
-			c.add("/historyLength", "must not be negative")
-		} else {
-			p.HistoryLength = &n
-		}
+	if n := c.int32V1("/pageSize", params.get("pageSize")); n != nil {
+		p.PageSize = c.pageRange("/pageSize", *n)
 	}
+	p.PageToken, _ = c.str("/pageToken", params.get("pageToken"), false)
+	p.HistoryLength = c.int32V1("/historyLength", params.get("historyLength"))
 	p.StatusTimestampAfter = c.timestamp("/statusTimestampAfter", params.get("statusTimestampAfter"))
 	if b := c.boolean("/includeArtifacts", params.get("includeArtifacts")); b != nil {
 		p.IncludeArtifacts = *b
@@ -112,25 +111,14 @@ var states03 = map[string]TaskState{
 	"failed": StateFailed, "rejected": StateRejected, "unknown": StateUnknown,
 }
 
-// statesV1 are the 1.0 TaskState names, at their enum numbers; 0
-// (UNSPECIFIED) means no state.
-var statesV1 = [...]struct {
-	name  string
-	state TaskState
-}{
-	{"TASK_STATE_UNSPECIFIED", ""},
-	{"TASK_STATE_SUBMITTED", StateSubmitted},
-	{"TASK_STATE_WORKING", StateWorking},
-	{"TASK_STATE_COMPLETED", StateCompleted},
-	{"TASK_STATE_FAILED", StateFailed},
-	{"TASK_STATE_CANCELED", StateCanceled},
-	{"TASK_STATE_INPUT_REQUIRED", StateInputRequired},
-	{"TASK_STATE_REJECTED", StateRejected},
-	{"TASK_STATE_AUTH_REQUIRED", StateAuthRequired},
-}
+// statesV1 are the task states by their 1.0 enum number; 0
+// (UNSPECIFIED) is no state.
+var statesV1 = [...]TaskState{"", StateSubmitted, StateWorking, StateCompleted, StateFailed, StateCanceled,
+	StateInputRequired, StateRejected, StateAuthRequired}
 
 const stateV1Problem = "must be a TaskState: a TASK_STATE_* name (such as \"TASK_STATE_WORKING\") or its number from 0 to 8"
 
+// stateV1 reads an optional TaskState filter, by name or number.
 func (c *checker) stateV1(path string, raw json.RawMessage) TaskState {
 	if len(raw) == 0 {
 		return ""
@@ -139,15 +127,15 @@ func (c *checker) stateV1(path string, raw json.RawMessage) TaskState {
 	case jsonNull:
 		return ""
 	case jsonString:
-		s := unquote(bytes.TrimSpace(raw))
-		for _, e := range statesV1 {
-			if e.name == s {
-				return e.state
+		if st, ok := TaskStateFromV1(unquote(bytes.TrimSpace(raw))); ok {
+			if st == StateUnknown { // TASK_STATE_UNSPECIFIED
+				return ""
 			}
+			return st
 		}
 	case jsonNumber:
 		if n, err := strconv.Atoi(string(bytes.TrimSpace(raw))); err == nil && n >= 0 && n < len(statesV1) {
-			return statesV1[n].state
+			return statesV1[n]
 		}
 	}
 	c.add(path, stateV1Problem)
@@ -163,23 +151,10 @@ func (c *checker) optionalRoot(raw json.RawMessage) members {
 	return c.root(raw)
 }
 
-// pageSize reads a page size: absent or 0 is the default (0 returned),
-// anything else must be 1 to MaxListPageSize. proto accepts ProtoJSON's
-// decimal strings too.
-func (c *checker) pageSize(path string, raw json.RawMessage, proto bool) int {
-	var (
-		n  int
-		ok bool
-	)
-	if proto {
-		n, ok = c.protoInt(path, raw)
-	} else if p := c.int(path, raw); p != nil {
-		n, ok = *p, true
-	}
-	if !ok || n == 0 {
-		return 0
-	}
-	if n < 1 || n > MaxListPageSize {
+// pageRange checks a page size: 0 is the default (0 returned), anything
+// else must be 1 to MaxListPageSize.
+func (c *checker) pageRange(path string, n int) int {
+	if n != 0 && (n < 1 || n > MaxListPageSize) {
 		c.add(path, "must be from 1 to "+strconv.Itoa(MaxListPageSize)+", not "+strconv.Itoa(n))
 		return 0
 	}
@@ -197,31 +172,6 @@ func (c *checker) int(path string, raw json.RawMessage) *int {
 		return nil
 	}
 	return &n
-}
-
-// protoInt reads a ProtoJSON int32: a number or a decimal string.
-func (c *checker) protoInt(path string, raw json.RawMessage) (int, bool) {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
-		return 0, false
-	}
-	var text string
-	switch jsonType(raw) {
-	case jsonNumber:
-		text = string(bytes.TrimSpace(raw))
-	case jsonString:
-		text = unquote(bytes.TrimSpace(raw))
-	}
-	n, err := strconv.ParseInt(text, 10, 32)
-	if err != nil {
-		// ProtoJSON also allows an exponent form of an integer (1e2).
-		f, ferr := strconv.ParseFloat(text, 64)
-		if ferr != nil || text == "" || f != float64(int32(f)) {
-			c.add(path, "must be an integer")
-			return 0, false
-		}
-		n = int64(f)
-	}
-	return int(n), true
 }
 
 // timestamp reads an RFC 3339 timestamp; nil when absent.

@@ -41,11 +41,45 @@ type Capabilities struct {
 
 // Options says how to build a card.
 type Options struct {
-	Identity     Identity
-	BaseURL      string // normalised, see NormalizeBaseURL
-	Policy       exposure.Policy
-	CallerTier   string // the viewer's tier; "" for none
+	Identity    Identity
+	BaseURL     string // normalised, see NormalizeBaseURL
+	Policy      exposure.Policy
+	CallerTiers []string // the viewer's tiers; none for no caller tier
+	// NoSkills lists no skill: the public card of a server that serves
+	// only callers with a key.
+	NoSkills     bool
 	Capabilities Capabilities
+	// Security declares how callers authenticate; nil for a server that
+	// asks no credentials.
+	Security *Security
+}
+
+// Security is how a2ad's callers authenticate: an API key, sent as a
+// bearer token or in the X-API-Key header.
+type Security struct {
+	// Anonymous says that callers without a key are served too (with
+	// the anonymous view).
+	Anonymous bool
+	// ExtendedCard says that agent/getAuthenticatedExtendedCard returns
+	// the caller's own view.
+	ExtendedCard bool
+}
+
+// The security scheme names the card declares.
+const (
+	SchemeBearer = "bearer"
+	SchemeAPIKey = "apiKey"
+)
+
+// securityScheme is a 0.3 (OpenAPI-style) security scheme. The merged
+// card carries the 0.3 form, as a2a-go's does.
+type securityScheme struct {
+	Type         string `json:"type"`
+	Description  string `json:"description,omitempty"`
+	Scheme       string `json:"scheme,omitempty"`
+	BearerFormat string `json:"bearerFormat,omitempty"`
+	In           string `json:"in,omitempty"`
+	Name         string `json:"name,omitempty"`
 }
 
 // Card is a built card: its JSON and the ETag that names it.
@@ -100,22 +134,24 @@ type skill struct {
 // (supportedInterfaces, capabilities.extendedAgentCard), so that both
 // generations of clients can read one document.
 type agentCard struct {
-	ProtocolVersion                   string               `json:"protocolVersion"`
-	Name                              string               `json:"name"`
-	Description                       string               `json:"description"`
-	URL                               string               `json:"url"`
-	PreferredTransport                string               `json:"preferredTransport"`
-	AdditionalInterfaces              []agentInterface     `json:"additionalInterfaces"`
-	SupportedInterfaces               []supportedInterface `json:"supportedInterfaces"`
-	Provider                          *provider            `json:"provider,omitempty"`
-	Version                           string               `json:"version"`
-	DocumentationURL                  string               `json:"documentationUrl,omitempty"`
-	IconURL                           string               `json:"iconUrl,omitempty"`
-	Capabilities                      capabilities         `json:"capabilities"`
-	DefaultInputModes                 []string             `json:"defaultInputModes"`
-	DefaultOutputModes                []string             `json:"defaultOutputModes"`
-	Skills                            []skill              `json:"skills"`
-	SupportsAuthenticatedExtendedCard bool                 `json:"supportsAuthenticatedExtendedCard"`
+	ProtocolVersion                   string                    `json:"protocolVersion"`
+	Name                              string                    `json:"name"`
+	Description                       string                    `json:"description"`
+	URL                               string                    `json:"url"`
+	PreferredTransport                string                    `json:"preferredTransport"`
+	AdditionalInterfaces              []agentInterface          `json:"additionalInterfaces"`
+	SupportedInterfaces               []supportedInterface      `json:"supportedInterfaces"`
+	Provider                          *provider                 `json:"provider,omitempty"`
+	Version                           string                    `json:"version"`
+	DocumentationURL                  string                    `json:"documentationUrl,omitempty"`
+	IconURL                           string                    `json:"iconUrl,omitempty"`
+	Capabilities                      capabilities              `json:"capabilities"`
+	DefaultInputModes                 []string                  `json:"defaultInputModes"`
+	DefaultOutputModes                []string                  `json:"defaultOutputModes"`
+	Skills                            []skill                   `json:"skills"`
+	SecuritySchemes                   map[string]securityScheme `json:"securitySchemes,omitempty"`
+	Security                          []map[string][]string     `json:"security,omitempty"`
+	SupportsAuthenticatedExtendedCard bool                      `json:"supportsAuthenticatedExtendedCard"`
 }
 
 // NormalizeBaseURL checks that raw is an absolute http(s) URL and drops
@@ -175,14 +211,27 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 		DefaultOutputModes: DefaultModes,
 		Skills:             []skill{},
 	}
+	if sec := opts.Security; sec != nil {
+		c.SecuritySchemes = map[string]securityScheme{
+			SchemeBearer: {Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"},
+			SchemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"},
+		}
+		c.Security = []map[string][]string{{SchemeBearer: {}}, {SchemeAPIKey: {}}}
+		if sec.Anonymous {
+			// An empty requirement: callers without a key are served too.
+			c.Security = append(c.Security, map[string][]string{})
+		}
+		c.SupportsAuthenticatedExtendedCard = sec.ExtendedCard
+		c.Capabilities.ExtendedAgentCard = sec.ExtendedCard
+	}
 	if id.ProviderOrg != "" && id.ProviderURL != "" {
 		c.Provider = &provider{Organization: id.ProviderOrg, URL: id.ProviderURL}
 	}
 	schemas := map[string]any{}
-	var ids []string
-	if cat != nil {
+	ids := []string{}
+	if cat != nil && !opts.NoSkills {
 		for _, f := range cat.Functions {
-			if !opts.Policy.DecideFor(f.ID, f.Metadata, opts.CallerTier).Exposed {
+			if !opts.Policy.DecideFor(f.ID, f.Metadata, opts.CallerTiers).Exposed {
 				continue
 			}
 			c.Skills = append(c.Skills, skillOf(f))

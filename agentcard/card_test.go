@@ -89,16 +89,24 @@ func testIdentity() agentcard.Identity {
 
 // views are the golden cases: the server's exposure flags.
 var views = []struct {
-	name   string
-	policy exposure.Policy
-	want   []string // skill ids, in catalogue order
+	name     string
+	policy   exposure.Policy
+	want     []string // skill ids, in catalogue order
+	tiers    []string
+	security *agentcard.Security
 }{
-	{"default", exposure.Policy{}, []string{"orders::lookup", "pricing::quote", "reports::daily", "demo::echo"}},
-	{"tier-partner", exposure.Policy{Tier: "partner"}, []string{"orders::lookup", "reports::daily"}},
-	{"tier-internal", exposure.Policy{Tier: "internal"}, []string{"pricing::quote", "reports::daily"}},
+	{"default", exposure.Policy{}, []string{"orders::lookup", "pricing::quote", "reports::daily", "demo::echo"}, nil, nil},
+	{"tier-partner", exposure.Policy{Tier: "partner"}, []string{"orders::lookup", "reports::daily"}, nil, nil},
+	{"tier-internal", exposure.Policy{Tier: "internal"}, []string{"pricing::quote", "reports::daily"}, nil, nil},
 	{"expose-all", exposure.Policy{ExposeAll: true},
-		[]string{"orders::lookup", "pricing::quote", "reports::daily", "admin::reindex", "admin::purge", "demo::echo"}},
-	{"expose-all-tier-partner", exposure.Policy{ExposeAll: true, Tier: "partner"}, []string{"orders::lookup", "reports::daily"}},
+		[]string{"orders::lookup", "pricing::quote", "reports::daily", "admin::reindex", "admin::purge", "demo::echo"}, nil, nil},
+	{"expose-all-tier-partner", exposure.Policy{ExposeAll: true, Tier: "partner"}, []string{"orders::lookup", "reports::daily"}, nil, nil},
+	// With API keys: a partner caller's extended card, and the public
+	// card of a server that serves anonymous callers too.
+	{"keys-caller-partner", exposure.Policy{}, []string{"orders::lookup", "reports::daily"},
+		[]string{"partner"}, &agentcard.Security{ExtendedCard: true}},
+	{"keys-anonymous-public", exposure.Policy{}, []string{},
+		[]string{"public"}, &agentcard.Security{Anonymous: true, ExtendedCard: true}},
 }
 
 func mustBuild(tb testing.TB, cat *functions.Catalog, opts agentcard.Options) *agentcard.Card {
@@ -160,7 +168,7 @@ func TestBuild_Golden(t *testing.T) {
 	cat := testCatalog(t)
 	for _, v := range views {
 		t.Run(v.name, func(t *testing.T) {
-			card := mustBuild(t, cat, agentcard.Options{Identity: testIdentity(), Policy: v.policy})
+			card := mustBuild(t, cat, agentcard.Options{Identity: testIdentity(), Policy: v.policy, CallerTiers: v.tiers, Security: v.security})
 			var got bytes.Buffer
 			if err := json.Indent(&got, card.JSON, "", "  "); err != nil {
 				t.Fatal(err)
@@ -187,7 +195,7 @@ func TestBuild_Exposure(t *testing.T) {
 	cat := testCatalog(t)
 	for _, v := range views {
 		t.Run(v.name, func(t *testing.T) {
-			card := mustBuild(t, cat, agentcard.Options{Identity: testIdentity(), Policy: v.policy})
+			card := mustBuild(t, cat, agentcard.Options{Identity: testIdentity(), Policy: v.policy, CallerTiers: v.tiers, Security: v.security})
 			d := decode(t, card)
 			if diff := cmp.Diff(v.want, skillIDs(d)); diff != "" {
 				t.Errorf("skills (-want +got):\n%s", diff)
@@ -261,18 +269,20 @@ func TestBuild_ExtraPrefixes(t *testing.T) {
 func TestBuild_CallerTier(t *testing.T) {
 	cat := testCatalog(t)
 	tests := []struct {
-		serverTier, callerTier string
-		want                   []string
+		serverTier  string
+		callerTiers []string
+		want        []string
 	}{
-		{"", "partner", []string{"orders::lookup", "reports::daily"}},
-		{"", "internal", []string{"pricing::quote", "reports::daily"}},
-		{"internal", "partner", []string{"reports::daily"}}, // the server's tier caps the caller's
-		{"partner", "", []string{"orders::lookup", "reports::daily"}},
+		{"", []string{"partner"}, []string{"orders::lookup", "reports::daily"}},
+		{"", []string{"internal"}, []string{"pricing::quote", "reports::daily"}},
+		{"", []string{"partner", "internal"}, []string{"orders::lookup", "pricing::quote", "reports::daily"}},
+		{"internal", []string{"partner"}, []string{"reports::daily"}}, // the server's tier caps the caller's
+		{"partner", nil, []string{"orders::lookup", "reports::daily"}},
 	}
 	for _, tt := range tests {
-		card := mustBuild(t, cat, agentcard.Options{Policy: exposure.Policy{Tier: tt.serverTier}, CallerTier: tt.callerTier})
+		card := mustBuild(t, cat, agentcard.Options{Policy: exposure.Policy{Tier: tt.serverTier}, CallerTiers: tt.callerTiers})
 		if diff := cmp.Diff(tt.want, card.Skills); diff != "" {
-			t.Errorf("server tier %q, caller tier %q: skills (-want +got):\n%s", tt.serverTier, tt.callerTier, diff)
+			t.Errorf("server tier %q, caller tiers %q: skills (-want +got):\n%s", tt.serverTier, tt.callerTiers, diff)
 		}
 	}
 }

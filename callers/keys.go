@@ -54,6 +54,16 @@ type Keys struct {
 // Len returns the number of entries, enabled or not.
 func (k *Keys) Len() int { return len(k.byHash) }
 
+// List returns the entries, enabled or not, ordered by caller id.
+func (k *Keys) List() []Key {
+	out := make([]Key, 0, len(k.byHash))
+	for _, key := range k.byHash {
+		out = append(out, key.clone())
+	}
+	slices.SortFunc(out, func(a, b Key) int { return strings.Compare(a.CallerID, b.CallerID) })
+	return out
+}
+
 // Authenticate returns the enabled key whose hash is the SHA-256 of
 // secret, and false if there is none.
 //

@@ -79,13 +79,14 @@ func (p Policy) Hidden(id string) bool {
 // exactly (case-sensitive). With no tier in force it is ignored. Any other
 // type never matches a tier.
 func (p Policy) Decide(id string, meta map[string]any) Decision {
-	return p.DecideFor(id, meta, "")
+	return p.DecideFor(id, meta, nil)
 }
 
-// DecideFor is Decide for a caller in callerTier ("" for none). When both
-// the server and the caller have a tier, the function must name both: the
-// server-wide tier caps every caller.
-func (p Policy) DecideFor(id string, meta map[string]any, callerTier string) Decision {
+// DecideFor is Decide for a caller in callerTiers (nil or empty for a
+// caller without tiers). A caller with tiers may see a function that names
+// any one of them. When the server has a tier too, the function must also
+// name it: the server-wide tier caps every caller.
+func (p Policy) DecideFor(id string, meta map[string]any, callerTiers []string) Decision {
 	if p.Hidden(id) {
 		return Decision{Reason: HiddenPrefix}
 	}
@@ -94,12 +95,22 @@ func (p Policy) DecideFor(id string, meta map[string]any, callerTier string) Dec
 			return Decision{Reason: NotOptedIn}
 		}
 	}
-	for _, tier := range []string{p.Tier, callerTier} {
-		if tier != "" && !tierMatches(meta[MetaTier], tier) {
-			return Decision{Reason: TierMismatch}
-		}
+	if p.Tier != "" && !tierMatches(meta[MetaTier], p.Tier) {
+		return Decision{Reason: TierMismatch}
+	}
+	if len(callerTiers) > 0 && !anyTierMatches(meta[MetaTier], callerTiers) {
+		return Decision{Reason: TierMismatch}
 	}
 	return Decision{Exposed: true, Reason: Exposed}
+}
+
+func anyTierMatches(v any, tiers []string) bool {
+	for _, t := range tiers {
+		if t != "" && tierMatches(v, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func tierMatches(v any, tier string) bool {
@@ -131,7 +142,7 @@ type Lookup func(id string) (meta map[string]any, found bool, err error)
 // call (fail closed) with CatalogError. Callers must show UnknownFunction
 // and the opt-in and tier denials alike, so that no caller can learn which
 // ids exist.
-func (p Policy) Check(id, callerTier string, lookup Lookup) Decision {
+func (p Policy) Check(id string, callerTiers []string, lookup Lookup) Decision {
 	if p.Hidden(id) {
 		return Decision{Reason: HiddenPrefix}
 	}
@@ -142,5 +153,5 @@ func (p Policy) Check(id, callerTier string, lookup Lookup) Decision {
 	if !found {
 		return Decision{Reason: UnknownFunction}
 	}
-	return p.DecideFor(id, meta, callerTier)
+	return p.DecideFor(id, meta, callerTiers)
 }

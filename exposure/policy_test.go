@@ -108,21 +108,30 @@ func TestCallerTierIsCappedByServerTier(t *testing.T) {
 		return map[string]any{exposure.MetaExpose: true, exposure.MetaTier: tier}
 	}
 	tests := []struct {
-		server, caller string
-		tier           any
-		want           exposure.Reason
+		server string
+		caller []string
+		tier   any
+		want   exposure.Reason
 	}{
-		{"", "partner", "partner", exposure.Exposed},
-		{"", "partner", "internal", exposure.TierMismatch},
-		{"partner", "", "partner", exposure.Exposed},
-		{"partner", "internal", "internal", exposure.TierMismatch},
-		{"partner", "internal", []any{"partner", "internal"}, exposure.Exposed},
-		{"partner", "partner", "partner", exposure.Exposed},
+		{"", []string{"partner"}, "partner", exposure.Exposed},
+		{"", []string{"partner"}, "internal", exposure.TierMismatch},
+		{"partner", nil, "partner", exposure.Exposed},
+		{"partner", []string{"internal"}, "internal", exposure.TierMismatch},
+		{"partner", []string{"internal"}, []any{"partner", "internal"}, exposure.Exposed},
+		{"partner", []string{"partner"}, "partner", exposure.Exposed},
+		// A caller in several tiers sees what any of them may see.
+		{"", []string{"partner", "internal"}, "internal", exposure.Exposed},
+		{"", []string{"partner", "internal"}, "public", exposure.TierMismatch},
+		{"", []string{"partner", "internal"}, []any{"public", "partner"}, exposure.Exposed},
+		// ...but never past the server's tier.
+		{"partner", []string{"partner", "internal"}, "internal", exposure.TierMismatch},
+		// An empty tier name matches nothing.
+		{"", []string{""}, "", exposure.TierMismatch},
 	}
 	for _, tt := range tests {
 		got := exposure.Policy{Tier: tt.server}.DecideFor("demo::x", meta(tt.tier), tt.caller)
 		if got.Reason != tt.want {
-			t.Errorf("DecideFor(server=%q, caller=%q, meta=%v) = %s, want %s", tt.server, tt.caller, tt.tier, got.Reason, tt.want)
+			t.Errorf("DecideFor(server=%q, caller=%v, meta=%v) = %s, want %s", tt.server, tt.caller, tt.tier, got.Reason, tt.want)
 		}
 	}
 }
@@ -152,12 +161,12 @@ func TestCheck(t *testing.T) {
 		{"engine::x", failing, exposure.HiddenPrefix}, // the floor never asks the catalogue
 	}
 	for _, tt := range tests {
-		if got := p.Check(tt.id, "", tt.lookup); got.Reason != tt.want || got.Exposed != (tt.want == exposure.Exposed) {
+		if got := p.Check(tt.id, nil, tt.lookup); got.Reason != tt.want || got.Exposed != (tt.want == exposure.Exposed) {
 			t.Errorf("Check(%s) = %+v, want %s", tt.id, got, tt.want)
 		}
 	}
 	before := lookups
-	p.Check("mcp::dispatch", "", lookup)
+	p.Check("mcp::dispatch", nil, lookup)
 	if lookups != before {
 		t.Errorf("Check on a floor id called the catalogue")
 	}

@@ -285,7 +285,7 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 	switch {
 	case timedOut:
 		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")
-		return s.status(a2a.StateFailed, agentText(taskID, ctxID, "Function call timed out after "+fn.Timeout.String())), nil
+		return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function call timed out after "+fn.Timeout.String(), FailureTimeout)), nil
 	case callErr != nil:
 		reason := "Function call failed"
 		var ce *functions.CallError
@@ -293,14 +293,14 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 			reason = ce.Reason
 		}
 		log.Warn().Err(callErr).Msg("call failed")
-		return s.status(a2a.StateFailed, agentText(taskID, ctxID, reason)), nil
+		return s.status(a2a.StateFailed, failure(taskID, ctxID, reason, FailureInvoke)), nil
 	case res.InputRequired != "":
 		return s.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
 	}
 	if fn.Output != nil {
 		if problems := fn.Output.Validate(res.Output); len(problems) > 0 {
 			log.Warn().Str("path", problems[0].Path).Str("problem", problems[0].Message).Msg("output does not match the output schema")
-			return s.status(a2a.StateFailed, agentText(taskID, ctxID, "Function returned output that does not match its output schema")), nil
+			return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function returned output that does not match its output schema", FailureOutput)), nil
 		}
 	}
 	return s.status(a2a.StateCompleted, nil), &a2a.Artifact{

@@ -129,7 +129,7 @@ func TestListPagesThrough250Tasks(t *testing.T) {
 
 func TestListIsolation(t *testing.T) {
 	e := newEnv(t, tasks.Config{})
-	alice, bob := tasks.Caller{ID: "alice"}, tasks.Caller{ID: "bob", Tier: "partner"}
+	alice, bob := tasks.Caller{ID: "alice"}, tasks.Caller{ID: "bob", Tiers: []string{"partner"}}
 	// Same context ids on both sides: the filter does not cross owners.
 	sameCtx := func(i int) string { return fmt.Sprintf("ctx-%d", i%3) }
 	wantA := createTasks(t, e, alice, 30, sameCtx)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -13,8 +14,12 @@ import (
 // Errors of the task service and store.
 var (
 	// ErrNotFound: no task has that id, or it belongs to another caller.
-	// The two are never told apart.
+	// The two are never told apart on the wire.
 	ErrNotFound = errors.New("task not found")
+	// ErrNotOwner is the ErrNotFound of a task that exists but belongs to
+	// another caller: errors.Is(err, ErrNotFound) holds, so callers answer
+	// it as not found; only the audit log tells it apart.
+	ErrNotOwner = fmt.Errorf("%w: it belongs to another caller", ErrNotFound)
 	// ErrNotCancelable: the task is already terminal.
 	ErrNotCancelable = errors.New("task cannot be canceled")
 	// ErrMessageIDReused: the caller sent a messageId it used before, with
@@ -31,10 +36,14 @@ var (
 )
 
 // Caller is who sends a request: the owner of the tasks it creates, and
-// the tier that decides what it may call.
+// the tiers that decide what it may call. It comes from the authenticated
+// connection, never from a request's payload.
 type Caller struct {
-	ID   string // "" is the anonymous caller
-	Tier string // "" means no caller tier
+	ID string // "" is the anonymous caller
+	// Tiers are the caller's tiers: it may call a function offered to any
+	// of them. Empty means no caller tier (the server's tier alone
+	// decides).
+	Tiers []string
 }
 
 // Record is a task as the store keeps it: the A2A task plus what a2ad
@@ -42,8 +51,11 @@ type Caller struct {
 type Record struct {
 	Task  a2a.Task `json:"task"`
 	Owner string   `json:"owner"`
-	// CallerTier is the tier of the caller that created the task; a
-	// recovered run is authorised again with it.
+	// CallerTiers are the tiers of the caller that created the task; a
+	// recovered run is authorised again with them.
+	CallerTiers []string `json:"callerTiers,omitempty"`
+	// CallerTier is the single tier records written before callers had
+	// several; read only.
 	CallerTier string `json:"callerTier,omitempty"`
 	// FunctionID is the function the task calls; "" while the task waits
 	// for a message that names one.
@@ -61,6 +73,15 @@ type Record struct {
 	Seq       uint64    `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Caller is the caller that created the task, as it was then.
+func (r *Record) Caller() Caller {
+	c := Caller{ID: r.Owner, Tiers: r.CallerTiers}
+	if len(c.Tiers) == 0 && r.CallerTier != "" {
+		c.Tiers = []string{r.CallerTier}
+	}
+	return c
 }
 
 // State is the task's current state.

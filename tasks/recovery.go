@@ -62,10 +62,10 @@ func (s *Service) recover(ctx context.Context) error {
 // settle fails rec, left in st by a previous process, or submits it again
 // if its function is retry-safe (and still callable by its owner).
 func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (retried bool, err error) {
-	caller := Caller{ID: rec.Owner, Tier: rec.CallerTier}
+	caller := rec.Caller()
 	var fn *functions.Function
 	if rec.FunctionID != "" {
-		if f, denial := s.authorize(caller, rec.FunctionID); denial == "" && f.RetrySafe {
+		if f, denial := s.authorize(ctx, caller, rec.FunctionID); denial == "" && f.RetrySafe {
 			fn = f
 		}
 	}
@@ -73,7 +73,7 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	if fn != nil {
 		status = s.status(a2a.StateSubmitted, agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: server restarted"))
 	} else {
-		status = s.status(a2a.StateFailed, agentText(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted"))
+		status = s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted", FailureInterrupted))
 	}
 	r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, func(r *Record) ([]Event, error) {
 		if r.State() != st {

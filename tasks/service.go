@@ -253,11 +253,11 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	stored := *msg
 	stored.TaskID, stored.ContextID = id, contextID
 	rec := &Record{
-		Task:       a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
-		Owner:      caller.ID,
-		CallerTier: caller.Tier,
-		CreatedAt:  now,
-		UpdatedAt:  now,
+		Task:        a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
+		Owner:       caller.ID,
+		CallerTiers: caller.Tiers,
+		CreatedAt:   now,
+		UpdatedAt:   now,
 	}
 	if push != nil {
 		cfg := *push
@@ -272,7 +272,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	case !c.Named:
 		status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))
 	default:
-		f, denial := s.authorize(caller, c.FunctionID)
+		f, denial := s.authorize(ctx, caller, c.FunctionID)
 		if denial != "" {
 			status = s.status(a2a.StateRejected, agentText(id, contextID, denial))
 			break
@@ -381,7 +381,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		if perr != nil {
 			return nil, perr
 		}
-		f, denial := s.authorize(caller, snap.FunctionID)
+		f, denial := s.authorize(ctx, caller, snap.FunctionID)
 		if denial != "" {
 			rejectF = denial
 			break
@@ -399,7 +399,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, snap.Task.ContextID))
 			break
 		}
-		f, denial := s.authorize(caller, c.FunctionID)
+		f, denial := s.authorize(ctx, caller, c.FunctionID)
 		if denial != "" {
 			rejectF = denial
 			break
@@ -450,10 +450,10 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 // authorize asks the policy, at call time, whether caller may call id.
 // It returns the function, or the text of a denial. Unknown and unexposed
 // functions get the same text, so that callers cannot probe what exists.
-func (s *Service) authorize(caller Caller, id string) (*functions.Function, string) {
+func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*functions.Function, string) {
 	cat := s.cfg.Catalog()
 	var fn *functions.Function
-	d := s.cfg.Policy.Check(id, caller.Tier, func(id string) (map[string]any, bool, error) {
+	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
 		if cat == nil {
 			return nil, false, errors.New("no catalogue loaded")
 		}
@@ -464,6 +464,7 @@ func (s *Service) authorize(caller Caller, id string) (*functions.Function, stri
 		fn = f
 		return f.Metadata, true, nil
 	})
+	noteDecision(ctx, id, d.Reason)
 	if d.Exposed {
 		return fn, ""
 	}
@@ -486,7 +487,7 @@ func (s *Service) Skills(caller Caller) []*functions.Function {
 	}
 	var out []*functions.Function
 	for _, f := range cat.Functions {
-		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tier).Exposed {
+		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
 			out = append(out, f)
 		}
 	}
@@ -550,6 +551,25 @@ func agentText(taskID, contextID, text string) *a2a.Message {
 		Role:      a2a.RoleAgent,
 		Parts:     []a2a.Part{a2a.TextPart(text)},
 	}
+}
+
+// FailureKey is the status message metadata key that classifies why a
+// task failed, so that clients and the audit trail need not parse text.
+const FailureKey = "a2ad.failure"
+
+// The failure classes.
+const (
+	FailureInvoke      = "invoke_error"   // the function reported an error
+	FailureTimeout     = "invoke_timeout" // the call ran past its timeout
+	FailureOutput      = "invalid_output" // the output broke its schema
+	FailureInterrupted = "interrupted"    // a restart cut the call short
+)
+
+// failure is the agent message of a failed task, with its class.
+func failure(taskID, contextID, text, class string) *a2a.Message {
+	m := agentText(taskID, contextID, text)
+	m.Metadata = map[string]any{FailureKey: class}
+	return m
 }
 
 func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {

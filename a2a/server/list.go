@@ -42,13 +42,16 @@ func (s *Server) list(c echo.Context, req *a2a.Request) error {
 
 func (s *Server) listPage(ctx context.Context, r *http.Request, req *a2a.Request) (a2a.ListTasksResult, *a2a.Error) {
 	if s.cfg.Lister == nil {
-		return a2a.ListTasksResult{}, a2a.MethodNotFound(req.Method)
+		e := a2a.MethodNotFound(req.Method)
+		noteError(ctx, e, nil)
+		return a2a.ListTasksResult{}, e
 	}
 	p, perr := a2a.DecodeListTasks(req.Params)
 	if perr != nil {
+		noteError(ctx, perr, nil)
 		return a2a.ListTasksResult{}, perr
 	}
-	page, err := s.cfg.Lister.List(ctx, s.cfg.Caller(r), listQuery(p))
+	page, err := s.cfg.Lister.List(ctx, s.callerOf(r), listQuery(p))
 	if err != nil {
 		return a2a.ListTasksResult{}, s.listError(ctx, req.Method, err, "/page_token")
 	}
@@ -79,11 +82,15 @@ func listResult(p tasks.ListPage) a2a.ListTasksResult {
 // listError converts a list error for the wire; a bad page token is
 // -32602 naming tokenPath, the token's field in the caller's protocol.
 func (s *Server) listError(ctx context.Context, method string, err error, tokenPath string) *a2a.Error {
+	var e *a2a.Error
 	switch {
 	case errors.Is(err, tasks.ErrPageToken):
-		return a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenMalformed})
+		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenMalformed})
 	case errors.Is(err, tasks.ErrPageTokenQuery):
-		return a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenOtherQuery})
+		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenOtherQuery})
+	default:
+		return s.rpcError(ctx, method, err)
 	}
-	return s.rpcError(ctx, method, err)
+	noteError(ctx, e, err)
+	return e
 }

@@ -36,7 +36,7 @@ func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
 	}}
 	ts := MustServe(t, &TaskService{}, func(c *server.Config) {
 		c.Lister = lister
-		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "alice", Tier: "partner"} }
+		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "alice", Tiers: []string{"partner"}} }
 	})
 	body := `{"jsonrpc":"2.0","id":"l1","method":"tasks/list","params":{"context_id":"c","status":"completed","page_size":2,` +
 		`"page_token":"tok","history_length":1,"last_updated_after":"2026-03-01T12:00:00Z","include_artifacts":true}}`
@@ -55,7 +55,7 @@ func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
 		t.Errorf("StatusAfter = %v, want %v", gotQuery.StatusAfter, wantQ.StatusAfter)
 	}
 	gotQuery.StatusAfter, wantQ.StatusAfter = time.Time{}, time.Time{}
-	if !reflect.DeepEqual(gotQuery, wantQ) || gotCaller != (tasks.Caller{ID: "alice", Tier: "partner"}) {
+	if !reflect.DeepEqual(gotQuery, wantQ) || !reflect.DeepEqual(gotCaller, tasks.Caller{ID: "alice", Tiers: []string{"partner"}}) {
 		t.Errorf("List(%+v, %+v), want (alice, %+v)", gotCaller, gotQuery, wantQ)
 	}
 

@@ -26,7 +26,7 @@ func (s *Server) push(ctx context.Context, r *http.Request, req *a2a.Request) ([
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	caller := s.cfg.Caller(r)
+	caller := s.callerOf(r)
 	var (
 		result any
 		err    error
@@ -37,24 +37,28 @@ func (s *Server) push(ctx context.Context, r *http.Request, req *a2a.Request) ([
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, p.TaskID)
 		result, err = s.cfg.Push.SetPushConfig(ctx, caller, p.TaskID, p.Config)
 	case "tasks/pushNotificationConfig/get":
 		p, perr := a2a.DecodePushRef(req.Params, false)
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, p.TaskID)
 		result, err = s.cfg.Push.PushConfig(ctx, caller, p.TaskID, p.ConfigID)
 	case "tasks/pushNotificationConfig/list":
 		p, perr := a2a.DecodePushRef(req.Params, false)
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, p.TaskID)
 		result, err = s.cfg.Push.PushConfigList(ctx, caller, p.TaskID)
 	case "tasks/pushNotificationConfig/delete":
 		p, perr := a2a.DecodePushRef(req.Params, true)
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, p.TaskID)
 		err = s.cfg.Push.DeletePushConfig(ctx, caller, p.TaskID, p.ConfigID)
 	default:
 		return nil, a2a.MethodNotFound(req.Method)

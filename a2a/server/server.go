@@ -44,9 +44,21 @@ const DefaultMaxBodyBytes = 1 << 20
 type Config struct {
 	Tasks TaskService
 	Card  CardSource
-	// Caller identifies who sent a request; nil means the anonymous
-	// caller.
+	// Auth authenticates requests to /a2a. Nil serves every request as
+	// the caller Caller returns.
+	Auth Authenticator
+	// Caller identifies who sent a request when Auth is nil; nil means
+	// the anonymous caller.
 	Caller func(r *http.Request) tasks.Caller
+	// Admit applies rate limits and in-flight caps; nil admits all.
+	Admit Admitter
+	// Audit receives one record per call (see AuditLogger); nil writes
+	// none.
+	Audit *zerolog.Logger
+	// ExtendedCard returns the card for an authenticated principal, for
+	// agent/getAuthenticatedExtendedCard. Nil answers that method with
+	// -32004.
+	ExtendedCard func(p Principal) Card
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// CardMaxAge is the card's Cache-Control max-age; 0 means 5 minutes.
@@ -202,10 +214,27 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 
 func (s *Server) jsonrpc(c echo.Context) error {
 	r := c.Request()
+	ac := &auditCall{start: time.Now()}
+	defer func() { s.writeAudit(ac, c.Response().Header().Get(echo.HeaderXRequestID)) }()
+	// Authentication comes first: an unauthenticated request costs no
+	// body read.
+	p, res := s.principal(r)
+	ac.principal = p
+	if res != Authenticated {
+		ac.authFail = true
+		e := a2a.ErrNoCredentials
+		if res == BadCredentials {
+			e = a2a.ErrBadCredentials
+		}
+		ac.rpcErr = e
+		return s.unauthorized(c, nil, e, res == BadCredentials)
+	}
 	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
+		ac.rpcErr = a2a.ErrInvalidRequest
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
+		ac.rpcErr = a2a.ErrInvalidRequest
 		return s.tooLarge()
 	}
 	bp := bufPool.Get().(*[]byte)
@@ -213,49 +242,85 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	body, err := readAll((*bp)[:0], io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
 	*bp = body
 	if err != nil {
+		ac.rpcErr = a2a.ErrInvalidRequest
 		return echo.NewHTTPError(http.StatusBadRequest, "could not read the request body")
 	}
 	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		ac.rpcErr = a2a.ErrInvalidRequest
 		return s.tooLarge()
 	}
 	req, rpcErr := a2a.ParseRequest(body)
-	if rpcErr == nil && isStreamMethod(req.Method) && s.cfg.Streams != nil {
-		return s.stream(c, &req)
+	ac.method = req.Method
+	// Every request takes a token, a malformed one too.
+	if s.cfg.Admit != nil {
+		release, d := s.cfg.Admit.Admit(p)
+		if d != nil {
+			ac.denial = d
+			ac.rpcErr = deniedError(d)
+			return s.denied(c, req.ID, d)
+		}
+		defer release()
 	}
-	if rpcErr == nil && req.Method == "tasks/list" {
+	ctx := context.WithValue(r.Context(), principalKey{}, p)
+	ctx = context.WithValue(tasks.WithCallInfo(ctx, &ac.info), auditKey{}, ac)
+	r = r.WithContext(ctx)
+	c.SetRequest(r)
+	if rpcErr != nil {
+		ac.rpcErr = rpcErr
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a2a.AppendError(nil, req.ID, rpcErr))
+	}
+	switch {
+	case isStreamMethod(req.Method) && s.cfg.Streams != nil:
+		ac.stateful = true
+		return s.stream(c, &req)
+	case req.Method == "agent/getAuthenticatedExtendedCard" && s.cfg.ExtendedCard != nil:
+		if p.Anonymous {
+			// The extended card is for authenticated callers only.
+			ac.authFail = true
+			ac.rpcErr = a2a.ErrExtendedCardAuth
+			return s.unauthorized(c, req.ID, a2a.ErrExtendedCardAuth, false)
+		}
+		card := s.cfg.ExtendedCard(p)
+		return s.rawResult(c, &req, card.JSON, nil)
+	case isPushMethod(req.Method):
+		result, perr := s.push(ctx, r, &req)
+		return s.rawResult(c, &req, result, perr)
+	case req.Method == "tasks/list":
 		return s.list(c, &req)
 	}
-	if rpcErr == nil && isPushMethod(req.Method) {
-		op := bufPool.Get().(*[]byte)
-		defer bufPool.Put(op)
-		result, perr := s.push(r.Context(), r, &req)
-		out := (*op)[:0]
-		if perr != nil {
-			out = a2a.AppendError(out, req.ID, perr)
-		} else {
-			out = a2a.AppendResult(out, req.ID, result)
-		}
-		*op = out
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
-	}
-	var task *a2a.Task
-	if rpcErr == nil {
-		task, rpcErr = s.dispatch(r.Context(), r, &req)
-	}
+	ac.stateful = req.Method == "message/send" || req.Method == "tasks/cancel"
+	task, rpcErr := s.dispatch(ctx, r, &req)
 	op := bufPool.Get().(*[]byte)
 	defer bufPool.Put(op)
 	out := (*op)[:0]
 	if rpcErr == nil {
+		noteResult(ctx, task)
 		// The task is written straight into the response.
 		out = a2a.AppendResultStart(out, req.ID)
 		if out, err = task.AppendJSON(out); err == nil {
 			out = append(out, '}')
 		} else {
-			rpcErr = s.rpcError(r.Context(), req.Method, err)
+			rpcErr = s.rpcError(ctx, req.Method, err)
 		}
 	}
 	if rpcErr != nil {
+		ac.rpcErr = rpcErr
 		out = a2a.AppendError(out[:0], req.ID, rpcErr)
+	}
+	*op = out
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+}
+
+// rawResult answers with a result already in JSON, or with perr.
+func (s *Server) rawResult(c echo.Context, req *a2a.Request, result []byte, perr *a2a.Error) error {
+	op := bufPool.Get().(*[]byte)
+	defer bufPool.Put(op)
+	out := (*op)[:0]
+	if perr != nil {
+		noteError(c.Request().Context(), perr, nil)
+		out = a2a.AppendError(out, req.ID, perr)
+	} else {
+		out = a2a.AppendResult(out, req.ID, result)
 	}
 	*op = out
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
@@ -294,7 +359,7 @@ func isJSON(ct string) bool {
 
 // dispatch runs one JSON-RPC method and returns its result.
 func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request) (*a2a.Task, *a2a.Error) {
-	caller := s.cfg.Caller(r)
+	caller := s.callerOf(r)
 	var (
 		task *a2a.Task
 		err  error
@@ -305,18 +370,21 @@ func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, p.Message.TaskID)
 		task, err = s.cfg.Tasks.Send(ctx, caller, p)
 	case "tasks/get":
 		q, perr := a2a.DecodeTaskQuery(req.Params)
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, q.ID)
 		task, err = s.cfg.Tasks.Get(ctx, caller, q.ID, q.HistoryLength)
 	case "tasks/cancel":
 		id, perr := a2a.DecodeTaskID(req.Params)
 		if perr != nil {
 			return nil, perr
 		}
+		noteTask(ctx, id)
 		task, err = s.cfg.Tasks.Cancel(ctx, caller, id)
 	case "message/stream", "tasks/resubscribe":
 		return nil, a2a.ErrStreamingNotSupport
@@ -359,13 +427,16 @@ var rpcErrors = []struct {
 func (s *Server) rpcError(ctx context.Context, method string, err error) *a2a.Error {
 	var ae *a2a.Error
 	if errors.As(err, &ae) {
+		noteError(ctx, ae, err)
 		return ae
 	}
 	for _, m := range rpcErrors {
 		if errors.Is(err, m.err) {
+			noteError(ctx, m.rpc, err)
 			return m.rpc
 		}
 	}
+	noteError(ctx, a2a.ErrInternal, err)
 	zerolog.Ctx(ctx).Error().Err(err).Str("rpc_method", method).Msg("internal error")
 	return a2a.ErrInternal
 }

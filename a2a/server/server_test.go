@@ -558,7 +558,7 @@ func TestServiceReceivesParams(t *testing.T) {
 	}
 	ts := MustServe(t, fake, func(c *server.Config) {
 		c.Caller = func(r *http.Request) tasks.Caller {
-			return tasks.Caller{ID: r.Header.Get("X-Test-Caller"), Tier: "gold"}
+			return tasks.Caller{ID: r.Header.Get("X-Test-Caller"), Tiers: []string{"gold"}}
 		}
 	})
 	post := func(body string) []byte {
@@ -571,7 +571,7 @@ func TestServiceReceivesParams(t *testing.T) {
 		}
 		return out
 	}
-	alice := tasks.Caller{ID: "alice", Tier: "gold"}
+	alice := tasks.Caller{ID: "alice", Tiers: []string{"gold"}}
 
 	t.Run("message/send", func(t *testing.T) {
 		out := post(`{"jsonrpc":"2.0","id":"s","method":"message/send","params":{
@@ -584,7 +584,7 @@ func TestServiceReceivesParams(t *testing.T) {
 			t.Errorf("answer %s, want %s", out, want)
 		}
 		c := got()
-		if c.caller != alice {
+		if !reflect.DeepEqual(c.caller, alice) {
 			t.Errorf("caller = %+v, want %+v", c.caller, alice)
 		}
 		p := c.send
@@ -625,7 +625,7 @@ func TestServiceReceivesParams(t *testing.T) {
 	t.Run("tasks/get", func(t *testing.T) {
 		post(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t-7","historyLength":2}}`)
 		c := got()
-		if c.caller != alice || c.id != "t-7" || c.hl == nil || *c.hl != 2 {
+		if !reflect.DeepEqual(c.caller, alice) || c.id != "t-7" || c.hl == nil || *c.hl != 2 {
 			t.Errorf("Get(%+v, %q, %v), want (%+v, t-7, 2)", c.caller, c.id, c.hl, alice)
 		}
 		post(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t-8"}}`)
@@ -640,7 +640,7 @@ func TestServiceReceivesParams(t *testing.T) {
 
 	t.Run("tasks/cancel", func(t *testing.T) {
 		out := post(`{"jsonrpc":"2.0","id":9,"method":"tasks/cancel","params":{"id":"t-5","metadata":{}}}`)
-		if c := got(); c.caller != alice || c.id != "t-5" {
+		if c := got(); !reflect.DeepEqual(c.caller, alice) || c.id != "t-5" {
 			t.Errorf("Cancel(%+v, %q), want (%+v, t-5)", c.caller, c.id, alice)
 		}
 		if want := `{"jsonrpc":"2.0","id":9,"result":` + taskJSON(t, task("t-5")) + `}`; string(out) != want {
@@ -676,7 +676,7 @@ func TestDefaultCallerIsAnonymous(t *testing.T) {
 	}
 	ts := MustServe(t, fake)
 	rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"t"}}`)
-	if c := got.Load(); c == nil || *c != (tasks.Caller{}) {
+	if c := got.Load(); c == nil || !reflect.DeepEqual(*c, tasks.Caller{}) {
 		t.Errorf("caller = %v, want the anonymous caller", c)
 	}
 }

@@ -44,7 +44,8 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 	defer cancel()
 	stop := context.AfterFunc(s.streams, cancel) // shutdown ends open streams
 	defer stop()
-	caller := s.cfg.Caller(r)
+	caller := s.callerOf(r)
+	ac := auditFrom(r.Context())
 	var run func(emit func(tasks.StreamEvent) error) error
 	var meta map[string]any
 	switch req.Method {
@@ -54,6 +55,7 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 			return s.streamError(c, req, perr)
 		}
 		meta = p.Metadata
+		noteTask(ctx, p.Message.TaskID)
 		run = func(emit func(tasks.StreamEvent) error) error {
 			return s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
 		}
@@ -63,6 +65,7 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 			return s.streamError(c, req, perr)
 		}
 		meta = p.Metadata
+		noteTask(ctx, p.ID)
 		run = func(emit func(tasks.StreamEvent) error) error {
 			return s.cfg.Streams.Watch(ctx, caller, p.ID, lastEventID(r, meta), emit)
 		}
@@ -79,7 +82,20 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 	}
 
 	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive}
-	err := run(sw.event)
+	emit := sw.event
+	if ac != nil {
+		emit = func(e tasks.StreamEvent) error {
+			switch {
+			case e.Task != nil:
+				ac.taskID = e.Task.ID
+				ac.noteStatus(&e.Task.Status)
+			case e.Status != nil:
+				ac.noteStatus(&e.Status.Status)
+			}
+			return sw.event(e)
+		}
+	}
+	err := run(emit)
 	if err == nil && !sw.started {
 		sw.start() // nothing after the client's last event id: an empty stream
 	}
@@ -132,6 +148,9 @@ func lastEventIDValue(v any) *uint64 {
 
 // streamError answers an error that came before any event.
 func (s *Server) streamError(c echo.Context, req *a2a.Request, e *a2a.Error) error {
+	if ac := auditFrom(c.Request().Context()); ac != nil && ac.rpcErr == nil {
+		ac.rpcErr = e
+	}
 	out := a2a.AppendError(nil, req.ID, e)
 	if !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)

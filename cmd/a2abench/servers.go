@@ -82,6 +82,9 @@ func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server,
 			"--store", filepath.Join(dir, "a2ad.db"),
 			"--listen", "127.0.0.1:0",
 			"--log-level", logLevel,
+			// The load comes from one address, as one anonymous caller:
+			// measure the server, not its per-caller limits.
+			"--rate", "0", "--max-inflight-per-caller", "0",
 		}
 		if logLevel != "info" && logLevel != "debug" {
 			// The address is in an info line; without it, pick a free

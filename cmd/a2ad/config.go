@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -48,6 +49,15 @@ type Config struct {
 	StoreLockTimeout  time.Duration
 	KeepAlive         time.Duration
 
+	Keys                 string  // the keys file; "" serves everyone as anonymous
+	AllowAnonymous       bool    // with keys, serve requests without one too
+	AnonymousTiers       string  // comma-separated tiers of anonymous callers
+	RatePerSecond        float64 // default per-caller rate; 0 for none
+	RateBurst            int
+	MaxInFlightPerCaller int // 0 for no cap
+	MaxInFlight          int // 0 for no cap
+	AuditLog             string
+
 	PushAllow       string // comma-separated CIDRs and host names
 	PushTimeout     time.Duration
 	PushMaxAttempts int
@@ -60,25 +70,29 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{
-		Listen:            "127.0.0.1:8080",
-		Store:             "a2ad.db",
-		Name:              "a2ad",
-		Description:       "Operator functions published as A2A skills, each call a durable task.",
-		LogFormat:         "json",
-		LogLevel:          "info",
-		MaxBodyBytes:      1 << 20,
-		MaxConcurrent:     64,
-		MaxQueue:          1024,
-		BlockingTimeout:   60 * time.Second,
-		Retention:         30 * 24 * time.Hour,
-		RetentionInterval: time.Minute,
-		ShutdownGrace:     10 * time.Second,
-		StoreLockTimeout:  2 * time.Second,
-		KeepAlive:         15 * time.Second,
-		PushTimeout:       10 * time.Second,
-		PushMaxAttempts:   8,
-		PushConcurrency:   16,
-		Format:            "text",
+		Listen:               "127.0.0.1:8080",
+		Store:                "a2ad.db",
+		Name:                 "a2ad",
+		Description:          "Operator functions published as A2A skills, each call a durable task.",
+		LogFormat:            "json",
+		LogLevel:             "info",
+		MaxBodyBytes:         1 << 20,
+		MaxConcurrent:        64,
+		MaxQueue:             1024,
+		BlockingTimeout:      60 * time.Second,
+		Retention:            30 * 24 * time.Hour,
+		RetentionInterval:    time.Minute,
+		ShutdownGrace:        10 * time.Second,
+		StoreLockTimeout:     2 * time.Second,
+		KeepAlive:            15 * time.Second,
+		RatePerSecond:        100,
+		RateBurst:            200,
+		MaxInFlightPerCaller: 256,
+		MaxInFlight:          4096,
+		PushTimeout:          10 * time.Second,
+		PushMaxAttempts:      8,
+		PushConcurrency:      16,
+		Format:               "text",
 	}
 }
 
@@ -109,6 +123,14 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
+	fs.StringVar(&c.Keys, "keys", c.Keys, "API keys file (see a2ad keys create); with it, callers need a key unless --allow-anonymous")
+	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", c.AllowAnonymous, "with --keys, also serve requests without a key, as the anonymous caller")
+	fs.StringVar(&c.AnonymousTiers, "anonymous-tier", c.AnonymousTiers, "comma-separated tiers of the anonymous caller (e.g. public); the public card shows its view")
+	fs.Float64Var(&c.RatePerSecond, "rate", c.RatePerSecond, "requests a second per caller, for keys without a rate of their own and anonymous callers (per IP); 0 for no limit")
+	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "requests a caller may make at once before --rate applies")
+	fs.IntVar(&c.MaxInFlightPerCaller, "max-inflight-per-caller", c.MaxInFlightPerCaller, "requests (streams included) one caller may have in flight; 0 for no cap")
+	fs.IntVar(&c.MaxInFlight, "max-inflight", c.MaxInFlight, "requests (streams included) in flight across all callers; 0 for no cap")
+	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "where the audit trail goes: a file (reopened on SIGHUP), \"off\", or empty for the operational log")
 	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")
 	fs.DurationVar(&c.PushTimeout, "push-timeout", c.PushTimeout, "timeout of one push delivery attempt")
 	fs.IntVar(&c.PushMaxAttempts, "push-max-attempts", c.PushMaxAttempts, "attempts before a push delivery goes to the dead letters")
@@ -260,6 +282,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("push-max-attempts: must be positive, not %d", c.PushMaxAttempts)
 	case c.PushConcurrency <= 0:
 		return fmt.Errorf("push-concurrency: must be positive, not %d", c.PushConcurrency)
+	case c.AllowAnonymous && c.Keys == "":
+		return errors.New("allow-anonymous: only means something with --keys (without keys every caller is anonymous)")
+	case c.RatePerSecond < 0 || math.IsNaN(c.RatePerSecond) || math.IsInf(c.RatePerSecond, 0):
+		return fmt.Errorf("rate: must be a finite number >= 0, not %v", c.RatePerSecond)
+	case c.RatePerSecond > 0 && c.RateBurst < 1:
+		return fmt.Errorf("rate-burst: must be at least 1, not %d", c.RateBurst)
+	case c.MaxInFlightPerCaller < 0:
+		return fmt.Errorf("max-inflight-per-caller: must not be negative, not %d", c.MaxInFlightPerCaller)
+	case c.MaxInFlight < 0:
+		return fmt.Errorf("max-inflight: must not be negative, not %d", c.MaxInFlight)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("shutdown-grace: must not be negative, not %s", c.ShutdownGrace)
 	}
@@ -269,6 +301,8 @@ func (c *Config) Validate() error {
 func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }
 
 func (c *Config) pushAllow() []string { return splitList(c.PushAllow) }
+
+func (c *Config) anonymousTiers() []string { return splitList(c.AnonymousTiers) }
 
 func splitList(s string) []string {
 	var out []string

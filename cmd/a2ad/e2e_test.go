@@ -286,9 +286,10 @@ type process struct {
 }
 
 // startBinary runs the binary on store and waits until it serves.
-func startBinary(tb testing.TB, catalog, store string) *process {
+func startBinary(tb testing.TB, catalog, store string, extra ...string) *process {
 	tb.Helper()
-	cmd := exec.Command(binary(tb), "serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--log-level", "debug")
+	args := append([]string{"serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--log-level", "debug"}, extra...)
+	cmd := exec.Command(binary(tb), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)

@@ -4,6 +4,7 @@
 //	a2ad serve     run the server
 //	a2ad skills    show which functions a tier sees, and why the others are hidden
 //	a2ad validate  check a catalogue and its schemas
+//	a2ad keys      create and list API keys
 //	a2ad version   print the version
 package main
 
@@ -39,6 +40,7 @@ Usage:
   a2ad serve    [flags]   run the server
   a2ad skills   [flags]   show the functions a tier sees, and why the others are hidden
   a2ad validate [flags]   check a catalogue and its schemas (--catalog, or the file as argument)
+  a2ad keys create|list   manage the API keys file (see "a2ad keys help")
   a2ad version            print the version
 
 Run "a2ad <command> -h" for the flags. Every flag can also be set as an
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "keys":
+		return keysCommand(rest, lookupEnv, stdout, stderr)
 	case "serve", "skills", "validate":
 	default:
 		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)

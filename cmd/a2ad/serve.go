@@ -8,14 +8,18 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/agentcard"
+	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/push"
@@ -29,16 +33,25 @@ type Main struct {
 	Config Config
 	Logger zerolog.Logger
 
-	catalog atomic.Pointer[functions.Catalog]
-	card    atomic.Pointer[agentcard.Card]
-	store   *boltstore.Store
-	service *tasks.Service
-	sender  *push.Sender
-	guard   *push.Guard
-	http    *http.Server
-	ln      net.Listener
-	served  chan error
-	baseURL string
+	// now is the clock of the rate limits; nil means time.Now. Tests set
+	// it before Open.
+	now func() time.Time
+
+	catalog  atomic.Pointer[functions.Catalog]
+	cards    *cards
+	registry *callers.Registry // nil without a keys file
+	gate     *callers.Gate
+	audit    *auditLog // nil unless the audit trail has its own file
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	store    *boltstore.Store
+	service  *tasks.Service
+	sender   *push.Sender
+	guard    *push.Guard
+	http     *http.Server
+	ln       net.Listener
+	served   chan error
+	baseURL  string
 }
 
 // newLogger builds the root logger.
@@ -74,11 +87,21 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 		printLoadError(stderr, err)
 		return 1
 	}
-	select {
-	case <-ctx.Done():
-		log.Info().Msg("shutting down")
-	case err := <-m.served:
-		log.Error().Err(err).Msg("server stopped")
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info().Msg("shutting down")
+			break loop
+		case err := <-m.served:
+			log.Error().Err(err).Msg("server stopped")
+			break loop
+		case <-hup:
+			_ = m.Reload() // it logs what it did
+		}
 	}
 	if err := m.Close(); err != nil {
 		log.Error().Err(err).Msg("shutdown")
@@ -114,22 +137,49 @@ func (m *Main) Open(ctx context.Context) error {
 		m.Logger.Warn().Str("listen", ln.Addr().String()).Msg("listening beyond loopback: put TLS and authentication in front")
 	}
 
+	if cfg.Keys != "" {
+		if m.registry, err = callers.NewRegistry(cfg.Keys); err != nil {
+			ln.Close()
+			return fmt.Errorf("keys: %w", err)
+		}
+	}
 	policy := exposure.Policy{ExposeAll: cfg.ExposeAll, Tier: cfg.Tier, ExtraPrefixes: cfg.hiddenPrefixes()}
-	card, err := agentcard.Build(cat, agentcard.Options{
-		Identity: agentcard.Identity{
-			Name: cfg.Name, Description: cfg.Description, Version: Version(),
-			ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,
-			DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL,
-		},
-		BaseURL:      m.baseURL,
-		Policy:       policy,
-		Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
-	})
+	identity := agentcard.Identity{
+		Name: cfg.Name, Description: cfg.Description, Version: Version(),
+		ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,
+		DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL,
+	}
+	var security *agentcard.Security
+	if m.registry != nil {
+		security = &agentcard.Security{Anonymous: cfg.AllowAnonymous, ExtendedCard: true}
+	}
+	m.cards = &cards{build: func(tiers []string, public bool) (*agentcard.Card, error) {
+		opts := agentcard.Options{
+			Identity:     identity,
+			BaseURL:      m.baseURL,
+			Policy:       policy,
+			CallerTiers:  tiers,
+			Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
+			Security:     security,
+		}
+		if public {
+			// The public card shows what a caller without a key may call:
+			// nothing when such callers are refused.
+			opts.CallerTiers = cfg.anonymousTiers()
+			opts.NoSkills = m.registry != nil && !cfg.AllowAnonymous
+		}
+		return agentcard.Build(m.catalog.Load(), opts)
+	}}
+	card, err := m.cards.view(nil, true)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	m.card.Store(card)
+	audit, err := m.newAuditLogger(m.Logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 
 	guard, err := push.NewGuard(cfg.pushAllow(), nil)
 	if err != nil {
@@ -171,12 +221,42 @@ func (m *Main) Open(ctx context.Context) error {
 	})
 	store.SetOutboxHook(m.sender.Wake)
 	m.sender.Start()
+	var auth server.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers()}
+	var extended func(server.Principal) server.Card
+	if m.registry != nil {
+		auth = keyAuth{
+			auth: &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers()},
+			log:  m.Logger,
+		}
+		extended = func(p server.Principal) server.Card {
+			c, err := m.cards.view(p.Caller.Tiers, false)
+			if err != nil {
+				// The public card built, so this one does too; but never
+				// fail open with a wider view.
+				m.Logger.Error().Err(err).Msg("build extended card")
+				c, _ = m.cards.view(nil, true)
+			}
+			return server.Card{JSON: c.JSON, ETag: c.ETag}
+		}
+	}
+	m.gate = callers.NewGate(callers.GateConfig{
+		PerSecond: cfg.RatePerSecond, Burst: cfg.RateBurst,
+		MaxInFlightPerCaller: cfg.MaxInFlightPerCaller, MaxInFlight: cfg.MaxInFlight,
+		Now: m.now,
+	})
+	m.stop = make(chan struct{})
+	m.wg.Add(1)
+	go m.sweepBuckets()
 	srv := server.New(server.Config{
 		Tasks: m.service,
 		Card: func() server.Card {
-			c := m.card.Load()
+			c, _ := m.cards.view(nil, true) // built at start: never fails
 			return server.Card{JSON: c.JSON, ETag: c.ETag}
 		},
+		Auth:         auth,
+		Admit:        gateAdmitter{m.gate},
+		Audit:        audit,
+		ExtendedCard: extended,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Streams:      m.service,
 		Push:         m.service,
@@ -198,10 +278,58 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 		close(m.served)
 	}()
+	keys := -1
+	if m.registry != nil {
+		keys = m.registry.Keys().Len()
+	}
 	m.Logger.Info().Str("listen", ln.Addr().String()).Str("base_url", m.baseURL).
 		Str("catalog", cfg.Catalog).Str("catalog_version", cat.Version).Str("store", cfg.Store).
-		Str("tier", cfg.Tier).Int("skills", len(card.Skills)).Str("version", Version()).Msg("a2ad serving")
+		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
+		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
 	return nil
+}
+
+// Reload puts a changed keys file in force and reopens the audit log
+// file. A keys file with problems leaves the keys in force and logs every
+// problem; Reload returns the first error.
+func (m *Main) Reload() error {
+	var errs []error
+	if m.registry != nil {
+		if err := m.registry.Reload(); err != nil {
+			var le *callers.LoadError
+			if errors.As(err, &le) {
+				for _, p := range le.Problems {
+					m.Logger.Error().Str("keys", m.Config.Keys).Str("problem", p.String()).Msg("keys file has a problem")
+				}
+			}
+			m.Logger.Error().Err(err).Str("keys", m.Config.Keys).Msg("keys file not reloaded: the previous keys stay in force")
+			errs = append(errs, err)
+		} else {
+			m.Logger.Info().Str("keys", m.Config.Keys).Int("entries", m.registry.Keys().Len()).Msg("keys reloaded")
+		}
+	}
+	if m.audit != nil {
+		if err := m.audit.Reopen(); err != nil {
+			m.Logger.Error().Err(err).Msg("audit log not reopened")
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepBuckets forgets idle rate buckets until Close.
+func (m *Main) sweepBuckets() {
+	defer m.wg.Done()
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.gate.Sweep()
+		}
+	}
 }
 
 // Addr is the address the server listens on.
@@ -263,6 +391,17 @@ func (m *Main) Close() error {
 		if err := m.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))
 		}
+	}
+	if m.stop != nil {
+		close(m.stop)
+		m.wg.Wait()
+		m.stop = nil
+	}
+	if m.audit != nil {
+		if err := m.audit.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close audit log: %w", err))
+		}
+		m.audit = nil
 	}
 	return errors.Join(errs...)
 }

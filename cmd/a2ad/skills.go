@@ -7,6 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 )
@@ -101,6 +102,12 @@ func printLoadError(w io.Writer, err error) {
 	if errors.As(err, &le) {
 		fmt.Fprintln(w, le.Error()) // one "path:line:col: ..." line per problem
 		fmt.Fprintf(w, "a2ad: %d problem(s) in %s\n", len(le.Problems), le.Path)
+		return
+	}
+	var ke *callers.LoadError
+	if errors.As(err, &ke) {
+		fmt.Fprintln(w, ke.Error())
+		fmt.Fprintf(w, "a2ad: %d problem(s) in keys file %s\n", len(ke.Problems), ke.Path)
 		return
 	}
 	fmt.Fprintln(w, "a2ad:", err)

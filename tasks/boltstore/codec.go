@@ -20,6 +20,16 @@ func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
 	}
 	dst = append(dst, `,"owner":`...)
 	dst = a2a.AppendString(dst, rec.Owner)
+	if len(rec.CallerTiers) > 0 {
+		dst = append(dst, `,"callerTiers":[`...)
+		for i, t := range rec.CallerTiers {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = a2a.AppendString(dst, t)
+		}
+		dst = append(dst, ']')
+	}
 	if rec.CallerTier != "" {
 		dst = append(dst, `,"callerTier":`...)
 		dst = a2a.AppendString(dst, rec.CallerTier)

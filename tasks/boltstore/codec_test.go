@@ -19,7 +19,7 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 		{Task: a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, CreatedAt: now, UpdatedAt: now},
 		{
 			Task:  a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateCompleted, Message: &msg}, History: []a2a.Message{msg}},
-			Owner: "alice \"a\"", CallerTier: "partner", FunctionID: "demo::echo",
+			Owner: "alice \"a\"", CallerTiers: []string{"partner", "in\"ternal"}, CallerTier: "old", FunctionID: "demo::echo",
 			Input: json.RawMessage(`{"a":[1,2]}`), MessageIDs: []string{"m1", "m2"}, Seq: 42,
 			PushConfigs: []a2a.PushConfig{{ID: "c", URL: "https://h/x", Token: "t", Authentication: &a2a.PushAuth{Schemes: []string{"Bearer"}, Credentials: "s"}}},
 			CreatedAt:   now, UpdatedAt: now.Add(time.Second).In(time.FixedZone("x", 3600)),

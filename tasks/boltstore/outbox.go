@@ -249,7 +249,7 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 			return nil, err
 		}
 		if r.Owner != owner {
-			return nil, tasks.ErrNotFound
+			return nil, tasks.ErrNotOwner
 		}
 		cfgs, err := fn(append([]a2a.PushConfig(nil), r.PushConfigs...))
 		if err != nil {

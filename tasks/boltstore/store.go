@@ -479,7 +479,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*tasks.Record, error
 		return nil, err
 	}
 	if r.Owner != owner {
-		return nil, tasks.ErrNotFound
+		return nil, tasks.ErrNotOwner
 	}
 	return r, nil
 }

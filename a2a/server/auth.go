@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// Principal is who sent a request, as the authenticator found it.
+type Principal struct {
+	Caller tasks.Caller
+	// Anonymous is true for a request without credentials, served because
+	// the operator allows anonymous callers.
+	Anonymous bool
+	// LimitKey names the caller's rate bucket and in-flight count.
+	LimitKey string
+	// PerSecond and Burst are the caller's own rate; zero means the
+	// defaults.
+	PerSecond float64
+	Burst     int
+}
+
+// AuthResult says whether a request's credentials identify a principal.
+type AuthResult int
+
+// The authentication results.
+const (
+	// Authenticated: the principal is valid (possibly the anonymous
+	// one).
+	Authenticated AuthResult = iota
+	// NoCredentials: the request has none and anonymous access is off.
+	NoCredentials
+	// BadCredentials: the request presents a key that is unknown,
+	// revoked or disabled.
+	BadCredentials
+)
+
+// Authenticator identifies the principal of a request from its headers.
+type Authenticator interface {
+	Authenticate(r *http.Request) (Principal, AuthResult)
+}
+
+// Denial says why a request is not admitted now, and when to retry.
+type Denial struct {
+	// Scope is "caller" for a caller's own limit, "server" for a
+	// server-wide cap.
+	Scope string
+	// RateLimited is true for an empty token bucket, false for an
+	// in-flight cap.
+	RateLimited bool
+	RetryAfter  time.Duration
+}
+
+// Admitter applies rate limits and in-flight caps. Admit takes what one
+// request needs; release gives it back when the request ends.
+type Admitter interface {
+	Admit(p Principal) (release func(), d *Denial)
+}
+
+// The challenges sent with 401 answers (RFC 6750). X-API-Key works too;
+// the card's securitySchemes say so.
+const (
+	challengeMissing = `Bearer realm="a2ad"`
+	challengeInvalid = `Bearer realm="a2ad", error="invalid_token"`
+)
+
+// principal authenticates r. With no authenticator every request is the
+// caller Config.Caller returns.
+func (s *Server) principal(r *http.Request) (Principal, AuthResult) {
+	if s.cfg.Auth == nil {
+		c := s.cfg.Caller(r)
+		return Principal{Caller: c, Anonymous: c.ID == "", LimitKey: c.ID}, Authenticated
+	}
+	return s.cfg.Auth.Authenticate(r)
+}
+
+// unauthorized answers 401 with a JSON-RPC error body (id as given, null
+// when the body was not read).
+func (s *Server) unauthorized(c echo.Context, id []byte, e *a2a.Error, invalid bool) error {
+	challenge := challengeMissing
+	if invalid {
+		challenge = challengeInvalid
+	}
+	c.Response().Header().Set("WWW-Authenticate", challenge)
+	return c.Blob(http.StatusUnauthorized, echo.MIMEApplicationJSON, a2a.AppendError(nil, id, e))
+}
+
+// denied answers a request refused by a limit: 429 for the caller's own
+// limits, 503 for the server's cap, with Retry-After in whole seconds
+// (rounded up) and data.retryAfterMs.
+func (s *Server) denied(c echo.Context, id []byte, d *Denial) error {
+	e := deniedError(d)
+	status := http.StatusTooManyRequests
+	if d.Scope == "server" {
+		status = http.StatusServiceUnavailable
+	}
+	secs := int64((d.RetryAfter + time.Second - 1) / time.Second)
+	c.Response().Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+	return c.Blob(status, echo.MIMEApplicationJSON, a2a.AppendError(nil, id, e))
+}
+
+func deniedError(d *Denial) *a2a.Error {
+	ms := int64((d.RetryAfter + time.Millisecond - 1) / time.Millisecond)
+	base := a2a.ErrCallerInFlight
+	switch {
+	case d.RateLimited:
+		base = a2a.ErrRateLimited
+	case d.Scope == "server":
+		base = a2a.ErrServerInFlight
+	}
+	return base.WithData(map[string]any{"retryAfterMs": max(ms, 1), "scope": d.Scope})
+}
+
+type principalKey struct{}
+
+// principalFrom returns the principal the request was admitted as.
+func principalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+// callerOf is the caller of an admitted request.
+func (s *Server) callerOf(r *http.Request) tasks.Caller {
+	if p, ok := principalFrom(r.Context()); ok {
+		return p.Caller
+	}
+	return s.cfg.Caller(r)
+}

@@ -1,0 +1,80 @@
+package a2a_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+var benchBodyV1 = []byte(`{"jsonrpc":"2.0","id":17,"method":"SendMessage","params":{"message":{"messageId":"0b7f2c0e-7a8e-4d5e-9c1a-2f3b4c5d6e7f","role":"ROLE_USER","parts":[{"data":{"skill":"demo::echo","input":{"message":"hello"}}}]},"configuration":{"returnImmediately":false}}}`)
+
+// BenchmarkDecodeSendV1 is BenchmarkDecodeSend for a 1.0 SendMessage.
+func BenchmarkDecodeSendV1(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		req, err := a2a.ParseRequest(benchBodyV1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a2a.DecodeSendParamsV1(req.Params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchTask is the completed echo task of BenchmarkEncodeTask.
+func benchTask(tb testing.TB) a2a.Task {
+	req, _ := a2a.ParseRequest(benchBody)
+	p, err := a2a.DecodeSendParams(req.Params)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a2a.Task{
+		ID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f90", ContextID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f91",
+		Status:    a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: "2026-11-22T15:00:00.000Z"},
+		History:   []a2a.Message{p.Message},
+		Artifacts: []a2a.Artifact{{ArtifactID: "a", Name: "demo::echo", Parts: []a2a.Part{a2a.DataPart([]byte(`{"message":"hello"}`))}}},
+	}
+}
+
+// BenchmarkEncodeTaskV1 is BenchmarkEncodeTask in the 1.0 form.
+func BenchmarkEncodeTaskV1(b *testing.B) {
+	task := benchTask(b)
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = task.AppendJSONV1(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSendResponseV1 is a whole 1.0 SendMessage response:
+// {"jsonrpc":…,"result":{"task":…}}.
+func BenchmarkSendResponseV1(b *testing.B) {
+	task := benchTask(b)
+	id := json.RawMessage(`17`)
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = a2a.AppendResultV1(buf[:0], id, &a2a.StreamResponseV1{Task: &task}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkErrorV1 is a 1.0 answer to bad params.
+func BenchmarkErrorV1(b *testing.B) {
+	_, perr := a2a.DecodeSendParamsV1(json.RawMessage(`{"message":{"messageId":"","role":"user","parts":[]}}`))
+	if perr == nil {
+		b.Fatal("no error")
+	}
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = a2a.AppendErrorV1(buf[:0], json.RawMessage(`17`), perr)
+	}
+}

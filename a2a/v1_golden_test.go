@@ -1,0 +1,58 @@
+package a2a_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/v1")
+
+// golden compares got, compact JSON, with testdata/v1/<name>.json, which
+// holds it indented for reading; -update rewrites the file. The
+// comparison is byte for byte after compacting the file, so field order
+// and string escapes are pinned too.
+func golden(tb testing.TB, name string, got []byte) {
+	tb.Helper()
+	path := filepath.Join("testdata", "v1", filepath.FromSlash(name)+".json")
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, got, "", "  "); err != nil {
+		tb.Fatalf("%s: output is not JSON: %v\n%s", name, err, got)
+	}
+	pretty.WriteByte('\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (go test -run %s -update writes it)", err, tb.Name())
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, want); err != nil {
+		tb.Fatalf("%s: golden file is not JSON: %v", path, err)
+	}
+	if !bytes.Equal(compact.Bytes(), got) {
+		tb.Errorf("%s differs from %s:\n got %s\nwant %s", name, path, got, compact.Bytes())
+	}
+}
+
+// goldenValue is golden for a decoded core value, shown through
+// encoding/json (its messages and parts in their 0.3 form, which is how
+// the store keeps them).
+func goldenValue(tb testing.TB, name string, v any) {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	golden(tb, name, b)
+}

@@ -1,0 +1,112 @@
+package callers
+
+import (
+	"sync"
+	"time"
+)
+
+// Gate admits requests: a token bucket per caller, a cap on each caller's
+// requests in flight and a cap on all requests in flight. It is safe for
+// concurrent use.
+type Gate struct {
+	limiter   *Limiter
+	noDefault bool      // callers without their own rate are not limited
+	perCaller *InFlight // nil: no per-caller cap
+
+	mu     sync.Mutex
+	max    int // 0: no global cap
+	active int
+}
+
+// GateConfig configures a Gate.
+type GateConfig struct {
+	// PerSecond and Burst are the rate of callers without their own.
+	// PerSecond 0 leaves those callers unlimited (a key's own rate still
+	// applies); otherwise PerSecond > 0 and Burst >= 1.
+	PerSecond float64
+	Burst     int
+	// MaxInFlightPerCaller caps each caller's concurrent requests; 0
+	// means no cap.
+	MaxInFlightPerCaller int
+	// MaxInFlight caps all concurrent requests; 0 means no cap.
+	MaxInFlight int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// InFlightRetry is the Retry-After given for an in-flight cap: requests in
+// flight end at no predictable time, so this is a hint.
+const InFlightRetry = time.Second
+
+// Denial says why Admit refused a request.
+type Denial struct {
+	RateLimited bool          // the bucket is empty; else an in-flight cap
+	Global      bool          // the server-wide cap, not the caller's own
+	RetryAfter  time.Duration // when a retry may succeed
+}
+
+// NewGate returns a Gate. It panics on an invalid rate, as NewLimiter does.
+func NewGate(cfg GateConfig) *Gate {
+	g := &Gate{max: max(cfg.MaxInFlight, 0)}
+	if cfg.PerSecond == 0 {
+		// Only keys with a rate of their own are limited; the defaults
+		// below are never used.
+		g.noDefault = true
+		cfg.PerSecond, cfg.Burst = 1, 1
+	}
+	g.limiter = NewLimiter(LimiterConfig{PerSecond: cfg.PerSecond, Burst: cfg.Burst, Now: cfg.Now})
+	if cfg.MaxInFlightPerCaller > 0 {
+		g.perCaller = NewInFlight(cfg.MaxInFlightPerCaller)
+	}
+	return g
+}
+
+// Admit takes a token from key's bucket (at rate, or the defaults when
+// rate is nil) and a slot under each in-flight cap. On success it returns
+// the func that gives the slots back, to call once when the request ends.
+// Otherwise it takes nothing (a refused request spends its token, so a
+// flood stays limited) and says why.
+func (g *Gate) Admit(key string, rate *Rate) (release func(), d Denial, ok bool) {
+	var perSecond float64
+	var burst int
+	if rate != nil {
+		perSecond, burst = rate.PerSecond, rate.Burst
+	}
+	if rate != nil || !g.noDefault {
+		if ok, retry := g.limiter.Allow(key, perSecond, burst); !ok {
+			return nil, Denial{RateLimited: true, RetryAfter: retry}, false
+		}
+	}
+	if g.perCaller != nil && !g.perCaller.Acquire(key) {
+		return nil, Denial{RetryAfter: InFlightRetry}, false
+	}
+	if g.max > 0 {
+		g.mu.Lock()
+		if g.active >= g.max {
+			g.mu.Unlock()
+			if g.perCaller != nil {
+				g.perCaller.Release(key)
+			}
+			return nil, Denial{Global: true, RetryAfter: InFlightRetry}, false
+		}
+		g.active++
+		g.mu.Unlock()
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if g.max > 0 {
+				g.mu.Lock()
+				g.active--
+				g.mu.Unlock()
+			}
+			if g.perCaller != nil {
+				g.perCaller.Release(key)
+			}
+		})
+	}, Denial{}, true
+}
+
+// Sweep forgets idle, full buckets (see Limiter.Sweep). The Gate's owner
+// calls it now and then.
+func (g *Gate) Sweep() int { return g.limiter.Sweep() }

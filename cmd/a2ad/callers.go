@@ -1,0 +1,191 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/agentcard"
+	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// keyAuth authenticates requests by API key, for the server.
+type keyAuth struct {
+	auth *callers.Authenticator
+	log  zerolog.Logger
+}
+
+func (k keyAuth) Authenticate(r *http.Request) (server.Principal, server.AuthResult) {
+	id, err := k.auth.Identify(r)
+	switch {
+	case errors.Is(err, callers.ErrNoKey):
+		return server.Principal{}, server.NoCredentials
+	case err != nil:
+		// Log the failure (spec §13), never the key it presented.
+		k.log.Info().Str("remote_ip", remoteIP(r)).Msg("request with an invalid API key refused")
+		return server.Principal{}, server.BadCredentials
+	}
+	return principalOf(id, r), server.Authenticated
+}
+
+// anonymousAuth serves every request as the anonymous caller: a server
+// without a keys file.
+type anonymousAuth struct{ tiers []string }
+
+func (a anonymousAuth) Authenticate(r *http.Request) (server.Principal, server.AuthResult) {
+	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, r), server.Authenticated
+}
+
+// principalOf is the server's view of id. Anonymous callers share one
+// owner (their tasks are one pool) but each address has its own rate
+// bucket, so that one noisy client does not starve the others.
+func principalOf(id callers.Identity, r *http.Request) server.Principal {
+	p := server.Principal{
+		Caller:    tasks.Caller{ID: id.CallerID, Tiers: id.Tiers},
+		Anonymous: id.Anonymous,
+		LimitKey:  "key:" + id.CallerID,
+	}
+	if id.Anonymous {
+		p.LimitKey = "anon:" + remoteIP(r)
+	}
+	if id.Rate != nil {
+		p.PerSecond, p.Burst = id.Rate.PerSecond, id.Rate.Burst
+	}
+	return p
+}
+
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// gateAdmitter applies a callers.Gate to the server's principals.
+type gateAdmitter struct{ gate *callers.Gate }
+
+func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
+	var rate *callers.Rate
+	if p.PerSecond > 0 {
+		rate = &callers.Rate{PerSecond: p.PerSecond, Burst: p.Burst}
+	}
+	release, d, ok := g.gate.Admit(p.LimitKey, rate)
+	if ok {
+		return release, nil
+	}
+	scope := "caller"
+	if d.Global {
+		scope = "server"
+	}
+	return nil, &server.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
+}
+
+// cards builds and keeps the card of each view: the public one and one
+// per set of caller tiers. Views are built on first use; Reset drops them
+// all (when the catalogue changes).
+type cards struct {
+	build func(tiers []string, public bool) (*agentcard.Card, error)
+
+	mu    sync.Mutex
+	views map[string]*agentcard.Card
+}
+
+func (c *cards) view(tiers []string, public bool) (*agentcard.Card, error) {
+	key := strings.Join(tiers, "\x00")
+	if public {
+		key = "\x01public"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if card, ok := c.views[key]; ok {
+		return card, nil
+	}
+	card, err := c.build(tiers, public)
+	if err != nil {
+		return nil, err
+	}
+	if c.views == nil {
+		c.views = map[string]*agentcard.Card{}
+	}
+	// Key sets are small (one per distinct tier combination in the keys
+	// file), but bound the map anyway.
+	if len(c.views) > 1024 {
+		clear(c.views)
+	}
+	c.views[key] = card
+	return card, nil
+}
+
+// auditLog is the audit trail's own file, reopened on SIGHUP so that log
+// rotation works.
+type auditLog struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+func openAuditLog(path string) (*auditLog, error) {
+	a := &auditLog{path: path}
+	if err := a.Reopen(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *auditLog) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.f.Write(p)
+}
+
+// Reopen opens the file again (a rotated file is left to its rotator).
+func (a *auditLog) Reopen() error {
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit-log: %w", err)
+	}
+	a.mu.Lock()
+	old := a.f
+	a.f = f
+	a.mu.Unlock()
+	if old != nil {
+		return old.Close()
+	}
+	return nil
+}
+
+func (a *auditLog) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.f.Close()
+}
+
+// newAuditLogger builds the audit logger the config asks for: nil for
+// "off", the operational log's writer for "", else its own file.
+func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
+	switch m.Config.AuditLog {
+	case "off":
+		return nil, nil
+	case "":
+		return server.AuditLogger(opLog), nil
+	}
+	a, err := openAuditLog(m.Config.AuditLog)
+	if err != nil {
+		return nil, err
+	}
+	m.audit = a
+	return server.AuditLogger(zerolog.New(a).With().Timestamp().Str("service", "a2ad").Logger()), nil
+}
+
+// sweepEvery is how often idle rate buckets are forgotten.
+const sweepEvery = time.Minute

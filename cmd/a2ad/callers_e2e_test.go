@@ -1,0 +1,666 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/callers"
+)
+
+// keyed is a server with a keys file: acme is a partner, ops is internal.
+type keyed struct {
+	m       *Main
+	base    string
+	keys    string // the keys file
+	audit   string // the audit log file
+	oplog   *syncBuffer
+	clock   *testClock
+	acme    string // secrets
+	ops     string
+	bob     string // a second partner
+	secrets []string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// startKeyed runs the real server with a keys file of two callers and the
+// audit trail in its own file.
+func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
+	tb.Helper()
+	dir := tb.TempDir()
+	k := &keyed{
+		keys:  filepath.Join(dir, "keys.yaml"),
+		audit: filepath.Join(dir, "audit.log"),
+		oplog: &syncBuffer{},
+		clock: &testClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
+	}
+	var err error
+	if k.acme, err = callers.AppendKey(k.keys, "acme", []string{"partner"}); err != nil {
+		tb.Fatal(err)
+	}
+	if k.ops, err = callers.AppendKey(k.keys, "ops", []string{"internal"}); err != nil {
+		tb.Fatal(err)
+	}
+	if k.bob, err = callers.AppendKey(k.keys, "bob", []string{"partner"}); err != nil {
+		tb.Fatal(err)
+	}
+	k.secrets = []string{k.acme, k.ops, k.bob}
+	cfg := DefaultConfig()
+	cfg.Catalog = exampleCatalog
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Store = filepath.Join(dir, "a2ad.db")
+	cfg.ShutdownGrace = 2 * time.Second
+	cfg.Keys = k.keys
+	cfg.AuditLog = k.audit
+	cfg.PushAllow = "127.0.0.1/32"
+	if mod != nil {
+		mod(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	k.m = &Main{Config: cfg, Logger: zerolog.New(k.oplog), now: k.clock.Now}
+	if err := k.m.Open(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := k.m.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	k.base = "http://" + k.m.Addr()
+	return k
+}
+
+// call posts one JSON-RPC request with the given key ("" for none) and
+// returns the status, the headers and the body.
+func (k *keyed) call(tb testing.TB, key, method string, params any) (int, http.Header, []byte) {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	resp, out := postRaw(tb, k.base, body, h)
+	return resp.StatusCode, resp.Header, out
+}
+
+// ok calls and decodes a 200 answer.
+func (k *keyed) ok(tb testing.TB, key, method string, params any) map[string]any {
+	tb.Helper()
+	status, _, body := k.call(tb, key, method, params)
+	if status != http.StatusOK {
+		tb.Fatalf("%s: HTTP %d: %s", method, status, body)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(body, &out); err != nil {
+		tb.Fatalf("%s: %v: %s", method, err, body)
+	}
+	return out
+}
+
+func cardSkills(tb testing.TB, card map[string]any) []string {
+	tb.Helper()
+	ids := []string{}
+	for _, s := range card["skills"].([]any) {
+		ids = append(ids, s.(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+func getCard(tb testing.TB, base string) map[string]any {
+	tb.Helper()
+	resp, err := http.Get(base + "/.well-known/agent-card.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var card map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
+		tb.Fatal(err)
+	}
+	return card
+}
+
+// auditRecords reads the audit log file.
+func (k *keyed) auditRecords(tb testing.TB) []map[string]any {
+	tb.Helper()
+	f, err := os.Open(k.audit)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var recs []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			tb.Fatalf("audit line is not JSON: %v: %s", err, sc.Text())
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// TestTwoAudiences serves a partner and an internal caller from one
+// process: each sees its own card and may call only its own skills.
+func TestTwoAudiences(t *testing.T) {
+	k := startKeyed(t, nil)
+
+	pub := getCard(t, k.base)
+	if got := cardSkills(t, pub); len(got) != 0 {
+		t.Errorf("public card of a server without anonymous access lists %v", got)
+	}
+	wantSchemes := map[string]any{
+		"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "An a2ad API key as a bearer token: Authorization: Bearer <key>"},
+		"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "An a2ad API key in the X-API-Key header"},
+	}
+	if !reflect.DeepEqual(pub["securitySchemes"], wantSchemes) {
+		t.Errorf("securitySchemes = %v", pub["securitySchemes"])
+	}
+	if want := []any{map[string]any{"bearer": []any{}}, map[string]any{"apiKey": []any{}}}; !reflect.DeepEqual(pub["security"], want) {
+		t.Errorf("security = %v, want %v", pub["security"], want)
+	}
+	if pub["supportsAuthenticatedExtendedCard"] != true || pub["capabilities"].(map[string]any)["extendedAgentCard"] != true {
+		t.Errorf("extended card flags: %v, %v", pub["supportsAuthenticatedExtendedCard"], pub["capabilities"])
+	}
+
+	for _, tt := range []struct {
+		key  string
+		want []string
+	}{
+		{k.acme, []string{"demo::echo", "demo::sleep", "text::wordcount"}},
+		{k.ops, []string{"pricing::quote"}},
+	} {
+		card := resultTask(t, k.ok(t, tt.key, "agent/getAuthenticatedExtendedCard", nil))
+		if got := cardSkills(t, card); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("extended card skills = %v, want %v", got, tt.want)
+		}
+	}
+
+	// acme may call echo; ops may not (the task is rejected, as for an
+	// unknown skill).
+	task := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("m-1", "demo::echo", map[string]any{"n": 1}, true)))
+	if state(task) != "completed" {
+		t.Errorf("acme's echo: %s", state(task))
+	}
+	task = resultTask(t, k.ok(t, k.ops, "message/send", sendParams("m-1", "demo::echo", map[string]any{"n": 1}, true)))
+	if state(task) != "rejected" || statusMessage(task) != "Function 'demo::echo' is not an available skill" {
+		t.Errorf("ops's echo: %s %q", state(task), statusMessage(task))
+	}
+	// ops may call pricing::quote: it runs (its backend is not up here,
+	// so it fails), it is not rejected; acme may not.
+	task = resultTask(t, k.ok(t, k.ops, "message/send", sendParams("m-2", "pricing::quote", map[string]any{"sku": "A-1", "quantity": 1}, true)))
+	if state(task) != "failed" {
+		t.Errorf("ops's quote: %s %q", state(task), statusMessage(task))
+	}
+	task = resultTask(t, k.ok(t, k.acme, "message/send", sendParams("m-2", "pricing::quote", map[string]any{"sku": "A-1", "quantity": 1}, true)))
+	if state(task) != "rejected" {
+		t.Errorf("acme's quote: %s", state(task))
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	k := startKeyed(t, func(c *Config) {
+		c.AllowAnonymous = false
+	})
+	get := sendParams("m", "demo::echo", map[string]any{}, true)
+	for _, tt := range []struct {
+		name      string
+		header    http.Header
+		challenge string
+		body      string
+	}{
+		{"no key", http.Header{}, `Bearer realm="a2ad"`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}}`},
+		{"unknown key", http.Header{"Authorization": {"Bearer a2ad_nope"}}, `Bearer realm="a2ad", error="invalid_token"`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Invalid API key"}}`},
+		{"basic auth is not a key", http.Header{"Authorization": {"Basic YTpi"}}, `Bearer realm="a2ad"`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": get})
+			resp, out := postRaw(t, k.base, body, tt.header)
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("HTTP %d, want 401", resp.StatusCode)
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); got != tt.challenge {
+				t.Errorf("WWW-Authenticate = %q, want %q", got, tt.challenge)
+			}
+			if string(out) != tt.body {
+				t.Errorf("body = %s\nwant   %s", out, tt.body)
+			}
+		})
+	}
+	// X-API-Key works as well as a bearer token.
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": get})
+	resp, out := postRaw(t, k.base, body, http.Header{"X-Api-Key": {k.acme}})
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"state":"completed"`)) {
+		t.Errorf("X-API-Key: HTTP %d %s", resp.StatusCode, out)
+	}
+	// The card stays public.
+	if c := getCard(t, k.base); c["name"] != "a2ad" {
+		t.Errorf("card without a key: %v", c)
+	}
+	// No invalid key is ever logged.
+	if strings.Contains(k.oplog.String(), "a2ad_nope") {
+		t.Error("the operational log holds a presented key")
+	}
+}
+
+func TestAnonymousAccessAndTheExtendedCard(t *testing.T) {
+	k := startKeyed(t, func(c *Config) {
+		c.AllowAnonymous = true
+		c.AnonymousTiers = "partner"
+	})
+	pub := getCard(t, k.base)
+	if got, want := cardSkills(t, pub), []string{"demo::echo", "demo::sleep", "text::wordcount"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("public card skills = %v, want the anonymous (partner) view %v", got, want)
+	}
+	if want := []any{map[string]any{"bearer": []any{}}, map[string]any{"apiKey": []any{}}, map[string]any{}}; !reflect.DeepEqual(pub["security"], want) {
+		t.Errorf("security = %v, want %v (with the empty requirement)", pub["security"], want)
+	}
+	// An anonymous caller may call what its tier sees...
+	task := resultTask(t, k.ok(t, "", "message/send", sendParams("a-1", "demo::echo", map[string]any{}, true)))
+	if state(task) != "completed" {
+		t.Errorf("anonymous echo: %s", state(task))
+	}
+	// ...but gets 401 for the extended card, with the request's id.
+	status, h, body := k.call(t, "", "agent/getAuthenticatedExtendedCard", nil)
+	if status != http.StatusUnauthorized || h.Get("WWW-Authenticate") != `Bearer realm="a2ad"` ||
+		string(body) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32054,"message":"Authentication required: the extended card is served to callers with an API key"}}` {
+		t.Errorf("anonymous extended card: HTTP %d %q %s", status, h.Get("WWW-Authenticate"), body)
+	}
+	// A bad key is refused, never downgraded to anonymous.
+	if status, _, _ := k.call(t, "a2ad_wrong", "message/send", sendParams("a-2", "demo::echo", map[string]any{}, true)); status != http.StatusUnauthorized {
+		t.Errorf("bad key with anonymous access on: HTTP %d, want 401", status)
+	}
+}
+
+// TestCrossCallerIsolation checks every method that names a task: for
+// another caller, a task that exists answers byte for byte as one that
+// does not.
+func TestCrossCallerIsolation(t *testing.T) {
+	hook := newHookReceiver(t, nil)
+	k := startKeyed(t, nil)
+	// acme's task, running, with a webhook; acme's finished task.
+	running := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("iso-1", "demo::sleep", map[string]any{"seconds": 30}, false)))
+	id := running["id"].(string)
+	k.ok(t, k.acme, "tasks/pushNotificationConfig/set", map[string]any{
+		"taskId": id, "pushNotificationConfig": map[string]any{"id": "w1", "url": hook.URL}})
+	const missing = "00000000-0000-4000-8000-000000000000"
+
+	msgTo := func(taskID string) map[string]any {
+		p := sendParams("iso-msg", "demo::sleep", map[string]any{"seconds": 1}, true)
+		p["message"].(map[string]any)["taskId"] = taskID
+		return p
+	}
+	methods := []struct {
+		method string
+		params func(id string) any
+	}{
+		{"tasks/get", func(id string) any { return map[string]any{"id": id} }},
+		{"tasks/get", func(id string) any { return map[string]any{"id": id, "historyLength": 1} }},
+		{"tasks/cancel", func(id string) any { return map[string]any{"id": id} }},
+		{"tasks/resubscribe", func(id string) any { return map[string]any{"id": id} }},
+		{"tasks/pushNotificationConfig/set", func(id string) any {
+			return map[string]any{"taskId": id, "pushNotificationConfig": map[string]any{"url": hook.URL + "/evil"}}
+		}},
+		{"tasks/pushNotificationConfig/get", func(id string) any { return map[string]any{"id": id, "pushNotificationConfigId": "w1"} }},
+		{"tasks/pushNotificationConfig/get", func(id string) any { return map[string]any{"id": id} }},
+		{"tasks/pushNotificationConfig/list", func(id string) any { return map[string]any{"id": id} }},
+		{"tasks/pushNotificationConfig/delete", func(id string) any { return map[string]any{"id": id, "pushNotificationConfigId": "w1"} }},
+		{"message/send", func(id string) any { return msgTo(id) }},
+		{"message/stream", func(id string) any { return msgTo(id) }},
+	}
+	for _, mt := range methods {
+		for _, accept := range []string{"", "text/event-stream"} {
+			h := http.Header{"Authorization": {"Bearer " + k.ops}}
+			if accept != "" {
+				h.Set("Accept", accept)
+			}
+			ask := func(taskID string) (*http.Response, []byte) {
+				body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": mt.method, "params": mt.params(taskID)})
+				return postRaw(t, k.base, body, h)
+			}
+			fr, foreign := ask(id)
+			mr, miss := ask(missing)
+			if !bytes.Equal(foreign, miss) || fr.StatusCode != mr.StatusCode || fr.Header.Get("Content-Type") != mr.Header.Get("Content-Type") {
+				t.Errorf("%s (Accept %q): foreign task answers\n  %d %s %s\nmissing task answers\n  %d %s %s",
+					mt.method, accept, fr.StatusCode, fr.Header.Get("Content-Type"), foreign, mr.StatusCode, mr.Header.Get("Content-Type"), miss)
+			}
+			if !bytes.Contains(foreign, []byte(`"code":-32001`)) {
+				t.Errorf("%s: %s, want -32001", mt.method, foreign)
+			}
+		}
+	}
+	// Nothing ops did touched acme's task.
+	got := resultTask(t, k.ok(t, k.acme, "tasks/get", map[string]any{"id": id}))
+	if state(got) != "working" {
+		t.Errorf("acme's task is %s after ops's attempts", state(got))
+	}
+	cfgs := k.ok(t, k.acme, "tasks/pushNotificationConfig/list", map[string]any{"id": id})["result"].([]any)
+	if len(cfgs) != 1 || cfgs[0].(map[string]any)["pushNotificationConfig"].(map[string]any)["url"] != hook.URL {
+		t.Errorf("acme's webhooks after ops's attempts: %v", cfgs)
+	}
+	// Idempotency keys are per caller: ops's message with acme's
+	// messageId is a task of its own.
+	own := resultTask(t, k.ok(t, k.ops, "message/send", sendParams("iso-1", "demo::sleep", map[string]any{"seconds": 30}, false)))
+	if own["id"] == id {
+		t.Error("ops's message with acme's messageId returned acme's task")
+	}
+	k.ok(t, k.acme, "tasks/cancel", map[string]any{"id": id})
+	k.ok(t, k.ops, "tasks/cancel", map[string]any{"id": own["id"]})
+
+	// The audit trail tells the operator what the wire does not.
+	var owner, notFound int
+	for _, r := range k.auditRecords(t) {
+		if r["caller"] != "ops" {
+			continue
+		}
+		switch r["reason"] {
+		case "denied_owner":
+			owner++
+			if r["task_id"] != id || r["outcome"] != "policy_denied" {
+				t.Errorf("denied_owner record: %v", r)
+			}
+		case "not_found":
+			notFound++
+		}
+	}
+	if n := 2 * len(methods); owner != n || notFound != n {
+		t.Errorf("audit: %d denied_owner and %d not_found records, want %d of each", owner, notFound, n)
+	}
+}
+
+func TestKeysReload(t *testing.T) {
+	k := startKeyed(t, nil)
+	echo := func(key, msgID string) int {
+		status, _, _ := k.call(t, key, "message/send", sendParams(msgID, "demo::echo", map[string]any{}, true))
+		return status
+	}
+	if s := echo(k.acme, "r-1"); s != http.StatusOK {
+		t.Fatalf("acme before the reload: HTTP %d", s)
+	}
+	// Revoke acme, add carol.
+	b, _ := os.ReadFile(k.keys)
+	revoked := strings.Replace(string(b), "tiers: [partner]", "tiers: [partner]\n    enabled: false", 1)
+	if revoked == string(b) {
+		t.Fatalf("keys file not as expected:\n%s", b)
+	}
+	if err := os.WriteFile(k.keys, []byte(revoked), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	carol, err := callers.AppendKey(k.keys, "carol", []string{"partner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := echo(carol, "r-2"); s != http.StatusUnauthorized {
+		t.Errorf("carol before the reload: HTTP %d, want 401", s)
+	}
+	if err := k.m.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if s := echo(k.acme, "r-3"); s != http.StatusUnauthorized {
+		t.Errorf("revoked acme: HTTP %d, want 401", s)
+	}
+	if s := echo(carol, "r-4"); s != http.StatusOK {
+		t.Errorf("carol after the reload: HTTP %d", s)
+	}
+	// A broken file keeps the keys in force, and says why.
+	if err := os.WriteFile(k.keys, []byte("keys:\n  - id: carol\n    tiers: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.m.Reload(); err == nil {
+		t.Fatal("Reload of a broken file succeeded")
+	}
+	if s := echo(carol, "r-5"); s != http.StatusOK {
+		t.Errorf("carol after a failed reload: HTTP %d", s)
+	}
+	log := k.oplog.String()
+	if !strings.Contains(log, "keys file not reloaded: the previous keys stay in force") || !strings.Contains(log, `hash is required`) {
+		t.Errorf("the failed reload is not explained in the log:\n%s", log)
+	}
+}
+
+// TestKeysReloadOnSIGHUP runs the real binary and reloads its keys with
+// SIGHUP.
+func TestKeysReloadOnSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.yaml")
+	acme, err := callers.AppendKey(keys, "acme", []string{"partner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", keys)
+	send := func(key, msgID string) int {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send",
+			"params": sendParams(msgID, "demo::echo", map[string]any{}, true)})
+		resp, _ := postRaw(t, p.base, body, http.Header{"Authorization": {"Bearer " + key}})
+		return resp.StatusCode
+	}
+	if s := send(acme, "h-1"); s != http.StatusOK {
+		t.Fatalf("acme: HTTP %d", s)
+	}
+	bob, err := callers.AppendKey(keys, "bob", []string{"partner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for send(bob, "h-2") != http.StatusOK {
+		if time.Now().After(deadline) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			t.Fatalf("bob still refused 10 s after SIGHUP:\n%s", p.logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.mu.Lock()
+	logs := p.logs.String()
+	p.mu.Unlock()
+	if !strings.Contains(logs, `"message":"keys reloaded"`) {
+		t.Errorf("no reload in the log:\n%s", logs)
+	}
+	for _, s := range []string{acme, bob} {
+		if strings.Contains(logs, s) {
+			t.Error("the log holds a secret")
+		}
+	}
+}
+
+func TestRateLimitOverHTTP(t *testing.T) {
+	k := startKeyed(t, func(c *Config) {
+		c.RatePerSecond = 2
+		c.RateBurst = 3
+	})
+	get := map[string]any{"id": "00000000-0000-4000-8000-000000000000"}
+	for i := range 3 {
+		if status, _, _ := k.call(t, k.acme, "tasks/get", get); status != http.StatusOK {
+			t.Fatalf("request %d within the burst: HTTP %d", i+1, status)
+		}
+	}
+	status, h, body := k.call(t, k.acme, "tasks/get", get)
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") != "1" ||
+		string(body) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32052,"message":"Rate limit exceeded; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":500,"scope":"caller"}}}` {
+		t.Fatalf("over the rate: HTTP %d Retry-After %q %s", status, h.Get("Retry-After"), body)
+	}
+	// ops has a bucket of its own.
+	if status, _, _ := k.call(t, k.ops, "tasks/get", get); status != http.StatusOK {
+		t.Errorf("ops limited by acme's rate: HTTP %d", status)
+	}
+	// Refill: after retryAfterMs, one more request passes.
+	k.clock.Advance(500 * time.Millisecond)
+	if status, _, _ := k.call(t, k.acme, "tasks/get", get); status != http.StatusOK {
+		t.Errorf("acme after waiting retryAfterMs: HTTP %d", status)
+	}
+	if status, _, _ := k.call(t, k.acme, "tasks/get", get); status != http.StatusTooManyRequests {
+		t.Errorf("acme got two requests from 500 ms at 2/s: HTTP %d", status)
+	}
+}
+
+func TestInFlightCapsOverHTTP(t *testing.T) {
+	k := startKeyed(t, func(c *Config) {
+		c.MaxInFlightPerCaller = 2
+		c.MaxInFlight = 3
+	})
+	task := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("f-1", "demo::sleep", map[string]any{"seconds": 30}, false)))
+	// Streams hold their slots while the task sleeps.
+	stream := func(key string, id int) {
+		s := openStream(t, nil, k.base, id, "tasks/resubscribe", map[string]any{"id": task["id"]}, http.Header{"Authorization": {"Bearer " + key}})
+		t.Cleanup(s.close)
+		if _, ok := s.next(t, 5*time.Second); !ok {
+			t.Fatal("no first event")
+		}
+	}
+	stream(k.acme, 1)
+	stream(k.acme, 2)
+	status, hdr, body := k.call(t, k.acme, "tasks/get", map[string]any{"id": task["id"]})
+	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") != "1" ||
+		string(body) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32053,"message":"Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1000,"scope":"caller"}}}` {
+		t.Errorf("acme's third request: HTTP %d %q %s", status, hdr.Get("Retry-After"), body)
+	}
+	// bob's stream takes the server's last slot.
+	own := resultTask(t, k.ok(t, k.bob, "message/send", sendParams("f-2", "demo::sleep", map[string]any{"seconds": 30}, false)))
+	s := openStream(t, nil, k.base, 3, "tasks/resubscribe", map[string]any{"id": own["id"]}, http.Header{"Authorization": {"Bearer " + k.bob}})
+	t.Cleanup(s.close)
+	if _, ok := s.next(t, 5*time.Second); !ok {
+		t.Fatal("no first event")
+	}
+	status, hdr, body = k.call(t, k.bob, "tasks/get", map[string]any{"id": own["id"]})
+	if status != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" ||
+		string(body) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32053,"message":"Too many requests in flight; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1000,"scope":"server"}}}` {
+		t.Errorf("a request over the server's cap: HTTP %d %q %s", status, hdr.Get("Retry-After"), body)
+	}
+}
+
+// TestAuditTrail checks the records' fields and that no payload or
+// secret is in them.
+func TestAuditTrail(t *testing.T) {
+	k := startKeyed(t, func(c *Config) {
+		c.RatePerSecond = 1000
+		c.RateBurst = 8
+	})
+	const marker = "PAYLOAD-MARKER-7f3a"
+	echo := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("a-1", "demo::echo", map[string]any{"secret": marker}, true)))
+	k.ok(t, k.acme, "message/send", sendParams("a-2", "pricing::quote", map[string]any{"sku": marker}, true)) // denied: tier
+	k.ok(t, k.acme, "message/send", sendParams("a-3", "engine::status", map[string]any{}, true))              // denied: hidden
+	k.ok(t, k.acme, "tasks/get", map[string]any{"id": "no-such-task"})
+	k.call(t, "a2ad_bogus_"+marker, "tasks/get", map[string]any{"id": "x"})
+	fail := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("a-4", "demo::sleep", map[string]any{"seconds": 30}, false)))
+	k.ok(t, k.acme, "tasks/cancel", map[string]any{"id": fail["id"]})
+	for range 10 { // the burst is 8: the rest are rate limited
+		k.call(t, k.ops, "tasks/get", map[string]any{"id": "x"})
+	}
+
+	recs := k.auditRecords(t)
+	find := func(reason string) map[string]any {
+		for _, r := range recs {
+			if r["reason"] == reason {
+				return r
+			}
+		}
+		t.Fatalf("no %q record in:\n%v", reason, recs)
+		return nil
+	}
+	r := find("completed")
+	want := map[string]any{"audit": true, "caller": "acme", "anonymous": false, "tiers": []any{"partner"},
+		"rpc_method": "message/send", "task_id": echo["id"], "function_id": "demo::echo", "decision": "exposed",
+		"outcome": "ok", "reason": "completed", "state": "completed", "service": "a2ad", "message": "call"}
+	for key, v := range want {
+		if !reflect.DeepEqual(r[key], v) {
+			t.Errorf("completed record: %s = %v, want %v", key, r[key], v)
+		}
+	}
+	for _, key := range []string{"duration_ms", "req_id", "time"} {
+		if _, ok := r[key]; !ok {
+			t.Errorf("completed record has no %s: %v", key, r)
+		}
+	}
+	for reason, fields := range map[string]map[string]any{
+		"denied_tier":     {"function_id": "pricing::quote", "decision": "tier_mismatch", "outcome": "policy_denied", "state": "rejected"},
+		"denied_hidden":   {"function_id": "engine::status", "decision": "hidden_prefix", "outcome": "policy_denied"},
+		"not_found":       {"task_id": "no-such-task", "outcome": "client_error", "code": float64(-32001)},
+		"unauthenticated": {"caller": "", "outcome": "transport_denied", "rpc_method": "", "code": float64(-32054)},
+		"canceled":        {"rpc_method": "tasks/cancel", "task_id": fail["id"], "outcome": "ok"},
+		"accepted":        {"rpc_method": "message/send", "function_id": "demo::sleep", "state": "working"},
+		"rate_limited":    {"caller": "ops", "rpc_method": "tasks/get", "outcome": "transport_denied", "code": float64(-32052)},
+	} {
+		r := find(reason)
+		for key, v := range fields {
+			if !reflect.DeepEqual(r[key], v) {
+				t.Errorf("%s record: %s = %v, want %v", reason, key, r[key], v)
+			}
+		}
+	}
+	n := 0
+	for _, r := range recs {
+		if r["reason"] == "rate_limited" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d rate_limited records, want 2", n)
+	}
+	// No payload, no secret, in either log.
+	raw, _ := os.ReadFile(k.audit)
+	for _, s := range append([]string{marker}, k.secrets...) {
+		if bytes.Contains(raw, []byte(s)) {
+			t.Errorf("the audit log holds %q", s)
+		}
+		if strings.Contains(k.oplog.String(), s) {
+			t.Errorf("the operational log holds %q", s)
+		}
+	}
+	// The audit trail is apart from the operational log.
+	if strings.Contains(k.oplog.String(), `"audit":true`) {
+		t.Error("audit records in the operational log although --audit-log names a file")
+	}
+}
