@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func taskIDs(ts []*a2a.Task) []string {
 // client against the real server: 250 tasks, every page size, filters,
 // artifacts, history and a bad token.
 func TestOfficialClientListTasks(t *testing.T) {
-	m := startMain(t, nil)
+	m := startMain(t, func(c *Config) { c.RatePerSecond = 0 }) // some 600 requests
 	ctx := context.Background()
 	client := officialClient(t, "http://"+m.Addr())
 
@@ -146,5 +147,64 @@ func TestOfficialClientListTasks(t *testing.T) {
 	_, err = client.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 101})
 	if want := "Invalid parameters: /page_size: must be from 1 to 100, not 101"; !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), want) {
 		t.Errorf("page size 101: err = %v, want -32602 %q", err, want)
+	}
+}
+
+// TestListIsolationOverHTTP: with a keys file, each caller lists only its
+// own tasks, another caller's tasks never change its total_size, and its
+// page token is refused to anyone else.
+func TestListIsolationOverHTTP(t *testing.T) {
+	k := startKeyed(t, nil)
+	create := func(key, prefix string, n int) map[string]bool {
+		ids := map[string]bool{}
+		for i := range n {
+			p := map[string]any{"message": map[string]any{"kind": "message", "messageId": fmt.Sprintf("%s-%d", prefix, i), "role": "user",
+				"parts": []any{map[string]any{"kind": "text", "text": "hello"}}}}
+			ids[resultTask(t, k.ok(t, key, "message/send", p))["id"].(string)] = true
+		}
+		return ids
+	}
+	// list pages through key's tasks, 5 a page, and returns their ids.
+	list := func(key string, wantTotal int) (map[string]bool, string) {
+		ids := map[string]bool{}
+		var firstToken string
+		params := map[string]any{"page_size": 5}
+		for {
+			res := k.ok(t, key, "tasks/list", params)["result"].(map[string]any)
+			if int(res["total_size"].(float64)) != wantTotal {
+				t.Fatalf("total_size %v, want %d", res["total_size"], wantTotal)
+			}
+			for _, task := range res["tasks"].([]any) {
+				ids[task.(map[string]any)["id"].(string)] = true
+			}
+			next := res["next_page_token"].(string)
+			if firstToken == "" {
+				firstToken = next
+			}
+			if next == "" {
+				return ids, firstToken
+			}
+			params["page_token"] = next
+		}
+	}
+	acme := create(k.acme, "acme", 12)
+	got, token := list(k.acme, 12)
+	if !reflect.DeepEqual(got, acme) {
+		t.Fatalf("acme lists %v, want its own %v", got, acme)
+	}
+	bob := create(k.bob, "bob", 7)
+	if got, _ := list(k.bob, 7); !reflect.DeepEqual(got, bob) {
+		t.Fatalf("bob lists %v, want his own %v", got, bob)
+	}
+	if got, _ := list(k.acme, 12); !reflect.DeepEqual(got, acme) {
+		t.Fatalf("after bob's tasks, acme lists %v", got)
+	}
+	if got, _ := list(k.ops, 0); len(got) != 0 {
+		t.Fatalf("ops lists %v, want nothing", got)
+	}
+	resp := k.ok(t, k.bob, "tasks/list", map[string]any{"page_size": 5, "page_token": token})
+	e, _ := resp["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32602) || e["message"] != "Invalid parameters: /page_token: was issued for another query (other filters or another caller)" {
+		t.Fatalf("bob with acme's token: %v", resp)
 	}
 }
