@@ -65,7 +65,7 @@ func DecodeListTasks(raw json.RawMessage) (ListTasksParams, *Error) {
 			c.add("/status", `must be a task state: "submitted", "working", "input-required", "auth-required", "completed", "canceled", "failed", "rejected" or "unknown"`)
 		}
 	}
-	if n := c.int("/page_size", params.get("page_size")); n != nil {
+	if n := c.integer("/page_size", params.get("page_size")); n != nil {
 		p.PageSize = c.pageRange("/page_size", *n)
 	}
 	p.PageToken, _ = c.str("/page_token", params.get("page_token"), false)
@@ -161,8 +161,8 @@ func (c *checker) pageRange(path string, n int) int {
 	return n
 }
 
-// int reads an integer (JSON number without fraction); nil when absent.
-func (c *checker) int(path string, raw json.RawMessage) *int {
+// integer reads an integer (JSON number without fraction); nil when absent.
+func (c *checker) integer(path string, raw json.RawMessage) *int {
 	if len(raw) == 0 || jsonType(raw) == jsonNull {
 		return nil
 	}
