@@ -14,6 +14,7 @@ import (
 // webhook URLs of every caller.
 func (m *Main) addAdminRoutes(e *echo.Echo) {
 	e.GET("/admin/push/dead-letters", m.deadLetters)
+	e.GET(backupPath, m.storeBackup)
 }
 
 func loopbackOnly(c echo.Context) error {

@@ -5,6 +5,7 @@
 //	a2ad skills    show which functions a tier sees, and why the others are hidden
 //	a2ad validate  check a catalogue and its schemas
 //	a2ad keys      create and list API keys
+//	a2ad store     back up, compact or check the store file
 //	a2ad version   print the version
 package main
 
@@ -41,6 +42,8 @@ Usage:
   a2ad skills   [flags]   show the functions a tier sees, and why the others are hidden
   a2ad validate [flags]   check a catalogue and its schemas (--catalog, or the file as argument)
   a2ad keys create|list   manage the API keys file (see "a2ad keys help")
+  a2ad store backup|compact|check [flags]
+                          back up (also while the server runs), compact or check the store file (flags only)
   a2ad version            print the version
 
 Run "a2ad <command> -h" for the flags. Every flag can also be set as an
@@ -64,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return 0
 	case "keys":
 		return keysCommand(rest, lookupEnv, stdout, stderr)
+	case "store":
+		return storeCmd(ctx, rest, stdout, stderr)
 	case "serve", "skills", "validate":
 	default:
 		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)

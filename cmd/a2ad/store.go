@@ -1,0 +1,389 @@
+package main
+
+// a2ad store backup|compact|check: the operator's tools for the store
+// file, and the admin endpoint that streams a copy of a running server's
+// store.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/tasks/boltstore"
+)
+
+const storeUsage = `a2ad store: tools for the store file. They take flags only.
+
+Usage:
+  a2ad store backup  --server URL --out FILE    copy the store of a running a2ad, through its
+                                                GET /admin/store/backup (loopback callers only)
+  a2ad store backup  --store FILE --out FILE    copy a store file no server holds
+  a2ad store compact --store FILE [--out FILE]  rewrite a store file no server holds without its
+                                                free space; in place unless --out, keeping the
+                                                original as FILE.bak
+  a2ad store check   --store FILE               check a store file no server holds: every record
+                                                decodes, every index agrees with the tasks
+
+A backup is written to a temporary file, synced, checked, and only then
+renamed to --out. Exit codes: 0 done (check: no problems), 1 failed or
+problems found, 2 bad usage.
+`
+
+// backupPath is the admin route of the backup endpoint.
+const backupPath = "/admin/store/backup"
+
+// storeCmd runs "a2ad store <tool> [flags]" and returns the exit code.
+func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, storeUsage)
+		return 2
+	}
+	switch args[0] {
+	case "backup":
+		return runStoreBackup(ctx, args[1:], stdout, stderr)
+	case "compact":
+		return runStoreCompact(args[1:], stdout, stderr)
+	case "check":
+		return runStoreCheck(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, storeUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "a2ad: unknown store tool %q\n\n%s", args[0], storeUsage)
+	return 2
+}
+
+// storeFlags are the flags the tools share.
+type storeFlags struct {
+	fs          *flag.FlagSet
+	store, out  string
+	lockTimeout time.Duration
+}
+
+func newStoreFlags(tool string, stderr io.Writer) *storeFlags {
+	f := &storeFlags{fs: flag.NewFlagSet("a2ad store "+tool, flag.ContinueOnError)}
+	f.fs.SetOutput(stderr)
+	f.fs.DurationVar(&f.lockTimeout, "lock-timeout", boltstore.DefaultToolLockTimeout, "how long to wait for a store file another process holds")
+	return f
+}
+
+// parse returns the exit code to end with, or -1 to go on.
+func (f *storeFlags) parse(args []string, stderr io.Writer) int {
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if f.fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "a2ad: unexpected argument %q (the tools take flags only)\n", f.fs.Arg(0))
+		return 2
+	}
+	return -1
+}
+
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintln(stderr, "a2ad:", msg)
+	return 2
+}
+
+func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newStoreFlags("backup", stderr)
+	var server string
+	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad to copy, e.g. http://127.0.0.1:8080")
+	f.fs.StringVar(&f.store, "store", "", "store file no server holds, to copy offline")
+	f.fs.StringVar(&f.out, "out", "", "file to write the copy to; replaced atomically if it exists")
+	if code := f.parse(args, stderr); code >= 0 {
+		return code
+	}
+	switch {
+	case (server == "") == (f.store == ""):
+		return usageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
+	case f.out == "":
+		return usageError(stderr, "store backup: give the file to write with --out")
+	}
+
+	var (
+		copyTo func(w io.Writer) (int64, error)
+		from   string
+	)
+	if server != "" {
+		u, err := backupURL(server)
+		if err != nil {
+			return usageError(stderr, "store backup: --server: "+err.Error())
+		}
+		from = "the a2ad at " + server
+		copyTo = func(w io.Writer) (int64, error) { return download(ctx, u, w) }
+	} else {
+		if sameFile(f.store, f.out) {
+			return usageError(stderr, "store backup: --out is the store file itself")
+		}
+		from = f.store
+		copyTo = func(w io.Writer) (int64, error) { return boltstore.BackupFile(ctx, f.store, w, f.lockTimeout) }
+	}
+	if boltstore.InUse(f.out) {
+		fmt.Fprintf(stderr, "a2ad: %s is in use by a running a2ad: it is a live store, not a place for a backup\n", f.out)
+		return 1
+	}
+
+	tmp, err := os.CreateTemp(filepath.Dir(f.out), filepath.Base(f.out)+".*.tmp")
+	if err != nil {
+		fmt.Fprintln(stderr, "a2ad: store backup:", err)
+		return 1
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			os.Remove(tmp.Name())
+		}
+	}()
+	n, err := copyTo(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, boltstore.ErrLocked):
+		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: use --server to copy it through the server\n", f.store)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "a2ad: store backup from %s: %v; %s was not written\n", from, err, f.out)
+		return 1
+	}
+	// Check the copy before it takes the place of an earlier backup.
+	r, err := boltstore.Check(tmp.Name(), f.lockTimeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "a2ad: the copy from %s does not open as a store (%v); %s was not written\n", from, err, f.out)
+		return 1
+	}
+	if err := os.Rename(tmp.Name(), f.out); err != nil {
+		fmt.Fprintln(stderr, "a2ad: store backup:", err)
+		return 1
+	}
+	keep = true
+	if err := syncDir(filepath.Dir(f.out)); err != nil {
+		fmt.Fprintln(stderr, "a2ad: store backup:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "copied %d bytes from %s to %s (synced to disk)\n", n, from, f.out)
+	if !r.Clean() {
+		fmt.Fprintf(stderr, "a2ad: the backup was written, but it has problems, which the store it copies has too:\n")
+	}
+	return printReport(stdout, stderr, f.out, r)
+}
+
+// backupURL is the backup endpoint of the server at base.
+func backupURL(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("want the server's base URL, e.g. http://127.0.0.1:8080, not %q", base)
+	}
+	return strings.TrimRight(base, "/") + backupPath, nil
+}
+
+// download copies the backup endpoint's body to w, and fails unless it
+// got the whole file.
+func download(ctx context.Context, u string, w io.Writer) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	// No proxy: the endpoint answers loopback callers only.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: 30 * time.Second}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("the server answered %s%s", resp.Status, errorMessage(resp.Body))
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("the download ended after %d bytes: %w", n, err)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return n, fmt.Errorf("the download ended after %d of %d bytes", n, resp.ContentLength)
+	}
+	return n, nil
+}
+
+// errorMessage is ": " and the message of an error body ({"message": ...}
+// from echo), or "".
+func errorMessage(body io.Reader) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.NewDecoder(io.LimitReader(body, 4096)).Decode(&e) != nil || e.Message == "" {
+		return ""
+	}
+	return ": " + e.Message
+}
+
+func runStoreCompact(args []string, stdout, stderr io.Writer) int {
+	f := newStoreFlags("compact", stderr)
+	f.fs.StringVar(&f.store, "store", "", "store file to compact; no server may hold it")
+	f.fs.StringVar(&f.out, "out", "", "write the compacted copy to this new file and leave --store as it is")
+	if code := f.parse(args, stderr); code >= 0 {
+		return code
+	}
+	if f.store == "" {
+		return usageError(stderr, "store compact: give the store file with --store")
+	}
+	res, err := boltstore.Compact(f.store, f.out, f.lockTimeout)
+	switch {
+	case errors.Is(err, boltstore.ErrLocked):
+		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: stop it first (compact rewrites the file offline)\n", f.store)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "a2ad: %v; nothing was changed\n", err)
+		return 1
+	}
+	sizes := fmt.Sprintf("%d -> %d bytes (%s)", res.Before, res.After, change(res.Before, res.After))
+	if f.out != "" {
+		fmt.Fprintf(stdout, "wrote a compacted copy of %s to %s: %s; %s is unchanged\n", f.store, res.Out, sizes, f.store)
+	} else {
+		fmt.Fprintf(stdout, "compacted %s in place: %s\n", f.store, sizes)
+	}
+	fmt.Fprintf(stdout, "pages: %d -> %d bytes (%s); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes\n",
+		res.BeforeData, res.After, change(res.BeforeData, res.After))
+	if f.out == "" {
+		fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
+	}
+	return 0
+}
+
+func change(before, after int64) string {
+	switch {
+	case after < before:
+		return fmt.Sprintf("%d%% smaller", (before-after)*100/before)
+	case after > before:
+		return fmt.Sprintf("%d%% larger", (after-before)*100/before)
+	}
+	return "the same size"
+}
+
+func runStoreCheck(args []string, stdout, stderr io.Writer) int {
+	f := newStoreFlags("check", stderr)
+	f.fs.StringVar(&f.store, "store", "", "store file to check; no server may hold it")
+	if code := f.parse(args, stderr); code >= 0 {
+		return code
+	}
+	if f.store == "" {
+		return usageError(stderr, "store check: give the store file with --store")
+	}
+	r, err := boltstore.Check(f.store, f.lockTimeout)
+	switch {
+	case errors.Is(err, boltstore.ErrLocked):
+		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: check a copy instead (a2ad store backup --server URL --out FILE copies it and checks the copy)\n", f.store)
+		return 1
+	case err != nil:
+		fmt.Fprintln(stderr, "a2ad: store check:", err)
+		return 1
+	}
+	return printReport(stdout, stderr, f.store, r)
+}
+
+// printReport prints the summary of r on stdout and each problem on its
+// own line on stderr, and returns the exit code: 0 when r is clean.
+func printReport(stdout, stderr io.Writer, path string, r *boltstore.Report) int {
+	fmt.Fprintf(stdout, "checked %s: schema %s, %d tasks\n", path, strconv.Quote(r.Schema), r.Tasks)
+	for _, b := range r.Buckets {
+		fmt.Fprintf(stdout, "  %-8s %d keys\n", b.Name, b.Keys)
+	}
+	if r.Clean() {
+		fmt.Fprintln(stdout, "no problems found")
+		return 0
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintln(stderr, p)
+	}
+	if r.Omitted > 0 {
+		fmt.Fprintf(stderr, "a2ad: %d problem(s) in %s (the first %d shown)\n", len(r.Problems)+r.Omitted, path, len(r.Problems))
+	} else {
+		fmt.Fprintf(stderr, "a2ad: %d problem(s) in %s\n", len(r.Problems), path)
+	}
+	return 1
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// backupSource is what the backup endpoint needs of the store.
+type backupSource interface {
+	Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error)
+}
+
+// storeBackupHandler streams a consistent copy of the store file, taken in
+// one read transaction while the server goes on writing. It applies no
+// access control: mount it where only operators reach it. A copy that
+// fails once started ends short of its Content-Length, which the client
+// sees.
+func storeBackupHandler(src backupSource, log zerolog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		started := false
+		n, err := src.Backup(r.Context(), w, func(size int64) {
+			h := w.Header()
+			h.Set("Content-Type", "application/octet-stream")
+			h.Set("Content-Length", strconv.FormatInt(size, 10))
+			h.Set("Content-Disposition", `attachment; filename="a2ad-backup.db"`)
+			h.Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusOK)
+			started = true
+		})
+		if err != nil {
+			log.Error().Err(err).Int64("bytes", n).Msg("store backup failed")
+			if !started {
+				http.Error(w, "store backup failed", http.StatusInternalServerError)
+			}
+			return
+		}
+		log.Info().Int64("bytes", n).Dur("duration", time.Since(start)).Msg("store backup")
+	}
+}
+
+// storeBackup is the backup endpoint on the main listener: loopback
+// callers only, as every admin route there.
+func (m *Main) storeBackup(c echo.Context) error {
+	if err := loopbackOnly(c); err != nil {
+		return err
+	}
+	storeBackupHandler(m.store, m.Logger).ServeHTTP(c.Response(), c.Request())
+	return nil
+}

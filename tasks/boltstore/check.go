@@ -1,0 +1,476 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// knownSchemas are the schema versions Check understands.
+var knownSchemas = []string{"2", "3"}
+
+// MaxProblems caps the problems a Report lists; the rest are counted.
+const MaxProblems = 1000
+
+// Report is what Check found.
+type Report struct {
+	// Schema is the file's schema version ("" when it has none).
+	Schema string
+	// Buckets are the file's top-level buckets, by name, with their keys.
+	Buckets []BucketKeys
+	// Tasks counts the task records, those that do not decode included.
+	Tasks int
+	// Problems are at most MaxProblems problems, in the order found;
+	// Omitted counts those left out.
+	Problems []Problem
+	Omitted  int
+}
+
+// BucketKeys is a bucket and the number of its keys.
+type BucketKeys struct {
+	Name string
+	Keys int
+}
+
+// Clean reports whether Check found no problem.
+func (r *Report) Clean() bool { return len(r.Problems) == 0 && r.Omitted == 0 }
+
+// Problem is one inconsistency: where, and what. Keys show task ids,
+// owners, message ids, times and sequence numbers, never values.
+type Problem struct {
+	Bucket string // "file" for bbolt's own page checks
+	Key    string // strings quoted, numbers and times bare; "" for the bucket itself
+	What   string
+}
+
+func (p Problem) String() string {
+	if p.Key == "" {
+		return p.Bucket + ": " + p.What
+	}
+	return p.Bucket + " " + p.Key + ": " + p.What
+}
+
+// Check opens the store file at path read-only and checks it in one read
+// transaction: bbolt's own page structure, the schema version, that every
+// task record decodes, and the invariants of every index (see
+// invariants). A file a server holds is ErrLocked. The error is for a file
+// that cannot be checked at all; what is wrong inside is in the Report.
+// lockTimeout <= 0 means DefaultToolLockTimeout.
+func Check(path string, lockTimeout time.Duration) (*Report, error) {
+	db, err := openReadOnly(path, lockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var r *Report
+	err = db.View(func(tx *bolt.Tx) error {
+		r = check(tx, true)
+		return nil
+	})
+	return r, err
+}
+
+// Check checks the open store's indexes in one read transaction, as the
+// package function Check does, but without bbolt's page checks (which are
+// not safe beside concurrent writes in a read transaction).
+func (s *Store) Check(ctx context.Context) (*Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var r *Report
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r = check(tx, false)
+		return nil
+	})
+	return r, err
+}
+
+// invariant is what one bucket promises about the tasks. entry checks one
+// entry of the bucket: that it parses and points at a task that should
+// have it (c.lookup finds the task). task checks that one decoded task has
+// the entries it should in the bucket; it runs after every entry of every
+// bucket was seen, so entry may count what task compares. Either may be
+// nil. Checking a new index is one more row.
+type invariant struct {
+	bucket []byte
+	entry  func(c *checker, k, v []byte)
+	task   func(c *checker, id string, t *taskInfo)
+}
+
+// invariants, in the order they are checked and reported.
+//
+//	active  entry: the task exists and is not terminal
+//	        task:  a non-terminal task has its entry
+//	owners  entry: the key parses; the task exists and has that owner
+//	        task:  every task has its entry
+//	idem    entry: key and value parse; the task exists, has the key's
+//	               owner and holds the message id
+//	        task:  every message id a task holds has its entry, pointing
+//	               at the task
+//	expiry  entry: the key parses; the task exists, is terminal, and the
+//	               key's time is its last update
+//	        task:  a terminal task has its entry
+//	events  entry: the key parses, the event decodes and holds the key's
+//	               sequence; the task exists and the sequence is not past
+//	               its last
+//	        task:  a task has exactly its sequences 1..last
+//	outbox, dead  entry: the key is 8 bytes and the delivery decodes and
+//	               names a task. Its task may be gone: a delivery outlives
+//	               the task that retention deleted meanwhile.
+var invariants = []invariant{
+	{bucketActive, activeEntry, activeTask},
+	{bucketOwners, ownersEntry, ownersTask},
+	{bucketIdem, idemEntry, idemTask},
+	{bucketExpiry, expiryEntry, expiryTask},
+	{bucketEvents, eventsEntry, eventsTask},
+	{bucketOutbox, deliveryEntry, nil},
+	{bucketDead, deliveryEntry, nil},
+}
+
+// taskInfo is what the checks need of a task; the records themselves are
+// not kept.
+type taskInfo struct {
+	bad        bool // the record does not decode: entries may point at it, nothing is compared
+	owner      string
+	contextID  string
+	state      a2a.TaskState
+	createdAt  time.Time
+	updatedAt  time.Time
+	seq        uint64
+	messageIDs []string
+	events     uint64 // counted by eventsEntry
+}
+
+type checker struct {
+	tx     *bolt.Tx
+	bucket string   // the bucket whose entries are being checked
+	ids    []string // in key order
+	tasks  map[string]*taskInfo
+	report *Report
+}
+
+func (c *checker) problem(bucket, key, format string, args ...any) {
+	if len(c.report.Problems) >= MaxProblems {
+		c.report.Omitted++
+		return
+	}
+	c.report.Problems = append(c.report.Problems, Problem{Bucket: bucket, Key: key, What: fmt.Sprintf(format, args...)})
+}
+
+// lookup returns the task id an entry points at; when there is none it
+// reports "no such task", and for a record that does not decode (reported
+// once, with the record) it returns nil silently.
+func (c *checker) lookup(bucket, key, id string) *taskInfo {
+	t, ok := c.tasks[id]
+	if !ok {
+		c.problem(bucket, key, "no such task")
+		return nil
+	}
+	if t.bad {
+		return nil
+	}
+	return t
+}
+
+// has reports whether b holds k (Get cannot tell an empty value from none).
+func has(b *bolt.Bucket, k []byte) bool {
+	if b == nil {
+		return false
+	}
+	got, _ := b.Cursor().Seek(k)
+	return got != nil && bytes.Equal(got, k)
+}
+
+func check(tx *bolt.Tx, pages bool) *Report {
+	r := &Report{}
+	c := &checker{tx: tx, tasks: map[string]*taskInfo{}, report: r}
+	_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		r.Buckets = append(r.Buckets, BucketKeys{Name: string(name), Keys: b.Stats().KeyN})
+		return nil
+	})
+	if pages {
+		for err := range tx.Check(bolt.WithKVStringer(quoteKeys{})) {
+			c.problem("file", "", "%v", err)
+		}
+	}
+	c.schema()
+	c.records()
+	for _, inv := range invariants {
+		b := tx.Bucket(inv.bucket)
+		if b == nil {
+			c.problem(string(inv.bucket), "", "bucket missing")
+			continue
+		}
+		if inv.entry != nil {
+			c.bucket = string(inv.bucket)
+			_ = b.ForEach(func(k, v []byte) error {
+				inv.entry(c, k, v)
+				return nil
+			})
+		}
+	}
+	for _, inv := range invariants {
+		if inv.task == nil || tx.Bucket(inv.bucket) == nil {
+			continue
+		}
+		for _, id := range c.ids {
+			if t := c.tasks[id]; !t.bad {
+				inv.task(c, id, t)
+			}
+		}
+	}
+	r.Tasks = len(c.ids)
+	return r
+}
+
+// quoteKeys shows keys in bbolt's page problems quoted, and never values.
+type quoteKeys struct{}
+
+func (quoteKeys) KeyToString(k []byte) string   { return strconv.Quote(string(k)) }
+func (quoteKeys) ValueToString(v []byte) string { return fmt.Sprintf("(%d bytes)", len(v)) }
+
+func (c *checker) schema() {
+	meta := c.tx.Bucket(bucketMeta)
+	if meta == nil {
+		c.problem("meta", "", "bucket missing")
+		return
+	}
+	v := meta.Get(keySchema)
+	c.report.Schema = string(v)
+	switch {
+	case v == nil:
+		c.problem("meta", strconv.Quote(string(keySchema)), "missing")
+	case !slices.Contains(knownSchemas, string(v)):
+		c.problem("meta", strconv.Quote(string(keySchema)), "version %q is not known (want one of %q)", v, knownSchemas)
+	}
+}
+
+// records decodes every task record into c.tasks.
+func (c *checker) records() {
+	b := c.tx.Bucket(bucketTasks)
+	if b == nil {
+		c.problem("tasks", "", "bucket missing")
+		return
+	}
+	_ = b.ForEach(func(k, v []byte) error {
+		id := string(k)
+		c.ids = append(c.ids, id)
+		key := strconv.Quote(id)
+		t := &taskInfo{bad: true}
+		c.tasks[id] = t
+		if len(v) < 8 {
+			c.problem("tasks", key, "record of %d bytes is shorter than its sequence", len(v))
+			return nil
+		}
+		var rec tasks.Record
+		if err := json.Unmarshal(v[8:], &rec); err != nil {
+			c.problem("tasks", key, "does not decode: %s", jsonProblem(err))
+			return nil
+		}
+		if rec.Task.ID != id {
+			c.problem("tasks", key, "holds task %q", rec.Task.ID)
+			return nil
+		}
+		*t = taskInfo{
+			owner: rec.Owner, contextID: rec.Task.ContextID, state: rec.State(),
+			createdAt: rec.CreatedAt, updatedAt: rec.UpdatedAt,
+			seq: binary.BigEndian.Uint64(v), messageIDs: rec.MessageIDs,
+		}
+		return nil
+	})
+}
+
+// jsonProblem says what is wrong with JSON without quoting it: a syntax
+// error shows one character at most, a type error the field.
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("%v (byte %d)", syn, syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("field %s: a JSON %s where a %s belongs", typ.Field, typ.Value, typ.Type)
+	}
+	return err.Error() // a time that does not parse
+}
+
+// parseLengthPrefixed splits an owners or idem key into the owner and the
+// rest.
+func parseLengthPrefixed(k []byte) (owner, rest string, ok bool) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) < n {
+		return "", "", false
+	}
+	return string(k[w : w+int(n)]), string(k[w+int(n):]), true
+}
+
+func activeEntry(c *checker, k, _ []byte) {
+	id := string(k)
+	key := strconv.Quote(id)
+	if t := c.lookup("active", key, id); t != nil && t.state.Terminal() {
+		c.problem("active", key, "task is %s, which is terminal", t.state)
+	}
+}
+
+func activeTask(c *checker, id string, t *taskInfo) {
+	if !t.state.Terminal() && !has(c.tx.Bucket(bucketActive), []byte(id)) {
+		c.problem("active", strconv.Quote(id), "missing: task is %s", t.state)
+	}
+}
+
+func ownersEntry(c *checker, k, _ []byte) {
+	owner, id, ok := parseLengthPrefixed(k)
+	if !ok || id == "" {
+		c.problem("owners", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	key := strconv.Quote(owner) + " " + strconv.Quote(id)
+	if t := c.lookup("owners", key, id); t != nil && t.owner != owner {
+		c.problem("owners", key, "task belongs to %q", t.owner)
+	}
+}
+
+func ownersTask(c *checker, id string, t *taskInfo) {
+	if !has(c.tx.Bucket(bucketOwners), ownerKey(t.owner, id)) {
+		c.problem("owners", strconv.Quote(t.owner)+" "+strconv.Quote(id), "missing")
+	}
+}
+
+// idemValue splits an idem value into the task id and the message hash.
+func idemValue(v []byte) (id string, ok bool) {
+	if len(v) < 33 || v[len(v)-33] != 0 {
+		return "", false
+	}
+	return string(v[:len(v)-33]), true
+}
+
+func idemEntry(c *checker, k, v []byte) {
+	owner, msgID, ok := parseLengthPrefixed(k)
+	if !ok || msgID == "" {
+		c.problem("idem", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	key := strconv.Quote(owner) + " " + strconv.Quote(msgID)
+	id, ok := idemValue(v)
+	if !ok {
+		c.problem("idem", key, "value does not parse")
+		return
+	}
+	t, found := c.tasks[id]
+	switch {
+	case !found:
+		c.problem("idem", key, "task %q does not exist", id)
+	case t.bad:
+	case t.owner != owner:
+		c.problem("idem", key, "task %q belongs to %q", id, t.owner)
+	case !slices.Contains(t.messageIDs, msgID):
+		c.problem("idem", key, "task %q does not hold this message id", id)
+	}
+}
+
+func idemTask(c *checker, id string, t *taskInfo) {
+	b := c.tx.Bucket(bucketIdem)
+	for _, m := range t.messageIDs {
+		key := strconv.Quote(t.owner) + " " + strconv.Quote(m)
+		v := b.Get(idemKey(t.owner, m))
+		if v == nil {
+			c.problem("idem", key, "missing: task %q holds this message id", id)
+			continue
+		}
+		if got, ok := idemValue(v); ok && got != id {
+			c.problem("idem", key, "points at task %q, but task %q holds this message id", got, id)
+		}
+	}
+}
+
+func expiryKeyString(k []byte) string {
+	ns := int64(binary.BigEndian.Uint64(k[:8]))
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) + " " + strconv.Quote(string(k[8:]))
+}
+
+func expiryEntry(c *checker, k, _ []byte) {
+	if len(k) <= 8 {
+		c.problem("expiry", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	id := string(k[8:])
+	key := expiryKeyString(k)
+	t := c.lookup("expiry", key, id)
+	switch {
+	case t == nil:
+	case !t.state.Terminal():
+		c.problem("expiry", key, "task is %s, which is not terminal", t.state)
+	case !bytes.Equal(k, expiryKey(t.updatedAt, id)):
+		c.problem("expiry", key, "task was last updated at %s", t.updatedAt.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+func expiryTask(c *checker, id string, t *taskInfo) {
+	if !t.state.Terminal() {
+		return
+	}
+	k := expiryKey(t.updatedAt, id)
+	if !has(c.tx.Bucket(bucketExpiry), k) {
+		c.problem("expiry", expiryKeyString(k), "missing: task is %s", t.state)
+	}
+}
+
+func eventsEntry(c *checker, k, v []byte) {
+	if len(k) < 10 || k[len(k)-9] != 0 {
+		c.problem("events", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	id := string(k[:len(k)-9])
+	seq := binary.BigEndian.Uint64(k[len(k)-8:])
+	key := strconv.Quote(id) + " " + strconv.FormatUint(seq, 10)
+	var e tasks.Event
+	if err := json.Unmarshal(v, &e); err != nil {
+		c.problem("events", key, "does not decode: %s", jsonProblem(err))
+	} else if e.Seq != seq {
+		c.problem("events", key, "event holds sequence %d", e.Seq)
+	}
+	t := c.lookup("events", key, id)
+	switch {
+	case t == nil:
+	case seq == 0 || seq > t.seq:
+		c.problem("events", key, "outside the task's sequences 1..%d", t.seq)
+	default:
+		t.events++
+	}
+}
+
+func eventsTask(c *checker, id string, t *taskInfo) {
+	// Keys are unique and eventsEntry counted only those in 1..seq, so
+	// the count tells how many are missing.
+	if t.events < t.seq {
+		c.problem("events", strconv.Quote(id), "%d of the task's %d events missing", t.seq-t.events, t.seq)
+	}
+}
+
+func deliveryEntry(c *checker, k, v []byte) {
+	bucket := c.bucket
+	if len(k) != 8 {
+		c.problem(bucket, strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	key := strconv.FormatUint(binary.BigEndian.Uint64(k), 10)
+	var e outboxEntry
+	if err := json.Unmarshal(v, &e); err != nil {
+		c.problem(bucket, key, "does not decode: %s", jsonProblem(err))
+		return
+	}
+	if e.TaskID == "" {
+		c.problem(bucket, key, "names no task")
+	}
+}
