@@ -206,6 +206,9 @@ type PushConfig struct {
 	URL            string    `json:"url"`
 	Token          string    `json:"token,omitempty"`
 	Authentication *PushAuth `json:"authentication,omitempty"`
+	// Wire is the protocol version the config was set with: its
+	// notifications are sent in that version's shape.
+	Wire Version `json:"wireVersion,omitempty"`
 }
 
 // PushAuth says how to authenticate to a webhook.

@@ -199,10 +199,14 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 		URL:                  endpoint,
 		PreferredTransport:   "JSONRPC",
 		AdditionalInterfaces: []agentInterface{{URL: endpoint, Transport: "JSONRPC"}},
-		SupportedInterfaces:  []supportedInterface{{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}},
-		Version:              id.Version,
-		DocumentationURL:     id.DocumentationURL,
-		IconURL:              id.IconURL,
+		// 1.0 first: a 1.0 client prefers the first interface it speaks.
+		SupportedInterfaces: []supportedInterface{
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		},
+		Version:          id.Version,
+		DocumentationURL: id.DocumentationURL,
+		IconURL:          id.IconURL,
 		Capabilities: capabilities{
 			Streaming:         opts.Capabilities.Streaming,
 			PushNotifications: opts.Capabilities.PushNotifications,

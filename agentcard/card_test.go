@@ -316,6 +316,7 @@ func TestBuild_Fields(t *testing.T) {
 			map[string]any{"url": endpoint, "transport": "JSONRPC"},
 		},
 		"supportedInterfaces": []any{
+			map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
 			map[string]any{"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
 		},
 		"defaultInputModes":                 []any{"application/json", "text/plain"},

@@ -23,8 +23,11 @@ type Delivery struct {
 	// Token goes in X-A2A-Notification-Token when not empty.
 	Token string
 	Auth  *Auth
-	// Body is the JSON to POST (the Task, for 0.3 configs).
+	// Body is the JSON to POST (the Task, for 0.3 configs; a
+	// StreamResponse, for 1.0 ones).
 	Body []byte
+	// ContentType is the body's media type; "" means application/json.
+	ContentType string
 	// Attempts made so far.
 	Attempts int
 	// NextAt is when the next attempt is due.

@@ -356,7 +356,11 @@ func (s *Sender) post(d Delivery) (outcome senderOutcome, lastErr, retryAfter st
 	if err != nil {
 		return outcomePermanent, "invalid request (not retried)", ""
 	}
-	req.Header.Set("Content-Type", "application/json")
+	ct := d.ContentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	req.Header.Set("Content-Type", ct)
 	req.Header.Set("User-Agent", "a2ad")
 	if d.Token != "" {
 		req.Header.Set("X-A2A-Notification-Token", d.Token)

@@ -20,6 +20,8 @@ var (
 	// another caller: errors.Is(err, ErrNotFound) holds, so callers answer
 	// it as not found; only the audit log tells it apart.
 	ErrNotOwner = fmt.Errorf("%w: it belongs to another caller", ErrNotFound)
+	// ErrTaskTerminal: a message names a task that is already terminal.
+	ErrTaskTerminal = errors.New("task is terminal")
 	// ErrNotCancelable: the task is already terminal.
 	ErrNotCancelable = errors.New("task cannot be canceled")
 	// ErrMessageIDReused: the caller sent a messageId it used before, with

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -364,8 +365,12 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	)
 	switch st := snap.State(); {
 	case st.Terminal():
-		// A message to a finished task returns it unchanged.
-		return snap, nil
+		// A finished task takes no more messages (A2A 1.0 says so; 0.3
+		// does the same here); a retry of one it took returns it.
+		if slices.Contains(snap.MessageIDs, key.MessageID) {
+			return snap, nil
+		}
+		return nil, ErrTaskTerminal
 	case !st.Interrupted():
 		// Still running: only a retry of a message it already holds is fine.
 		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, func(*Record) ([]Event, error) { return nil, ErrTaskBusy })

@@ -297,7 +297,7 @@ func TestMessageIDReusedWithDifferentMessage(t *testing.T) {
 	}
 }
 
-func TestSendToTerminalTaskReturnsItUnchanged(t *testing.T) {
+func TestSendToTerminalTaskIsRefused(t *testing.T) {
 	b := echoBackend()
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b))
 	first, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
@@ -306,7 +306,12 @@ func TestSendToTerminalTaskReturnsItUnchanged(t *testing.T) {
 	}
 	m := dataMsg("m2", "demo::echo", `{}`)
 	m.TaskID = first.ID
-	again, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
+	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); !errors.Is(err, tasks.ErrTaskTerminal) {
+		t.Fatalf("message to a terminal task: err = %v, want ErrTaskTerminal", err)
+	}
+	// A retry of the message that made the task returns it unchanged.
+	retry := dataMsg("m1", "demo::echo", `{}`)
+	again, err := e.svc.Send(ctx, tasks.Caller{}, send(retry))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,7 @@ const (
 	ReasonInvalid       Reason = "invalid_request" // parse, envelope, method or params error
 	ReasonUnsupported   Reason = "unsupported"     // an operation a2ad does not offer here
 	ReasonBusyTask      Reason = "task_busy"       // a message to a task still running
+	ReasonTaskTerminal  Reason = "task_terminal"   // a message to (or a subscription of) a finished task
 
 	ReasonInvokeError   Reason = "invoke_error"
 	ReasonInvokeTimeout Reason = "invoke_timeout"
@@ -197,8 +198,11 @@ func classifyError(e *a2a.Error, notOwner bool) (Outcome, Reason) {
 	case a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeMethodNotFound, a2a.CodeInvalidParams:
 		return OutcomeClientError, ReasonInvalid
 	case a2a.CodeUnsupportedOperation:
-		if e == a2a.ErrTaskBusy {
+		switch e {
+		case a2a.ErrTaskBusy:
 			return OutcomeClientError, ReasonBusyTask
+		case a2a.ErrTaskTerminal:
+			return OutcomeClientError, ReasonTaskTerminal
 		}
 		return OutcomeClientError, ReasonUnsupported
 	case a2a.CodePushNotificationNotSupported, a2a.CodeExtendedCardNotConfigured, a2a.CodeContentTypeNotSupported:

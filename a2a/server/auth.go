@@ -82,19 +82,19 @@ func (s *Server) principal(r *http.Request) (Principal, AuthResult) {
 
 // unauthorized answers 401 with a JSON-RPC error body (id as given, null
 // when the body was not read).
-func (s *Server) unauthorized(c echo.Context, id []byte, e *a2a.Error, invalid bool) error {
+func (s *Server) unauthorized(c echo.Context, wire a2a.Version, id []byte, e *a2a.Error, invalid bool) error {
 	challenge := challengeMissing
 	if invalid {
 		challenge = challengeInvalid
 	}
 	c.Response().Header().Set("WWW-Authenticate", challenge)
-	return c.Blob(http.StatusUnauthorized, echo.MIMEApplicationJSON, a2a.AppendError(nil, id, e))
+	return c.Blob(http.StatusUnauthorized, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, id, e))
 }
 
 // denied answers a request refused by a limit: 429 for the caller's own
 // limits, 503 for the server's cap, with Retry-After in whole seconds
 // (rounded up) and data.retryAfterMs.
-func (s *Server) denied(c echo.Context, id []byte, d *Denial) error {
+func (s *Server) denied(c echo.Context, wire a2a.Version, id []byte, d *Denial) error {
 	e := deniedError(d)
 	status := http.StatusTooManyRequests
 	if d.Scope == "server" {
@@ -102,7 +102,7 @@ func (s *Server) denied(c echo.Context, id []byte, d *Denial) error {
 	}
 	secs := int64((d.RetryAfter + time.Second - 1) / time.Second)
 	c.Response().Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
-	return c.Blob(status, echo.MIMEApplicationJSON, a2a.AppendError(nil, id, e))
+	return c.Blob(status, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, id, e))
 }
 
 func deniedError(d *Denial) *a2a.Error {

@@ -227,7 +227,8 @@ func (s *Server) jsonrpc(c echo.Context) error {
 			e = a2a.ErrBadCredentials
 		}
 		ac.rpcErr = e
-		return s.unauthorized(c, nil, e, res == BadCredentials)
+		ver, _ := requestVersion(r)
+		return s.unauthorized(c, ver, nil, e, res == BadCredentials)
 	}
 	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
 		ac.rpcErr = a2a.ErrInvalidRequest
@@ -251,13 +252,20 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	}
 	req, rpcErr := a2a.ParseRequest(body)
 	ac.method = req.Method
+	// The method name picks the shapes; the version a request asks for
+	// must be one a2ad speaks.
+	ver, verr := requestVersion(r)
+	wire := ver
+	if isV1Method(req.Method) {
+		wire = a2a.V10
+	}
 	// Every request takes a token, a malformed one too.
 	if s.cfg.Admit != nil {
 		release, d := s.cfg.Admit.Admit(p)
 		if d != nil {
 			ac.denial = d
 			ac.rpcErr = deniedError(d)
-			return s.denied(c, req.ID, d)
+			return s.denied(c, wire, req.ID, d)
 		}
 		defer release()
 	}
@@ -265,21 +273,26 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	ctx = context.WithValue(tasks.WithCallInfo(ctx, &ac.info), auditKey{}, ac)
 	r = r.WithContext(ctx)
 	c.SetRequest(r)
+	if verr != nil {
+		rpcErr, wire = verr, a2a.V10 // -32009 exists in 1.0 only
+	}
 	if rpcErr != nil {
 		ac.rpcErr = rpcErr
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, a2a.AppendError(nil, req.ID, rpcErr))
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, req.ID, rpcErr))
 	}
+	isCard := req.Method == "agent/getAuthenticatedExtendedCard" || req.Method == "GetExtendedAgentCard"
 	switch {
+	case isCard && s.cfg.ExtendedCard != nil && p.Anonymous:
+		// The extended card is for authenticated callers only.
+		ac.authFail = true
+		ac.rpcErr = a2a.ErrExtendedCardAuth
+		return s.unauthorized(c, wire, req.ID, a2a.ErrExtendedCardAuth, false)
 	case isStreamMethod(req.Method) && s.cfg.Streams != nil:
 		ac.stateful = true
-		return s.stream(c, &req)
+		return s.stream(c, &req, wire)
+	case isV1Method(req.Method):
+		return s.serveV1(c, &req)
 	case req.Method == "agent/getAuthenticatedExtendedCard" && s.cfg.ExtendedCard != nil:
-		if p.Anonymous {
-			// The extended card is for authenticated callers only.
-			ac.authFail = true
-			ac.rpcErr = a2a.ErrExtendedCardAuth
-			return s.unauthorized(c, req.ID, a2a.ErrExtendedCardAuth, false)
-		}
 		card := s.cfg.ExtendedCard(p)
 		return s.rawResult(c, &req, card.JSON, nil)
 	case isPushMethod(req.Method):
@@ -417,6 +430,7 @@ var rpcErrors = []struct {
 		Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},
 	}},
 	{tasks.ErrTaskBusy, a2a.ErrTaskBusy},
+	{tasks.ErrTaskTerminal, a2a.ErrTaskTerminal},
 	{tasks.ErrConflict, a2a.ErrTaskBusy},
 	{tasks.ErrBusy, a2a.ErrServerBusy},
 	{tasks.ErrClosed, a2a.ErrShuttingDown},

@@ -397,7 +397,7 @@ func TestUnsupportedMethods(t *testing.T) {
 		{"agent/getAuthenticatedExtendedCard", `{"code":-32004,"message":"This operation is not supported"}`},
 		{"foo/bar", `{"code":-32601,"message":"Method not found: foo/bar","data":{"method":"foo/bar"}}`},
 		{"tasks/list", `{"code":-32601,"message":"Method not found: tasks/list","data":{"method":"tasks/list"}}`},
-		{"SendMessage", `{"code":-32601,"message":"Method not found: SendMessage","data":{"method":"SendMessage"}}`},
+		{"sendMessage", `{"code":-32601,"message":"Method not found: sendMessage","data":{"method":"sendMessage"}}`},
 		{"", `{"code":-32601,"message":"Method not found: ","data":{"method":""}}`},
 	}
 	for i, tc := range tests {

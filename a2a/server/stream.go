@@ -31,14 +31,20 @@ const LastEventIDKey = "a2ad.lastEventId"
 // DefaultKeepAlive is the interval of SSE comment keep-alives.
 const DefaultKeepAlive = 15 * time.Second
 
-func isStreamMethod(m string) bool { return m == "message/stream" || m == "tasks/resubscribe" }
+func isStreamMethod(m string) bool {
+	switch m {
+	case "message/stream", "tasks/resubscribe", "SendStreamingMessage", "SubscribeToTask":
+		return true
+	}
+	return false
+}
 
 // stream serves message/stream and tasks/resubscribe as server-sent
 // events: each data line is one JSON-RPC response carrying the request id,
 // each SSE id the task's event sequence. Errors before the first event
 // are answered as ordinary JSON-RPC errors: as a single SSE event to a
 // client that accepts text/event-stream, else as application/json.
-func (s *Server) stream(c echo.Context, req *a2a.Request) error {
+func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) error {
 	r := c.Request()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -49,10 +55,20 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 	var run func(emit func(tasks.StreamEvent) error) error
 	var meta map[string]any
 	switch req.Method {
-	case "message/stream":
-		p, perr := a2a.DecodeSendParams(req.Params)
+	case "message/stream", "SendStreamingMessage":
+		var (
+			p    a2a.SendParams
+			perr *a2a.Error
+		)
+		if wire == a2a.V10 {
+			if p, perr = a2a.DecodeSendParamsV1(req.Params); perr == nil && p.PushConfig != nil {
+				p.PushConfig.Wire = a2a.V10
+			}
+		} else {
+			p, perr = a2a.DecodeSendParams(req.Params)
+		}
 		if perr != nil {
-			return s.streamError(c, req, perr)
+			return s.streamError(c, req, wire, perr)
 		}
 		meta = p.Metadata
 		noteTask(ctx, p.Message.TaskID)
@@ -60,28 +76,47 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 			return s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
 		}
 	default:
-		p, perr := a2a.DecodeTaskIDParams(req.Params)
+		var (
+			p    a2a.TaskIDParams
+			perr *a2a.Error
+		)
+		if wire == a2a.V10 {
+			p, perr = a2a.DecodeTaskIDParamsV1(req.Params)
+		} else {
+			p, perr = a2a.DecodeTaskIDParams(req.Params)
+		}
 		if perr != nil {
-			return s.streamError(c, req, perr)
+			return s.streamError(c, req, wire, perr)
 		}
 		meta = p.Metadata
 		noteTask(ctx, p.ID)
+		if wire == a2a.V10 && lastEventID(r, meta) == nil {
+			// 1.0: a finished task has nothing to subscribe to. A client
+			// resuming from an event id still gets what it missed.
+			t, err := s.cfg.Tasks.Get(ctx, caller, p.ID, nil)
+			if err != nil {
+				return s.streamError(c, req, wire, s.rpcError(ctx, req.Method, err))
+			}
+			if t.Status.State.Terminal() {
+				return s.streamError(c, req, wire, a2a.ErrTaskTerminal)
+			}
+		}
 		run = func(emit func(tasks.StreamEvent) error) error {
 			return s.cfg.Streams.Watch(ctx, caller, p.ID, lastEventID(r, meta), emit)
 		}
 	}
 	if v, ok := meta[LastEventIDKey]; ok && lastEventIDValue(v) == nil {
-		return s.streamError(c, req, a2a.InvalidParams(a2a.Problem{
+		return s.streamError(c, req, wire, a2a.InvalidParams(a2a.Problem{
 			Path: "/metadata/" + LastEventIDKey, Message: "must be a non-negative integer"}))
 	}
 	if h := r.Header.Get("Last-Event-ID"); h != "" {
 		if _, err := strconv.ParseUint(strings.TrimSpace(h), 10, 64); err != nil {
-			return s.streamError(c, req, a2a.InvalidParams(a2a.Problem{
+			return s.streamError(c, req, wire, a2a.InvalidParams(a2a.Problem{
 				Path: "Last-Event-ID", Message: "must be a non-negative integer"}))
 		}
 	}
 
-	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive}
+	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive, v1: wire == a2a.V10}
 	emit := sw.event
 	if ac != nil {
 		emit = func(e tasks.StreamEvent) error {
@@ -101,7 +136,7 @@ func (s *Server) stream(c echo.Context, req *a2a.Request) error {
 	}
 	sw.close()
 	if !sw.started {
-		return s.streamError(c, req, s.rpcError(ctx, req.Method, err))
+		return s.streamError(c, req, wire, s.rpcError(ctx, req.Method, err))
 	}
 	switch {
 	case err == nil, errors.Is(err, tasks.ErrSlowSubscriber), errors.Is(err, tasks.ErrClosed),
@@ -147,15 +182,15 @@ func lastEventIDValue(v any) *uint64 {
 }
 
 // streamError answers an error that came before any event.
-func (s *Server) streamError(c echo.Context, req *a2a.Request, e *a2a.Error) error {
+func (s *Server) streamError(c echo.Context, req *a2a.Request, wire a2a.Version, e *a2a.Error) error {
 	if ac := auditFrom(c.Request().Context()); ac != nil && ac.rpcErr == nil {
 		ac.rpcErr = e
 	}
-	out := a2a.AppendError(nil, req.ID, e)
+	out := appendErrorFor(nil, wire, req.ID, e)
 	if !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
 	}
-	sw := &sseWriter{w: c.Response(), id: req.ID}
+	sw := &sseWriter{w: c.Response(), id: req.ID, v1: wire == a2a.V10}
 	sw.start()
 	sw.write(append(append([]byte("data: "), out...), '\n', '\n'))
 	return nil
@@ -169,6 +204,7 @@ type sseWriter struct {
 	w         http.ResponseWriter
 	id        json.RawMessage
 	keepAlive time.Duration
+	v1        bool // events and errors in the 1.0 shapes
 
 	mu      sync.Mutex
 	started bool
@@ -238,6 +274,10 @@ func (sw *sseWriter) event(e tasks.StreamEvent) error {
 	b = a2a.AppendResultStart(b, sw.id)
 	var err error
 	switch {
+	case sw.v1:
+		// A StreamResponse; the stream's end marks the last event.
+		r := a2a.StreamResponseV1{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
+		b, err = r.AppendJSONV1(b)
 	case e.Task != nil:
 		b, err = e.Task.AppendJSON(b)
 	case e.Status != nil:
@@ -261,7 +301,13 @@ func (sw *sseWriter) event(e tasks.StreamEvent) error {
 func (sw *sseWriter) error(e *a2a.Error) {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	sw.write(append(append([]byte("data: "), a2a.AppendError(nil, sw.id, e)...), '\n', '\n'))
+	var out []byte
+	if sw.v1 {
+		out = a2a.AppendErrorV1(nil, sw.id, e)
+	} else {
+		out = a2a.AppendError(nil, sw.id, e)
+	}
+	sw.write(append(append([]byte("data: "), out...), '\n', '\n'))
 }
 
 // close stops the keep-alives and waits for them.

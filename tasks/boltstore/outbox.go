@@ -27,17 +27,19 @@ var (
 
 // outboxEntry is a delivery as the outbox keeps it.
 type outboxEntry struct {
-	TaskID    string          `json:"taskId"`
-	ConfigID  string          `json:"configId"`
-	URL       string          `json:"url"`
-	Token     string          `json:"token,omitempty"`
-	Auth      *a2a.PushAuth   `json:"auth,omitempty"`
-	Body      json.RawMessage `json:"body"`
-	Attempts  int             `json:"attempts"`
-	NextAt    time.Time       `json:"nextAt"`
-	LastError string          `json:"lastError,omitempty"`
-	CreatedAt time.Time       `json:"createdAt"`
-	DeadAt    time.Time       `json:"deadAt,omitzero"`
+	TaskID   string          `json:"taskId"`
+	ConfigID string          `json:"configId"`
+	URL      string          `json:"url"`
+	Token    string          `json:"token,omitempty"`
+	Auth     *a2a.PushAuth   `json:"auth,omitempty"`
+	Body     json.RawMessage `json:"body"`
+	// ContentType is "" for application/json.
+	ContentType string    `json:"contentType,omitempty"`
+	Attempts    int       `json:"attempts"`
+	NextAt      time.Time `json:"nextAt"`
+	LastError   string    `json:"lastError,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	DeadAt      time.Time `json:"deadAt,omitzero"`
 }
 
 // deliveries encodes, outside the writer, the deliveries a transition of
@@ -46,16 +48,32 @@ func deliveries(rec *tasks.Record, prev a2a.TaskState) ([][]byte, error) {
 	if len(rec.PushConfigs) == 0 || !tasks.Notifies(prev, rec.State()) {
 		return nil, nil
 	}
-	body, err := rec.Task.AppendJSON(nil)
-	if err != nil {
-		return nil, err
-	}
+	// Each config hears in the version it was set with: a 0.3 Task, or
+	// a 1.0 StreamResponse {"task": ...} as application/a2a+json.
+	var body03, body10 []byte
 	out := make([][]byte, 0, len(rec.PushConfigs))
 	for _, c := range rec.PushConfigs {
-		b, err := json.Marshal(outboxEntry{
+		e := outboxEntry{
 			TaskID: rec.Task.ID, ConfigID: c.ID, URL: c.URL, Token: c.Token, Auth: c.Authentication,
-			Body: body, NextAt: rec.UpdatedAt, CreatedAt: rec.UpdatedAt,
-		})
+			NextAt: rec.UpdatedAt, CreatedAt: rec.UpdatedAt,
+		}
+		var err error
+		switch {
+		case c.Wire == a2a.V10:
+			if body10 == nil {
+				body10, err = (&a2a.StreamResponseV1{Task: &rec.Task}).AppendJSONV1(nil)
+			}
+			e.Body, e.ContentType = body10, "application/a2a+json"
+		default:
+			if body03 == nil {
+				body03, err = rec.Task.AppendJSON(nil)
+			}
+			e.Body = body03
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(e)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +138,7 @@ var errStop = errors.New("stop")
 func (e *outboxEntry) delivery(id uint64) push.Delivery {
 	d := push.Delivery{
 		ID: id, TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL, Token: e.Token,
-		Body: e.Body, Attempts: e.Attempts, NextAt: e.NextAt, LastError: e.LastError,
+		Body: e.Body, ContentType: e.ContentType, Attempts: e.Attempts, NextAt: e.NextAt, LastError: e.LastError,
 	}
 	if e.Auth != nil {
 		d.Auth = &push.Auth{Schemes: e.Auth.Schemes, Credentials: e.Auth.Credentials}
