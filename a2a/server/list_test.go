@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +112,68 @@ func TestListErrors(t *testing.T) {
 		if calls != wantCalls {
 			t.Fatalf("params %s: lister called %d times, want %d", tc.params, calls, wantCalls)
 		}
+	}
+}
+
+func TestListTasksV1(t *testing.T) {
+	var gotQuery tasks.ListQuery
+	var listErr error
+	page := tasks.ListPage{Tasks: []a2a.Task{*task("t2"), *task("t1")}, TotalSize: 12, PageSize: 2, NextPageToken: "AQ"}
+	lister := &Lister{Fn: func(_ context.Context, _ tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+		gotQuery = q
+		return page, listErr
+	}}
+	ts := MustServe(t, &TaskService{}, func(c *server.Config) { c.Lister = lister })
+	got := rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"tenant":"x","contextId":"c","status":"TASK_STATE_WORKING",`+
+		`"pageSize":2,"pageToken":"tok","historyLength":"0","statusTimestampAfter":"2026-03-01T12:00:00Z","includeArtifacts":true}}`)
+	result, err := a2a.AppendTaskListV1(nil, page.Tasks, "AQ", 2, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":` + string(result) + `}`; string(got) != want {
+		t.Fatalf("ListTasks:\n got %s\nwant %s", got, want)
+	}
+	zero := 0
+	wantQ := tasks.ListQuery{
+		ListFilter: tasks.ListFilter{ContextID: "c", State: a2a.StateWorking, StatusAfter: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		PageSize:   2, PageToken: "tok", HistoryLength: &zero, IncludeArtifacts: true,
+	}
+	if !gotQuery.StatusAfter.Equal(wantQ.StatusAfter) {
+		t.Errorf("StatusAfter = %v, want %v", gotQuery.StatusAfter, wantQ.StatusAfter)
+	}
+	gotQuery.StatusAfter, wantQ.StatusAfter = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(gotQuery, wantQ) {
+		t.Errorf("query = %+v, want %+v", gotQuery, wantQ)
+	}
+
+	for _, tc := range []struct {
+		params string
+		err    error
+		code   int
+		msg    string
+	}{
+		{`{"pageToken":"x"}`, tasks.ErrPageToken, -32602, "Invalid parameters: /pageToken: is not a page token this server issued"},
+		{`{"pageToken":"x"}`, tasks.ErrPageTokenQuery, -32602, "Invalid parameters: /pageToken: was issued for another query (other filters or another caller)"},
+		{`{"pageSize":0.5}`, nil, -32602, "Invalid parameters: /pageSize: must be an integer"},
+		{`{"status":"working"}`, nil, -32602, `Invalid parameters: /status: must be a TaskState: a TASK_STATE_* name (such as "TASK_STATE_WORKING") or its number from 0 to 8`},
+	} {
+		listErr = tc.err
+		out := rpc(t, ts, `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":`+tc.params+`}`)
+		var resp struct {
+			Error struct {
+				Code    int
+				Message string
+			}
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.Error.Code != tc.code || resp.Error.Message != tc.msg {
+			t.Errorf("params %s, service error %v: %s; want %d %q", tc.params, tc.err, out, tc.code, tc.msg)
+		}
+	}
+
+	// Without a Lister, ListTasks is as unknown as tasks/list.
+	ts = MustServe(t, &TaskService{})
+	out := rpc(t, ts, `{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{}}`)
+	if !strings.Contains(string(out), `"code":-32601,"message":"Method not found: ListTasks"`) {
+		t.Errorf("ListTasks without a Lister: %s", out)
 	}
 }
