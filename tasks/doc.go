@@ -1,8 +1,8 @@
 // Package tasks owns the life of a task: the model and its state machine,
 // the Store contract, the Service that turns a message into a function
 // call (resolution, exposure check, validation, idempotency), the executor
-// that runs calls under concurrency caps, cancellation, crash recovery and
-// retention.
+// that runs calls under concurrency caps, cancellation, crash recovery,
+// retention, and the listing of a caller's tasks in pages.
 //
 // The bbolt implementation of Store is in the sub-package boltstore.
 package tasks

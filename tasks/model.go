@@ -169,4 +169,11 @@ type Store interface {
 	// cutoff, with their events and idempotency keys, and returns how
 	// many it deleted.
 	Expire(ctx context.Context, cutoff time.Time, limit int) (int, error)
+	// List returns up to limit of owner's tasks that match f, in
+	// Cursor order (newest list time first), starting below after (nil:
+	// from the newest). total is how many of owner's tasks match f in
+	// all; next is the cursor of the last task returned when more
+	// follow, else nil. It reads an index of owner's tasks, never the
+	// tasks of other owners.
+	List(ctx context.Context, owner string, f ListFilter, after *Cursor, limit int) (recs []*Record, total int, next *Cursor, err error)
 }

@@ -69,6 +69,8 @@ type Config struct {
 	// Push serves the push notification config methods; nil answers them
 	// with -32003.
 	Push PushService
+	// Lister serves tasks/list; nil answers it with -32601.
+	Lister Lister
 	// KeepAlive is the interval of SSE keep-alive comments; 0 means
 	// DefaultKeepAlive, negative none.
 	KeepAlive time.Duration
@@ -296,6 +298,8 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	case isPushMethod(req.Method):
 		result, perr := s.push(ctx, r, &req)
 		return s.rawResult(c, &req, result, perr)
+	case req.Method == "tasks/list":
+		return s.list(c, &req)
 	}
 	ac.stateful = req.Method == "message/send" || req.Method == "tasks/cancel"
 	task, rpcErr := s.dispatch(ctx, r, &req)

@@ -193,7 +193,19 @@ func (s *Server) pushV1(ctx context.Context, caller tasks.Caller, req *a2a.Reque
 	}
 }
 
-// listV1 serves ListTasks.
+// listV1 serves ListTasks; without a Lister the method is unknown, as
+// tasks/list is.
 func (s *Server) listV1(ctx context.Context, caller tasks.Caller, req *a2a.Request) (a2a.ResultV1, *a2a.Error) {
-	return nil, a2a.MethodNotFound(req.Method)
+	if s.cfg.Lister == nil {
+		return nil, a2a.MethodNotFound(req.Method)
+	}
+	p, perr := a2a.DecodeListTasksV1(req.Params)
+	if perr != nil {
+		return nil, perr
+	}
+	page, err := s.cfg.Lister.List(ctx, caller, listQuery(p))
+	if err != nil {
+		return nil, s.listError(ctx, req.Method, err, "/pageToken")
+	}
+	return &a2a.TaskListV1[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}, nil
 }

@@ -260,6 +260,7 @@ func (m *Main) Open(ctx context.Context) error {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Streams:      m.service,
 		Push:         m.service,
+		Lister:       m.service,
 		KeepAlive:    cfg.KeepAlive,
 		Logger:       m.Logger,
 	})

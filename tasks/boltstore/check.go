@@ -106,6 +106,7 @@ type invariant struct {
 	bucket []byte
 	entry  func(c *checker, k, v []byte)
 	task   func(c *checker, id string, t *taskInfo)
+	since  string // the schema version that brought the bucket; "" for all
 }
 
 // invariants, in the order they are checked and reported.
@@ -128,14 +129,23 @@ type invariant struct {
 //	outbox, dead  entry: the key is 8 bytes and the delivery decodes and
 //	               names a task. Its task may be gone: a delivery outlives
 //	               the task that retention deleted meanwhile.
+//	recent  (schema 3) entry: the key parses; the task exists and the key
+//	               and value are the task's (listKey, listValue: owner,
+//	               list time, id; status time, state, context)
+//	        task:  every task has its entry
+//	counts  (schema 3) entry: key and value parse; the count is that of
+//	               the owner's entries in recent, and not zero
+//	        task:  an owner with entries in recent has its count
 var invariants = []invariant{
-	{bucketActive, activeEntry, activeTask},
-	{bucketOwners, ownersEntry, ownersTask},
-	{bucketIdem, idemEntry, idemTask},
-	{bucketExpiry, expiryEntry, expiryTask},
-	{bucketEvents, eventsEntry, eventsTask},
-	{bucketOutbox, deliveryEntry, nil},
-	{bucketDead, deliveryEntry, nil},
+	{bucketActive, activeEntry, activeTask, ""},
+	{bucketOwners, ownersEntry, ownersTask, ""},
+	{bucketIdem, idemEntry, idemTask, ""},
+	{bucketExpiry, expiryEntry, expiryTask, ""},
+	{bucketEvents, eventsEntry, eventsTask, ""},
+	{bucketOutbox, deliveryEntry, nil, ""},
+	{bucketDead, deliveryEntry, nil, ""},
+	{bucketRecent, recentEntry, recentTask, "3"},
+	{bucketCounts, countsEntry, countsTask, "3"},
 }
 
 // taskInfo is what the checks need of a task; the records themselves are
@@ -150,6 +160,9 @@ type taskInfo struct {
 	seq        uint64
 	messageIDs []string
 	events     uint64 // counted by eventsEntry
+	listKey    []byte // its recent entry
+	listValue  []byte
+	listed     bool // recentEntry found its entry
 }
 
 type checker struct {
@@ -158,6 +171,9 @@ type checker struct {
 	ids    []string // in key order
 	tasks  map[string]*taskInfo
 	report *Report
+	// recent entries and counts by owner, for the counts checks
+	recentOwners map[string]uint64
+	countsSeen   map[string]bool
 }
 
 func (c *checker) problem(bucket, key, format string, args ...any) {
@@ -194,7 +210,7 @@ func has(b *bolt.Bucket, k []byte) bool {
 
 func check(tx *bolt.Tx, pages bool) *Report {
 	r := &Report{}
-	c := &checker{tx: tx, tasks: map[string]*taskInfo{}, report: r}
+	c := &checker{tx: tx, tasks: map[string]*taskInfo{}, report: r, recentOwners: map[string]uint64{}, countsSeen: map[string]bool{}}
 	_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 		r.Buckets = append(r.Buckets, BucketKeys{Name: string(name), Keys: b.Stats().KeyN})
 		return nil
@@ -207,6 +223,9 @@ func check(tx *bolt.Tx, pages bool) *Report {
 	c.schema()
 	c.records()
 	for _, inv := range invariants {
+		if inv.since > r.Schema {
+			continue // an older file: Open builds the bucket
+		}
 		b := tx.Bucket(inv.bucket)
 		if b == nil {
 			c.problem(string(inv.bucket), "", "bucket missing")
@@ -221,7 +240,7 @@ func check(tx *bolt.Tx, pages bool) *Report {
 		}
 	}
 	for _, inv := range invariants {
-		if inv.task == nil || tx.Bucket(inv.bucket) == nil {
+		if inv.task == nil || inv.since > r.Schema || tx.Bucket(inv.bucket) == nil {
 			continue
 		}
 		for _, id := range c.ids {
@@ -286,6 +305,7 @@ func (c *checker) records() {
 			owner: rec.Owner, contextID: rec.Task.ContextID, state: rec.State(),
 			createdAt: rec.CreatedAt, updatedAt: rec.UpdatedAt,
 			seq: binary.BigEndian.Uint64(v), messageIDs: rec.MessageIDs,
+			listKey: listKey(&rec), listValue: listValue(&rec),
 		}
 		return nil
 	})
@@ -473,4 +493,78 @@ func deliveryEntry(c *checker, k, v []byte) {
 	if e.TaskID == "" {
 		c.problem(bucket, key, "names no task")
 	}
+}
+
+func recentKeyString(owner string, rest []byte) string {
+	return strconv.Quote(owner) + " " + time.Unix(0, int64(binary.BigEndian.Uint64(rest))).UTC().Format(time.RFC3339Nano) +
+		" " + strconv.Quote(string(rest[8:]))
+}
+
+func recentEntry(c *checker, k, v []byte) {
+	owner, rest, ok := parseLengthPrefixed(k)
+	if !ok || len(rest) <= 8 {
+		c.problem("recent", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	c.recentOwners[owner]++
+	id := rest[8:]
+	key := recentKeyString(owner, []byte(rest))
+	// The same id under another owner is a different key: compare owners
+	// before keys.
+	t := c.lookup("recent", key, id)
+	switch {
+	case t == nil:
+	case t.owner != owner:
+		c.problem("recent", key, "task belongs to %q", t.owner)
+	case !bytes.Equal(k, t.listKey):
+		at := binary.BigEndian.Uint64(t.listKey[len(k)-len(rest):])
+		c.problem("recent", key, "task's list time is %s", time.Unix(0, int64(at)).UTC().Format(time.RFC3339Nano))
+	case !bytes.Equal(v, t.listValue):
+		t.listed = true
+		c.problem("recent", key, "value does not match the task's status time, state and context")
+	default:
+		t.listed = true
+	}
+}
+
+func recentTask(c *checker, id string, t *taskInfo) {
+	if !t.listed {
+		_, rest, _ := parseLengthPrefixed(t.listKey)
+		c.problem("recent", recentKeyString(t.owner, []byte(rest)), "missing")
+	}
+}
+
+func countsEntry(c *checker, k, v []byte) {
+	owner, rest, ok := parseLengthPrefixed(k)
+	if !ok || rest != "" {
+		c.problem("counts", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	key := strconv.Quote(owner)
+	c.countsSeen[owner] = true
+	if len(v) != 8 {
+		c.problem("counts", key, "value does not parse")
+		return
+	}
+	n, want := binary.BigEndian.Uint64(v), c.recentOwners[owner]
+	switch {
+	case n == 0:
+		c.problem("counts", key, "is zero (the entry should be gone)")
+	case n != want:
+		c.problem("counts", key, "is %d, but the owner has %s in recent", n, entries(want))
+	}
+}
+
+func countsTask(c *checker, _ string, t *taskInfo) {
+	if n := c.recentOwners[t.owner]; n > 0 && !c.countsSeen[t.owner] {
+		c.countsSeen[t.owner] = true // reported once
+		c.problem("counts", strconv.Quote(t.owner), "missing: the owner has %s in recent", entries(n))
+	}
+}
+
+func entries(n uint64) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return strconv.FormatUint(n, 10) + " entries"
 }

@@ -9,7 +9,14 @@
 //	owners  len(owner) owner taskID         → (empty) the index by owner
 //	idem    len(owner) owner messageID      → taskID 0x00 sha256(message)
 //	expiry  updatedAt(8) taskID             → (empty) terminal tasks by age
-//	meta    "schema"                        → schema version
+//	recent  len(owner) owner listTime(8) taskID
+//	                                        → statusTime(8) len(state) state contextID
+//	                                          the listing index (list.go)
+//	counts  len(owner) owner                → count(8) of owner's entries in recent
+//	outbox  seq(8)                          → push delivery JSON (outbox.go)
+//	dead    seq(8)                          → dead letter JSON
+//	meta    "schema"                        → schema version ("3"; a "2"
+//	                                          store gets recent and counts at open)
 //
 // Every change is one transaction. Writes from concurrent callers are
 // grouped into one commit (and one fsync) by a single writer goroutine,
@@ -45,7 +52,9 @@ var (
 	bucketMeta   = []byte("meta")
 
 	keySchema     = []byte("schema")
-	schemaVersion = []byte("2")
+	schemaVersion = []byte("3")
+	// schemaV2 is the schema before the listing index; Open migrates it.
+	schemaV2 = []byte("2")
 )
 
 // ErrLocked is returned by Open when another process holds the file.
@@ -129,7 +138,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead} {
+		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -137,6 +146,11 @@ func Open(path string, opts Options) (*Store, error) {
 		meta := tx.Bucket(bucketMeta)
 		switch v := meta.Get(keySchema); {
 		case v == nil:
+			return meta.Put(keySchema, schemaVersion)
+		case bytes.Equal(v, schemaV2):
+			if err := migrateListing(tx); err != nil {
+				return fmt.Errorf("migrate store schema 2 to 3: %w", err)
+			}
 			return meta.Put(keySchema, schemaVersion)
 		case !bytes.Equal(v, schemaVersion):
 			return fmt.Errorf("store schema version %q is not supported (want %q)", v, schemaVersion)
@@ -292,6 +306,7 @@ type encoded struct {
 	value      []byte
 	events     [][]byte
 	deliveries [][]byte // push deliveries the transition queues
+	listed     []byte   // the task's key in recent before the change; nil for a new task
 }
 
 // encode assigns the events' sequence numbers after rec's and encodes
@@ -332,6 +347,9 @@ func (e *encoded) put(tx *bolt.Tx, prev a2a.TaskState) error {
 	tb := tx.Bucket(bucketTasks)
 	tb.FillPercent = appendFill
 	if err := tb.Put(id, e.value); err != nil {
+		return err
+	}
+	if err := putListing(tx, e.listed, rec); err != nil {
 		return err
 	}
 	if err := putDeliveries(tx, e.deliveries); err != nil {
@@ -391,6 +409,9 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		ob := tx.Bucket(bucketOwners)
 		ob.FillPercent = appendFill
 		if err := ob.Put(ownerKey(r.Owner, r.Task.ID), nil); err != nil {
+			return err
+		}
+		if err := addCount(tx, r.Owner, 1); err != nil {
 			return err
 		}
 		return e.put(tx, "")
@@ -484,7 +505,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 				return r, nil, dup, err
 			}
 		}
-		read, prev := r.Seq, r.State()
+		read, prev, listed := r.Seq, r.State(), listKey(r)
 		evs, err := fn(r)
 		if err != nil {
 			return nil, nil, false, err
@@ -499,6 +520,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if err != nil {
 			return nil, nil, false, err
 		}
+		e.listed = listed
 		if e.deliveries, err = deliveries(r, prev); err != nil {
 			return nil, nil, false, err
 		}
@@ -642,6 +664,9 @@ func deleteTask(tx *bolt.Tx, id string) error {
 		}
 	}
 	if err := tx.Bucket(bucketOwners).Delete(ownerKey(r.Owner, id)); err != nil {
+		return err
+	}
+	if err := deleteListing(tx, r); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bucketActive).Delete([]byte(id)); err != nil {

@@ -48,6 +48,7 @@ func check(tb testing.TB, s *boltstore.Store) {
 	if err != nil {
 		tb.Errorf("bbolt check: %v", err)
 	}
+	checkListing(tb, s.DB())
 }
 
 var ctx = context.Background()

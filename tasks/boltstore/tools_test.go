@@ -111,6 +111,10 @@ func idemValueOf(id, body string) []byte {
 
 func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
+func recentKeyOf(owner string, at time.Time, id string) []byte {
+	return ownerKeyOf(owner, string(u64(uint64(at.UnixNano())))+id)
+}
+
 func problems(r *boltstore.Report) []string {
 	out := []string{}
 	for _, p := range r.Problems {
@@ -135,14 +139,14 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 		t.Fatalf("problems in a store written by its own API:\n%s", strings.Join(problems(r), "\n"))
 	}
 	want := []boltstore.BucketKeys{
-		{"active", 3}, {"dead", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 1},
-		{"outbox", 0}, {"owners", 4}, {"tasks", 4},
+		{"active", 3}, {"counts", 2}, {"dead", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 1},
+		{"outbox", 0}, {"owners", 4}, {"recent", 4}, {"tasks", 4},
 	}
 	if diff := cmp.Diff(want, r.Buckets); diff != "" {
 		t.Errorf("buckets (-want +got):\n%s", diff)
 	}
-	if r.Schema != "2" || r.Tasks != 4 {
-		t.Errorf("schema %q, %d tasks; want 2, 4", r.Schema, r.Tasks)
+	if r.Schema != "3" || r.Tasks != 4 {
+		t.Errorf("schema %q, %d tasks; want 3, 4", r.Schema, r.Tasks)
 	}
 }
 
@@ -334,9 +338,99 @@ func TestCheckInvariants(t *testing.T) {
 			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3"])`},
 		},
 		{
-			name: "schema 3 is known",
-			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("3")) },
+			name: "schema 2 is known, without the listing index",
+			fn: func(tx *bolt.Tx) error {
+				for _, b := range []string{"recent", "counts"} {
+					if err := tx.DeleteBucket([]byte(b)); err != nil {
+						return err
+					}
+				}
+				return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("2"))
+			},
 			want: []string{},
+		},
+		{
+			name: "recent entry without a task",
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("recent")).Put(recentKeyOf("alice", seedTime, "t-0"), nil)
+			},
+			want: []string{
+				`recent "alice" 2025-01-02T03:04:05Z "t-0": no such task`,
+				`counts "alice": is 2, but the owner has 3 entries in recent`,
+			},
+		},
+		{
+			name: "stale recent entry",
+			fn: func(tx *bolt.Tx) error {
+				b := tx.Bucket([]byte("recent"))
+				v := b.Get(recentKeyOf("alice", completedAt, "t-1"))
+				if err := b.Delete(recentKeyOf("alice", completedAt, "t-1")); err != nil {
+					return err
+				}
+				return b.Put(recentKeyOf("alice", seedTime, "t-1"), v)
+			},
+			want: []string{
+				`recent "alice" 2025-01-02T03:04:05Z "t-1": task's list time is 2025-01-02T03:04:07Z`,
+				`recent "alice" 2025-01-02T03:04:07Z "t-1": missing`,
+			},
+		},
+		{
+			name: "recent entry under another owner",
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("recent")).Put(recentKeyOf("bob", completedAt, "t-1"), nil)
+			},
+			want: []string{
+				`recent "bob" 2025-01-02T03:04:07Z "t-1": task belongs to "alice"`,
+				`counts "bob": is 2, but the owner has 3 entries in recent`,
+			},
+		},
+		{
+			name: "recent value of another state",
+			fn: func(tx *bolt.Tx) error {
+				v := append(append(u64(0), byte(len("completed"))), "completedctx-t-2"...)
+				return tx.Bucket([]byte("recent")).Put(recentKeyOf("alice", seedTime, "t-2"), v)
+			},
+			want: []string{`recent "alice" 2025-01-02T03:04:05Z "t-2": value does not match the task's status time, state and context`},
+		},
+		{
+			name: "task missing from recent",
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("recent")).Delete(recentKeyOf("bob", seedTime, "t-3"))
+			},
+			want: []string{
+				`counts "bob": is 2, but the owner has 1 entry in recent`,
+				`recent "bob" 2025-01-02T03:04:05Z "t-3": missing`,
+			},
+		},
+		{
+			name: "recent key that does not parse",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("recent")).Put([]byte{1, 'x', 0}, nil) },
+			want: []string{`recent "\x01x\x00": key does not parse`},
+		},
+		{
+			name: "count off",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Put(ownerKeyOf("alice", ""), u64(5)) },
+			want: []string{`counts "alice": is 5, but the owner has 2 entries in recent`},
+		},
+		{
+			name: "count of zero",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Put(ownerKeyOf("carol", ""), u64(0)) },
+			want: []string{`counts "carol": is zero (the entry should be gone)`},
+		},
+		{
+			name: "count missing",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Delete(ownerKeyOf("bob", "")) },
+			want: []string{`counts "bob": missing: the owner has 2 entries in recent`},
+		},
+		{
+			name: "count that does not parse",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Put(ownerKeyOf("alice", ""), []byte("x")) },
+			want: []string{`counts "alice": value does not parse`},
+		},
+		{
+			name: "counts key that does not parse",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("counts")).Put([]byte{5, 'a'}, u64(1)) },
+			want: []string{`counts "\x05a": key does not parse`},
 		},
 		{
 			name: "bucket missing",

@@ -1,0 +1,179 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// Lister is a fake server.Lister.
+type Lister struct {
+	Fn func(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
+}
+
+func (l *Lister) List(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+	return l.Fn(ctx, caller, q)
+}
+
+var _ server.Lister = (*Lister)(nil)
+
+func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
+	var (
+		gotCaller tasks.Caller
+		gotQuery  tasks.ListQuery
+	)
+	lister := &Lister{Fn: func(_ context.Context, c tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+		gotCaller, gotQuery = c, q
+		return tasks.ListPage{Tasks: []a2a.Task{*task("t2"), *task("t1")}, TotalSize: 12, PageSize: 2, NextPageToken: "AQ"}, nil
+	}}
+	ts := MustServe(t, &TaskService{}, func(c *server.Config) {
+		c.Lister = lister
+		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "alice", Tiers: []string{"partner"}} }
+	})
+	body := `{"jsonrpc":"2.0","id":"l1","method":"tasks/list","params":{"context_id":"c","status":"completed","page_size":2,` +
+		`"page_token":"tok","history_length":1,"last_updated_after":"2026-03-01T12:00:00Z","include_artifacts":true}}`
+	got := rpc(t, ts, body)
+	want := `{"jsonrpc":"2.0","id":"l1","result":{"tasks":[` + taskJSON(t, task("t2")) + `,` + taskJSON(t, task("t1")) +
+		`],"total_size":12,"page_size":2,"next_page_token":"AQ"}}`
+	if string(got) != want {
+		t.Fatalf("tasks/list:\n got %s\nwant %s", got, want)
+	}
+	one := 1
+	wantQ := tasks.ListQuery{
+		ListFilter: tasks.ListFilter{ContextID: "c", State: a2a.StateCompleted, StatusAfter: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		PageSize:   2, PageToken: "tok", HistoryLength: &one, IncludeArtifacts: true,
+	}
+	if !gotQuery.StatusAfter.Equal(wantQ.StatusAfter) {
+		t.Errorf("StatusAfter = %v, want %v", gotQuery.StatusAfter, wantQ.StatusAfter)
+	}
+	gotQuery.StatusAfter, wantQ.StatusAfter = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(gotQuery, wantQ) || !reflect.DeepEqual(gotCaller, tasks.Caller{ID: "alice", Tiers: []string{"partner"}}) {
+		t.Errorf("List(%+v, %+v), want (alice, %+v)", gotCaller, gotQuery, wantQ)
+	}
+
+	// No params at all: the defaults, and every member of the result.
+	lister.Fn = func(_ context.Context, _ tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+		gotQuery = q
+		return tasks.ListPage{PageSize: 50}, nil
+	}
+	got = rpc(t, ts, `{"jsonrpc":"2.0","id":2,"method":"tasks/list"}`)
+	if want := `{"jsonrpc":"2.0","id":2,"result":{"tasks":[],"total_size":0,"page_size":50,"next_page_token":""}}`; string(got) != want {
+		t.Fatalf("tasks/list without params:\n got %s\nwant %s", got, want)
+	}
+	if !reflect.DeepEqual(gotQuery, tasks.ListQuery{}) {
+		t.Errorf("query without params = %+v, want the zero query", gotQuery)
+	}
+}
+
+func TestListErrors(t *testing.T) {
+	var calls int
+	var listErr error
+	lister := &Lister{Fn: func(context.Context, tasks.Caller, tasks.ListQuery) (tasks.ListPage, error) {
+		calls++
+		return tasks.ListPage{}, listErr
+	}}
+	ts := MustServe(t, &TaskService{}, func(c *server.Config) { c.Lister = lister })
+	tests := []struct {
+		params string
+		err    error
+		want   string
+	}{
+		{`{"page_size":101}`, nil,
+			`{"code":-32602,"message":"Invalid parameters: /page_size: must be from 1 to 100, not 101","data":{"errors":[{"message":"must be from 1 to 100, not 101","path":"/page_size"}]}}`},
+		{`[1]`, nil,
+			`{"code":-32602,"message":"Invalid parameters: /: must be an object, not an array","data":{"errors":[{"message":"must be an object, not an array","path":"/"}]}}`},
+		{`{"page_token":"x"}`, tasks.ErrPageToken,
+			`{"code":-32602,"message":"Invalid parameters: /page_token: is not a page token this server issued","data":{"errors":[{"message":"is not a page token this server issued","path":"/page_token"}]}}`},
+		{`{"page_token":"x"}`, fmt.Errorf("list: %w", tasks.ErrPageTokenQuery),
+			`{"code":-32602,"message":"Invalid parameters: /page_token: was issued for another query (other filters or another caller)","data":{"errors":[{"message":"was issued for another query (other filters or another caller)","path":"/page_token"}]}}`},
+		{`{}`, tasks.ErrClosed, `{"code":-32051,"message":"Server is shutting down; retry later"}`},
+		{`{}`, errors.New("disk on fire"), `{"code":-32603,"message":"Internal error"}`},
+	}
+	wantCalls := 0
+	for i, tc := range tests {
+		listErr = tc.err
+		if tc.err != nil {
+			wantCalls++
+		}
+		got := rpc(t, ts, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/list","params":%s}`, i, tc.params))
+		if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":%s}`, i, tc.want); string(got) != want {
+			t.Errorf("params %s, service error %v:\n got %s\nwant %s", tc.params, tc.err, got, want)
+		}
+		if calls != wantCalls {
+			t.Fatalf("params %s: lister called %d times, want %d", tc.params, calls, wantCalls)
+		}
+	}
+}
+
+func TestListTasksV1(t *testing.T) {
+	var gotQuery tasks.ListQuery
+	var listErr error
+	page := tasks.ListPage{Tasks: []a2a.Task{*task("t2"), *task("t1")}, TotalSize: 12, PageSize: 2, NextPageToken: "AQ"}
+	lister := &Lister{Fn: func(_ context.Context, _ tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+		gotQuery = q
+		return page, listErr
+	}}
+	ts := MustServe(t, &TaskService{}, func(c *server.Config) { c.Lister = lister })
+	got := rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"tenant":"x","contextId":"c","status":"TASK_STATE_WORKING",`+
+		`"pageSize":2,"pageToken":"tok","historyLength":"0","statusTimestampAfter":"2026-03-01T12:00:00Z","includeArtifacts":true}}`)
+	result, err := a2a.AppendTaskListV1(nil, page.Tasks, "AQ", 2, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":` + string(result) + `}`; string(got) != want {
+		t.Fatalf("ListTasks:\n got %s\nwant %s", got, want)
+	}
+	zero := 0
+	wantQ := tasks.ListQuery{
+		ListFilter: tasks.ListFilter{ContextID: "c", State: a2a.StateWorking, StatusAfter: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		PageSize:   2, PageToken: "tok", HistoryLength: &zero, IncludeArtifacts: true,
+	}
+	if !gotQuery.StatusAfter.Equal(wantQ.StatusAfter) {
+		t.Errorf("StatusAfter = %v, want %v", gotQuery.StatusAfter, wantQ.StatusAfter)
+	}
+	gotQuery.StatusAfter, wantQ.StatusAfter = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(gotQuery, wantQ) {
+		t.Errorf("query = %+v, want %+v", gotQuery, wantQ)
+	}
+
+	for _, tc := range []struct {
+		params string
+		err    error
+		code   int
+		msg    string
+	}{
+		{`{"pageToken":"x"}`, tasks.ErrPageToken, -32602, "Invalid parameters: /pageToken: is not a page token this server issued"},
+		{`{"pageToken":"x"}`, tasks.ErrPageTokenQuery, -32602, "Invalid parameters: /pageToken: was issued for another query (other filters or another caller)"},
+		{`{"pageSize":0.5}`, nil, -32602, "Invalid parameters: /pageSize: must be an integer"},
+		{`{"status":"working"}`, nil, -32602, `Invalid parameters: /status: must be a TaskState: a TASK_STATE_* name (such as "TASK_STATE_WORKING") or its number from 0 to 8`},
+	} {
+		listErr = tc.err
+		out := rpc(t, ts, `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":`+tc.params+`}`)
+		var resp struct {
+			Error struct {
+				Code    int
+				Message string
+			}
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.Error.Code != tc.code || resp.Error.Message != tc.msg {
+			t.Errorf("params %s, service error %v: %s; want %d %q", tc.params, tc.err, out, tc.code, tc.msg)
+		}
+	}
+
+	// Without a Lister, ListTasks is as unknown as tasks/list.
+	ts = MustServe(t, &TaskService{})
+	out := rpc(t, ts, `{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{}}`)
+	if !strings.Contains(string(out), `"code":-32601,"message":"Method not found: ListTasks"`) {
+		t.Errorf("ListTasks without a Lister: %s", out)
+	}
+}
