@@ -150,3 +150,33 @@ func TestPushConfigsNeverLoseAConcurrentChange(t *testing.T) {
 		t.Fatalf("foreign task: %v", err)
 	}
 }
+
+// TestUpdateKeepsAWebhookAddedMeanwhile: a transition racing a webhook
+// change must not write back the record it read before the change.
+func TestUpdateKeepsAWebhookAddedMeanwhile(t *testing.T) {
+	s := MustOpen(t, "")
+	if _, _, err := s.Create(ctx, key("o", "m", "m"), newRecord("t", "o", a2a.StateWorking, time.Now()), nil); err != nil {
+		t.Fatal(err)
+	}
+	added := false
+	_, _, _, err := s.Update(ctx, "o", "t", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+		if !added {
+			// The webhook lands between Update's read and its write.
+			added = true
+			if _, err := s.PushConfigs(ctx, "o", "t", func(c []a2a.PushConfig) ([]a2a.PushConfig, error) {
+				return append(c, a2a.PushConfig{ID: "w", URL: "https://x/"}), nil
+			}); err != nil {
+				return nil, err
+			}
+		}
+		r.Task.Status.State = a2a.StateCompleted
+		return []tasks.Event{statusEvent(a2a.StateCompleted)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Get(ctx, "o", "t")
+	if got.State() != a2a.StateCompleted || len(got.PushConfigs) != 1 {
+		t.Fatalf("after the race: state %s, %d webhooks; want completed with the webhook", got.State(), len(got.PushConfigs))
+	}
+}

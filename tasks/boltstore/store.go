@@ -460,8 +460,14 @@ func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, e
 
 // Get implements tasks.Store.
 func (s *Store) Get(ctx context.Context, owner, id string) (*tasks.Record, error) {
+	r, _, err := s.getRaw(ctx, owner, id)
+	return r, err
+}
+
+// getRaw is Get, with the stored value it decoded.
+func (s *Store) getRaw(ctx context.Context, owner, id string) (*tasks.Record, []byte, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var v []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -469,19 +475,19 @@ func (s *Store) Get(ctx context.Context, owner, id string) (*tasks.Record, error
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if v == nil {
-		return nil, tasks.ErrNotFound
+		return nil, nil, tasks.ErrNotFound
 	}
 	r, err := decodeRecord(id, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.Owner != owner {
-		return nil, tasks.ErrNotOwner
+		return nil, nil, tasks.ErrNotOwner
 	}
-	return r, nil
+	return r, v, nil
 }
 
 // errStale: the record changed between the read and the write.
@@ -496,7 +502,7 @@ var errBound = errors.New("idempotency key bound")
 // not, it starts again, so fn may run more than once.
 func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
 	for {
-		r, err := s.Get(ctx, owner, id)
+		r, read, err := s.getRaw(ctx, owner, id)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -505,7 +511,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 				return r, nil, dup, err
 			}
 		}
-		read, prev, listed := r.Seq, r.State(), listKey(r)
+		prev, listed := r.State(), listKey(r)
 		evs, err := fn(r)
 		if err != nil {
 			return nil, nil, false, err
@@ -529,7 +535,9 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 			if v == nil {
 				return tasks.ErrNotFound
 			}
-			if len(v) < 8 || binary.BigEndian.Uint64(v) != read {
+			// The whole value, not just its event sequence: a change of
+			// webhooks (PushConfigs) adds no event but must not be lost.
+			if !bytes.Equal(v, read) {
 				return errStale
 			}
 			if key != nil {
