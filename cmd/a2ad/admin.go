@@ -9,12 +9,56 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// addAdminRoutes adds the operator's read-only views. Until a2ad has an
-// admin listener of its own, they answer loopback callers only: they show
-// webhook URLs of every caller.
+// addAdminRoutes adds the operator's routes to the admin listener. They
+// also answer loopback callers only: they show every caller's tasks and
+// webhook URLs, so a listener bound wider by mistake shows nothing.
 func (m *Main) addAdminRoutes(e *echo.Echo) {
+	e.GET("/healthz", healthz)
+	e.GET("/readyz", m.readyz)
 	e.GET("/admin/push/dead-letters", m.deadLetters)
 	e.GET(backupPath, m.storeBackup)
+}
+
+func healthz(c echo.Context) error {
+	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// readyz answers 200 while a2ad takes work: the store is open, a
+// catalogue is loaded and it is not draining; else 503 with the reason.
+func (m *Main) readyz(c echo.Context) error {
+	reason := ""
+	switch {
+	case m.draining.Load():
+		reason = "draining"
+	case m.catalog.Load() == nil:
+		reason = "no catalogue loaded"
+	case m.store == nil || m.store.Closed():
+		reason = "store closed"
+	}
+	if reason != "" {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not_ready", "reason": reason})
+	}
+	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+// newAdmin builds the admin listener's server.
+func (m *Main) newAdmin() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Path() == "/healthz" || c.Path() == "/readyz" {
+				return next(c)
+			}
+			if err := loopbackOnly(c); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	})
+	m.addAdminRoutes(e)
+	return e
 }
 
 func loopbackOnly(c echo.Context) error {

@@ -93,6 +93,7 @@ func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
 	cfg := DefaultConfig()
 	cfg.Catalog = exampleCatalog
 	cfg.Listen = "127.0.0.1:0"
+	cfg.AdminListen = "127.0.0.1:0"
 	cfg.Store = filepath.Join(dir, "a2ad.db")
 	cfg.ShutdownGrace = 2 * time.Second
 	cfg.Keys = k.keys

@@ -20,10 +20,11 @@ import (
 type Config struct {
 	ConfigFile string
 
-	Listen  string
-	BaseURL string
-	Catalog string
-	Store   string
+	Listen      string
+	AdminListen string // "" for no admin listener
+	BaseURL     string
+	Catalog     string
+	Store       string
 
 	Tier           string
 	ExposeAll      bool
@@ -100,6 +101,7 @@ func DefaultConfig() Config {
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice")
+	fs.StringVar(&c.AdminListen, "admin-listen", c.AdminListen, "address of the admin listener (metrics, operator views, backups, reload); empty for none; keep it on loopback")
 	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "absolute http(s) URL clients reach a2ad at (default http://<listen>)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "function catalogue file (YAML or JSON)")
 	fs.StringVar(&c.Store, "store", c.Store, "bbolt file that keeps every task")

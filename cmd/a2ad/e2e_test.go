@@ -33,6 +33,7 @@ func startMain(tb testing.TB, mod func(*Config)) *Main {
 	cfg := DefaultConfig()
 	cfg.Catalog = exampleCatalog
 	cfg.Listen = "127.0.0.1:0"
+	cfg.AdminListen = "127.0.0.1:0"
 	cfg.Store = filepath.Join(tb.TempDir(), "a2ad.db")
 	cfg.ShutdownGrace = 2 * time.Second
 	if mod != nil {
@@ -279,16 +280,17 @@ func binary(tb testing.TB) string {
 
 // process is a running a2ad binary.
 type process struct {
-	cmd  *exec.Cmd
-	base string
-	logs *bytes.Buffer
-	mu   *sync.Mutex
+	cmd   *exec.Cmd
+	base  string
+	admin string // the admin listener's base URL
+	logs  *bytes.Buffer
+	mu    *sync.Mutex
 }
 
 // startBinary runs the binary on store and waits until it serves.
 func startBinary(tb testing.TB, catalog, store string, extra ...string) *process {
 	tb.Helper()
-	args := append([]string{"serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--log-level", "debug"}, extra...)
+	args := append([]string{"serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-level", "debug"}, extra...)
 	cmd := exec.Command(binary(tb), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -313,8 +315,10 @@ func startBinary(tb testing.TB, catalog, store string, extra ...string) *process
 			var entry struct {
 				Message string `json:"message"`
 				BaseURL string `json:"base_url"`
+				Admin   string `json:"admin_listen"`
 			}
 			if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "a2ad serving" {
+				p.admin = "http://" + entry.Admin
 				addr <- entry.BaseURL
 			}
 		}

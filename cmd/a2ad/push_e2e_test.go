@@ -201,7 +201,7 @@ func TestPushDeliveredWithTokenAndAuth(t *testing.T) {
 	id := task["id"].(string)
 
 	eventually(t, 10*time.Second, "notification", func() bool { return len(hook.requests()) > 0 })
-	waitOutboxEmpty(t, base, 10*time.Second)
+	waitOutboxEmpty(t, "http://"+m.AdminAddr(), 10*time.Second)
 	reqs := hook.requests()
 	if len(reqs) != 1 {
 		t.Fatalf("receiver got %d requests, want 1", len(reqs))
@@ -353,7 +353,7 @@ func TestPushMethods(t *testing.T) {
 		t.Fatalf("cancel: state %s", state(c))
 	}
 	eventually(t, 10*time.Second, "10 cancel notifications", func() bool { return len(hook.requests()) >= 10 })
-	waitOutboxEmpty(t, base, 10*time.Second)
+	waitOutboxEmpty(t, "http://"+m.AdminAddr(), 10*time.Second)
 	var tokens []string
 	for _, r := range hook.requests() {
 		if got := r.task(t); got["id"] != id || state(got) != "canceled" {
@@ -470,7 +470,7 @@ func TestPushSuccessAfter503s(t *testing.T) {
 	id := task["id"].(string)
 
 	eventually(t, 15*time.Second, "delivery after two 503s", func() bool { return len(hook.delivered()) > 0 })
-	waitOutboxEmpty(t, base, 10*time.Second)
+	waitOutboxEmpty(t, "http://"+m.AdminAddr(), 10*time.Second)
 	reqs := hook.requests()
 	var statuses []int
 	for _, r := range reqs {
@@ -485,7 +485,7 @@ func TestPushSuccessAfter503s(t *testing.T) {
 	if want := []int{503, 503, 200}; !slices.Equal(statuses, want) {
 		t.Fatalf("receiver answered %v, want %v", statuses, want)
 	}
-	if code, raw, list := getDeadLetters(t, base, ""); code != http.StatusOK || len(list.DeadLetters) != 0 {
+	if code, raw, list := getDeadLetters(t, "http://"+m.AdminAddr(), ""); code != http.StatusOK || len(list.DeadLetters) != 0 {
 		t.Fatalf("dead letters: HTTP %d %s", code, raw)
 	}
 }
@@ -516,7 +516,7 @@ func TestPushDeadLetter(t *testing.T) {
 	var raw []byte
 	eventually(t, 15*time.Second, "two dead letters", func() bool {
 		var code int
-		code, raw, list = getDeadLetters(t, base, "")
+		code, raw, list = getDeadLetters(t, "http://"+m.AdminAddr(), "")
 		return code == http.StatusOK && len(list.DeadLetters) == 2
 	})
 	byTask := map[string]int{}
@@ -552,17 +552,17 @@ func TestPushDeadLetter(t *testing.T) {
 	if first.ID >= second.ID {
 		t.Errorf("dead letters not oldest first: ids %d, %d", first.ID, second.ID)
 	}
-	if _, raw, page := getDeadLetters(t, base, "?limit=1"); len(page.DeadLetters) != 1 || page.DeadLetters[0].ID != first.ID {
+	if _, raw, page := getDeadLetters(t, "http://"+m.AdminAddr(), "?limit=1"); len(page.DeadLetters) != 1 || page.DeadLetters[0].ID != first.ID {
 		t.Errorf("limit=1: %s", raw)
 	}
-	if _, raw, page := getDeadLetters(t, base, fmt.Sprintf("?after=%d", first.ID)); len(page.DeadLetters) != 1 || page.DeadLetters[0].ID != second.ID {
+	if _, raw, page := getDeadLetters(t, "http://"+m.AdminAddr(), fmt.Sprintf("?after=%d", first.ID)); len(page.DeadLetters) != 1 || page.DeadLetters[0].ID != second.ID {
 		t.Errorf("after=%d: %s", first.ID, raw)
 	}
-	if _, raw, page := getDeadLetters(t, base, fmt.Sprintf("?after=%d", second.ID)); page.DeadLetters == nil || len(page.DeadLetters) != 0 {
+	if _, raw, page := getDeadLetters(t, "http://"+m.AdminAddr(), fmt.Sprintf("?after=%d", second.ID)); page.DeadLetters == nil || len(page.DeadLetters) != 0 {
 		t.Errorf("after the last: %s (want an empty array)", raw)
 	}
 	for _, q := range []string{"?limit=0", "?limit=1001", "?limit=x", "?after=x", "?after=-1"} {
-		if code, raw, _ := getDeadLetters(t, base, q); code != http.StatusBadRequest {
+		if code, raw, _ := getDeadLetters(t, "http://"+m.AdminAddr(), q); code != http.StatusBadRequest {
 			t.Errorf("%s: HTTP %d %s, want 400", q, code, raw)
 		}
 	}
@@ -617,7 +617,7 @@ func TestPushOrderKept(t *testing.T) {
 	close(answered)
 
 	eventually(t, 15*time.Second, "both notifications delivered", func() bool { return len(hook.delivered()) >= 2 })
-	waitOutboxEmpty(t, base, 10*time.Second)
+	waitOutboxEmpty(t, "http://"+m.AdminAddr(), 10*time.Second)
 	var seen []string
 	for _, r := range hook.requests() {
 		got := r.task(t)
@@ -667,7 +667,7 @@ func TestPushSurvivesRestart(t *testing.T) {
 	released = true
 	mu.Unlock()
 	eventually(t, 15*time.Second, "delivery after the restart", func() bool { return len(hook.delivered()) > 0 })
-	waitOutboxEmpty(t, p2.base, 10*time.Second)
+	waitOutboxEmpty(t, p2.admin, 10*time.Second)
 
 	reqs := hook.requests()
 	for i, r := range reqs {
@@ -679,7 +679,7 @@ func TestPushSurvivesRestart(t *testing.T) {
 			t.Fatalf("request %d answered 200 before the restart", i)
 		}
 	}
-	if code, raw, list := getDeadLetters(t, p2.base, ""); code != http.StatusOK || len(list.DeadLetters) != 0 {
+	if code, raw, list := getDeadLetters(t, p2.admin, ""); code != http.StatusOK || len(list.DeadLetters) != 0 {
 		t.Fatalf("dead letters: HTTP %d %s", code, raw)
 	}
 }

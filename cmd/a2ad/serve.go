@@ -52,6 +52,12 @@ type Main struct {
 	ln       net.Listener
 	served   chan error
 	baseURL  string
+
+	admin       *http.Server
+	adminLn     net.Listener
+	adminServed chan struct{}
+	// draining is set when shutdown begins: /readyz fails from then on.
+	draining atomic.Bool
 }
 
 // newLogger builds the root logger.
@@ -264,7 +270,7 @@ func (m *Main) Open(ctx context.Context) error {
 		KeepAlive:    cfg.KeepAlive,
 		Logger:       m.Logger,
 	})
-	m.addAdminRoutes(srv.Echo())
+	srv.Echo().GET("/readyz", m.readyz)
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -282,7 +288,13 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.registry != nil {
 		keys = m.registry.Keys().Len()
 	}
-	m.Logger.Info().Str("listen", ln.Addr().String()).Str("base_url", m.baseURL).
+	if cfg.AdminListen != "" {
+		if err := m.startAdmin(cfg.AdminListen); err != nil {
+			_ = m.Close()
+			return err
+		}
+	}
+	m.Logger.Info().Str("listen", ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("base_url", m.baseURL).
 		Str("catalog", cfg.Catalog).Str("catalog_version", cat.Version).Str("store", cfg.Store).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
@@ -335,6 +347,35 @@ func (m *Main) sweepBuckets() {
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
 
+// AdminAddr is the address of the admin listener, "" when there is none.
+func (m *Main) AdminAddr() string {
+	if m.adminLn == nil {
+		return ""
+	}
+	return m.adminLn.Addr().String()
+}
+
+// startAdmin starts the admin listener.
+func (m *Main) startAdmin(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("admin-listen: %w", err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes still answer loopback callers only")
+	}
+	m.adminLn = ln
+	m.admin = &http.Server{Handler: m.newAdmin(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	m.adminServed = make(chan struct{})
+	go func() {
+		defer close(m.adminServed)
+		if err := m.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Logger.Error().Err(err).Msg("admin listener stopped")
+		}
+	}()
+	return nil
+}
+
 // BaseURL is the normalised base URL the card advertises.
 func (m *Main) BaseURL() string { return m.baseURL }
 
@@ -344,6 +385,7 @@ func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
 	defer cancel()
 	var errs []error
+	m.draining.Store(true)
 	if m.service != nil {
 		m.service.Drain() // new calls get -32051 from here on
 	}
@@ -391,6 +433,16 @@ func (m *Main) Close() error {
 		if err := m.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))
 		}
+	}
+	if m.admin != nil {
+		// Last: the admin listener shows the shutdown until the end.
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := m.admin.Shutdown(sctx); err != nil {
+			_ = m.admin.Close()
+		}
+		cancel()
+		<-m.adminServed
+		m.admin = nil
 	}
 	if m.stop != nil {
 		close(m.stop)

@@ -55,6 +55,7 @@ func startMainNoCleanup(tb testing.TB, mod func(*Config)) *Main {
 	cfg := DefaultConfig()
 	cfg.Catalog = exampleCatalog
 	cfg.Listen = "127.0.0.1:0"
+	cfg.AdminListen = "127.0.0.1:0"
 	cfg.ShutdownGrace = 200 * time.Millisecond
 	cfg.RatePerSecond = 0 // these tests seed stores as fast as one client can
 	mod(&cfg)
@@ -180,7 +181,7 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 
 	out := filepath.Join(dir, "backup.db")
 	before := taskCount(t, m)
-	code, stdout, stderr := runA2AD(t, nil, "store", "backup", "--server", base, "--out", out)
+	code, stdout, stderr := runA2AD(t, nil, "store", "backup", "--server", "http://"+m.AdminAddr(), "--out", out)
 	after := taskCount(t, m)
 	// The writes go on after the backup: the copy is behind the store.
 	mark := written.Load()
@@ -198,7 +199,7 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 	size := fileSize(t, out)
 	got := lines(stdout)
 	want := append([]string{
-		fmt.Sprintf("copied %d bytes from the a2ad at %s to %s (synced to disk)", size, base, out),
+		fmt.Sprintf("copied %d bytes from the a2ad at %s to %s (synced to disk)", size, "http://"+m.AdminAddr(), out),
 		got[1], // checked ..., with the task count, which is compared below
 	}, bucketLines(t, out)...)
 	want = append(want, "no problems found")
@@ -270,7 +271,7 @@ func TestStoreToolsOnAStoreInUse(t *testing.T) {
 		{[]string{"check", "--store", path},
 			"a2ad: the store " + path + " is in use by a running a2ad: check a copy instead (a2ad store backup --server URL --out FILE copies it and checks the copy)"},
 		// A backup must not replace a live store.
-		{[]string{"backup", "--server", "http://" + m.Addr(), "--out", path},
+		{[]string{"backup", "--server", "http://" + m.AdminAddr(), "--out", path},
 			"a2ad: " + path + " is in use by a running a2ad: it is a live store, not a place for a backup"},
 	} {
 		args := append(append([]string{"store"}, tc.args...), "--lock-timeout", "100ms")
@@ -578,7 +579,7 @@ func TestStoreBackupEndpoint(t *testing.T) {
 		t.Fatalf("backup for a remote caller: %v", err)
 	}
 
-	resp, err := http.Get("http://" + m.Addr() + backupPath)
+	resp, err := http.Get("http://" + m.AdminAddr() + backupPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,13 @@ var (
 	schemaV2 = []byte("2")
 )
 
+// Closed reports whether Close has begun.
+func (s *Store) Closed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed
+}
+
 // ErrLocked is returned by Open when another process holds the file.
 var ErrLocked = errors.New("store file is in use by another process (is another a2ad running on it?)")
 
