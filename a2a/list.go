@@ -127,7 +127,13 @@ func (c *checker) stateV1(path string, raw json.RawMessage) TaskState {
 	case jsonNull:
 		return ""
 	case jsonString:
-		if st, ok := TaskStateFromV1(unquote(bytes.TrimSpace(raw))); ok {
+		name := unquote(bytes.TrimSpace(raw))
+		if name == "UNRECOGNIZED" {
+			// The JS SDK 1.x (ts-proto) sends this when its caller set
+			// no status: read it as no filter.
+			return ""
+		}
+		if st, ok := TaskStateFromV1(name); ok {
 			if st == StateUnknown { // TASK_STATE_UNSPECIFIED
 				return ""
 			}

@@ -129,6 +129,7 @@ func TestDecodeListTasksV1Good(t *testing.T) {
 		{`{"pageSize":"50","historyLength":"0","status":3}`, a2a.ListTasksParams{PageSize: 50, HistoryLength: intp(0), Status: a2a.StateCompleted}},
 		{`{"pageSize":1e2}`, a2a.ListTasksParams{PageSize: 100}},
 		{`{"status":"TASK_STATE_UNSPECIFIED"}`, a2a.ListTasksParams{}},
+		{`{"status":"UNRECOGNIZED"}`, a2a.ListTasksParams{}}, // the JS SDK's "no status"
 		{`{"status":0,"pageSize":0}`, a2a.ListTasksParams{}},
 		{`{"status":null,"pageSize":null,"historyLength":null,"statusTimestampAfter":null}`, a2a.ListTasksParams{}},
 		// snake_case members are not 1.0 fields: ignored.
