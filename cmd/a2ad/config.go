@@ -72,6 +72,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Listen:               "127.0.0.1:8080",
+		AdminListen:          "127.0.0.1:8081",
 		Store:                "a2ad.db",
 		Name:                 "a2ad",
 		Description:          "Operator functions published as A2A skills, each call a durable task.",
