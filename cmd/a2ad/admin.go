@@ -17,6 +17,7 @@ func (m *Main) addAdminRoutes(e *echo.Echo) {
 	e.GET("/readyz", m.readyz)
 	e.GET("/admin/push/dead-letters", m.deadLetters)
 	e.GET(backupPath, m.storeBackup)
+	e.POST("/admin/v1/reload", m.reloadRoute)
 }
 
 func healthz(c echo.Context) error {

@@ -100,6 +100,13 @@ type cards struct {
 	views map[string]*agentcard.Card
 }
 
+// reset drops every view: the catalogue changed.
+func (c *cards) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.views)
+}
+
 func (c *cards) view(tiers []string, public bool) (*agentcard.Card, error) {
 	key := strings.Join(tiers, "\x00")
 	if public {

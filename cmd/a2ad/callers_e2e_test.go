@@ -444,7 +444,7 @@ func TestKeysReload(t *testing.T) {
 	if s := echo(carol, "r-2"); s != http.StatusUnauthorized {
 		t.Errorf("carol before the reload: HTTP %d, want 401", s)
 	}
-	if err := k.m.Reload(); err != nil {
+	if _, err := k.m.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if s := echo(k.acme, "r-3"); s != http.StatusUnauthorized {
@@ -457,7 +457,7 @@ func TestKeysReload(t *testing.T) {
 	if err := os.WriteFile(k.keys, []byte("keys:\n  - id: carol\n    tiers: []\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.m.Reload(); err == nil {
+	if _, err := k.m.Reload(); err == nil {
 		t.Fatal("Reload of a broken file succeeded")
 	}
 	if s := echo(carol, "r-5"); s != http.StatusOK {

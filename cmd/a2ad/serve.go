@@ -58,6 +58,7 @@ type Main struct {
 	adminServed chan struct{}
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
+	reloadMu sync.Mutex // one reload at a time
 }
 
 // newLogger builds the root logger.
@@ -106,7 +107,7 @@ loop:
 			log.Error().Err(err).Msg("server stopped")
 			break loop
 		case <-hup:
-			_ = m.Reload() // it logs what it did
+			_, _ = m.Reload() // it logs what it did
 		}
 	}
 	if err := m.Close(); err != nil {
@@ -299,34 +300,6 @@ func (m *Main) Open(ctx context.Context) error {
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
 	return nil
-}
-
-// Reload puts a changed keys file in force and reopens the audit log
-// file. A keys file with problems leaves the keys in force and logs every
-// problem; Reload returns the first error.
-func (m *Main) Reload() error {
-	var errs []error
-	if m.registry != nil {
-		if err := m.registry.Reload(); err != nil {
-			var le *callers.LoadError
-			if errors.As(err, &le) {
-				for _, p := range le.Problems {
-					m.Logger.Error().Str("keys", m.Config.Keys).Str("problem", p.String()).Msg("keys file has a problem")
-				}
-			}
-			m.Logger.Error().Err(err).Str("keys", m.Config.Keys).Msg("keys file not reloaded: the previous keys stay in force")
-			errs = append(errs, err)
-		} else {
-			m.Logger.Info().Str("keys", m.Config.Keys).Int("entries", m.registry.Keys().Len()).Msg("keys reloaded")
-		}
-	}
-	if m.audit != nil {
-		if err := m.audit.Reopen(); err != nil {
-			m.Logger.Error().Err(err).Msg("audit log not reopened")
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // sweepBuckets forgets idle rate buckets until Close.
