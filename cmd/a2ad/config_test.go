@@ -315,3 +315,17 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemdExampleConfig keeps the shipped production config valid.
+func TestSystemdExampleConfig(t *testing.T) {
+	cfg, _, err := ParseConfig("serve", []string{"--config", "../../examples/systemd/a2ad.yaml"}, cfgEnv(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Keys != "/etc/a2ad/keys.yaml" || cfg.AdminListen != "127.0.0.1:8081" || cfg.ShutdownGrace != 30*time.Second || cfg.AuditLog != "/var/log/a2ad/audit.log" {
+		t.Errorf("example config read as %+v", cfg)
+	}
+}
