@@ -64,6 +64,8 @@ var (
 	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	timeRE = regexp.MustCompile(`20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	// Page tokens hold times and ids: only their presence is pinned.
+	tokenRE = regexp.MustCompile(`"(nextPageToken|next_page_token)":"[^"]+"`)
 )
 
 // normalizer replaces generated ids (numbered in order of appearance)
@@ -80,6 +82,7 @@ func (n normalizer) apply(b []byte) string {
 		return v
 	})
 	s = portRE.ReplaceAllString(s, "127.0.0.1:<port>")
+	s = tokenRE.ReplaceAllString(s, `"$1":"<token>"`)
 	return timeRE.ReplaceAllString(s, "<time>")
 }
 
@@ -213,6 +216,19 @@ func TestWireGolden(t *testing.T) {
 	record("1.0 DeleteTaskPushNotificationConfig", b)
 	_, b = v1call(t, base, "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
 	record("1.0 DeleteTaskPushNotificationConfig again (idempotent)", b)
+
+	_, b = v1call(t, base, "1.0", "ListTasks", map[string]any{"pageSize": 1, "status": "TASK_STATE_COMPLETED"})
+	record("1.0 ListTasks", b)
+	next := v1result(t, b)["nextPageToken"].(string)
+	if next == "" {
+		t.Fatal("ListTasks: no next page")
+	}
+	_, b = v1call(t, base, "1.0", "ListTasks", map[string]any{"pageSize": 1, "status": "TASK_STATE_COMPLETED", "pageToken": next, "includeArtifacts": true, "historyLength": 0})
+	record("1.0 ListTasks, page 2", b)
+	_, b = v1call(t, base, "", "tasks/list", map[string]any{"page_size": 1, "status": "completed"})
+	record("0.3 tasks/list", b)
+	_, b = v1call(t, base, "1.0", "ListTasks", map[string]any{"pageToken": "bm90LWEtdG9rZW4"})
+	record("1.0 ListTasks with a bad token", b)
 
 	// The errors 1.0 requires.
 	_, b = v1call(t, base, "1.0", "GetTask", map[string]any{"id": "no-such-task"})
