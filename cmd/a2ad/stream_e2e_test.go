@@ -180,26 +180,7 @@ func TestStreamCancelEndsWithCanceled(t *testing.T) {
 // its body.
 func postRaw(tb testing.TB, base string, body []byte, header http.Header) (*http.Response, []byte) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/a2a", bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, b
+	return postRawURL(tb, base+"/a2a", body, header)
 }
 
 func TestStreamErrorsBeforeTheStream(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -153,7 +154,9 @@ func TestVersionNegotiation(t *testing.T) {
 // postRawURL is postRaw to a full URL (with a query string).
 func postRawURL(tb testing.TB, url string, body []byte, header http.Header) (*http.Response, []byte) {
 	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		tb.Fatal(err)
 	}
