@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	goagentcard "github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/callers"
@@ -663,5 +666,52 @@ func TestAuditTrail(t *testing.T) {
 	// The audit trail is apart from the operational log.
 	if strings.Contains(k.oplog.String(), `"audit":true`) {
 		t.Error("audit records in the operational log although --audit-log names a file")
+	}
+}
+
+// TestOfficialClientWithAPIKey: the a2a-go v0.3.15 client reads the card's
+// security schemes, sends the key through its auth interceptor, and gets
+// the caller's extended card.
+func TestOfficialClientWithAPIKey(t *testing.T) {
+	k := startKeyed(t, nil)
+	ctx := context.Background()
+	card, err := goagentcard.DefaultResolver.Resolve(ctx, k.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := card.SecuritySchemes["bearer"].(goa2a.HTTPAuthSecurityScheme); !ok || !card.SupportsAuthenticatedExtendedCard {
+		t.Fatalf("a2a-go reads the card's schemes as %#v (extended card %v)", card.SecuritySchemes, card.SupportsAuthenticatedExtendedCard)
+	}
+	creds := a2aclient.NewInMemoryCredentialsStore()
+	creds.Set("s-1", "bearer", a2aclient.AuthCredential(k.acme))
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithInterceptors(&a2aclient.AuthInterceptor{Service: creds}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Destroy() })
+	sctx := a2aclient.WithSessionID(ctx, "s-1")
+
+	res, err := client.SendMessage(sctx, &goa2a.MessageSendParams{Message: skillMessage("demo::echo", map[string]any{"k": "v"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*goa2a.Task)
+	if !ok || task.Status.State != goa2a.TaskStateCompleted {
+		t.Fatalf("SendMessage: %#v", res)
+	}
+	ext, err := client.GetAgentCard(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range ext.Skills {
+		ids = append(ids, s.ID)
+	}
+	if want := []string{"demo::echo", "demo::sleep", "text::wordcount"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("extended card skills %v, want %v", ids, want)
+	}
+	// Without the session's key the server refuses the call.
+	if _, err := client.GetTask(ctx, &goa2a.TaskQueryParams{ID: task.ID}); err == nil {
+		t.Error("GetTask without a key succeeded")
 	}
 }
