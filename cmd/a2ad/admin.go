@@ -17,6 +17,7 @@ func (m *Main) addAdminRoutes(e *echo.Echo) {
 	e.GET("/readyz", m.readyz)
 	e.GET("/admin/push/dead-letters", m.deadLetters)
 	e.GET(backupPath, m.storeBackup)
+	m.addOpViewRoutes(e)
 }
 
 func healthz(c echo.Context) error {
