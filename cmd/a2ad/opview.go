@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -520,13 +521,7 @@ func (oc *opCancel) record(c echo.Context, id, owner string, outcome server.Outc
 // checkParams refuses a query parameter not in known, and one given more
 // than once: a mistyped filter must not read as "no filter".
 func checkParams(q url.Values, known ...string) error {
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range q {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(known, k) {
 			if len(known) == 0 {
 				return badRequest("unknown parameter %q: this endpoint takes none", k)
