@@ -18,6 +18,7 @@ func (m *Main) addAdminRoutes(e *echo.Echo) {
 	e.GET("/admin/push/dead-letters", m.deadLetters)
 	e.GET(backupPath, m.storeBackup)
 	e.POST("/admin/v1/reload", m.reloadRoute)
+	m.addOpViewRoutes(e)
 }
 
 func healthz(c echo.Context) error {

@@ -6,6 +6,7 @@
 //	a2ad validate  check a catalogue and its schemas
 //	a2ad keys      create and list API keys
 //	a2ad store     back up, compact or check the store file
+//	a2ad tasks     list, show or cancel the tasks of a running server
 //	a2ad version   print the version
 package main
 
@@ -44,6 +45,8 @@ Usage:
   a2ad keys create|list   manage the API keys file (see "a2ad keys help")
   a2ad store backup|compact|check [flags]
                           back up (also while the server runs), compact or check the store file (flags only)
+  a2ad tasks list|get|cancel [flags]
+                          inspect or cancel the tasks of a running a2ad (see "a2ad tasks help")
   a2ad version            print the version
 
 Run "a2ad <command> -h" for the flags. Every flag can also be set as an
@@ -69,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return keysCommand(rest, lookupEnv, stdout, stderr)
 	case "store":
 		return storeCmd(ctx, rest, stdout, stderr)
+	case "tasks":
+		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "serve", "skills", "validate":
 	default:
 		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)

@@ -1,0 +1,214 @@
+package main
+
+// The operator view's JSON: the one marshaller of its shapes. The handlers
+// (opview.go) encode these types and `a2ad tasks` (tasks.go) decodes them.
+// Their keys are locked by golden tests (testdata/wire/opview-*.golden):
+// arrays are always present ([] when empty), what may be absent is null
+// (never 0 or ""), units are in the names.
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// overviewJSON is GET /admin/v1/overview.
+type overviewJSON struct {
+	Version       string    `json:"version"`
+	StartedAt     time.Time `json:"startedAt"`
+	UptimeSeconds int64     `json:"uptimeSeconds"`
+	Catalog       struct {
+		Path          string `json:"path"`
+		Version       string `json:"version"`
+		Functions     int    `json:"functions"`
+		ExposedSkills int    `json:"exposedSkills"`
+	} `json:"catalog"`
+	// Keys is the number of entries of the keys file; null without one.
+	Keys  *int `json:"keys"`
+	Store struct {
+		Path      string `json:"path"`
+		SizeBytes int64  `json:"sizeBytes"`
+		DataBytes int64  `json:"dataBytes"`
+	} `json:"store"`
+	Tasks struct {
+		Total       int `json:"total"`
+		NonTerminal int `json:"nonTerminal"`
+		Terminal    int `json:"terminal"`
+		// ByState has every state; a state not counted (the store holds
+		// more tasks than stateCountLimit) is null.
+		ByState         map[string]*int `json:"byState"`
+		ByStateComplete bool            `json:"byStateComplete"`
+		StateCountLimit int             `json:"stateCountLimit"`
+	} `json:"tasks"`
+	Push struct {
+		OutboxDepth int `json:"outboxDepth"`
+		DeadLetters int `json:"deadLetters"`
+	} `json:"push"`
+}
+
+// taskSummaryJSON is a task in a listing.
+type taskSummaryJSON struct {
+	ID        string        `json:"id"`
+	ContextID string        `json:"contextId"`
+	State     a2a.TaskState `json:"state"`
+	// StatusTimestamp is the status's timestamp; null when it has none.
+	StatusTimestamp *string `json:"statusTimestamp"`
+	// Caller is the caller that owns the task; null for the anonymous
+	// caller.
+	Caller      *string  `json:"caller"`
+	CallerTiers []string `json:"callerTiers"`
+	// Function is the function the task calls; null while it waits for a
+	// message that names one.
+	Function *string `json:"function"`
+	// Events is the number of events in its log (the last one's seq).
+	Events    uint64    `json:"events"`
+	Webhooks  int       `json:"webhooks"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// taskListJSON is GET /admin/v1/tasks.
+type taskListJSON struct {
+	Tasks []taskSummaryJSON `json:"tasks"`
+	// NextPageToken, when not null, fetches the next page. A page may be
+	// short of limit, even empty, while it is not null.
+	NextPageToken *string `json:"nextPageToken"`
+	ScannedTasks  int     `json:"scannedTasks"`
+}
+
+// webhookJSON is a task's webhook without its secrets.
+type webhookJSON struct {
+	ID          string   `json:"id"`
+	URL         string   `json:"url"`
+	WireVersion string   `json:"wireVersion"`
+	HasToken    bool     `json:"hasToken"`
+	AuthSchemes []string `json:"authSchemes"`
+}
+
+// taskDetailJSON is the task of GET /admin/v1/tasks/{id}.
+type taskDetailJSON struct {
+	taskSummaryJSON
+	// Status is the A2A status as stored (0.3 shape, message included).
+	Status          json.RawMessage `json:"status"`
+	WebhookConfigs  []webhookJSON   `json:"webhookConfigs"`
+	MessageIDs      []string        `json:"messageIds"`
+	HistoryMessages int             `json:"historyMessages"`
+	Artifacts       int             `json:"artifacts"`
+	InputBytes      int             `json:"inputBytes"`
+}
+
+// eventJSON is one entry of a task's event log.
+type eventJSON struct {
+	Seq  uint64 `json:"seq"`
+	Kind string `json:"kind"` // "status" or "artifact"
+	// State and Timestamp are a status event's; null otherwise (or when
+	// the status has no timestamp).
+	State     *a2a.TaskState `json:"state"`
+	Timestamp *string        `json:"timestamp"`
+	// ArtifactID is an artifact event's; null otherwise.
+	ArtifactID *string `json:"artifactId"`
+	Append     bool    `json:"append"`
+	LastChunk  bool    `json:"lastChunk"`
+	// Status and Artifact are the event as stored (0.3 shapes); the one
+	// that does not apply is null.
+	Status   json.RawMessage `json:"status"`
+	Artifact json.RawMessage `json:"artifact"`
+}
+
+// taskViewJSON is GET /admin/v1/tasks/{id}, and the answer of a cancel.
+type taskViewJSON struct {
+	Task   taskDetailJSON `json:"task"`
+	Events []eventJSON    `json:"events"`
+}
+
+// deadLetterJSON is a push delivery given up on: never its token,
+// credentials or body.
+type deadLetterJSON struct {
+	ID        uint64    `json:"id"`
+	TaskID    string    `json:"taskId"`
+	ConfigID  string    `json:"configId"`
+	URL       string    `json:"url"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"lastError"`
+	CreatedAt time.Time `json:"createdAt"`
+	DeadAt    time.Time `json:"deadAt"`
+}
+
+// deadLetterListJSON is GET /admin/v1/dead-letters.
+type deadLetterListJSON struct {
+	DeadLetters   []deadLetterJSON `json:"deadLetters"`
+	NextPageToken *string          `json:"nextPageToken"`
+}
+
+// errorJSON is every error of the admin listener (echo's shape).
+type errorJSON struct {
+	Message string `json:"message"`
+}
+
+func summaryOf(r *tasks.Record) taskSummaryJSON {
+	s := taskSummaryJSON{
+		ID: r.Task.ID, ContextID: r.Task.ContextID, State: r.State(),
+		StatusTimestamp: nonEmpty(r.Task.Status.Timestamp),
+		Caller:          nonEmpty(r.Owner),
+		CallerTiers:     append(make([]string, 0, len(r.Caller().Tiers)), r.Caller().Tiers...),
+		Function:        nonEmpty(r.FunctionID),
+		Events:          r.Seq,
+		Webhooks:        len(r.PushConfigs),
+		CreatedAt:       r.CreatedAt.UTC(),
+		UpdatedAt:       r.UpdatedAt.UTC(),
+	}
+	return s
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func viewOf(r *tasks.Record, evs []tasks.Event) (*taskViewJSON, error) {
+	status, err := r.Task.Status.AppendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	d := taskDetailJSON{
+		taskSummaryJSON: summaryOf(r),
+		Status:          status,
+		WebhookConfigs:  make([]webhookJSON, 0, len(r.PushConfigs)),
+		MessageIDs:      append(make([]string, 0, len(r.MessageIDs)), r.MessageIDs...),
+		HistoryMessages: len(r.Task.History),
+		Artifacts:       len(r.Task.Artifacts),
+		InputBytes:      len(r.Input),
+	}
+	for _, pc := range r.PushConfigs {
+		w := webhookJSON{ID: pc.ID, URL: pc.URL, WireVersion: pc.Wire.String(), HasToken: pc.Token != "", AuthSchemes: []string{}}
+		if pc.Authentication != nil {
+			w.AuthSchemes = append(w.AuthSchemes, pc.Authentication.Schemes...)
+		}
+		d.WebhookConfigs = append(d.WebhookConfigs, w)
+	}
+	out := &taskViewJSON{Task: d, Events: make([]eventJSON, 0, len(evs))}
+	for _, e := range evs {
+		ev := eventJSON{Seq: e.Seq, Append: e.Append, LastChunk: e.LastChunk}
+		switch {
+		case e.Status != nil:
+			st := e.Status.State
+			ev.Kind, ev.State, ev.Timestamp = "status", &st, nonEmpty(e.Status.Timestamp)
+			if ev.Status, err = e.Status.AppendJSON(nil); err != nil {
+				return nil, err
+			}
+		case e.Artifact != nil:
+			ev.Kind, ev.ArtifactID = "artifact", &e.Artifact.ArtifactID
+			if ev.Artifact, err = e.Artifact.AppendJSON(nil); err != nil {
+				return nil, err
+			}
+		default:
+			ev.Kind = "unknown"
+		}
+		out.Events = append(out.Events, ev)
+	}
+	return out, nil
+}

@@ -1,0 +1,357 @@
+package main
+
+// a2ad tasks list|get|cancel: the operator view from the command line,
+// against a running server's admin listener. It decodes the JSON the
+// endpoints serve into the same types (opview.go), so the text and
+// --json outputs never disagree.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+)
+
+const tasksUsage = `a2ad tasks: inspect and cancel the tasks of a running a2ad, through its
+admin listener (loopback callers only).
+
+Usage:
+  a2ad tasks list [--state S] [--function F] [--caller C] [--limit N] [--page-token T] [--json]
+                          tasks, newest first; --caller "" is the anonymous caller
+  a2ad tasks get ID [--json]
+                          one task and its event log
+  a2ad tasks cancel ID    cancel a task that is not terminal, as its caller would
+
+Every command takes --server URL, the admin listener's base URL (default
+http://127.0.0.1:8081, or A2AD_ADMIN_URL). Exit codes: 0 done, 1 failed
+(unknown task, not cancelable, server unreachable), 2 bad usage.
+`
+
+// defaultAdminURL is where --admin-listen listens by default.
+const defaultAdminURL = "http://127.0.0.1:8081"
+
+// tasksCmd runs "a2ad tasks <sub> ..." and returns the exit code.
+func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, tasksUsage)
+		return 2
+	}
+	sub := args[0]
+	switch sub {
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, tasksUsage)
+		return 0
+	case "list", "get", "cancel":
+	default:
+		fmt.Fprintf(stderr, "a2ad: unknown tasks command %q\n\n%s", sub, tasksUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("a2ad tasks "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := defaultAdminURL
+	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
+		server = v
+	}
+	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
+	var (
+		asJSON                           bool
+		state, function, caller, pageTok string
+		limit                            int
+	)
+	if sub != "cancel" {
+		fs.BoolVar(&asJSON, "json", false, "print the endpoint's JSON")
+	}
+	if sub == "list" {
+		fs.StringVar(&state, "state", "", "only tasks in this state")
+		fs.StringVar(&function, "function", "", "only tasks that call this function")
+		fs.StringVar(&caller, "caller", "", `only this caller's tasks ("" for the anonymous caller)`)
+		fs.IntVar(&limit, "limit", 0, "tasks per page, 1 to 1000 (default 100)")
+		fs.StringVar(&pageTok, "page-token", "", "the next page token a previous page printed")
+	}
+	// Flags may come before or after the id.
+	var pos []string
+	rest := args[1:]
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	base, err := adminBase(server)
+	if err != nil {
+		return usageError(stderr, "tasks "+sub+": --server: "+err.Error())
+	}
+	c := &adminClient{base: base}
+
+	if sub == "list" {
+		if len(pos) > 0 {
+			return usageError(stderr, fmt.Sprintf("tasks list: unexpected argument %q (filters are flags)", pos[0]))
+		}
+		q := url.Values{}
+		for name, v := range map[string]string{"state": state, "function": function, "caller": caller, "page_token": pageTok} {
+			if set[strings.ReplaceAll(name, "_", "-")] {
+				q.Set(name, v)
+			}
+		}
+		if set["limit"] {
+			q.Set("limit", strconv.Itoa(limit))
+		}
+		var list taskListJSON
+		raw, code := c.call(ctx, http.MethodGet, "/admin/v1/tasks?"+q.Encode(), &list, "tasks list", stderr)
+		if code != 0 {
+			return code
+		}
+		if asJSON {
+			return printJSON(stdout, stderr, raw)
+		}
+		printTaskList(stdout, &list)
+		return 0
+	}
+
+	if len(pos) != 1 {
+		return usageError(stderr, fmt.Sprintf("tasks %s: give one task id (got %d arguments)", sub, len(pos)))
+	}
+	id := pos[0]
+	path := "/admin/v1/tasks/" + url.PathEscape(id)
+	var view taskViewJSON
+	if sub == "get" {
+		raw, code := c.call(ctx, http.MethodGet, path, &view, "tasks get", stderr)
+		if code != 0 {
+			return code
+		}
+		if asJSON {
+			return printJSON(stdout, stderr, raw)
+		}
+		printTaskView(stdout, &view)
+		return 0
+	}
+	if _, code := c.call(ctx, http.MethodPost, path+"/cancel", &view, "tasks cancel", stderr); code != 0 {
+		return code
+	}
+	fmt.Fprintf(stdout, "canceled task %s (caller %s, function %s): it is %s\n",
+		view.Task.ID, callerName(view.Task.Caller), orDash(view.Task.Function), view.Task.State)
+	return 0
+}
+
+// adminBase checks and normalises the admin listener's base URL.
+func adminBase(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("want the admin listener's base URL, e.g. %s, not %q", defaultAdminURL, base)
+	}
+	return strings.TrimRight(base, "/"), nil
+}
+
+// adminClient calls the operator view of one server.
+type adminClient struct{ base string }
+
+// call sends the request and decodes a 200's body into out. It returns
+// the raw body and 0, or prints the error and returns the exit code: 2
+// for a request the server calls bad (400), else 1.
+func (c *adminClient) call(ctx context.Context, method, path string, out any, what string, stderr io.Writer) ([]byte, int) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "a2ad: %s: %v\n", what, err)
+		return nil, 1
+	}
+	// No proxy: the admin listener answers loopback callers only.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "a2ad: %s: cannot reach the admin listener at %s: %v\n", what, c.base, err)
+		return nil, 1
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		fmt.Fprintf(stderr, "a2ad: %s: reading the answer: %v\n", what, err)
+		return nil, 1
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e errorJSON
+		msg := resp.Status
+		if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+			msg = e.Message
+		}
+		fmt.Fprintf(stderr, "a2ad: %s: %s (HTTP %d)\n", what, msg, resp.StatusCode)
+		if resp.StatusCode == http.StatusBadRequest {
+			return nil, 2
+		}
+		return nil, 1
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		fmt.Fprintf(stderr, "a2ad: %s: the answer is not the operator view's JSON: %v\n", what, err)
+		return nil, 1
+	}
+	return raw, 0
+}
+
+func printJSON(stdout, stderr io.Writer, raw []byte) int {
+	var b bytes.Buffer
+	if err := json.Indent(&b, bytes.TrimSpace(raw), "", "  "); err != nil {
+		fmt.Fprintln(stderr, "a2ad:", err)
+		return 1
+	}
+	b.WriteByte('\n')
+	_, _ = stdout.Write(b.Bytes())
+	return 0
+}
+
+// timeText is a time as the tables show it: UTC, to the second.
+func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func callerName(c *string) string {
+	if c == nil {
+		return "(anonymous)"
+	}
+	return *c
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+// count is n and the noun, plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func listOrDash(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ", ")
+}
+
+func printTaskList(w io.Writer, list *taskListJSON) {
+	if len(list.Tasks) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATE\tFUNCTION\tCALLER\tEVENTS\tUPDATED")
+		for _, t := range list.Tasks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.State, orDash(t.Function), callerName(t.Caller), t.Events, timeText(t.UpdatedAt))
+		}
+		tw.Flush()
+	}
+	switch {
+	case list.NextPageToken != nil && len(list.Tasks) == 0:
+		fmt.Fprintf(w, "no matching task among the %d scanned; more to scan: --page-token %s\n", list.ScannedTasks, *list.NextPageToken)
+	case list.NextPageToken != nil:
+		fmt.Fprintf(w, "more: --page-token %s\n", *list.NextPageToken)
+	case len(list.Tasks) == 0:
+		fmt.Fprintln(w, "no matching task")
+	}
+}
+
+func printTaskView(w io.Writer, v *taskViewJSON) {
+	t := &v.Task
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, val string) { fmt.Fprintf(tw, "%s\t%s\n", k, val) }
+	row("id", t.ID)
+	row("context", t.ContextID)
+	row("state", string(t.State))
+	row("status at", orDash(t.StatusTimestamp))
+	row("caller", callerName(t.Caller))
+	row("tiers", listOrDash(t.CallerTiers))
+	row("function", orDash(t.Function))
+	row("created", timeText(t.CreatedAt))
+	row("updated", timeText(t.UpdatedAt))
+	row("history", fmt.Sprintf("%s, %s, input of %s", count(t.HistoryMessages, "message"), count(t.Artifacts, "artifact"), count(t.InputBytes, "byte")))
+	row("message ids", listOrDash(t.MessageIDs))
+	if len(t.WebhookConfigs) == 0 {
+		row("webhooks", "-")
+	}
+	for i, h := range t.WebhookConfigs {
+		k := ""
+		if i == 0 {
+			k = "webhooks"
+		}
+		auth := "no token"
+		if h.HasToken {
+			auth = "token"
+		}
+		if len(h.AuthSchemes) > 0 {
+			auth += ", auth " + strings.Join(h.AuthSchemes, " ")
+		}
+		row(k, fmt.Sprintf("%s %s (A2A %s, %s)", h.ID, h.URL, h.WireVersion, auth))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tKIND\tSTATE\tTIMESTAMP\tDETAIL")
+	for _, e := range v.Events {
+		st := "-"
+		if e.State != nil {
+			st = string(*e.State)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", e.Seq, e.Kind, st, orDash(e.Timestamp), eventDetail(&e))
+	}
+	tw.Flush()
+}
+
+// eventDetail is a line about an event: a status message's first text,
+// or an artifact's id and chunking, cut to 60 characters.
+func eventDetail(e *eventJSON) string {
+	var d string
+	switch e.Kind {
+	case "status":
+		var st struct {
+			Message *struct {
+				Parts []struct {
+					Kind string `json:"kind"`
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(e.Status, &st) == nil && st.Message != nil {
+			for _, p := range st.Message.Parts {
+				if p.Kind == "text" {
+					d = strconv.Quote(p.Text)
+					break
+				}
+			}
+		}
+	case "artifact":
+		d = orDash(e.ArtifactID)
+		if e.Append {
+			d += " (append)"
+		}
+		if e.LastChunk {
+			d += " (last chunk)"
+		}
+	}
+	if utf8.RuneCountInString(d) > 60 {
+		d = string([]rune(d)[:59]) + "…"
+	}
+	if d == "" {
+		d = "-"
+	}
+	return d
+}

@@ -1,0 +1,399 @@
+package boltstore
+
+// The operator's view of a store: read-only queries behind the admin
+// endpoints. An Inspector has no method that writes, and every method is
+// one bbolt View transaction: it takes no write lock, refreshes no expiry
+// and changes no byte of the file, so looking never counts as activity.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// The bounds of the Inspector's walks, so that no request reads a huge
+// store whole.
+const (
+	// DefaultStateCountLimit is how many listing entries Overview walks to
+	// count tasks by state (about 100 bytes each, no task decoded).
+	DefaultStateCountLimit = 100_000
+	// DefaultScanLimit is how many tasks one Tasks call examines. It is
+	// above the largest page (1000), so an unfiltered page always fills.
+	DefaultScanLimit = 10_000
+)
+
+// States are the task states in the order the operator's view lists them:
+// the non-terminal ones, then the terminal ones.
+var States = []a2a.TaskState{
+	a2a.StateSubmitted, a2a.StateWorking, a2a.StateInputRequired, a2a.StateAuthRequired, a2a.StateUnknown,
+	a2a.StateCompleted, a2a.StateFailed, a2a.StateCanceled, a2a.StateRejected,
+}
+
+// Inspector reads a store for the operator's view; see Store.Inspector.
+type Inspector struct {
+	db *bolt.DB
+	// StateCountLimit bounds the walk that counts tasks by state.
+	StateCountLimit int
+	// ScanLimit bounds the tasks one Tasks call examines.
+	ScanLimit int
+}
+
+// Inspector returns a read-only view of s with the default bounds. It is
+// safe for concurrent use, and stays usable as long as s is open.
+func (s *Store) Inspector() *Inspector {
+	return &Inspector{db: s.db, StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
+}
+
+// Overview is the store at a glance.
+type Overview struct {
+	// Tasks counts every task, NonTerminal those not in a terminal state;
+	// both are exact (from the per-owner counts and the active index).
+	Tasks, NonTerminal int
+	// ByState counts tasks per state, for the states it has a key for
+	// (a counted state without tasks is there with 0): every state of
+	// States when the store holds at most StateCountLimit tasks; else the
+	// non-terminal ones when at most that many are non-terminal; else
+	// none. A state outside States, which a2ad never writes, gets its own
+	// key.
+	ByState map[a2a.TaskState]int
+	// ByStateComplete is true when ByState counts every task.
+	ByStateComplete bool
+	// FileBytes is the size of the file on disk; DataBytes the size of
+	// the database in it (the rest is space allocated ahead).
+	FileBytes, DataBytes int64
+	// OutboxDepth counts the push deliveries waiting, DeadLetters those
+	// given up on.
+	OutboxDepth, DeadLetters int
+}
+
+// Overview counts the store's tasks, deliveries and bytes, from one
+// consistent snapshot. Its cost is bounded: the per-state walk stops at
+// StateCountLimit entries, and the other counts come from bucket page
+// statistics (one read per page, not per key).
+func (in *Inspector) Overview(ctx context.Context) (*Overview, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o := &Overview{ByState: map[a2a.TaskState]int{}}
+	err := in.db.View(func(tx *bolt.Tx) error {
+		o.DataBytes = tx.Size()
+		_ = tx.Bucket(bucketCounts).ForEach(func(_, v []byte) error {
+			o.Tasks += int(countOf(v))
+			return nil
+		})
+		o.NonTerminal = tx.Bucket(bucketActive).Stats().KeyN
+		o.OutboxDepth = tx.Bucket(bucketOutbox).Stats().KeyN
+		o.DeadLetters = tx.Bucket(bucketDead).Stats().KeyN
+		limit := in.StateCountLimit
+		if limit <= 0 {
+			limit = DefaultStateCountLimit
+		}
+		switch {
+		case o.Tasks <= limit:
+			return countAll(tx, o, limit)
+		case o.NonTerminal <= limit:
+			return countNonTerminal(tx, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inspect task store: %w", err)
+	}
+	fi, err := os.Stat(in.db.Path())
+	if err != nil {
+		return nil, fmt.Errorf("inspect task store: %w", err)
+	}
+	o.FileBytes = fi.Size()
+	return o, nil
+}
+
+// countAll counts every task by state from the listing index, whose
+// values carry the state: no task is decoded. It stops at the limit even
+// if the counts bucket said there were fewer, and then counts nothing.
+func countAll(tx *bolt.Tx, o *Overview, limit int) error {
+	byState := map[a2a.TaskState]int{}
+	n := 0
+	c := tx.Bucket(bucketRecent).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if n++; n > limit {
+			return nil
+		}
+		if len(v) < 9 {
+			return fmt.Errorf("listing entry %x is malformed", k)
+		}
+		st, _, ok := entry{k, v}.stateAndContext()
+		if !ok {
+			return fmt.Errorf("listing entry %x is malformed", k)
+		}
+		byState[a2a.TaskState(st)]++
+	}
+	for _, st := range States {
+		o.ByState[st] = 0
+	}
+	for st, n := range byState {
+		o.ByState[st] = n
+	}
+	o.ByStateComplete = true
+	return nil
+}
+
+// countNonTerminal counts the tasks of the active index by state.
+func countNonTerminal(tx *bolt.Tx, o *Overview) error {
+	for _, st := range States {
+		if !st.Terminal() {
+			o.ByState[st] = 0
+		}
+	}
+	tb := tx.Bucket(bucketTasks)
+	return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
+		h, err := decodeHead(k, tb.Get(k))
+		if err != nil {
+			return err
+		}
+		o.ByState[h.Task.Status.State]++
+		return nil
+	})
+}
+
+// recordHead is the part of a stored record the filters read; decoding
+// only it skips the history, artifacts and input.
+type recordHead struct {
+	Task struct {
+		Status struct {
+			State a2a.TaskState `json:"state"`
+		} `json:"status"`
+	} `json:"task"`
+	Owner      string `json:"owner"`
+	FunctionID string `json:"functionId"`
+}
+
+func decodeHead(id, v []byte) (*recordHead, error) {
+	if v == nil {
+		return nil, fmt.Errorf("index entry points at missing task %q", id)
+	}
+	if len(v) < 8 {
+		return nil, fmt.Errorf("decode task %s: value of %d bytes", id, len(v))
+	}
+	var h recordHead
+	if err := json.Unmarshal(v[8:], &h); err != nil {
+		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	}
+	return &h, nil
+}
+
+// TaskQuery selects tasks; its zero value selects every task.
+type TaskQuery struct {
+	// State is the state to match; "" matches any.
+	State a2a.TaskState
+	// FunctionID is the function to match; "" matches any.
+	FunctionID string
+	// Owner, when not nil, is the caller to match ("" is the anonymous
+	// caller).
+	Owner *string
+}
+
+// TaskPage is one page of Tasks.
+type TaskPage struct {
+	// Tasks are the matches, by task id, highest first (a2ad's ids are
+	// time-ordered: newest created first).
+	Tasks []*tasks.Record
+	// Next, when not "", is the id to pass as after for the next page. It
+	// may be set while Tasks is short of the limit, even empty: the scan
+	// bound was reached before the page filled.
+	Next string
+	// Scanned counts the tasks examined.
+	Scanned int
+}
+
+// Tasks returns up to limit tasks that match q, with ids below after
+// ("": from the highest). It walks an index where one serves: the
+// caller's (owners) when q names an owner, else the non-terminal one
+// (active) for a non-terminal state; otherwise the tasks themselves. The
+// other filters are checked on each task, and at most ScanLimit tasks are
+// examined per call.
+func (in *Inspector) Tasks(ctx context.Context, q TaskQuery, after string, limit int) (*TaskPage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("list tasks: limit %d is not positive", limit)
+	}
+	scanLimit := in.ScanLimit
+	if scanLimit <= 0 {
+		scanLimit = DefaultScanLimit
+	}
+	page := &TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
+	var ids, vals [][]byte
+	err := in.db.View(func(tx *bolt.Tx) error {
+		tb := tx.Bucket(bucketTasks)
+		var (
+			c      *bolt.Cursor
+			prefix []byte // of the owners index; nil otherwise
+			k, v   []byte
+			direct bool // c walks the tasks, not an index
+		)
+		switch {
+		case q.Owner != nil:
+			prefix = lengthPrefixed(*q.Owner, "")
+			c = tx.Bucket(bucketOwners).Cursor()
+			end := prefixEnd(prefix)
+			if after != "" {
+				end = lengthPrefixed(*q.Owner, after)
+			}
+			k, v = below(c, end)
+		case q.State != "" && !q.State.Terminal():
+			c = tx.Bucket(bucketActive).Cursor()
+			k, v = startBelow(c, after)
+		default:
+			c, direct = tb.Cursor(), true
+			k, v = startBelow(c, after)
+		}
+		var last []byte
+		for ; k != nil; k, v = c.Prev() {
+			id := k
+			if prefix != nil {
+				if !bytes.HasPrefix(k, prefix) {
+					break
+				}
+				id = k[len(prefix):]
+			}
+			if page.Scanned == scanLimit {
+				page.Next = string(last)
+				break
+			}
+			if !direct {
+				v = tb.Get(id)
+			}
+			page.Scanned++
+			last = id
+			h, err := decodeHead(id, v)
+			if err != nil {
+				return err
+			}
+			if (q.State != "" && h.Task.Status.State != q.State) ||
+				(q.FunctionID != "" && h.FunctionID != q.FunctionID) ||
+				(q.Owner != nil && h.Owner != *q.Owner) {
+				continue
+			}
+			if len(ids) == limit {
+				// One more match exists: the next page starts below the
+				// last one returned.
+				page.Next = string(ids[len(ids)-1])
+				break
+			}
+			ids = append(ids, append([]byte(nil), id...))
+			vals = append(vals, append([]byte(nil), v...))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	for i, v := range vals {
+		r, err := decodeRecord(string(ids[i]), v)
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", err)
+		}
+		page.Tasks = append(page.Tasks, r)
+	}
+	return page, nil
+}
+
+// startBelow positions c on the last key below after, or on the last key
+// when after is "" (no key is empty: bbolt refuses empty keys).
+func startBelow(c *bolt.Cursor, after string) ([]byte, []byte) {
+	if after == "" {
+		return c.Last()
+	}
+	return below(c, []byte(after))
+}
+
+// Task returns task id, whoever owns it, with its whole event log in
+// sequence order, from one snapshot. Returns tasks.ErrNotFound if no task
+// has that id.
+func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []tasks.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	var (
+		v   []byte
+		evs [][]byte
+	)
+	err := in.db.View(func(tx *bolt.Tx) error {
+		if id == "" {
+			return nil
+		}
+		v = append(v, tx.Bucket(bucketTasks).Get([]byte(id))...)
+		if v == nil {
+			return nil
+		}
+		prefix := append([]byte(id), 0)
+		c := tx.Bucket(bucketEvents).Cursor()
+		for k, ev := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ev = c.Next() {
+			evs = append(evs, append([]byte(nil), ev...))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("inspect task %s: %w", id, err)
+	}
+	if v == nil {
+		return nil, nil, tasks.ErrNotFound
+	}
+	r, err := decodeRecord(id, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]tasks.Event, len(evs))
+	for i, b := range evs {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			return nil, nil, fmt.Errorf("decode event %d of task %s: %w", i+1, id, err)
+		}
+	}
+	return r, out, nil
+}
+
+// DeadLetters returns up to limit dead letters with ids above after,
+// oldest first, and whether more follow. Tokens, credentials and bodies
+// are never shown.
+func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) ([]DeadLetter, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	out := make([]DeadLetter, 0, min(limit, 64))
+	if after == math.MaxUint64 || limit <= 0 {
+		return out, false, nil
+	}
+	more := false
+	err := in.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketDead).Cursor()
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil; k, v = c.Next() {
+			if len(out) == limit {
+				more = true
+				break
+			}
+			var e outboxEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode dead letter %x: %w", k, err)
+			}
+			out = append(out, DeadLetter{
+				ID: binary.BigEndian.Uint64(k), TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL,
+				Attempts: e.Attempts, LastError: e.LastError, CreatedAt: e.CreatedAt, DeadAt: e.DeadAt,
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list dead letters: %w", err)
+	}
+	return out, more, nil
+}
