@@ -610,12 +610,22 @@ func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLeng
 // Cancel cancels caller's task id: it stores canceled first, then stops
 // the running call. Errors: ErrNotFound, ErrNotCancelable.
 func (s *Service) Cancel(ctx context.Context, caller Caller, id string) (*a2a.Task, error) {
+	return s.cancelTask(ctx, caller, id, "Canceled by the client")
+}
+
+// CancelByOperator is Cancel on behalf of the operator, for the task's
+// owner: the task's status says the operator canceled it.
+func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string) (*a2a.Task, error) {
+	return s.cancelTask(ctx, owner, id, "Canceled by the operator")
+}
+
+func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
 	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, func(r *Record) ([]Event, error) {
 		if r.State().Terminal() {
 			return nil, ErrNotCancelable
 		}
-		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, "Canceled by the client"))
+		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
 		s.setStatus(r, status)
 		return []Event{{Status: &status}}, nil
 	})

@@ -74,7 +74,7 @@ type opView struct {
 // canceler is the task service's cancel, which the operator's cancel
 // goes through with the task's owner.
 type canceler interface {
-	Cancel(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
+	CancelByOperator(ctx context.Context, owner tasks.Caller, id string) (*a2a.Task, error)
 }
 
 // opCancel serves the operator's cancel.
@@ -341,7 +341,7 @@ func (oc *opCancel) cancel(c echo.Context) error {
 	if err != nil {
 		return v.reply(c, nil, err)
 	}
-	_, err = oc.tasks.Cancel(ctx, r.Caller(), id)
+	_, err = oc.tasks.CancelByOperator(ctx, r.Caller(), id)
 	switch {
 	case errors.Is(err, tasks.ErrNotCancelable):
 		cur, _, gerr := v.store.Task(ctx, id)
