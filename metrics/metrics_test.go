@@ -278,3 +278,20 @@ func TestConcurrentHooks(t *testing.T) {
 		`a2ad_calls_running{function="b::y"} 0`,
 	)
 }
+
+// BenchmarkHooksOfOneSend is what one blocking message/send of a quick
+// function costs in metrics: the request, the call, the task's one
+// transition and a share of a commit.
+func BenchmarkHooksOfOneSend(b *testing.B) {
+	m := newMetrics(b, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.CallRunning("demo::echo", 1)
+			m.CallRunning("demo::echo", -1)
+			m.Transition("", a2a.StateCompleted)
+			m.Commit(6, time.Millisecond)
+			m.Request("message/send", "ok", "completed", time.Millisecond)
+		}
+	})
+}

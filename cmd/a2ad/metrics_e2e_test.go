@@ -150,7 +150,8 @@ func openMetricsMain(tb testing.TB, catalog, store string) *Main {
 }
 
 // fromAddr is a client whose requests come from the loopback address ip,
-// so that they have a rate bucket of their own.
+// so that they have a rate bucket of their own (Linux routes all of
+// 127.0.0.0/8 to the loopback interface).
 func fromAddr(ip string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
