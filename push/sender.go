@@ -66,7 +66,19 @@ type SenderConfig struct {
 	// Rand returns a number in [0, 1) for the jitter; default
 	// math/rand/v2's Float64.
 	Rand func() float64
+	// OnAttempt, when set, is told of each attempt that ended (not one
+	// Close cut short): its outcome, one of AttemptDelivered,
+	// AttemptTransient and AttemptPermanent; whether it dead-lettered
+	// the delivery; and how long the POST took. It must be quick.
+	OnAttempt func(outcome string, dead bool, d time.Duration)
 }
+
+// The outcomes of an attempt, as OnAttempt is told them.
+const (
+	AttemptDelivered = "delivered"       // a 2xx answer
+	AttemptTransient = "transient_error" // a network error, a timeout, a 5xx or 429: retried
+	AttemptPermanent = "permanent_error" // another answer or an unusable request: never retried
+)
 
 // Sender delivers the outbox's deliveries: at most Concurrency attempts
 // at once, at most one per (task, config) so that a pair's deliveries
@@ -307,7 +319,9 @@ const (
 
 // attempt makes one attempt of d and records its outcome in the outbox.
 func (s *Sender) attempt(d Delivery) {
+	start := time.Now()
 	outcome, lastErr, retryAfter := s.post(d)
+	took := time.Since(start)
 	if outcome == outcomeStopped {
 		return // the delivery stays as it was; the next sender sends it
 	}
@@ -317,7 +331,10 @@ func (s *Sender) attempt(d Delivery) {
 	defer cancel()
 
 	attempts := d.Attempts + 1
-	var err error
+	var (
+		err  error
+		dead bool
+	)
 	switch {
 	case outcome == outcomeDelivered:
 		err = s.cfg.Outbox.Delivered(ctx, d.ID)
@@ -333,6 +350,7 @@ func (s *Sender) attempt(d Delivery) {
 	default:
 		err = s.cfg.Outbox.Dead(ctx, d.ID, attempts, lastErr)
 		if err == nil {
+			dead = true
 			s.log.Warn().Str("task_id", d.TaskID).Str("config_id", d.ConfigID).Uint64("delivery_id", d.ID).
 				Str("webhook", webhookOrigin(d.URL)).Int("attempts", attempts).Str("last_error", lastErr).
 				Msg("push delivery dead-lettered")
@@ -343,6 +361,20 @@ func (s *Sender) attempt(d Delivery) {
 		s.log.Error().Err(err).Str("task_id", d.TaskID).Str("config_id", d.ConfigID).Uint64("delivery_id", d.ID).
 			Msg("record push delivery outcome")
 	}
+	if s.cfg.OnAttempt != nil {
+		s.cfg.OnAttempt(outcome.label(), dead, took)
+	}
+}
+
+// label is the outcome as OnAttempt is told it.
+func (o senderOutcome) label() string {
+	switch o {
+	case outcomeDelivered:
+		return AttemptDelivered
+	case outcomeRetry:
+		return AttemptTransient
+	}
+	return AttemptPermanent
 }
 
 // post POSTs d's body to its URL. lastErr is a short text for the outbox

@@ -121,7 +121,9 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 	if held != nil {
 		defer held()
 	} else {
+		s.met.CallQueued(fn.ID, 1)
 		release, ok := s.acquire(ctx, fn, true)
+		s.met.CallQueued(fn.ID, -1)
 		if !ok {
 			return // canceled while queued, or shutting down: the task is as it should be
 		}
@@ -242,7 +244,9 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 	started := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
 	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
+	s.met.CallRunning(fn.ID, 1)
 	res, callErr := fn.Backend.Invoke(callCtx, input)
+	s.met.CallRunning(fn.ID, -1)
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	switch cause := context.Cause(ctx); {

@@ -49,6 +49,8 @@ type Config struct {
 	StreamBuffer int
 	// Now returns the time; default time.Now.
 	Now func() time.Time
+	// Metrics receives the service's measurements; nil records none.
+	Metrics Metrics
 }
 
 // Service runs tasks. It is safe for concurrent use.
@@ -57,6 +59,7 @@ type Service struct {
 	store  Store
 	broker *Broker
 	log    zerolog.Logger
+	met    Metrics
 
 	ctx    context.Context // the lifetime of runs and background loops
 	cancel context.CancelCauseFunc
@@ -101,12 +104,16 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopMetrics{}
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Service{
 		cfg:     cfg,
 		store:   cfg.Store,
 		broker:  NewBroker(),
 		log:     cfg.Logger,
+		met:     cfg.Metrics,
 		ctx:     ctx,
 		cancel:  cancel,
 		slots:   make(chan struct{}, cfg.MaxConcurrent),
@@ -202,6 +209,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 		rec, err = s.sendNew(ctx, caller, &msg, p.PushConfig, key, id, window)
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
+			s.met.IdempotentReplay()
 		}
 	} else {
 		// A webhook sent with a message on an existing task is added to it
@@ -368,6 +376,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		// A finished task takes no more messages (A2A 1.0 says so; 0.3
 		// does the same here); a retry of one it took returns it.
 		if slices.Contains(snap.MessageIDs, key.MessageID) {
+			s.met.IdempotentReplay()
 			return snap, nil
 		}
 		return nil, ErrTaskTerminal
@@ -378,6 +387,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			return nil, err
 		}
 		if dup {
+			s.met.IdempotentReplay()
 			return rec, nil
 		}
 		return nil, ErrTaskBusy
@@ -442,6 +452,9 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	if err != nil || dup {
 		if fn != nil {
 			s.unreserve()
+		}
+		if dup {
+			s.met.IdempotentReplay()
 		}
 		return rec, err
 	}

@@ -50,6 +50,8 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 	// what is read or delivered live (or both; duplicates are skipped).
 	sub := s.broker.Subscribe(id, s.streamBuffer())
 	defer s.broker.Unsubscribe(sub)
+	s.met.Subscribers(1)
+	defer s.met.Subscribers(-1)
 	rec, err := s.store.Get(ctx, caller.ID, id)
 	if err != nil {
 		return err
@@ -78,6 +80,7 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 		select {
 		case e, ok := <-sub.C:
 			if !ok {
+				s.met.SlowSubscriberDropped()
 				return ErrSlowSubscriber
 			}
 			if e.Seq <= w.last {
@@ -124,9 +127,18 @@ func (w *watcher) catchUp(ctx context.Context) (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	sent := 0
+	defer func() { w.s.met.ReplayedEvents(sent) }()
 	for _, e := range evs {
-		if done, err := w.send(e); done || err != nil {
-			return done, err
+		done, err := w.send(e)
+		if err != nil {
+			return false, err
+		}
+		if e.Status != nil || e.Artifact != nil {
+			sent++
+		}
+		if done {
+			return true, nil
 		}
 	}
 	return false, nil

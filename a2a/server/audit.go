@@ -225,13 +225,20 @@ const (
 	maxAuditTaskID = 128
 )
 
-// writeAudit writes the call's one audit record. It never holds a
-// payload or a secret: ids, names, codes and timings only.
+// writeAudit writes the call's one audit record and tells Observe. The
+// record never holds a payload or a secret: ids, names, codes and timings
+// only.
 func (s *Server) writeAudit(ac *auditCall, reqID string) {
-	if s.cfg.Audit == nil {
+	if s.cfg.Audit == nil && s.cfg.Observe == nil {
 		return
 	}
 	outcome, reason := ac.classify()
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(ac.method, outcome, reason, time.Since(ac.start))
+		if s.cfg.Audit == nil {
+			return
+		}
+	}
 	p := ac.principal
 	ev := s.cfg.Audit.Log().
 		Str("caller", p.Caller.ID).

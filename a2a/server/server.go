@@ -55,6 +55,12 @@ type Config struct {
 	// Audit receives one record per call (see AuditLogger); nil writes
 	// none.
 	Audit *zerolog.Logger
+	// Observe, when set, is called once per call with what its audit
+	// record says: the method as the caller sent it (map it to one of
+	// Methods before using it as a label), the outcome, the reason and
+	// the duration (a stream's lasts until it ends). It runs on the
+	// request's goroutine and must be quick.
+	Observe func(method string, outcome Outcome, reason Reason, d time.Duration)
 	// ExtendedCard returns the card for an authenticated principal, for
 	// agent/getAuthenticatedExtendedCard. Nil answers that method with
 	// -32004.

@@ -11,10 +11,13 @@ import (
 
 // addAdminRoutes adds the operator's routes to the admin listener. They
 // also answer loopback callers only: they show every caller's tasks and
-// webhook URLs, so a listener bound wider by mistake shows nothing.
+// webhook URLs, so a listener bound wider by mistake shows nothing. The
+// probes and /metrics answer anyone who reaches the listener (see
+// newAdmin).
 func (m *Main) addAdminRoutes(e *echo.Echo) {
 	e.GET("/healthz", healthz)
 	e.GET("/readyz", m.readyz)
+	e.GET("/metrics", echo.WrapHandler(m.metrics.Handler()))
 	e.GET("/admin/push/dead-letters", m.deadLetters)
 	e.GET(backupPath, m.storeBackup)
 	e.POST("/admin/v1/reload", m.reloadRoute)
@@ -50,7 +53,11 @@ func (m *Main) newAdmin() *echo.Echo {
 	e.HidePort = true
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if c.Path() == "/healthz" || c.Path() == "/readyz" {
+			// Probes and Prometheus scrape from other hosts. /metrics
+			// shows counts and durations labelled from fixed sets and
+			// the catalogue's function ids: no task, caller, URL or
+			// anything a request sent.
+			if p := c.Path(); p == "/healthz" || p == "/readyz" || p == "/metrics" {
 				return next(c)
 			}
 			if err := loopbackOnly(c); err != nil {

@@ -12,9 +12,11 @@ import (
 // BenchmarkHTTPSendEcho is a blocking message/send of the builtin echo
 // through the real server over loopback HTTP, fully durable, with 16
 // clients. The load generator shares the process, so profile with
-// -cpuprofile and read the server's share.
+// -cpuprofile and read the server's share. Rate limits are off.
 func BenchmarkHTTPSendEcho(b *testing.B) {
-	m := startMain(b, nil)
+	// The load comes from one address: the default per-caller rate
+	// would refuse most of it.
+	m := startMain(b, func(c *Config) { c.RatePerSecond = 0 })
 	url := "http://" + m.Addr() + "/a2a"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var n atomic.Int64

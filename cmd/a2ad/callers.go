@@ -71,8 +71,12 @@ func remoteIP(r *http.Request) string {
 	return host
 }
 
-// gateAdmitter applies a callers.Gate to the server's principals.
-type gateAdmitter struct{ gate *callers.Gate }
+// gateAdmitter applies a callers.Gate to the server's principals, and
+// tells rejected (when set) of each refusal.
+type gateAdmitter struct {
+	gate     *callers.Gate
+	rejected func(rateLimited, serverWide bool)
+}
 
 func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 	var rate *callers.Rate
@@ -86,6 +90,9 @@ func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 	scope := "caller"
 	if d.Global {
 		scope = "server"
+	}
+	if g.rejected != nil {
+		g.rejected(d.RateLimited, d.Global)
 	}
 	return nil, &server.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
 }

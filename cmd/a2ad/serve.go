@@ -22,6 +22,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
@@ -48,6 +49,7 @@ type Main struct {
 	service  *tasks.Service
 	sender   *push.Sender
 	guard    *push.Guard
+	metrics  *metrics.Metrics
 	http     *http.Server
 	ln       net.Listener
 	served   chan error
@@ -194,12 +196,25 @@ func (m *Main) Open(ctx context.Context) error {
 		return fmt.Errorf("push-allow: %w", err)
 	}
 	m.guard = guard
-	store, err := boltstore.Open(cfg.Store, boltstore.Options{LockTimeout: cfg.StoreLockTimeout})
+	met := metrics.New(metrics.Options{Methods: server.Methods(), Version: Version(), Logger: m.Logger})
+	m.metrics = met
+	store, err := boltstore.Open(cfg.Store, boltstore.Options{
+		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
+	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	m.store = store
+	met.WatchOutbox(store)
+	// Seeded before anything writes; OnTransition keeps it from here on.
+	active, err := store.ActiveStates(ctx)
+	if err != nil {
+		ln.Close()
+		store.Close()
+		return fmt.Errorf("count tasks: %w", err)
+	}
+	met.AddTasks(active)
 	m.service = tasks.New(tasks.Config{
 		Store:             store,
 		Catalog:           m.catalog.Load,
@@ -211,6 +226,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Retention:         cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval,
 		PushGuard:         guard,
+		Metrics:           met,
 	})
 	if err := m.service.Start(ctx); err != nil {
 		ln.Close()
@@ -225,6 +241,7 @@ func (m *Main) Open(ctx context.Context) error {
 		MaxAttempts: cfg.PushMaxAttempts,
 		Concurrency: cfg.PushConcurrency,
 		Logger:      m.Logger,
+		OnAttempt:   met.PushAttempt,
 	})
 	store.SetOutboxHook(m.sender.Wake)
 	m.sender.Start()
@@ -254,6 +271,9 @@ func (m *Main) Open(ctx context.Context) error {
 	m.stop = make(chan struct{})
 	m.wg.Add(1)
 	go m.sweepBuckets()
+	observe := func(method string, outcome server.Outcome, reason server.Reason, d time.Duration) {
+		met.Request(method, string(outcome), string(reason), d)
+	}
 	srv := server.New(server.Config{
 		Tasks: m.service,
 		Card: func() server.Card {
@@ -261,8 +281,9 @@ func (m *Main) Open(ctx context.Context) error {
 			return server.Card{JSON: c.JSON, ETag: c.ETag}
 		},
 		Auth:         auth,
-		Admit:        gateAdmitter{m.gate},
+		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
 		Audit:        audit,
+		Observe:      observe,
 		ExtendedCard: extended,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Streams:      m.service,
@@ -335,7 +356,7 @@ func (m *Main) startAdmin(addr string) error {
 		return fmt.Errorf("admin-listen: %w", err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes still answer loopback callers only")
+		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")
 	}
 	m.adminLn = ln
 	m.admin = &http.Server{Handler: m.newAdmin(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

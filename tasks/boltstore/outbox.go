@@ -248,6 +248,20 @@ func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// DeadLetterCount counts the dead letters. Like OutboxDepth it walks the
+// bucket's pages, not its values.
+func (s *Store) DeadLetterCount(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketDead).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
 // PushConfigs implements tasks.Store. The write checks that the record is
 // byte for byte what was read, so concurrent changes never lose one.
 func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error) {

@@ -114,6 +114,9 @@ func TestDueKeepsOrderPerWebhook(t *testing.T) {
 	if n, _ := s.OutboxDepth(ctx); n != 2 {
 		t.Fatalf("outbox depth %d, want 2", n)
 	}
+	if n, err := s.DeadLetterCount(ctx); err != nil || n != 1 {
+		t.Fatalf("DeadLetterCount = %d, %v; want 1", n, err)
+	}
 	if tail, _ := s.DeadLetters(ctx, math.MaxUint64, 10); len(tail) != 0 {
 		t.Fatalf("dead letters after the last possible id: %+v", tail)
 	}
