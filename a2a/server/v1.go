@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -106,6 +107,13 @@ func (s *Server) dispatchV1(ctx context.Context, r *http.Request, req *a2a.Reque
 		}
 		noteTask(ctx, p.ID)
 		task, err := s.cfg.Tasks.Cancel(ctx, caller, p.ID)
+		if errors.Is(err, tasks.ErrNotCancelable) {
+			// 1.0: cancel is idempotent; a task canceled already is
+			// answered as it stands (another terminal state is not).
+			if t, gerr := s.cfg.Tasks.Get(ctx, caller, p.ID, nil); gerr == nil && t.Status.State == a2a.StateCanceled {
+				task, err = t, nil
+			}
+		}
 		if err != nil {
 			return fail(err)
 		}

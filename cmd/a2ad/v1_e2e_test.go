@@ -213,8 +213,19 @@ func TestWireGolden(t *testing.T) {
 	record("1.0 ListTaskPushNotificationConfigs", b)
 	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/list", map[string]any{"id": sleeping})
 	record("0.3 tasks/pushNotificationConfig/list", b)
+	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/set", map[string]any{
+		"taskId": sleeping, "pushNotificationConfig": map[string]any{"id": "hook-03", "url": hook.URL + "/03"}})
+	record("0.3 tasks/pushNotificationConfig/set", b)
+	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/get", map[string]any{"id": sleeping, "pushNotificationConfigId": "hook-03"})
+	record("0.3 tasks/pushNotificationConfig/get", b)
+	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/delete", map[string]any{"id": sleeping, "pushNotificationConfigId": "hook-03"})
+	record("0.3 tasks/pushNotificationConfig/delete", b)
 	_, b = v1call(t, base, "1.0", "CancelTask", map[string]any{"id": sleeping})
 	record("1.0 CancelTask", b)
+	_, b = v1call(t, base, "", "tasks/cancel", map[string]any{"id": sleeping})
+	record("0.3 tasks/cancel of a canceled task", b)
+	_, b = v1call(t, base, "1.0", "CancelTask", map[string]any{"id": sleeping})
+	record("1.0 CancelTask of a canceled task", b)
 	_, b = v1call(t, base, "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
 	record("1.0 DeleteTaskPushNotificationConfig", b)
 	_, b = v1call(t, base, "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
@@ -261,6 +272,12 @@ func TestWireGolden(t *testing.T) {
 		http.Header{"A2A-Version": {"1.0"}})
 	for _, ev := range s.rest(t) {
 		record("1.0 SendStreamingMessage event "+ev.ID, []byte(ev.Data))
+	}
+
+	// The same stream in 0.3: a task, then updates, the last with final.
+	s = openStream(t, nil, base, 10, "message/stream", sendParams("w-8", "demo::sleep", map[string]any{"seconds": 0.3}, true), nil)
+	for _, ev := range s.rest(t) {
+		record("0.3 message/stream event "+ev.ID, []byte(ev.Data))
 	}
 
 	golden(t, "methods", log.String())
