@@ -127,7 +127,11 @@ func (s *TaskStatus) AppendJSON(dst []byte) ([]byte, error) {
 }
 
 // AppendJSON appends a's JSON.
-func (a *Artifact) AppendJSON(dst []byte) ([]byte, error) {
+func (a *Artifact) AppendJSON(dst []byte) ([]byte, error) { return a.appendJSON(dst, appendParts) }
+
+// appendJSON appends a's JSON, its parts written by parts: the two wire
+// versions differ only there.
+func (a *Artifact) appendJSON(dst []byte, parts func([]byte, []Part) ([]byte, error)) ([]byte, error) {
 	dst = append(dst, `{"artifactId":`...)
 	dst = AppendString(dst, a.ArtifactID)
 	if a.Name != "" {
@@ -140,7 +144,7 @@ func (a *Artifact) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, `,"parts":`...)
 	var err error
-	if dst, err = appendParts(dst, a.Parts); err != nil {
+	if dst, err = parts(dst, a.Parts); err != nil {
 		return nil, err
 	}
 	if len(a.Extensions) > 0 {

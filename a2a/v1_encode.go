@@ -222,28 +222,7 @@ func (s *TaskStatus) AppendJSONV1(dst []byte) ([]byte, error) {
 }
 
 // AppendJSONV1 appends a's 1.0 JSON.
-func (a *Artifact) AppendJSONV1(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"artifactId":`...)
-	dst = AppendString(dst, a.ArtifactID)
-	if a.Name != "" {
-		dst = append(dst, `,"name":`...)
-		dst = AppendString(dst, a.Name)
-	}
-	if a.Description != "" {
-		dst = append(dst, `,"description":`...)
-		dst = AppendString(dst, a.Description)
-	}
-	dst = append(dst, `,"parts":`...)
-	var err error
-	if dst, err = appendPartsV1(dst, a.Parts); err != nil {
-		return nil, err
-	}
-	if len(a.Extensions) > 0 {
-		dst = append(dst, `,"extensions":`...)
-		dst = appendStrings(dst, a.Extensions)
-	}
-	return appendMetadata(dst, a.Metadata)
-}
+func (a *Artifact) AppendJSONV1(dst []byte) ([]byte, error) { return a.appendJSON(dst, appendPartsV1) }
 
 // AppendJSONV1 appends t's 1.0 JSON, the bare Task that GetTask and
 // CancelTask answer with.
