@@ -65,6 +65,7 @@ var (
 	ErrUnsupportedOp       = &Error{Code: CodeUnsupportedOperation, Message: "This operation is not supported"}
 	ErrStreamingNotSupport = &Error{Code: CodeUnsupportedOperation, Message: "Streaming is not supported"}
 	ErrExtendedCardNotConf = &Error{Code: CodeExtendedCardNotConfigured, Message: "Authenticated Extended Card is not configured"}
+	ErrListNeedsKey        = &Error{Code: CodeUnsupportedOperation, Message: "Listing tasks needs an API key: anonymous callers share one pool of tasks"}
 	ErrTaskTerminal        = &Error{Code: CodeUnsupportedOperation, Message: "Task is in a terminal state: send a message without taskId to start a new task"}
 	ErrTaskBusy            = &Error{Code: CodeUnsupportedOperation, Message: "Task is still running: wait for it to settle or cancel it"}
 	ErrServerBusy          = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later"}

@@ -37,6 +37,12 @@ type Authenticator struct {
 func (a *Authenticator) Identify(r *http.Request) (Identity, error) {
 	secret, ok := SecretFromRequest(r)
 	if !ok {
+		if presentsCredentials(r) {
+			// Basic auth, a bare "Bearer", a blank X-API-Key...: a client
+			// that meant to authenticate is told so, never served as
+			// anonymous.
+			return Identity{}, ErrBadKey
+		}
 		if a.Anonymous {
 			return Identity{Tiers: slices.Clone(a.AnonymousTiers), Anonymous: true}, nil
 		}
@@ -47,4 +53,12 @@ func (a *Authenticator) Identify(r *http.Request) (Identity, error) {
 		return Identity{}, ErrBadKey
 	}
 	return Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate}, nil
+}
+
+// presentsCredentials reports whether r carries an Authorization or an
+// X-API-Key header at all.
+func presentsCredentials(r *http.Request) bool {
+	_, auth := r.Header["Authorization"]
+	_, key := r.Header["X-Api-Key"]
+	return auth || key
 }

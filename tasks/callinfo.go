@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"strings"
 
 	"github.com/a2ad/a2ad/exposure"
 )
@@ -26,9 +27,21 @@ func WithCallInfo(ctx context.Context, info *CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, info)
 }
 
+// maxNotedID bounds a function id in CallInfo: a hidden id comes from
+// the caller.
+const maxNotedID = 128
+
 // noteDecision records the policy's decision on id, if ctx asks for it.
+// An id no function has is not recorded: it is whatever the caller sent
+// (the first word of a text, say), and may hold anything.
 func noteDecision(ctx context.Context, id string, d exposure.Reason) {
 	if info, ok := ctx.Value(callInfoKey{}).(*CallInfo); ok && info != nil {
+		if d == exposure.UnknownFunction {
+			id = ""
+		}
+		if len(id) > maxNotedID {
+			id = strings.ToValidUTF8(id[:maxNotedID], "")
+		}
 		info.FunctionID, info.Decision = id, d
 	}
 }

@@ -333,7 +333,11 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 		return got, err
 	}
 	s.broker.Publish(id, events)
-	s.log.Debug().Str("task_id", id).Str("function_id", c.FunctionID).Str("state", string(got.State())).
+	fid := "" // only an id of ours: a refused one is whatever the caller sent
+	if fn != nil {
+		fid = fn.ID
+	}
+	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
 		s.start(got, fn, held)
@@ -490,7 +494,14 @@ func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*fun
 	if d.Reason == exposure.CatalogError {
 		ev = s.log.Error()
 	}
-	ev.Str("function_id", id).Str("caller", caller.ID).Str("reason", string(d.Reason)).Msg("call denied")
+	if d.Reason == exposure.UnknownFunction {
+		// Not an id of ours but whatever the caller sent: log its size,
+		// never its text.
+		ev = ev.Int("function_id_bytes", len(id))
+	} else {
+		ev = ev.Str("function_id", id)
+	}
+	ev.Str("caller", caller.ID).Str("reason", string(d.Reason)).Msg("call denied")
 	if d.Reason == exposure.HiddenPrefix {
 		return nil, fmt.Sprintf("Function '%s' is in a reserved namespace and is never exposed as an A2A skill", id)
 	}

@@ -18,6 +18,10 @@ type Principal struct {
 	// Anonymous is true for a request without credentials, served because
 	// the operator allows anonymous callers.
 	Anonymous bool
+	// SharedOwner is true when the caller's tasks are a pool it shares
+	// with callers it cannot be told apart from (anonymous callers on a
+	// server with keys): it may not list tasks.
+	SharedOwner bool
 	// LimitKey names the caller's rate bucket and in-flight count.
 	LimitKey string
 	// PerSecond and Burst are the caller's own rate; zero means the

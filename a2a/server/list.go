@@ -46,6 +46,10 @@ func (s *Server) listPage(ctx context.Context, r *http.Request, req *a2a.Request
 		noteError(ctx, e, nil)
 		return a2a.ListTasksResult{}, e
 	}
+	if e := listRefused(ctx); e != nil {
+		noteError(ctx, e, nil)
+		return a2a.ListTasksResult{}, e
+	}
 	p, perr := a2a.DecodeListTasks(req.Params)
 	if perr != nil {
 		noteError(ctx, perr, nil)
@@ -93,4 +97,14 @@ func (s *Server) listError(ctx context.Context, method string, err error, tokenP
 	}
 	noteError(ctx, e, err)
 	return e
+}
+
+// listRefused refuses listing to a principal whose owner is shared with
+// callers it cannot be told apart from: anonymous callers beside keyed
+// ones would list each other's tasks.
+func listRefused(ctx context.Context) *a2a.Error {
+	if p, ok := principalFrom(ctx); ok && p.SharedOwner {
+		return a2a.ErrListNeedsKey
+	}
+	return nil
 }

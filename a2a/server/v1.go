@@ -207,6 +207,9 @@ func (s *Server) listV1(ctx context.Context, caller tasks.Caller, req *a2a.Reque
 	if s.cfg.Lister == nil {
 		return nil, a2a.MethodNotFound(req.Method)
 	}
+	if e := listRefused(ctx); e != nil {
+		return nil, e
+	}
 	p, perr := a2a.DecodeListTasksV1(req.Params)
 	if perr != nil {
 		return nil, perr

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -63,11 +64,34 @@ func (m *Main) newAdmin() *echo.Echo {
 			if err := loopbackOnly(c); err != nil {
 				return err
 			}
+			if err := notFromABrowserPage(c.Request()); err != nil {
+				return err
+			}
 			return next(c)
 		}
 	})
 	m.addAdminRoutes(e)
 	return e
+}
+
+// notFromABrowserPage refuses what a web page in the operator's browser
+// could send to a loopback listener: a request addressed to another host
+// name (DNS rebinding: the page's own name resolving to 127.0.0.1) or
+// carrying an Origin (a cross-site form or fetch). The CLI and curl send
+// neither.
+func notFromABrowserPage(r *http.Request) error {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if ip, err := netip.ParseAddr(host); (err != nil || !ip.Unmap().IsLoopback()) && !strings.EqualFold(host, "localhost") {
+		return echo.NewHTTPError(http.StatusForbidden, "admin endpoints answer requests addressed to a loopback host (127.0.0.1, ::1 or localhost) only")
+	}
+	if r.Header.Get("Origin") != "" {
+		return echo.NewHTTPError(http.StatusForbidden, "admin endpoints refuse requests from web pages (an Origin header)")
+	}
+	return nil
 }
 
 func loopbackOnly(c echo.Context) error {

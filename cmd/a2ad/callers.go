@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -31,10 +32,14 @@ func (k keyAuth) Authenticate(r *http.Request) (server.Principal, server.AuthRes
 		return server.Principal{}, server.NoCredentials
 	case err != nil:
 		// Log the failure (spec §13), never the key it presented.
-		k.log.Info().Str("remote_ip", remoteIP(r)).Msg("request with an invalid API key refused")
+		// Debug: the audit trail records every refusal; a flood of bad
+		// keys must not flood the operational log.
+		k.log.Debug().Str("remote_ip", remoteIP(r)).Msg("request with an invalid API key refused")
 		return server.Principal{}, server.BadCredentials
 	}
-	return principalOf(id, r), server.Authenticated
+	p := principalOf(id, r)
+	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
+	return p, server.Authenticated
 }
 
 // anonymousAuth serves every request as the anonymous caller: a server
@@ -55,12 +60,23 @@ func principalOf(id callers.Identity, r *http.Request) server.Principal {
 		LimitKey:  "key:" + id.CallerID,
 	}
 	if id.Anonymous {
-		p.LimitKey = "anon:" + remoteIP(r)
+		p.LimitKey = "anon:" + addressKey(remoteIP(r))
 	}
 	if id.Rate != nil {
 		p.PerSecond, p.Burst = id.Rate.PerSecond, id.Rate.Burst
 	}
 	return p
+}
+
+// addressKey is the rate bucket of an address: IPv6 clients are given
+// whole /64s, so rotating addresses in one gains nothing.
+func addressKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return ip
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 func remoteIP(r *http.Request) string {

@@ -264,8 +264,8 @@ func TestAuthentication(t *testing.T) {
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}}`},
 		{"unknown key", http.Header{"Authorization": {"Bearer a2ad_nope"}}, `Bearer realm="a2ad", error="invalid_token"`,
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Invalid API key"}}`},
-		{"basic auth is not a key", http.Header{"Authorization": {"Basic YTpi"}}, `Bearer realm="a2ad"`,
-			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}}`},
+		{"basic auth is not a key", http.Header{"Authorization": {"Basic YTpi"}}, `Bearer realm="a2ad", error="invalid_token"`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Invalid API key"}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": get})
@@ -320,9 +320,28 @@ func TestAnonymousAccessAndTheExtendedCard(t *testing.T) {
 		string(body) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32054,"message":"Authentication required: the extended card is served to callers with an API key"}}` {
 		t.Errorf("anonymous extended card: HTTP %d %q %s", status, h.Get("WWW-Authenticate"), body)
 	}
-	// A bad key is refused, never downgraded to anonymous.
+	// A bad key, or credentials a2ad does not take, are refused, never
+	// downgraded to anonymous.
 	if status, _, _ := k.call(t, "a2ad_wrong", "message/send", sendParams("a-2", "demo::echo", map[string]any{}, true)); status != http.StatusUnauthorized {
 		t.Errorf("bad key with anonymous access on: HTTP %d, want 401", status)
+	}
+	for _, h := range []http.Header{
+		{"Authorization": {"Basic YTpi"}}, {"Authorization": {"Token " + k.acme}}, {"Authorization": {"Bearer"}}, {"X-Api-Key": {""}},
+	} {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": "x"}})
+		if resp, _ := postRaw(t, k.base, body, h); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%v with anonymous access on: HTTP %d, want 401", h, resp.StatusCode)
+		}
+	}
+	// Anonymous callers share one pool of tasks: they may not list it.
+	for _, method := range []string{"tasks/list", "ListTasks"} {
+		_, _, body := k.call(t, "", method, map[string]any{})
+		if !bytes.Contains(body, []byte(`"code":-32004,"message":"Listing tasks needs an API key: anonymous callers share one pool of tasks"`)) {
+			t.Errorf("anonymous %s: %s", method, body)
+		}
+	}
+	if _, _, body := k.call(t, k.acme, "tasks/list", map[string]any{}); !bytes.Contains(body, []byte(`"result"`)) {
+		t.Errorf("acme's tasks/list: %s", body)
 	}
 }
 
@@ -597,6 +616,10 @@ func TestAuditTrail(t *testing.T) {
 	k.ok(t, k.acme, "message/send", sendParams("a-2", "pricing::quote", map[string]any{"sku": marker}, true)) // denied: tier
 	k.ok(t, k.acme, "message/send", sendParams("a-3", "engine::status", map[string]any{}, true))              // denied: hidden
 	k.ok(t, k.acme, "tasks/get", map[string]any{"id": "no-such-task"})
+	// A text naming an unknown "skill": its first word is the caller's
+	// and may hold anything, so it stays out of the record.
+	k.ok(t, k.acme, "message/send", map[string]any{"message": map[string]any{"kind": "message", "messageId": "a-5", "role": "user",
+		"parts": []any{map[string]any{"kind": "text", "text": "token::" + marker + " and more"}}}})
 	k.call(t, "a2ad_bogus_"+marker, "tasks/get", map[string]any{"id": "x"})
 	fail := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("a-4", "demo::sleep", map[string]any{"seconds": 30}, false)))
 	k.ok(t, k.acme, "tasks/cancel", map[string]any{"id": fail["id"]})
@@ -631,6 +654,7 @@ func TestAuditTrail(t *testing.T) {
 	for reason, fields := range map[string]map[string]any{
 		"denied_tier":     {"function_id": "pricing::quote", "decision": "tier_mismatch", "outcome": "policy_denied", "state": "rejected"},
 		"denied_hidden":   {"function_id": "engine::status", "decision": "hidden_prefix", "outcome": "policy_denied"},
+		"denied_unknown":  {"function_id": "", "decision": "unknown_function", "outcome": "policy_denied"},
 		"not_found":       {"task_id": "no-such-task", "outcome": "client_error", "code": float64(-32001)},
 		"unauthenticated": {"caller": "", "outcome": "transport_denied", "rpc_method": "", "code": float64(-32054)},
 		"canceled":        {"rpc_method": "tasks/cancel", "task_id": fail["id"], "outcome": "ok"},
@@ -713,5 +737,19 @@ func TestOfficialClientWithAPIKey(t *testing.T) {
 	// Without the session's key the server refuses the call.
 	if _, err := client.GetTask(ctx, &goa2a.TaskQueryParams{ID: task.ID}); err == nil {
 		t.Error("GetTask without a key succeeded")
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1":            "127.0.0.1",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::9": "2001:db8:1:2::/64",
+		"::ffff:192.0.2.1":     "::ffff:192.0.2.1",
+		"not an address":       "not an address",
+	} {
+		if got := addressKey(in); got != want {
+			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -287,6 +287,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("push-concurrency: must be positive, not %d", c.PushConcurrency)
 	case c.AllowAnonymous && c.Keys == "":
 		return errors.New("allow-anonymous: only means something with --keys (without keys every caller is anonymous)")
+	case c.AllowAnonymous && len(c.anonymousTiers()) == 0:
+		// Without a tier, anonymous callers would see every skill the
+		// server shows, more than any key.
+		return errors.New("allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)")
 	case c.RatePerSecond < 0 || math.IsNaN(c.RatePerSecond) || math.IsInf(c.RatePerSecond, 0):
 		return fmt.Errorf("rate: must be a finite number >= 0, not %v", c.RatePerSecond)
 	case c.RatePerSecond > 0 && c.RateBurst < 1:

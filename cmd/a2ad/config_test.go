@@ -329,3 +329,19 @@ func TestSystemdExampleConfig(t *testing.T) {
 		t.Errorf("example config read as %+v", cfg)
 	}
 }
+
+func TestAllowAnonymousNeedsATier(t *testing.T) {
+	c := DefaultConfig()
+	c.Catalog, c.Keys, c.AllowAnonymous = "c.yaml", "k.yaml", true
+	if err := c.Validate(); err == nil || err.Error() != "allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)" {
+		t.Fatalf("Validate = %v", err)
+	}
+	c.AnonymousTiers = " , "
+	if err := c.Validate(); err == nil {
+		t.Fatal("a blank --anonymous-tier passed")
+	}
+	c.AnonymousTiers = "public"
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -271,4 +272,47 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged tasks: %d completed, %d failed as interrupted (not retry-safe)", len(acked), completed, failedInterrupted)
+}
+
+// TestAdminRefusesBrowserPages: a page in the operator's browser can
+// neither rebind a name to the admin listener nor post to it.
+func TestAdminRefusesBrowserPages(t *testing.T) {
+	m := startMain(t, nil)
+	admin := "http://" + m.AdminAddr()
+	get := func(path string, h http.Header, host string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, admin+path, nil)
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tt := range []struct {
+		name, path, host string
+		h                http.Header
+		code             int
+		body             string
+	}{
+		{"plain", "/admin/v1/overview", "", nil, http.StatusOK, ""},
+		{"localhost", "/admin/v1/overview", "localhost:8081", nil, http.StatusOK, ""},
+		{"rebound name", "/admin/v1/overview", "evil.example:8081", nil, http.StatusForbidden,
+			`{"message":"admin endpoints answer requests addressed to a loopback host (127.0.0.1, ::1 or localhost) only"}`},
+		{"cross-site", "/admin/store/backup", "", http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden,
+			`{"message":"admin endpoints refuse requests from web pages (an Origin header)"}`},
+		{"probes answer anyone", "/readyz", "evil.example", nil, http.StatusOK, `{"status":"ready"}`},
+		{"metrics answer anyone", "/metrics", "evil.example", nil, http.StatusOK, ""},
+	} {
+		code, body := get(tt.path, tt.h, tt.host)
+		if code != tt.code || (tt.body != "" && strings.TrimSpace(body) != tt.body) {
+			t.Errorf("%s: %d %s", tt.name, code, body)
+		}
+	}
 }
