@@ -68,7 +68,11 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 			return emit(StreamEvent{Seq: rec.Seq, Status: w.status(&st)})
 		}
 	} else {
-		w.last = *after
+		// An id past the task's last event (one from a store since
+		// restored from a backup, say) counts as the last event: the
+		// client then gets every event from here on, and a stream of a
+		// finished task ends, rather than skipping them all.
+		w.last = min(*after, rec.Seq)
 		if done, err := w.catchUp(ctx); done || err != nil {
 			return err
 		}

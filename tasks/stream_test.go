@@ -314,3 +314,39 @@ func TestProgressDuringSpeculationIsKept(t *testing.T) {
 		t.Fatalf("events %s", s)
 	}
 }
+
+// TestWatchAfterAnIDPastTheEnd: a resume id past the task's last event
+// (from a store since restored, say) does not swallow the live events:
+// the stream still ends at the final one.
+func TestWatchAfterAnIDPastTheEnd(t *testing.T) {
+	release := make(chan struct{})
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", blockingBackend(release)))
+	task, err := e.svc.Send(ctx, tasks.Caller{}, sendNonBlocking(dataMsg("m1", "demo::slow", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() {
+		far := uint64(1000)
+		got, err := collect(t, e, task.ID, &far)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- got
+	}()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	select {
+	case got := <-done:
+		if len(got) == 0 || !strings.HasSuffix(got[len(got)-1], ":completed:final") {
+			t.Fatalf("events after id 1000: %v, want the live events to the final one", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end at the task's final event")
+	}
+}
+
+func sendNonBlocking(m a2a.Message) a2a.SendParams {
+	no := false
+	return a2a.SendParams{Message: m, Blocking: &no}
+}

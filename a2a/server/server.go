@@ -262,8 +262,11 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	// must be one a2ad speaks.
 	ver, verr := requestVersion(r)
 	wire := ver
-	if isV1Method(req.Method) {
+	switch {
+	case isV1Method(req.Method):
 		wire = a2a.V10
+	case is03Method(req.Method):
+		wire = a2a.V03 // the method name picks the shapes, errors included
 	}
 	// Every request takes a token, a malformed one too.
 	if s.cfg.Admit != nil {

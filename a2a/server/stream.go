@@ -248,11 +248,19 @@ func (sw *sseWriter) start() {
 	}
 }
 
+// sseWriteTimeout bounds one write to a stream: a client that keeps the
+// connection open but stops reading is cut off, rather than holding its
+// handler, keep-alive goroutine and in-flight slot until shutdown.
+const sseWriteTimeout = 30 * time.Second
+
 // write writes and flushes; the caller holds mu (or owns sw alone).
 func (sw *sseWriter) write(b []byte) {
 	if sw.failed {
 		return
 	}
+	// Not every ResponseWriter supports deadlines (a test recorder does
+	// not); the stream works without one.
+	_ = http.NewResponseController(sw.w).SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := sw.w.Write(b); err != nil {
 		sw.failed = true
 		return

@@ -23,6 +23,18 @@ func isV1Method(m string) bool {
 	return false
 }
 
+// is03Method reports whether m is an A2A 0.3 method name (or a2a-go's
+// tasks/list).
+func is03Method(m string) bool {
+	switch m {
+	case "message/send", "message/stream", "tasks/get", "tasks/list", "tasks/cancel", "tasks/resubscribe",
+		"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete", "agent/getAuthenticatedExtendedCard":
+		return true
+	}
+	return false
+}
+
 // requestVersion reads the A2A-Version header, else the query parameter
 // of that name; missing or empty means 0.3.
 func requestVersion(r *http.Request) (a2a.Version, *a2a.Error) {

@@ -91,14 +91,16 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(400)
 	}
+	// SIGHUP before Open: a reload asked for while a2ad starts (logrotate,
+	// say) waits for it rather than killing the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	m := &Main{Config: cfg, Logger: log}
 	if err := m.Open(ctx); err != nil {
 		printLoadError(stderr, err)
 		return 1
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 loop:
 	for {
 		select {
@@ -121,7 +123,13 @@ loop:
 
 // Open loads the catalogue, opens the store, recovers interrupted tasks
 // and starts serving.
-func (m *Main) Open(ctx context.Context) error {
+func (m *Main) Open(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil && m.audit != nil {
+			_ = m.audit.Close() // opened before the step that failed
+			m.audit = nil
+		}
+	}()
 	cfg := m.Config
 	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
 	if err != nil {
@@ -423,13 +431,10 @@ func (m *Main) Close() error {
 		}
 		cancel()
 	}
-	if m.store != nil {
-		if err := m.store.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close store: %w", err))
-		}
-	}
 	if m.admin != nil {
-		// Last: the admin listener shows the shutdown until the end.
+		// Before the store: it waits for the read transactions of backups in
+		// flight, which end with the admin listener's requests. Until here,
+		// the admin listener showed the drain.
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		if err := m.admin.Shutdown(sctx); err != nil {
 			_ = m.admin.Close()
@@ -437,6 +442,11 @@ func (m *Main) Close() error {
 		cancel()
 		<-m.adminServed
 		m.admin = nil
+	}
+	if m.store != nil {
+		if err := m.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: %w", err))
+		}
 	}
 	if m.stop != nil {
 		close(m.stop)
