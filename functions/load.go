@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,40 +124,11 @@ func (l *loader) add(n *yaml.Node, ptr, format string, args ...any) {
 	l.problems = append(l.problems, p)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// parserProblems are the messages of the YAML parser (as opposed to its
-// scanner). For these the yaml package reports the line where the
-// enclosing construct starts, counted from 0, so syntaxProblem adds one.
-var parserProblems = map[string]bool{
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected <document start>": true,
-	"did not find expected <stream-start>":   true,
-	"did not find expected key":              true,
-	"did not find expected node content":     true,
-	"found duplicate %TAG directive":         true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
 // syntaxProblem records a YAML syntax error, with its line when the
 // parser gave one.
 func (l *loader) syntaxProblem(err error) {
-	msg := err.Error()
-	var line int
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-		if parserProblems[msg] {
-			line++
-		}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	l.problems = append(l.problems, Problem{Line: line, Message: "not valid YAML: " + msg})
+	line, msg := yamlnode.SyntaxError(err)
+	l.problems = append(l.problems, Problem{Line: line, Message: msg})
 }
 
 // load reads the file and checks it; it returns the good functions, and

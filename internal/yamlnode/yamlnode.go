@@ -6,6 +6,7 @@ package yamlnode
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -100,4 +101,39 @@ func JoinProblems[P fmt.Stringer](path string, problems []P) string {
 		b.WriteString(p.String())
 	}
 	return b.String()
+}
+
+var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parserProblems are the messages of the YAML parser (as opposed to its
+// scanner). For these the yaml package reports the line where the
+// enclosing construct starts, counted from 0, so SyntaxError adds one.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// SyntaxError splits a YAML syntax error into its 1-based line (0 when
+// the parser gave none) and its message, as "not valid YAML: ...".
+func SyntaxError(err error) (line int, message string) {
+	msg := err.Error()
+	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+		if parserProblems[msg] {
+			line++
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return line, "not valid YAML: " + msg
 }

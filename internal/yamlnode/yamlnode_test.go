@@ -52,3 +52,23 @@ func TestLookupAndKind(t *testing.T) {
 		t.Error("Lookup of a missing key found something")
 	}
 }
+
+func TestSyntaxError(t *testing.T) {
+	for _, tt := range []struct {
+		doc     string
+		line    int
+		message string
+	}{
+		{"a: [1, 2\n", 2, "not valid YAML: did not find expected ',' or ']'"},
+		{"a: b\n\tc: d\n", 2, "not valid YAML: found a tab character that violates indentation"},
+	} {
+		var n yaml.Node
+		err := yaml.Unmarshal([]byte(tt.doc), &n)
+		if err == nil {
+			t.Fatalf("%q parsed", tt.doc)
+		}
+		if line, msg := yamlnode.SyntaxError(err); line != tt.line || msg != tt.message {
+			t.Errorf("%q: line %d %q, want %d %q", tt.doc, line, msg, tt.line, tt.message)
+		}
+	}
+}
