@@ -13,7 +13,8 @@ import (
 
 // MemOutbox is an in-memory push.Outbox for tests. It keeps the real
 // outbox's rules (Due returns at most one delivery per (task, config):
-// the lowest ID, if it is due) and records every call.
+// the lowest ID, if it is due) and records every call but Request's.
+// Request hands out the request fields of the delivery as added.
 type MemOutbox struct {
 	// DueErr, when set, is called at the start of every Due; a non-nil
 	// result is returned as Due's error. Set it before the sender starts.
@@ -23,6 +24,7 @@ type MemOutbox struct {
 	nextID  uint64
 	pending map[uint64]push.Delivery
 	dead    []push.Delivery
+	gone    map[uint64]bool
 	done    []uint64 // delivered IDs, in order
 	calls   []OutboxCall
 }
@@ -35,6 +37,8 @@ type OutboxCall struct {
 	Limit int
 	// Delivered's, Retry's and Dead's arguments.
 	ID       uint64
+	Seq      uint64 // Delivered only
+	URL      string // Dead only
 	Attempts int
 	Next     time.Time // Retry only
 	LastErr  string
@@ -44,7 +48,14 @@ var _ push.Outbox = (*MemOutbox)(nil)
 
 // NewMemOutbox returns an empty outbox.
 func NewMemOutbox() *MemOutbox {
-	return &MemOutbox{pending: make(map[uint64]push.Delivery)}
+	return &MemOutbox{pending: make(map[uint64]push.Delivery), gone: make(map[uint64]bool)}
+}
+
+// Gone makes delivery id's task gone: Request drops it with push.ErrGone.
+func (o *MemOutbox) Gone(id uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.gone[id] = true
 }
 
 // Add stores d with the next ID and returns that ID. A zero NextAt makes
@@ -93,11 +104,30 @@ func (o *MemOutbox) Due(ctx context.Context, now time.Time, limit int) ([]push.D
 	return due, nil
 }
 
-// Delivered implements push.Outbox. It fails if id is not pending.
-func (o *MemOutbox) Delivered(ctx context.Context, id uint64) error {
+// Request implements push.Outbox. It fails if d is not pending.
+func (o *MemOutbox) Request(ctx context.Context, d *push.Delivery) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.calls = append(o.calls, OutboxCall{Method: "Delivered", ID: id})
+	p, ok := o.pending[d.ID]
+	switch {
+	case !ok:
+		return fmt.Errorf("request: no pending delivery %d", d.ID)
+	case o.gone[d.ID]:
+		delete(o.pending, d.ID)
+		return push.ErrGone
+	}
+	d.URL, d.Token, d.Auth, d.Body, d.ContentType, d.Seq = p.URL, p.Token, p.Auth, p.Body, p.ContentType, p.Seq
+	return nil
+}
+
+// Delivered implements push.Outbox. It fails if id is not pending.
+func (o *MemOutbox) Delivered(ctx context.Context, id, seq uint64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, OutboxCall{Method: "Delivered", ID: id, Seq: seq})
 	if _, ok := o.pending[id]; !ok {
 		return fmt.Errorf("delivered: no pending delivery %d", id)
 	}
@@ -121,10 +151,10 @@ func (o *MemOutbox) Retry(ctx context.Context, id uint64, attempts int, next tim
 }
 
 // Dead implements push.Outbox. It fails if id is not pending.
-func (o *MemOutbox) Dead(ctx context.Context, id uint64, attempts int, lastErr string) error {
+func (o *MemOutbox) Dead(ctx context.Context, id uint64, url string, attempts int, lastErr string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.calls = append(o.calls, OutboxCall{Method: "Dead", ID: id, Attempts: attempts, LastErr: lastErr})
+	o.calls = append(o.calls, OutboxCall{Method: "Dead", ID: id, URL: url, Attempts: attempts, LastErr: lastErr})
 	d, ok := o.pending[id]
 	if !ok {
 		return fmt.Errorf("dead: no pending delivery %d", id)

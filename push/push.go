@@ -2,8 +2,14 @@ package push
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrGone is returned by Outbox.Request when a delivery has nothing left
+// to deliver: its task is gone (expired) or no longer has the webhook.
+// The outbox has dropped the delivery by then.
+var ErrGone = errors.New("push delivery gone: its task or webhook no longer exists")
 
 // Auth is how a webhook wants a2ad to authenticate: the first scheme of
 // Schemes with Credentials, sent as "Authorization: <scheme> <credentials>".
@@ -12,14 +18,23 @@ type Auth struct {
 	Credentials string
 }
 
-// Delivery is one notification to send: a POST of Body to URL.
+// Delivery is one notification to send: a POST of Body to URL. Due fills
+// in what identifies and schedules it; Request fills in the request, from
+// the task as it stands when it is sent.
 type Delivery struct {
 	// ID orders deliveries: for one (TaskID, ConfigID), a lower ID is
 	// sent first.
 	ID       uint64
 	TaskID   string
 	ConfigID string
-	URL      string
+	// Attempts made so far.
+	Attempts int
+	// NextAt is when the next attempt is due.
+	NextAt    time.Time
+	LastError string
+
+	// Set by Request.
+	URL string
 	// Token goes in X-A2A-Notification-Token when not empty.
 	Token string
 	Auth  *Auth
@@ -28,24 +43,32 @@ type Delivery struct {
 	Body []byte
 	// ContentType is the body's media type; "" means application/json.
 	ContentType string
-	// Attempts made so far.
-	Attempts int
-	// NextAt is when the next attempt is due.
-	NextAt    time.Time
-	LastError string
+	// Seq is the task's event sequence that Body reports.
+	Seq uint64
 }
 
 // Outbox is what the sender needs of the durable outbox. Every method
-// commits before it returns.
+// that changes it commits before it returns; a delivery that is no longer
+// there (delivered, dead-lettered or dropped meanwhile) is no error.
 type Outbox interface {
 	// Due returns up to limit deliveries whose NextAt is not after now,
-	// at most one per (TaskID, ConfigID): the one with the lowest ID, and
-	// only if it is due (a later one waits for it, to keep order).
+	// oldest NextAt first, at most one per (TaskID, ConfigID): the one
+	// with the lowest ID, and only if it is due (a later one waits for
+	// it, to keep order). It fills in only ID, TaskID, ConfigID,
+	// Attempts, NextAt and LastError, and its cost is bounded by limit,
+	// not by the outbox's size.
 	Due(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
-	// Delivered removes delivery id.
-	Delivered(ctx context.Context, id uint64) error
+	// Request fills in d's URL, Token, Auth, Body, ContentType and Seq
+	// from its task and webhook as they stand now. It returns ErrGone,
+	// having dropped the delivery, if the task or its webhook is gone.
+	Request(ctx context.Context, d *Delivery) error
+	// Delivered records that delivery id reached its webhook with the
+	// task at sequence seq: it is removed, unless the outbox holds a
+	// later transition of the task for the same webhook.
+	Delivered(ctx context.Context, id, seq uint64) error
 	// Retry records a failed attempt of delivery id and when to try next.
 	Retry(ctx context.Context, id uint64, attempts int, next time.Time, lastErr string) error
-	// Dead moves delivery id to the dead-letter list.
-	Dead(ctx context.Context, id uint64, attempts int, lastErr string) error
+	// Dead moves delivery id to the dead-letter list; url is the webhook
+	// it was sent to ("" if its request could not be built).
+	Dead(ctx context.Context, id uint64, url string, attempts int, lastErr string) error
 }

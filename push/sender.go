@@ -69,7 +69,9 @@ type SenderConfig struct {
 	// OnAttempt, when set, is told of each attempt that ended (not one
 	// Close cut short): its outcome, one of AttemptDelivered,
 	// AttemptTransient and AttemptPermanent; whether it dead-lettered
-	// the delivery; and how long the POST took. It must be quick.
+	// the delivery; and how long the POST took. It must be quick. A
+	// delivery whose request cannot be built counts as a transient
+	// failure; one dropped because its task is gone is no attempt.
 	OnAttempt func(outcome string, dead bool, d time.Duration)
 }
 
@@ -315,15 +317,46 @@ const (
 	outcomeRetry                   // transient: network error, timeout, 5xx, 429
 	outcomePermanent               // other 4xx, 3xx, an unusable request
 	outcomeStopped                 // cut short by Close: record nothing
+	outcomeGone                    // the task or webhook is gone: the outbox dropped it
 )
 
-// attempt makes one attempt of d and records its outcome in the outbox.
+// request fills in d's request from the outbox. It answers
+// outcomeDelivered when there is something to post. A request that
+// cannot be built (the task does not read) is retried like a network
+// error, and dead-lettered after MaxAttempts.
+func (s *Sender) request(d *Delivery) (outcome senderOutcome, lastErr, retryAfter string) {
+	ctx, cancel := context.WithTimeout(s.attemptCtx, senderRecordTimeout)
+	defer cancel()
+	err := s.cfg.Outbox.Request(ctx, d)
+	switch {
+	case err == nil:
+		return outcomeDelivered, "", ""
+	case errors.Is(err, ErrGone):
+		return outcomeGone, "", ""
+	case s.attemptCtx.Err() != nil:
+		return outcomeStopped, "", ""
+	}
+	s.log.Error().Err(err).Str("task_id", d.TaskID).Str("config_id", d.ConfigID).Uint64("delivery_id", d.ID).
+		Msg("read push delivery's task")
+	return outcomeRetry, "task could not be read", ""
+}
+
+// attempt builds d's request from its task as it stands, makes one
+// attempt and records its outcome in the outbox.
 func (s *Sender) attempt(d Delivery) {
 	start := time.Now()
-	outcome, lastErr, retryAfter := s.post(d)
+	outcome, lastErr, retryAfter := s.request(&d)
+	if outcome == outcomeDelivered {
+		outcome, lastErr, retryAfter = s.post(d)
+	}
 	took := time.Since(start)
-	if outcome == outcomeStopped {
+	switch outcome {
+	case outcomeStopped:
 		return // the delivery stays as it was; the next sender sends it
+	case outcomeGone:
+		s.log.Debug().Str("task_id", d.TaskID).Str("config_id", d.ConfigID).Uint64("delivery_id", d.ID).
+			Msg("push delivery dropped: its task or webhook is gone")
+		return
 	}
 
 	// The outcome is recorded even if Close cancels attempts meanwhile.
@@ -337,7 +370,7 @@ func (s *Sender) attempt(d Delivery) {
 	)
 	switch {
 	case outcome == outcomeDelivered:
-		err = s.cfg.Outbox.Delivered(ctx, d.ID)
+		err = s.cfg.Outbox.Delivered(ctx, d.ID, d.Seq)
 	case outcome == outcomeRetry && attempts < s.cfg.MaxAttempts:
 		now := s.cfg.Now()
 		delay := s.retryDelay(attempts, retryAfter, now)
@@ -348,7 +381,7 @@ func (s *Sender) attempt(d Delivery) {
 				Dur("retry_in", delay).Msg("push delivery will be retried")
 		}
 	default:
-		err = s.cfg.Outbox.Dead(ctx, d.ID, attempts, lastErr)
+		err = s.cfg.Outbox.Dead(ctx, d.ID, d.URL, attempts, lastErr)
 		if err == nil {
 			dead = true
 			s.log.Warn().Str("task_id", d.TaskID).Str("config_id", d.ConfigID).Uint64("delivery_id", d.ID).

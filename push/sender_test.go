@@ -244,7 +244,7 @@ func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
 		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 500"},
 		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 500"},
 		{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 500"},
-		{Method: "Dead", ID: id, Attempts: 4, LastErr: "HTTP 500"},
+		{Method: "Dead", ID: id, URL: srv.URL + "/hook/path-secret?q=query-secret", Attempts: 4, LastErr: "HTTP 500"},
 	}
 	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
 		t.Errorf("outbox calls (-want +got):\n%s", diff)
@@ -317,7 +317,7 @@ func TestSenderPermanentFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			want := []OutboxCall{{Method: "Dead", ID: id, Attempts: 1, LastErr: tc.lastErr}}
+			want := []OutboxCall{{Method: "Dead", ID: id, URL: srv.URL + "/hook", Attempts: 1, LastErr: tc.lastErr}}
 			if diff := cmp.Diff(want, o.Outcomes()); diff != "" {
 				t.Errorf("outbox calls (-want +got):\n%s", diff)
 			}
@@ -366,7 +366,7 @@ func TestSenderNetworkErrors(t *testing.T) {
 		waitFor(t, "dead letter", func() bool { return len(o.DeadLetters()) == 1 })
 		want := []OutboxCall{
 			{Method: "Retry", ID: id, Attempts: 1, LastErr: "connection failed"},
-			{Method: "Dead", ID: id, Attempts: 2, LastErr: "connection failed"},
+			{Method: "Dead", ID: id, URL: url, Attempts: 2, LastErr: "connection failed"},
 		}
 		if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
 			t.Errorf("outbox calls (-want +got):\n%s", diff)

@@ -103,7 +103,10 @@ func TestFollowUpAddsItsWebhook(t *testing.T) {
 	}
 	// It heard of the completion the message led to.
 	due, err := e.store.Due(ctx, time.Now().Add(time.Minute), 10)
-	if err != nil || len(due) != 1 || due[0].ConfigID != "c" || !strings.Contains(string(due[0].Body), `"state":"completed"`) {
+	if err != nil || len(due) != 1 || due[0].ConfigID != "c" {
 		t.Fatalf("outbox after the follow-up: %+v, %v", due, err)
+	}
+	if err := e.store.Request(ctx, &due[0]); err != nil || !strings.Contains(string(due[0].Body), `"state":"completed"`) {
+		t.Fatalf("request of the follow-up's delivery: %s, %v", due[0].Body, err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // knownSchemas are the schema versions Check understands.
-var knownSchemas = []string{"2", "3"}
+var knownSchemas = []string{"2", "3", "4"}
 
 // MaxProblems caps the problems a Report lists; the rest are counted.
 const MaxProblems = 1000
@@ -126,9 +126,12 @@ type invariant struct {
 //	               sequence; the task exists and the sequence is not past
 //	               its last
 //	        task:  a task has exactly its sequences 1..last
-//	outbox, dead  entry: the key is 8 bytes and the delivery decodes and
-//	               names a task. Its task may be gone: a delivery outlives
-//	               the task that retention deleted meanwhile.
+//	outbox  entry: the key is 8 bytes and the delivery decodes and names a
+//	               task; from schema 4, also a webhook, the task exists,
+//	               and the delivery has its entries in pending and due.
+//	               (Until schema 4 a delivery could outlive its task.)
+//	dead    entry: the key is 8 bytes and the dead letter decodes and
+//	               names a task, which may be gone.
 //	recent  (schema 3) entry: the key parses; the task exists and the key
 //	               and value are the task's (listKey, listValue: owner,
 //	               list time, id; status time, state, context)
@@ -136,6 +139,10 @@ type invariant struct {
 //	counts  (schema 3) entry: key and value parse; the count is that of
 //	               the owner's entries in recent, and not zero
 //	        task:  an owner with entries in recent has its count
+//	pending (schema 4) entry: key and value parse; the delivery exists and
+//	               is of that task and webhook
+//	due     (schema 4) entry: the key parses; the delivery exists and is
+//	               due at the key's time
 var invariants = []invariant{
 	{bucketActive, activeEntry, activeTask, ""},
 	{bucketOwners, ownersEntry, ownersTask, ""},
@@ -143,9 +150,11 @@ var invariants = []invariant{
 	{bucketExpiry, expiryEntry, expiryTask, ""},
 	{bucketEvents, eventsEntry, eventsTask, ""},
 	{bucketOutbox, deliveryEntry, nil, ""},
-	{bucketDead, deliveryEntry, nil, ""},
+	{bucketDead, deadEntry, nil, ""},
 	{bucketRecent, recentEntry, recentTask, "3"},
 	{bucketCounts, countsEntry, countsTask, "3"},
+	{bucketPending, pendingEntry, nil, "4"},
+	{bucketDue, dueEntry, nil, "4"},
 }
 
 // taskInfo is what the checks need of a task; the records themselves are
@@ -479,19 +488,91 @@ func eventsTask(c *checker, id string, t *taskInfo) {
 }
 
 func deliveryEntry(c *checker, k, v []byte) {
-	bucket := c.bucket
 	if len(k) != 8 {
-		c.problem(bucket, strconv.Quote(string(k)), "key does not parse")
+		c.problem("outbox", strconv.Quote(string(k)), "key does not parse")
 		return
 	}
-	key := strconv.FormatUint(binary.BigEndian.Uint64(k), 10)
+	id := binary.BigEndian.Uint64(k)
+	key := strconv.FormatUint(id, 10)
 	var e outboxEntry
 	if err := json.Unmarshal(v, &e); err != nil {
-		c.problem(bucket, key, "does not decode: %s", jsonProblem(err))
+		c.problem("outbox", key, "does not decode: %s", jsonProblem(err))
 		return
 	}
 	if e.TaskID == "" {
-		c.problem(bucket, key, "names no task")
+		c.problem("outbox", key, "names no task")
+		return
+	}
+	if c.report.Schema < "4" {
+		return
+	}
+	if e.ConfigID == "" {
+		c.problem("outbox", key, "names no webhook")
+	}
+	c.lookup("outbox", key, e.TaskID)
+	pv := c.tx.Bucket(bucketPending).Get(pendingKey(e.TaskID, e.ConfigID))
+	if len(pv) != 16 || binary.BigEndian.Uint64(pv) != id {
+		c.problem("outbox", key, "not the pending delivery of task %q webhook %q", e.TaskID, e.ConfigID)
+	}
+	if !has(c.tx.Bucket(bucketDue), dueKey(e.NextAt, id)) {
+		c.problem("outbox", key, "missing from due at %s", e.NextAt.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+func deadEntry(c *checker, k, v []byte) {
+	if len(k) != 8 {
+		c.problem("dead", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	key := strconv.FormatUint(binary.BigEndian.Uint64(k), 10)
+	var e deadLetter
+	if err := json.Unmarshal(v, &e); err != nil {
+		c.problem("dead", key, "does not decode: %s", jsonProblem(err))
+		return
+	}
+	if e.TaskID == "" {
+		c.problem("dead", key, "names no task")
+	}
+}
+
+func pendingEntry(c *checker, k, v []byte) {
+	taskID, configID, ok := parseLengthPrefixed(k)
+	if !ok || taskID == "" {
+		c.problem("pending", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	key := strconv.Quote(taskID) + " " + strconv.Quote(configID)
+	if len(v) != 16 {
+		c.problem("pending", key, "value does not parse")
+		return
+	}
+	id := binary.BigEndian.Uint64(v)
+	var e outboxEntry
+	ov := c.tx.Bucket(bucketOutbox).Get(u64Key(id))
+	switch {
+	case ov == nil:
+		c.problem("pending", key, "delivery %d does not exist", id)
+	case json.Unmarshal(ov, &e) != nil: // outbox reports it
+	case e.TaskID != taskID || e.ConfigID != configID:
+		c.problem("pending", key, "delivery %d is of task %q webhook %q", id, e.TaskID, e.ConfigID)
+	}
+}
+
+func dueEntry(c *checker, k, _ []byte) {
+	if len(k) != 16 {
+		c.problem("due", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	id := binary.BigEndian.Uint64(k[8:])
+	key := time.Unix(0, int64(binary.BigEndian.Uint64(k))).UTC().Format(time.RFC3339Nano) + " " + strconv.FormatUint(id, 10)
+	var e outboxEntry
+	ov := c.tx.Bucket(bucketOutbox).Get(u64Key(id))
+	switch {
+	case ov == nil:
+		c.problem("due", key, "delivery %d does not exist", id)
+	case json.Unmarshal(ov, &e) != nil: // outbox reports it
+	case !bytes.Equal(k, dueKey(e.NextAt, id)):
+		c.problem("due", key, "delivery %d is due at %s", id, e.NextAt.UTC().Format(time.RFC3339Nano))
 	}
 }
 

@@ -381,14 +381,11 @@ func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) (
 				more = true
 				break
 			}
-			var e outboxEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode dead letter %x: %w", k, err)
+			d, err := decodeDeadLetter(k, v)
+			if err != nil {
+				return err
 			}
-			out = append(out, DeadLetter{
-				ID: binary.BigEndian.Uint64(k), TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL,
-				Attempts: e.Attempts, LastError: e.LastError, CreatedAt: e.CreatedAt, DeadAt: e.DeadAt,
-			})
+			out = append(out, d)
 		}
 		return nil
 	})

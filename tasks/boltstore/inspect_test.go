@@ -277,7 +277,11 @@ func deadLetter(tb testing.TB, s *boltstore.Store, id string) {
 	if err != nil || len(due) != 1 {
 		tb.Fatalf("Due: %v, %v", due, err)
 	}
-	if err := s.Dead(ctx, due[0].ID, 3, "HTTP 503"); err != nil {
+	d := due[0]
+	if err := s.Request(ctx, &d); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Dead(ctx, d.ID, d.URL, 3, "HTTP 503"); err != nil {
 		tb.Fatal(err)
 	}
 }

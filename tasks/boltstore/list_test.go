@@ -474,8 +474,8 @@ func TestOpenMigratesSchema2(t *testing.T) {
 	s := MustOpen(t, path)
 	checkListing(t, s.DB())
 	if err := s.DB().View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "3" {
-			t.Errorf("schema after open = %q, want \"3\"", v)
+		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "4" {
+			t.Errorf("schema after open = %q, want \"4\"", v)
 		}
 		return nil
 	}); err != nil {
@@ -495,7 +495,7 @@ func TestOpenMigratesSchema2(t *testing.T) {
 	if got := listIDs(t, s, "bob", tasks.ListFilter{State: a2a.StateCompleted}, 2); !slices.Equal(got, wantBobDone) {
 		t.Errorf("bob's completed after migration = %v\nwant %v", got, wantBobDone)
 	}
-	// The migrated store goes on as a schema 3 one.
+	// The migrated store goes on as a schema 4 one.
 	r := newRecord("t99", "alice", a2a.StateWorking, base.Add(time.Hour))
 	create(t, s, r)
 	if got := listIDs(t, s, "alice", tasks.ListFilter{}, 100); len(got) != 16 || got[0] != "t99" {
@@ -518,13 +518,13 @@ func TestOpenRejectsUnknownSchema(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte("schema"), []byte("4"))
+		return b.Put([]byte("schema"), []byte("5"))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	_, err = boltstore.Open(path, boltstore.Options{})
-	want := `open task store ` + path + `: store schema version "4" is not supported (want "3")`
+	want := `open task store ` + path + `: store schema version "5" is not supported (want "4")`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open = %v, want %s", err, want)
 	}

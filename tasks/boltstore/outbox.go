@@ -17,80 +17,177 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// The push outbox: deliveries keyed by a rising sequence (so older ones
-// come first), queued in the same transaction as the transition they
-// report, and dead letters keyed the same way.
+// The push outbox. A delivery names a task and one of its webhooks, never
+// a copy of the task: the body is built from the task as it stands when
+// the delivery is sent (Request). Three buckets hold it, all written in
+// the transaction of the transition a delivery reports:
+//
+//	outbox   id(8)                          → outboxEntry JSON (small)
+//	pending  len(taskID) taskID configID    → id(8) seq(8)
+//	due      nextAt(8) id(8)                → (empty)
+//	dead     id(8)                          → deadLetter JSON
+//
+// pending holds the one undelivered delivery of each webhook of a task and
+// the task's event sequence of the last transition it reports: a later
+// transition for the same webhook raises seq instead of queuing another
+// delivery (a webhook needs the latest state, not every one before it), so
+// the outbox holds at most one delivery per (task, webhook). due orders the
+// deliveries by when their next attempt is due, so that a poll reads only
+// the deliveries it hands out. ids rise (the outbox bucket's sequence), and
+// a dead letter keeps its delivery's id.
 var (
-	bucketOutbox = []byte("outbox")
-	bucketDead   = []byte("dead")
+	bucketOutbox  = []byte("outbox")
+	bucketPending = []byte("pending")
+	bucketDue     = []byte("due")
+	bucketDead    = []byte("dead")
 )
 
 // outboxEntry is a delivery as the outbox keeps it.
 type outboxEntry struct {
-	TaskID   string          `json:"taskId"`
-	ConfigID string          `json:"configId"`
-	URL      string          `json:"url"`
-	Token    string          `json:"token,omitempty"`
-	Auth     *a2a.PushAuth   `json:"auth,omitempty"`
-	Body     json.RawMessage `json:"body"`
-	// ContentType is "" for application/json.
-	ContentType string    `json:"contentType,omitempty"`
-	Attempts    int       `json:"attempts"`
-	NextAt      time.Time `json:"nextAt"`
-	LastError   string    `json:"lastError,omitempty"`
-	CreatedAt   time.Time `json:"createdAt"`
-	DeadAt      time.Time `json:"deadAt,omitzero"`
+	TaskID    string    `json:"taskId"`
+	ConfigID  string    `json:"configId"`
+	Attempts  int       `json:"attempts"`
+	NextAt    time.Time `json:"nextAt"`
+	LastError string    `json:"lastError,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
-// deliveries encodes, outside the writer, the deliveries a transition of
-// rec from prev queues: one per webhook, each carrying the task.
-func deliveries(rec *tasks.Record, prev a2a.TaskState) ([][]byte, error) {
+// deadLetter is a dead letter as the dead bucket keeps it. Dead letters
+// of schema 3 and before also hold the delivery's body, token and
+// credentials, which are never read.
+type deadLetter struct {
+	TaskID    string    `json:"taskId"`
+	ConfigID  string    `json:"configId"`
+	URL       string    `json:"url"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"lastError,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	DeadAt    time.Time `json:"deadAt,omitzero"`
+}
+
+// queuedDelivery is a delivery a transition queues, encoded outside the
+// writer.
+type queuedDelivery struct {
+	pending []byte // its key in pending
+	seq     uint64 // the task's event sequence it reports
+	nextAt  time.Time
+	entry   []byte // outboxEntry JSON, if the webhook has no delivery pending
+}
+
+// deliveries returns the deliveries a transition of rec from prev
+// queues: one per webhook.
+func deliveries(rec *tasks.Record, prev a2a.TaskState) ([]queuedDelivery, error) {
 	if len(rec.PushConfigs) == 0 || !tasks.Notifies(prev, rec.State()) {
 		return nil, nil
 	}
-	// Each config hears in the version it was set with: a 0.3 Task, or
-	// a 1.0 StreamResponse {"task": ...} as application/a2a+json.
-	var body03, body10 []byte
-	out := make([][]byte, 0, len(rec.PushConfigs))
+	out := make([]queuedDelivery, 0, len(rec.PushConfigs))
 	for _, c := range rec.PushConfigs {
-		e := outboxEntry{
-			TaskID: rec.Task.ID, ConfigID: c.ID, URL: c.URL, Token: c.Token, Auth: c.Authentication,
-			NextAt: rec.UpdatedAt, CreatedAt: rec.UpdatedAt,
-		}
-		var err error
-		switch {
-		case c.Wire == a2a.V10:
-			if body10 == nil {
-				body10, err = (&a2a.StreamResponseV1{Task: &rec.Task}).AppendJSONV1(nil)
-			}
-			e.Body, e.ContentType = body10, "application/a2a+json"
-		default:
-			if body03 == nil {
-				body03, err = rec.Task.AppendJSON(nil)
-			}
-			e.Body = body03
-		}
+		e, err := json.Marshal(outboxEntry{TaskID: rec.Task.ID, ConfigID: c.ID, NextAt: rec.UpdatedAt, CreatedAt: rec.UpdatedAt})
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(e)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
+		out = append(out, queuedDelivery{pending: pendingKey(rec.Task.ID, c.ID), seq: rec.Seq, nextAt: rec.UpdatedAt, entry: e})
 	}
 	return out, nil
 }
 
-func putDeliveries(tx *bolt.Tx, ds [][]byte) error {
-	b := tx.Bucket(bucketOutbox)
-	b.FillPercent = appendFill
+// putDeliveries queues ds, each coalesced into its webhook's pending
+// delivery when it has one.
+func putDeliveries(tx *bolt.Tx, ds []queuedDelivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	ob, pb, db := tx.Bucket(bucketOutbox), tx.Bucket(bucketPending), tx.Bucket(bucketDue)
+	ob.FillPercent = appendFill
 	for _, d := range ds {
-		seq, err := b.NextSequence()
+		if v := pb.Get(d.pending); len(v) == 16 {
+			// The pending delivery reports this transition too.
+			if err := pb.Put(d.pending, binary.BigEndian.AppendUint64(bytes.Clone(v[:8]), d.seq)); err != nil {
+				return err
+			}
+			continue
+		}
+		id, err := ob.NextSequence()
 		if err != nil {
 			return err
 		}
-		if err := b.Put(binary.BigEndian.AppendUint64(nil, seq), d); err != nil {
+		if err := ob.Put(u64Key(id), d.entry); err != nil {
+			return err
+		}
+		if err := pb.Put(d.pending, binary.BigEndian.AppendUint64(u64Key(id), d.seq)); err != nil {
+			return err
+		}
+		if err := db.Put(dueKey(d.nextAt, id), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pendingKey is the pending key of webhook configID of task taskID.
+func pendingKey(taskID, configID string) []byte { return lengthPrefixed(taskID, configID) }
+
+// dueKey is the due key of delivery id at t. Times before 1970 clamp to
+// zero, as in expiry.
+func dueKey(t time.Time, id uint64) []byte {
+	return binary.BigEndian.AppendUint64(expiryKey(t, ""), id)
+}
+
+func u64Key(n uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 16), n) }
+
+// getDelivery reads and decodes delivery id; nil if there is none.
+func getDelivery(tx *bolt.Tx, id uint64) (*outboxEntry, error) {
+	v := tx.Bucket(bucketOutbox).Get(u64Key(id))
+	if v == nil {
+		return nil, nil
+	}
+	var e outboxEntry
+	if err := json.Unmarshal(v, &e); err != nil {
+		return nil, fmt.Errorf("decode delivery %d: %w", id, err)
+	}
+	return &e, nil
+}
+
+// removeDelivery deletes delivery id (entry e) and its index entries.
+func removeDelivery(tx *bolt.Tx, id uint64, e *outboxEntry) error {
+	if err := tx.Bucket(bucketOutbox).Delete(u64Key(id)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDue).Delete(dueKey(e.NextAt, id)); err != nil {
+		return err
+	}
+	pb, pk := tx.Bucket(bucketPending), pendingKey(e.TaskID, e.ConfigID)
+	if v := pb.Get(pk); len(v) == 16 && binary.BigEndian.Uint64(v) == id {
+		return pb.Delete(pk)
+	}
+	return nil
+}
+
+// deleteDeliveries deletes the pending deliveries of task id, which is
+// being deleted.
+func deleteDeliveries(tx *bolt.Tx, id string) error {
+	prefix := lengthPrefixed(id, "")
+	c := tx.Bucket(bucketPending).Cursor()
+	var ids []uint64
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(v) == 16 {
+			ids = append(ids, binary.BigEndian.Uint64(v))
+		}
+	}
+	for _, d := range ids {
+		e, err := getDelivery(tx, d)
+		if err != nil {
+			return err
+		}
+		if e != nil && e.TaskID == id {
+			if err := removeDelivery(tx, d, e); err != nil {
+				return err
+			}
+		}
+	}
+	// A pending entry without its delivery (which check reports) goes too.
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
 			return err
 		}
 	}
@@ -99,102 +196,231 @@ func putDeliveries(tx *bolt.Tx, ds [][]byte) error {
 
 var _ push.Outbox = (*Store)(nil)
 
-// Due implements push.Outbox.
+// Due implements push.Outbox. It reads the due index from its start and
+// stops at the first delivery not yet due or at limit: a poll decodes
+// only the (small) entries it returns, whatever the outbox holds.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Delivery, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var out []push.Delivery
+	end := expiryKey(now, "")
 	err := s.db.View(func(tx *bolt.Tx) error {
-		seen := map[[2]string]bool{}
-		return tx.Bucket(bucketOutbox).ForEach(func(k, v []byte) error {
-			if len(out) >= limit {
-				return errStop
+		c := tx.Bucket(bucketDue).Cursor()
+		for k, _ := c.First(); k != nil && len(out) < limit && bytes.Compare(k[:min(8, len(k))], end) <= 0; k, _ = c.Next() {
+			if len(k) != 16 {
+				return fmt.Errorf("due entry %x: key does not parse", k)
 			}
-			var e outboxEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode delivery %x: %w", k, err)
+			id := binary.BigEndian.Uint64(k[8:])
+			e, err := getDelivery(tx, id)
+			if err != nil {
+				return err
 			}
-			pair := [2]string{e.TaskID, e.ConfigID}
-			if seen[pair] {
-				return nil // a later delivery of the same webhook waits for the first
+			if e == nil {
+				continue // check reports it; it holds nothing to send
 			}
-			seen[pair] = true
-			if e.NextAt.After(now) {
-				return nil
-			}
-			out = append(out, e.delivery(binary.BigEndian.Uint64(k)))
-			return nil
-		})
+			out = append(out, push.Delivery{
+				ID: id, TaskID: e.TaskID, ConfigID: e.ConfigID,
+				Attempts: e.Attempts, NextAt: e.NextAt, LastError: e.LastError,
+			})
+		}
+		return nil
 	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
 	return out, err
 }
 
-var errStop = errors.New("stop")
-
-func (e *outboxEntry) delivery(id uint64) push.Delivery {
-	d := push.Delivery{
-		ID: id, TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL, Token: e.Token,
-		Body: e.Body, ContentType: e.ContentType, Attempts: e.Attempts, NextAt: e.NextAt, LastError: e.LastError,
+// Request implements push.Outbox: d's body is its task as it stands now,
+// in the protocol version its webhook was set with (a 0.3 Task, or a 1.0
+// StreamResponse {"task": ...} as application/a2a+json).
+func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if e.Auth != nil {
-		d.Auth = &push.Auth{Schemes: e.Auth.Schemes, Credentials: e.Auth.Credentials}
+	var rec *tasks.Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		rec, err = getRecord(tx, d.TaskID)
+		return err
+	})
+	if errors.Is(err, tasks.ErrNotFound) {
+		return s.drop(ctx, d.ID)
 	}
-	return d
+	if err != nil {
+		return err
+	}
+	var cfg *a2a.PushConfig
+	for i := range rec.PushConfigs {
+		if rec.PushConfigs[i].ID == d.ConfigID {
+			cfg = &rec.PushConfigs[i]
+			break
+		}
+	}
+	if cfg == nil {
+		return s.drop(ctx, d.ID)
+	}
+	d.URL, d.Token, d.Auth, d.Seq = cfg.URL, cfg.Token, nil, rec.Seq
+	if a := cfg.Authentication; a != nil {
+		d.Auth = &push.Auth{Schemes: a.Schemes, Credentials: a.Credentials}
+	}
+	if cfg.Wire == a2a.V10 {
+		d.Body, err = (&a2a.StreamResponseV1{Task: &rec.Task}).AppendJSONV1(nil)
+		d.ContentType = "application/a2a+json"
+	} else {
+		d.Body, err = rec.Task.AppendJSON(nil)
+		d.ContentType = ""
+	}
+	if err != nil {
+		return fmt.Errorf("encode task %s for delivery %d: %w", d.TaskID, d.ID, err)
+	}
+	return nil
 }
 
-// Delivered implements push.Outbox.
-func (s *Store) Delivered(ctx context.Context, id uint64) error {
+// drop removes delivery id, whose task or webhook is gone, and returns
+// push.ErrGone.
+func (s *Store) drop(ctx context.Context, id uint64) error {
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		e, err := getDelivery(tx, id)
+		if e == nil || err != nil {
+			return err
+		}
+		return removeDelivery(tx, id, e)
+	})
+	if err != nil {
+		return err
+	}
+	return push.ErrGone
+}
+
+// Delivered implements push.Outbox. When a transition newer than seq
+// came meanwhile, the delivery stays, due at once with its attempts
+// reset, to report it.
+func (s *Store) Delivered(ctx context.Context, id, seq uint64) error {
 	return s.update(ctx, func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketOutbox).Delete(binary.BigEndian.AppendUint64(nil, id))
+		e, err := getDelivery(tx, id)
+		if e == nil || err != nil {
+			return err
+		}
+		v := tx.Bucket(bucketPending).Get(pendingKey(e.TaskID, e.ConfigID))
+		if len(v) == 16 && binary.BigEndian.Uint64(v) == id && binary.BigEndian.Uint64(v[8:]) > seq {
+			// Still due (its NextAt has passed): only the count restarts.
+			e.Attempts, e.LastError = 0, ""
+			return putDelivery(tx, id, e)
+		}
+		return removeDelivery(tx, id, e)
 	})
 }
 
 // Retry implements push.Outbox.
 func (s *Store) Retry(ctx context.Context, id uint64, attempts int, next time.Time, lastErr string) error {
-	return s.rewrite(ctx, id, func(tx *bolt.Tx, key []byte, e *outboxEntry) error {
-		e.Attempts, e.NextAt, e.LastError = attempts, next, lastErr
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		return tx.Bucket(bucketOutbox).Put(key, b)
-	})
-}
-
-// Dead implements push.Outbox.
-func (s *Store) Dead(ctx context.Context, id uint64, attempts int, lastErr string) error {
-	return s.rewrite(ctx, id, func(tx *bolt.Tx, key []byte, e *outboxEntry) error {
-		e.Attempts, e.LastError, e.DeadAt = attempts, lastErr, time.Now()
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketOutbox).Delete(key); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketDead).Put(key, b)
-	})
-}
-
-// rewrite applies fn to the outbox entry id; a missing one is not an
-// error (it was delivered or dead-lettered already).
-func (s *Store) rewrite(ctx context.Context, id uint64, fn func(*bolt.Tx, []byte, *outboxEntry) error) error {
-	key := binary.BigEndian.AppendUint64(nil, id)
 	return s.update(ctx, func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketOutbox).Get(key)
-		if v == nil {
+		e, err := getDelivery(tx, id)
+		if e == nil || err != nil {
+			return err
+		}
+		db := tx.Bucket(bucketDue)
+		if err := db.Delete(dueKey(e.NextAt, id)); err != nil {
+			return err
+		}
+		e.Attempts, e.NextAt, e.LastError = attempts, next, lastErr
+		if err := db.Put(dueKey(e.NextAt, id), nil); err != nil {
+			return err
+		}
+		return putDelivery(tx, id, e)
+	})
+}
+
+// Dead implements push.Outbox. A transition that came during the last
+// attempt goes with the delivery: the next one queues a new delivery.
+func (s *Store) Dead(ctx context.Context, id uint64, url string, attempts int, lastErr string) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		e, err := getDelivery(tx, id)
+		if e == nil || err != nil {
+			return err
+		}
+		if err := removeDelivery(tx, id, e); err != nil {
+			return err
+		}
+		b, err := json.Marshal(deadLetter{
+			TaskID: e.TaskID, ConfigID: e.ConfigID, URL: url, Attempts: attempts, LastError: lastErr,
+			CreatedAt: e.CreatedAt, DeadAt: time.Now(),
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketDead).Put(u64Key(id), b)
+	})
+}
+
+func putDelivery(tx *bolt.Tx, id uint64, e *outboxEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketOutbox).Put(u64Key(id), b)
+}
+
+// migrateOutbox rewrites a schema 3 outbox, whose deliveries each held a
+// copy of their task, as schema 4 keeps it: one delivery per (task,
+// webhook), the oldest, with its attempts and schedule, reporting the
+// task's latest state; deliveries of tasks that are gone are dropped. It
+// runs in the transaction that opens the store.
+func migrateOutbox(tx *bolt.Tx) error {
+	type kept struct {
+		id uint64
+		e  outboxEntry
+	}
+	var (
+		keep []kept
+		seen = map[[2]string]bool{}
+		tb   = tx.Bucket(bucketTasks)
+	)
+	ob := tx.Bucket(bucketOutbox)
+	seq := ob.Sequence()
+	err := ob.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("delivery %x: key does not parse", k)
+		}
+		var e outboxEntry // the body, token and URL are not read
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("decode delivery %d: %w", binary.BigEndian.Uint64(k), err)
+		}
+		pair := [2]string{e.TaskID, e.ConfigID}
+		if seen[pair] || tb.Get([]byte(e.TaskID)) == nil {
 			return nil
 		}
-		var e outboxEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("decode delivery %d: %w", id, err)
-		}
-		return fn(tx, key, &e)
+		seen[pair] = true
+		keep = append(keep, kept{binary.BigEndian.Uint64(k), e})
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := tx.DeleteBucket(bucketOutbox); err != nil {
+		return err
+	}
+	if ob, err = tx.CreateBucket(bucketOutbox); err != nil {
+		return err
+	}
+	if err := ob.SetSequence(seq); err != nil {
+		return err
+	}
+	for _, d := range keep {
+		if err := putDelivery(tx, d.id, &d.e); err != nil {
+			return err
+		}
+		// The task's sequence: the delivery reports its latest state.
+		v := tb.Get([]byte(d.e.TaskID))
+		if len(v) < 8 {
+			return fmt.Errorf("task %s: record of %d bytes", d.e.TaskID, len(v))
+		}
+		if err := tx.Bucket(bucketPending).Put(pendingKey(d.e.TaskID, d.e.ConfigID), append(u64Key(d.id), v[:8]...)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketDue).Put(dueKey(d.e.NextAt, d.id), nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeadLetter is a delivery that was given up on, as operators see it:
@@ -210,6 +436,21 @@ type DeadLetter struct {
 	DeadAt    time.Time `json:"deadAt"`
 }
 
+// decodeDeadLetter decodes dead letter k, v.
+func decodeDeadLetter(k, v []byte) (DeadLetter, error) {
+	var e deadLetter
+	if len(k) != 8 {
+		return DeadLetter{}, fmt.Errorf("dead letter %x: key does not parse", k)
+	}
+	if err := json.Unmarshal(v, &e); err != nil {
+		return DeadLetter{}, fmt.Errorf("decode dead letter %x: %w", k, err)
+	}
+	return DeadLetter{
+		ID: binary.BigEndian.Uint64(k), TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL,
+		Attempts: e.Attempts, LastError: e.LastError, CreatedAt: e.CreatedAt, DeadAt: e.DeadAt,
+	}, nil
+}
+
 // DeadLetters returns up to limit dead letters after the one with id
 // after, oldest first.
 func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]DeadLetter, error) {
@@ -222,23 +463,20 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]Dea
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
-		start := binary.BigEndian.AppendUint64(nil, after+1)
-		for k, v := c.Seek(start); k != nil && len(out) < limit; k, v = c.Next() {
-			var e outboxEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode dead letter %x: %w", k, err)
+		for k, v := c.Seek(u64Key(after + 1)); k != nil && len(out) < limit; k, v = c.Next() {
+			d, err := decodeDeadLetter(k, v)
+			if err != nil {
+				return err
 			}
-			out = append(out, DeadLetter{
-				ID: binary.BigEndian.Uint64(k), TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL,
-				Attempts: e.Attempts, LastError: e.LastError, CreatedAt: e.CreatedAt, DeadAt: e.DeadAt,
-			})
+			out = append(out, d)
 		}
 		return nil
 	})
 	return out, err
 }
 
-// OutboxDepth counts the deliveries waiting.
+// OutboxDepth counts the deliveries waiting: at most one per webhook of a
+// task.
 func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.View(func(tx *bolt.Tx) error {

@@ -13,10 +13,15 @@
 //	                                        → statusTime(8) len(state) state contextID
 //	                                          the listing index (list.go)
 //	counts  len(owner) owner                → count(8) of owner's entries in recent
-//	outbox  seq(8)                          → push delivery JSON (outbox.go)
-//	dead    seq(8)                          → dead letter JSON
-//	meta    "schema"                        → schema version ("3"; a "2"
-//	                                          store gets recent and counts at open)
+//	outbox  id(8)                           → push delivery JSON: task and webhook
+//	                                          ids, attempts, schedule (outbox.go)
+//	pending len(taskID) taskID configID     → id(8) seq(8): the one delivery
+//	                                          pending per webhook of a task
+//	due     nextAt(8) id(8)                 → (empty) deliveries by due time
+//	dead    id(8)                           → dead letter JSON
+//	meta    "schema"                        → schema version ("4"; a "2" store
+//	                                          gets recent and counts at open, a
+//	                                          "2" or "3" one pending and due)
 //
 // Every change is one transaction. Writes from concurrent callers are
 // grouped into one commit (and one fsync) by a single writer goroutine,
@@ -52,9 +57,12 @@ var (
 	bucketMeta   = []byte("meta")
 
 	keySchema     = []byte("schema")
-	schemaVersion = []byte("3")
-	// schemaV2 is the schema before the listing index; Open migrates it.
+	schemaVersion = []byte("4")
+	// schemaV2 is the schema before the listing index, schemaV3 the one
+	// whose outbox held a copy of the task per delivery; Open migrates
+	// both.
 	schemaV2 = []byte("2")
+	schemaV3 = []byte("3")
 )
 
 // Closed reports whether Close has begun.
@@ -155,7 +163,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts} {
+		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -167,6 +175,11 @@ func Open(path string, opts Options) (*Store, error) {
 		case bytes.Equal(v, schemaV2):
 			if err := migrateListing(tx); err != nil {
 				return fmt.Errorf("migrate store schema 2 to 3: %w", err)
+			}
+			fallthrough
+		case bytes.Equal(v, schemaV3):
+			if err := migrateOutbox(tx); err != nil {
+				return fmt.Errorf("migrate store schema 3 to 4: %w", err)
 			}
 			return meta.Put(keySchema, schemaVersion)
 		case !bytes.Equal(v, schemaVersion):
@@ -328,7 +341,7 @@ type encoded struct {
 	rec        *tasks.Record
 	value      []byte
 	events     [][]byte
-	deliveries [][]byte // push deliveries the transition queues
+	deliveries []queuedDelivery // push deliveries the transition queues
 	listed     []byte   // the task's key in recent before the change; nil for a new task
 }
 
@@ -739,6 +752,9 @@ func deleteTask(tx *bolt.Tx, id string) error {
 		return err
 	}
 	if err := deleteListing(tx, r); err != nil {
+		return err
+	}
+	if err := deleteDeliveries(tx, id); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bucketActive).Delete([]byte(id)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,21 @@ func idemValueOf(id, body string) []byte {
 
 func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
+func dueKeyOf(at time.Time, id uint64) []byte { return append(expiryKeyOf(at, ""), u64(id)...) }
+
+// putDeliveryOf writes delivery id of webhook configID of task taskID, due
+// at nextAt, with its pending entry and a due entry at dueAt.
+func putDeliveryOf(tx *bolt.Tx, id uint64, taskID, configID string, nextAt, dueAt time.Time) error {
+	v, _ := json.Marshal(map[string]any{"taskId": taskID, "configId": configID, "nextAt": nextAt})
+	if err := tx.Bucket([]byte("outbox")).Put(u64(id), v); err != nil {
+		return err
+	}
+	if err := tx.Bucket([]byte("pending")).Put(ownerKeyOf(taskID, configID), append(u64(id), u64(1)...)); err != nil {
+		return err
+	}
+	return tx.Bucket([]byte("due")).Put(dueKeyOf(dueAt, id), nil)
+}
+
 func recentKeyOf(owner string, at time.Time, id string) []byte {
 	return ownerKeyOf(owner, string(u64(uint64(at.UnixNano())))+id)
 }
@@ -139,14 +155,14 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 		t.Fatalf("problems in a store written by its own API:\n%s", strings.Join(problems(r), "\n"))
 	}
 	want := []boltstore.BucketKeys{
-		{"active", 3}, {"counts", 2}, {"dead", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 1},
-		{"outbox", 0}, {"owners", 4}, {"recent", 4}, {"tasks", 4},
+		{"active", 3}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 1},
+		{"outbox", 0}, {"owners", 4}, {"pending", 0}, {"recent", 4}, {"tasks", 4},
 	}
 	if diff := cmp.Diff(want, r.Buckets); diff != "" {
 		t.Errorf("buckets (-want +got):\n%s", diff)
 	}
-	if r.Schema != "3" || r.Tasks != 4 {
-		t.Errorf("schema %q, %d tasks; want 3, 4", r.Schema, r.Tasks)
+	if r.Schema != "4" || r.Tasks != 4 {
+		t.Errorf("schema %q, %d tasks; want 4, 4", r.Schema, r.Tasks)
 	}
 }
 
@@ -326,8 +342,66 @@ func TestCheckInvariants(t *testing.T) {
 			want: []string{`dead 7: names no task`},
 		},
 		{
-			name: "delivery of a task retention deleted is fine",
+			name: "a delivery with its index entries is fine",
+			fn:   func(tx *bolt.Tx) error { return putDeliveryOf(tx, 5, "t-1", "c", seedTime, seedTime) },
+			want: []string{},
+		},
+		{
+			name: "delivery of a task that is gone",
+			fn:   func(tx *bolt.Tx) error { return putDeliveryOf(tx, 5, "t-expired", "c", seedTime, seedTime) },
+			want: []string{`outbox 5: no such task`},
+		},
+		{
+			name: "delivery without its index entries",
 			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("outbox")).Put(u64(5), []byte(`{"taskId":"t-1","configId":"c","nextAt":"2025-01-02T03:04:05Z"}`))
+			},
+			want: []string{
+				`outbox 5: not the pending delivery of task "t-1" webhook "c"`,
+				`outbox 5: missing from due at 2025-01-02T03:04:05Z`,
+			},
+		},
+		{
+			name: "delivery naming no webhook",
+			fn:   func(tx *bolt.Tx) error { return putDeliveryOf(tx, 5, "t-1", "", seedTime, seedTime) },
+			want: []string{`outbox 5: names no webhook`},
+		},
+		{
+			name: "pending entry without its delivery",
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("pending")).Put(ownerKeyOf("t-1", "c"), append(u64(5), u64(1)...))
+			},
+			want: []string{`pending "t-1" "c": delivery 5 does not exist`},
+		},
+		{
+			name: "pending entry that does not parse",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("pending")).Put(ownerKeyOf("t-1", "c"), u64(5)) },
+			want: []string{`pending "t-1" "c": value does not parse`},
+		},
+		{
+			name: "due entry at another time than its delivery's",
+			fn:   func(tx *bolt.Tx) error { return putDeliveryOf(tx, 5, "t-1", "c", seedTime, seedTime.Add(time.Second)) },
+			want: []string{
+				`outbox 5: missing from due at 2025-01-02T03:04:05Z`,
+				`due 2025-01-02T03:04:06Z 5: delivery 5 is due at 2025-01-02T03:04:05Z`,
+			},
+		},
+		{
+			name: "due entry without its delivery",
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("due")).Put(dueKeyOf(seedTime, 9), nil) },
+			want: []string{`due 2025-01-02T03:04:05Z 9: delivery 9 does not exist`},
+		},
+		{
+			name: "a schema 3 delivery of a task retention deleted is fine",
+			fn: func(tx *bolt.Tx) error {
+				for _, b := range []string{"pending", "due"} {
+					if err := tx.DeleteBucket([]byte(b)); err != nil {
+						return err
+					}
+				}
+				if err := tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("3")); err != nil {
+					return err
+				}
 				return tx.Bucket([]byte("outbox")).Put(u64(5), []byte(`{"taskId":"t-expired","body":{}}`))
 			},
 			want: []string{},
@@ -335,7 +409,7 @@ func TestCheckInvariants(t *testing.T) {
 		{
 			name: "unknown schema",
 			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("7")) },
-			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3"])`},
+			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3" "4"])`},
 		},
 		{
 			name: "schema 2 is known, without the listing index",
@@ -499,10 +573,10 @@ func TestCheckCleanAfterTheStoreAtWork(t *testing.T) {
 	if err != nil || len(due) == 0 {
 		t.Fatalf("Due = %d, %v; want deliveries", len(due), err)
 	}
-	if err := s.Delivered(ctx, due[0].ID); err != nil {
+	if err := s.Delivered(ctx, due[0].ID, math.MaxUint64); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Dead(ctx, due[len(due)-1].ID, 8, "HTTP 500"); err != nil {
+	if err := s.Dead(ctx, due[len(due)-1].ID, "https://x.example/", 8, "HTTP 500"); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Expire(ctx, time.Now().Add(-time.Hour), 1000); err != nil || n == 0 {
