@@ -14,11 +14,14 @@ import (
 // MemOutbox is an in-memory push.Outbox for tests. It keeps the real
 // outbox's rules (Due returns at most one delivery per (task, config):
 // the lowest ID, if it is due) and records every call but Request's.
-// Request hands out the request fields of the delivery as added.
+// Due hands out no request fields; Request those of the delivery as
+// added.
 type MemOutbox struct {
-	// DueErr, when set, is called at the start of every Due; a non-nil
-	// result is returned as Due's error. Set it before the sender starts.
-	DueErr func() error
+	// DueErr, when set, is called with Due's context at the start of
+	// every Due; a non-nil result is returned as Due's error. RequestErr
+	// is the same for Request. Set them before the sender starts.
+	DueErr     func(ctx context.Context) error
+	RequestErr func(ctx context.Context, id uint64) error
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -75,7 +78,7 @@ func (o *MemOutbox) Due(ctx context.Context, now time.Time, limit int) ([]push.D
 		return nil, err
 	}
 	if o.DueErr != nil {
-		if err := o.DueErr(); err != nil {
+		if err := o.DueErr(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -94,7 +97,9 @@ func (o *MemOutbox) Due(ctx context.Context, now time.Time, limit int) ([]push.D
 	var due []push.Delivery
 	for _, d := range first {
 		if !d.NextAt.After(now) {
-			due = append(due, d)
+			// As the real outbox: the request comes from Request.
+			due = append(due, push.Delivery{ID: d.ID, TaskID: d.TaskID, ConfigID: d.ConfigID,
+				Attempts: d.Attempts, NextAt: d.NextAt, LastError: d.LastError})
 		}
 	}
 	slices.SortFunc(due, func(a, b push.Delivery) int { return cmp.Compare(a.ID, b.ID) })
@@ -108,6 +113,11 @@ func (o *MemOutbox) Due(ctx context.Context, now time.Time, limit int) ([]push.D
 func (o *MemOutbox) Request(ctx context.Context, d *push.Delivery) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if o.RequestErr != nil {
+		if err := o.RequestErr(ctx, d.ID); err != nil {
+			return err
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -733,7 +733,7 @@ func TestSenderDueErrorKeepsPolling(t *testing.T) {
 	var logs syncBuffer
 	var dueCalls atomic.Int32
 	o := NewMemOutbox()
-	o.DueErr = func() error {
+	o.DueErr = func(context.Context) error {
 		if dueCalls.Add(1) <= 3 {
 			return errors.New("store unavailable")
 		}
@@ -758,5 +758,97 @@ func TestSenderDueErrorKeepsPolling(t *testing.T) {
 	}
 	if failed != 1 || recovered != 1 {
 		t.Errorf("logged %d failures and %d recoveries, want 1 and 1 (rate-limited):\n%s", failed, recovered, logs.String())
+	}
+}
+
+// TestSenderCloseDoesNotWaitForAPoll: Close ends a poll in progress (its
+// context is the sender's) rather than wait for it.
+func TestSenderCloseDoesNotWaitForAPoll(t *testing.T) {
+	o := NewMemOutbox()
+	polling := make(chan struct{}, 1)
+	o.DueErr = func(ctx context.Context) error {
+		select {
+		case polling <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil
+		}
+	}
+	s := push.NewSender(testSenderConfig(o))
+	s.Start()
+	<-polling
+	start := time.Now()
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("Close took %v while a poll was in progress", d)
+	}
+}
+
+// TestSenderBuildsTheRequestWhenItSends: the request comes from the
+// outbox at the attempt, and Delivered is told the sequence it reported;
+// a delivery whose task is gone is dropped without a request or an
+// outcome; one whose task cannot be read is retried, then dead-lettered.
+func TestSenderBuildsTheRequestWhenItSends(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		got  []string
+		hits atomic.Int32
+	)
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+string(b))
+		mu.Unlock()
+	})
+	o := NewMemOutbox()
+	sent := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/ok", Body: []byte(`{"n":1}`), Seq: 7})
+	gone := o.Add(push.Delivery{TaskID: "t2", ConfigID: "c1", URL: srv.URL + "/gone", Body: []byte(`{}`)})
+	o.Gone(gone)
+	unread := o.Add(push.Delivery{TaskID: "t3", ConfigID: "c1", URL: srv.URL + "/unread", Body: []byte(`{}`)})
+	o.RequestErr = func(_ context.Context, id uint64) error {
+		if id == unread {
+			return errors.New("decode task t3: unexpected end of JSON input")
+		}
+		return nil
+	}
+	var attempts []string
+	cfg := testSenderConfig(o)
+	cfg.MaxAttempts = 2
+	cfg.OnAttempt = func(outcome string, dead bool, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts = append(attempts, fmt.Sprintf("%s dead=%v", outcome, dead))
+	}
+	MustStartSender(t, cfg)
+	waitFor(t, "the unreadable delivery dead-lettered", func() bool { return len(o.DeadLetters()) == 1 })
+	waitFor(t, "the good delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	if o.Pending() != 0 {
+		t.Errorf("%d deliveries pending, want none (the gone one dropped)", o.Pending())
+	}
+	want := []OutboxCall{
+		{Method: "Delivered", ID: sent, Seq: 7},
+		{Method: "Retry", ID: unread, Attempts: 1, LastErr: "task could not be read"},
+		{Method: "Dead", ID: unread, Attempts: 2, LastErr: "task could not be read"},
+	}
+	outcomes := o.Outcomes()
+	slices.SortStableFunc(outcomes, func(a, b OutboxCall) int { return int(a.ID) - int(b.ID) })
+	if diff := cmp.Diff(want, outcomes, ignoreNext); diff != "" {
+		t.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{`/ok {"n":1}`}, got); diff != "" {
+		t.Errorf("receiver saw (-want +got):\n%s", diff)
+	}
+	slices.Sort(attempts)
+	if diff := cmp.Diff([]string{"delivered dead=false", "transient_error dead=false", "transient_error dead=true"}, attempts); diff != "" {
+		t.Errorf("OnAttempt (-want +got):\n%s", diff)
 	}
 }
