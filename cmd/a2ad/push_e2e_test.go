@@ -48,8 +48,9 @@ type hookReceiver struct {
 	URL    string
 	answer func(n int) int
 
-	mu   sync.Mutex
-	reqs []hookRequest
+	mu      sync.Mutex
+	reqs    []hookRequest
+	arrived int // requests whose body was read, answered or not
 }
 
 func newHookReceiver(tb testing.TB, answer func(n int) int) *hookReceiver {
@@ -59,6 +60,9 @@ func newHookReceiver(tb testing.TB, answer func(n int) int) *hookReceiver {
 	var nmu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		h.arrived++
+		h.mu.Unlock()
 		nmu.Lock()
 		n++
 		i := n
@@ -75,6 +79,13 @@ func newHookReceiver(tb testing.TB, answer func(n int) int) *hookReceiver {
 	h.URL = srv.URL + "/hook"
 	tb.Cleanup(srv.Close)
 	return h
+}
+
+// arrivals counts the requests that arrived, answered or not.
+func (h *hookReceiver) arrivals() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.arrived
 }
 
 // requests returns a copy of the requests answered so far, in order.
@@ -568,66 +579,83 @@ func TestPushDeadLetter(t *testing.T) {
 	}
 }
 
+// TestPushOrderKept: a transition that comes while the notification of
+// an earlier one is in flight reaches the webhook after it, and the
+// webhook ends with the latest state. Notifications not yet sent carry
+// the task as it stands when they are sent, so a failed attempt is
+// retried with the newer state rather than followed by a second one.
 func TestPushOrderKept(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the sender's backoff (1 s base)")
 	}
-	// The first attempt (input-required) is held until the answer has
-	// completed the task, so that the completed notification is queued
-	// behind a failing one; then it fails with 503.
-	answered := make(chan struct{})
-	hook := newHookReceiver(t, func(n int) int {
-		if n == 1 {
-			select {
-			case <-answered:
-			case <-time.After(5 * time.Second):
-			}
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusOK
-	})
-	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
-	putFile(t, catalog, `functions:
+	for _, tc := range []struct {
+		name  string
+		first int // the answer to the first attempt, held until the task completed
+		want  []string
+	}{
+		{"first attempt fails", http.StatusServiceUnavailable, []string{"input-required:503", "completed:200"}},
+		{"first attempt succeeds", http.StatusOK, []string{"input-required:200", "completed:200"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answered := make(chan struct{})
+			hook := newHookReceiver(t, func(n int) int {
+				if n == 1 {
+					select {
+					case <-answered:
+					case <-time.After(5 * time.Second):
+					}
+					return tc.first
+				}
+				return http.StatusOK
+			})
+			catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+			putFile(t, catalog, `functions:
   - id: demo::ask
     metadata: {"a2a.expose": true}
     builtin: ask
 `)
-	m := startMain(t, func(c *Config) {
-		c.Catalog = catalog
-		c.PushAllow = pushAllowLoopback
-	})
-	base := "http://" + m.Addr()
+			m := startMain(t, func(c *Config) {
+				c.Catalog = catalog
+				c.PushAllow = pushAllowLoopback
+			})
+			base := "http://" + m.Addr()
 
-	task := resultTask(t, rpc(t, base, "message/send", pushSendParams("order-1", "demo::ask", map[string]any{}, true,
-		map[string]any{"url": hook.URL, "token": "tok-order"})))
-	if state(task) != "input-required" {
-		t.Fatalf("first message: state %s, want input-required", state(task))
-	}
-	id := task["id"].(string)
-	answer := map[string]any{
-		"message": map[string]any{
-			"kind": "message", "messageId": "order-2", "role": "user", "taskId": id,
-			"parts": []any{map[string]any{"kind": "data", "data": map[string]any{"answer": "x"}}},
-		},
-	}
-	done := resultTask(t, rpc(t, base, "message/send", answer))
-	if state(done) != "completed" {
-		t.Fatalf("answer: state %s, want completed", state(done))
-	}
-	close(answered)
+			task := resultTask(t, rpc(t, base, "message/send", pushSendParams("order-1", "demo::ask", map[string]any{}, true,
+				map[string]any{"url": hook.URL, "token": "tok-order"})))
+			if state(task) != "input-required" {
+				t.Fatalf("first message: state %s, want input-required", state(task))
+			}
+			id := task["id"].(string)
+			eventually(t, 5*time.Second, "the first attempt", func() bool { return hook.arrivals() > 0 })
+			answer := map[string]any{
+				"message": map[string]any{
+					"kind": "message", "messageId": "order-2", "role": "user", "taskId": id,
+					"parts": []any{map[string]any{"kind": "data", "data": map[string]any{"answer": "x"}}},
+				},
+			}
+			done := resultTask(t, rpc(t, base, "message/send", answer))
+			if state(done) != "completed" {
+				t.Fatalf("answer: state %s, want completed", state(done))
+			}
+			close(answered)
 
-	eventually(t, 15*time.Second, "both notifications delivered", func() bool { return len(hook.delivered()) >= 2 })
-	waitOutboxEmpty(t, "http://"+m.AdminAddr(), 10*time.Second)
-	var seen []string
-	for _, r := range hook.requests() {
-		got := r.task(t)
-		if got["id"] != id {
-			t.Fatalf("notification of task %v, want %s", got["id"], id)
-		}
-		seen = append(seen, fmt.Sprintf("%s:%d", state(got), r.Status))
-	}
-	if want := []string{"input-required:503", "input-required:200", "completed:200"}; !slices.Equal(seen, want) {
-		t.Fatalf("receiver saw %v, want %v", seen, want)
+			eventually(t, 15*time.Second, "the completion delivered", func() bool {
+				d := hook.delivered()
+				return len(d) > 0 && state(d[len(d)-1].task(t)) == "completed"
+			})
+			waitOutboxEmpty(t, "http://"+m.AdminAddr(), 10*time.Second)
+			var seen []string
+			for _, r := range hook.requests() {
+				got := r.task(t)
+				if got["id"] != id {
+					t.Fatalf("notification of task %v, want %s", got["id"], id)
+				}
+				seen = append(seen, fmt.Sprintf("%s:%d", state(got), r.Status))
+			}
+			if !slices.Equal(seen, tc.want) {
+				t.Fatalf("receiver saw %v, want %v", seen, tc.want)
+			}
+		})
 	}
 }
 
