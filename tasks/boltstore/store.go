@@ -342,7 +342,7 @@ type encoded struct {
 	value      []byte
 	events     [][]byte
 	deliveries []queuedDelivery // push deliveries the transition queues
-	listed     []byte   // the task's key in recent before the change; nil for a new task
+	listed     []byte           // the task's key in recent before the change; nil for a new task
 }
 
 // encode assigns the events' sequence numbers after rec's and encodes
