@@ -380,16 +380,23 @@ func migrateOutbox(tx *bolt.Tx) error {
 		if len(k) != 8 {
 			return fmt.Errorf("delivery %x: key does not parse", k)
 		}
-		var e outboxEntry // the body, token and URL are not read
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("decode delivery %d: %w", binary.BigEndian.Uint64(k), err)
+		id := binary.BigEndian.Uint64(k)
+		// Most copies are dropped: read their ids without the task copy
+		// that follows them.
+		taskID, configID, err := deliveryPair(v)
+		if err != nil {
+			return fmt.Errorf("decode delivery %d: %w", id, err)
 		}
-		pair := [2]string{e.TaskID, e.ConfigID}
-		if seen[pair] || tb.Get([]byte(e.TaskID)) == nil {
+		pair := [2]string{taskID, configID}
+		if seen[pair] || tb.Get([]byte(taskID)) == nil {
 			return nil
 		}
 		seen[pair] = true
-		keep = append(keep, kept{binary.BigEndian.Uint64(k), e})
+		var e outboxEntry // the body, token and URL are not kept
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("decode delivery %d: %w", id, err)
+		}
+		keep = append(keep, kept{id, e})
 		return nil
 	})
 	if err != nil {
@@ -421,6 +428,35 @@ func migrateOutbox(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// deliveryPair reads the task and webhook ids of a schema 3 delivery. They
+// come first in it, so the task copy after them is not scanned.
+func deliveryPair(v []byte) (taskID, configID string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", "", fmt.Errorf("not a JSON object")
+	}
+	var haveTask, haveConfig bool
+	for dec.More() && !(haveTask && haveConfig) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", "", err
+		}
+		switch tok {
+		case "taskId":
+			err, haveTask = dec.Decode(&taskID), true
+		case "configId":
+			err, haveConfig = dec.Decode(&configID), true
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return "", "", err
+		}
+	}
+	return taskID, configID, nil
 }
 
 // DeadLetter is a delivery that was given up on, as operators see it:
