@@ -344,8 +344,8 @@ func (s *Sender) request(d *Delivery) (outcome senderOutcome, lastErr, retryAfte
 // attempt builds d's request from its task as it stands, makes one
 // attempt and records its outcome in the outbox.
 func (s *Sender) attempt(d Delivery) {
-	start := time.Now()
 	outcome, lastErr, retryAfter := s.request(&d)
+	start := time.Now()
 	if outcome == outcomeDelivered {
 		outcome, lastErr, retryAfter = s.post(d)
 	}
