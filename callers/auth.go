@@ -11,8 +11,12 @@ var (
 	// ErrNoKey: the request presents no key and anonymous access is off.
 	ErrNoKey = errors.New("no API key")
 	// ErrBadKey: the request presents a key that matches no enabled
-	// entry (unknown, revoked or disabled).
+	// entry (unknown, revoked or disabled), or a credential a2ad does not
+	// take.
 	ErrBadKey = errors.New("invalid API key")
+	// ErrConflictingKeys: the request presents more than one credential,
+	// and they are not one and the same key.
+	ErrConflictingKeys = errors.New("conflicting API keys")
 )
 
 // Identity is who a request comes from.
@@ -21,6 +25,9 @@ type Identity struct {
 	Tiers     []string // the caller's tiers
 	Rate      *Rate    // the caller's own rate; nil for the defaults
 	Anonymous bool
+	// KeyHash is the hash of the key the caller presented; zero for the
+	// anonymous caller. Keys.InForce tells whether it still holds.
+	KeyHash [32]byte
 }
 
 // Authenticator identifies the caller of a request by its API key.
@@ -33,32 +40,22 @@ type Authenticator struct {
 	AnonymousTiers []string
 }
 
-// Identify returns the identity of r's caller, ErrNoKey or ErrBadKey.
+// Identify returns the identity of r's caller, or ErrNoKey, ErrBadKey or
+// ErrConflictingKeys (see SecretFromRequest).
 func (a *Authenticator) Identify(r *http.Request) (Identity, error) {
-	secret, ok := SecretFromRequest(r)
-	if !ok {
-		if presentsCredentials(r) {
-			// Basic auth, a bare "Bearer", a blank X-API-Key...: a client
-			// that meant to authenticate is told so, never served as
-			// anonymous.
-			return Identity{}, ErrBadKey
-		}
-		if a.Anonymous {
-			return Identity{Tiers: slices.Clone(a.AnonymousTiers), Anonymous: true}, nil
-		}
-		return Identity{}, ErrNoKey
+	secret, err := SecretFromRequest(r)
+	switch {
+	case errors.Is(err, ErrNoKey) && a.Anonymous:
+		return Identity{Tiers: slices.Clone(a.AnonymousTiers), Anonymous: true}, nil
+	case err != nil:
+		// Basic auth, a bare "Bearer", a blank X-API-Key, two keys...: a
+		// client that meant to authenticate is told so, never served as
+		// anonymous.
+		return Identity{}, err
 	}
 	key, ok := a.Registry.Keys().Authenticate(secret)
 	if !ok {
 		return Identity{}, ErrBadKey
 	}
-	return Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate}, nil
-}
-
-// presentsCredentials reports whether r carries an Authorization or an
-// X-API-Key header at all.
-func presentsCredentials(r *http.Request) bool {
-	_, auth := r.Header["Authorization"]
-	_, key := r.Header["X-Api-Key"]
-	return auth || key
+	return Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, KeyHash: key.Hash}, nil
 }

@@ -6,10 +6,13 @@ import (
 )
 
 // Gate admits requests: a token bucket per caller, a cap on each caller's
-// requests in flight and a cap on all requests in flight. It is safe for
-// concurrent use.
+// requests in flight and a cap on all requests in flight. Callers known by
+// a key and callers known only by their address have their buckets apart:
+// the addresses' are bounded (GateConfig.MaxAddresses), the keys' are as
+// many as the keys file has. It is safe for concurrent use.
 type Gate struct {
-	limiter   *Limiter
+	limiter   *Limiter  // one bucket per key
+	addrs     *Limiter  // one bucket per client address, bounded
 	noDefault bool      // callers without their own rate are not limited
 	perCaller *InFlight // nil: no per-caller cap
 
@@ -30,6 +33,9 @@ type GateConfig struct {
 	MaxInFlightPerCaller int
 	// MaxInFlight caps all concurrent requests; 0 means no cap.
 	MaxInFlight int
+	// MaxAddresses caps the buckets of callers known by their address
+	// (see Limiter and MaxBuckets); 0 means no cap.
+	MaxAddresses int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -55,6 +61,7 @@ func NewGate(cfg GateConfig) *Gate {
 		cfg.PerSecond, cfg.Burst = 1, 1
 	}
 	g.limiter = NewLimiter(LimiterConfig{PerSecond: cfg.PerSecond, Burst: cfg.Burst, Now: cfg.Now})
+	g.addrs = NewLimiter(LimiterConfig{PerSecond: cfg.PerSecond, Burst: cfg.Burst, Now: cfg.Now, MaxBuckets: cfg.MaxAddresses})
 	if cfg.MaxInFlightPerCaller > 0 {
 		g.perCaller = NewInFlight(cfg.MaxInFlightPerCaller)
 	}
@@ -67,13 +74,25 @@ func NewGate(cfg GateConfig) *Gate {
 // Otherwise it takes nothing (a refused request spends its token, so a
 // flood stays limited) and says why.
 func (g *Gate) Admit(key string, rate *Rate) (release func(), d Denial, ok bool) {
+	return g.admit(g.limiter, key, rate)
+}
+
+// AdmitAddress is Admit for a caller known only by its address (an
+// anonymous one), at the default rate: its bucket is one of the bounded
+// set of address buckets. key names both the bucket and the in-flight
+// count, which it shares with Admit's: keep the two sets of names apart.
+func (g *Gate) AdmitAddress(key string) (release func(), d Denial, ok bool) {
+	return g.admit(g.addrs, key, nil)
+}
+
+func (g *Gate) admit(limiter *Limiter, key string, rate *Rate) (release func(), d Denial, ok bool) {
 	var perSecond float64
 	var burst int
 	if rate != nil {
 		perSecond, burst = rate.PerSecond, rate.Burst
 	}
 	if rate != nil || !g.noDefault {
-		if ok, retry := g.limiter.Allow(key, perSecond, burst); !ok {
+		if ok, retry := limiter.Allow(key, perSecond, burst); !ok {
 			return nil, Denial{RateLimited: true, RetryAfter: retry}, false
 		}
 	}
@@ -109,4 +128,7 @@ func (g *Gate) Admit(key string, rate *Rate) (release func(), d Denial, ok bool)
 
 // Sweep forgets idle, full buckets (see Limiter.Sweep). The Gate's owner
 // calls it now and then.
-func (g *Gate) Sweep() int { return g.limiter.Sweep() }
+func (g *Gate) Sweep() int { return g.limiter.Sweep() + g.addrs.Sweep() }
+
+// Addresses returns the number of address buckets held.
+func (g *Gate) Addresses() int { return g.addrs.Len() }

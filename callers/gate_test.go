@@ -1,9 +1,11 @@
 package callers_test
 
 import (
+	"crypto/sha256"
 	"errors"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,20 +156,26 @@ func TestAuthenticatorIdentify(t *testing.T) {
 		err       error
 	}{
 		{"bearer", false, [2]string{"Authorization", "Bearer " + secretBilling},
-			callers.Identity{CallerID: "billing", Tiers: []string{"internal", "gold"}, Rate: &callers.Rate{PerSecond: 2.5, Burst: 10}}, nil},
+			callers.Identity{CallerID: "billing", Tiers: []string{"internal", "gold"}, Rate: &callers.Rate{PerSecond: 2.5, Burst: 10},
+				KeyHash: sha256.Sum256([]byte(secretBilling))}, nil},
 		{"x-api-key", false, [2]string{"X-API-Key", secretPartner},
-			callers.Identity{CallerID: "partner:acme", Tiers: []string{"public"}}, nil},
+			callers.Identity{CallerID: "partner:acme", Tiers: []string{"public"}, KeyHash: sha256.Sum256([]byte(secretPartner))}, nil},
 		{"no key", false, [2]string{}, callers.Identity{}, callers.ErrNoKey},
 		{"no key, anonymous allowed", true, [2]string{}, callers.Identity{Tiers: []string{"public"}, Anonymous: true}, nil},
 		{"disabled key", true, [2]string{"X-API-Key", secretOld}, callers.Identity{}, callers.ErrBadKey},
 		{"unknown key", true, [2]string{"Authorization", "Bearer nope"}, callers.Identity{}, callers.ErrBadKey},
+		{"basic, anonymous allowed", true, [2]string{"Authorization", "Basic YTpi"}, callers.Identity{}, callers.ErrBadKey},
+		{"two keys, anonymous allowed", true, [2]string{"Authorization", "Bearer " + secretBilling + "\x00Bearer " + secretPartner}, callers.Identity{}, callers.ErrConflictingKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &callers.Authenticator{Registry: reg, Anonymous: tt.anonymous, AnonymousTiers: []string{"public"}}
 			r := httptest.NewRequest("POST", "/a2a", nil)
 			if tt.header[0] != "" {
-				r.Header.Set(tt.header[0], tt.header[1])
+				// "\x00" separates the values of a repeated header.
+				for _, v := range strings.Split(tt.header[1], "\x00") {
+					r.Header.Add(tt.header[0], v)
+				}
 			}
 			got, err := a.Identify(r)
 			if !errors.Is(err, tt.err) {

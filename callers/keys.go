@@ -84,6 +84,18 @@ func (k *Keys) Authenticate(secret string) (Key, bool) {
 	return key.clone(), true
 }
 
+// InForce reports whether the key whose hash is hash still authenticates
+// callerID: it is in the file, enabled, and still the key of that caller.
+// A key revoked (its entry removed or its hash changed), disabled or given
+// to another caller id is not.
+func (k *Keys) InForce(callerID string, hash [32]byte) bool {
+	if k == nil {
+		return false
+	}
+	key, found := k.byHash[hash]
+	return found && key.Enabled && key.CallerID == callerID
+}
+
 // clone copies the parts of key that a caller could modify.
 func (key Key) clone() Key {
 	key.Tiers = slices.Clone(key.Tiers)
@@ -129,21 +141,50 @@ func parseHash(s string) ([32]byte, bool) {
 	return h, true
 }
 
-// SecretFromRequest returns the secret the request presents, from
-// "Authorization: Bearer <secret>" (the scheme in any case) or else from
-// "X-API-Key: <secret>". It returns false when neither header carries a
-// secret; other Authorization schemes such as Basic are ignored.
-func SecretFromRequest(r *http.Request) (string, bool) {
-	if scheme, rest, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); ok &&
-		strings.EqualFold(scheme, "Bearer") {
-		if s := strings.TrimSpace(rest); s != "" {
-			return s, true
+// SecretFromRequest returns the secret the request presents, in
+// "Authorization: Bearer <secret>" (the scheme in any case) or in
+// "X-API-Key: <secret>". Both headers may be sent if they carry the same
+// secret. It returns
+//
+//   - ErrNoKey when the request has neither header;
+//   - ErrBadKey when its one credential is not a secret a2ad takes: another
+//     Authorization scheme such as Basic, a bare "Bearer", a blank X-API-Key;
+//   - ErrConflictingKeys when the credentials repeat or disagree: either
+//     header more than once, or both headers with different secrets (or one
+//     of them not a secret a2ad takes). Which one to believe is not a2ad's
+//     guess to make.
+func SecretFromRequest(r *http.Request) (string, error) {
+	auths, keys := r.Header.Values("Authorization"), r.Header.Values("X-Api-Key")
+	if len(auths) > 1 || len(keys) > 1 {
+		return "", ErrConflictingKeys
+	}
+	var bearer, apiKey string
+	if len(auths) == 1 {
+		if scheme, rest, ok := strings.Cut(strings.TrimSpace(auths[0]), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			bearer = strings.TrimSpace(rest)
 		}
 	}
-	if s := strings.TrimSpace(r.Header.Get("X-API-Key")); s != "" {
-		return s, true
+	if len(keys) == 1 {
+		apiKey = strings.TrimSpace(keys[0])
 	}
-	return "", false
+	switch {
+	case len(auths) == 1 && len(keys) == 1:
+		if bearer == "" || bearer != apiKey {
+			return "", ErrConflictingKeys
+		}
+		return bearer, nil
+	case len(auths) == 1:
+		if bearer == "" {
+			return "", ErrBadKey
+		}
+		return bearer, nil
+	case len(keys) == 1:
+		if apiKey == "" {
+			return "", ErrBadKey
+		}
+		return apiKey, nil
+	}
+	return "", ErrNoKey
 }
 
 // Registry holds the keys in force. It is safe for concurrent use: Keys

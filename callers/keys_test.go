@@ -2,6 +2,7 @@ package callers_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -285,31 +286,59 @@ func TestAuthenticate(t *testing.T) {
 func TestSecretFromRequest(t *testing.T) {
 	tests := []struct {
 		name    string
-		headers map[string]string
+		headers [][2]string
 		want    string
-		wantOK  bool
+		err     error
 	}{
-		{"bearer", map[string]string{"Authorization": "Bearer s1"}, "s1", true},
-		{"lowercase bearer", map[string]string{"Authorization": "bearer s1"}, "s1", true},
-		{"upper BEARER, extra spaces", map[string]string{"Authorization": "  BEARER   s1 "}, "s1", true},
-		{"api key", map[string]string{"X-API-Key": "s2"}, "s2", true},
-		{"api key lowercase header", map[string]string{"x-api-key": "s2"}, "s2", true},
-		{"bearer wins", map[string]string{"Authorization": "Bearer s1", "X-API-Key": "s2"}, "s1", true},
-		{"basic ignored", map[string]string{"Authorization": "Basic x"}, "", false},
-		{"basic ignored, api key used", map[string]string{"Authorization": "Basic x", "X-API-Key": "s2"}, "s2", true},
-		{"bearer without token", map[string]string{"Authorization": "Bearer "}, "", false},
-		{"bare token", map[string]string{"Authorization": "s1"}, "", false},
-		{"empty api key", map[string]string{"X-API-Key": " "}, "", false},
-		{"missing", nil, "", false},
+		{"bearer", [][2]string{{"Authorization", "Bearer s1"}}, "s1", nil},
+		{"lowercase bearer", [][2]string{{"Authorization", "bearer s1"}}, "s1", nil},
+		{"upper BEARER, extra spaces", [][2]string{{"Authorization", "  BEARER   s1 "}}, "s1", nil},
+		{"api key", [][2]string{{"X-API-Key", "s2"}}, "s2", nil},
+		{"api key lowercase header", [][2]string{{"x-api-key", "s2"}}, "s2", nil},
+		{"both headers, one key", [][2]string{{"Authorization", "Bearer s1"}, {"X-API-Key", " s1"}}, "s1", nil},
+		{"basic", [][2]string{{"Authorization", "Basic x"}}, "", callers.ErrBadKey},
+		{"bearer without token", [][2]string{{"Authorization", "Bearer "}}, "", callers.ErrBadKey},
+		{"bare token", [][2]string{{"Authorization", "s1"}}, "", callers.ErrBadKey},
+		{"empty api key", [][2]string{{"X-API-Key", " "}}, "", callers.ErrBadKey},
+		{"missing", nil, "", callers.ErrNoKey},
+		// Credentials that repeat or disagree.
+		{"both headers, two keys", [][2]string{{"Authorization", "Bearer s1"}, {"X-API-Key", "s2"}}, "", callers.ErrConflictingKeys},
+		{"basic beside an api key", [][2]string{{"Authorization", "Basic x"}, {"X-API-Key", "s2"}}, "", callers.ErrConflictingKeys},
+		{"bearer beside a blank api key", [][2]string{{"Authorization", "Bearer s1"}, {"X-API-Key", ""}}, "", callers.ErrConflictingKeys},
+		{"two authorization headers", [][2]string{{"Authorization", "Bearer s1"}, {"Authorization", "Bearer s2"}}, "", callers.ErrConflictingKeys},
+		{"one bearer twice", [][2]string{{"Authorization", "Bearer s1"}, {"Authorization", "Bearer s1"}}, "", callers.ErrConflictingKeys},
+		{"two api keys", [][2]string{{"X-API-Key", "s1"}, {"x-api-key", "s1"}}, "", callers.ErrConflictingKeys},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("POST", "/a2a", nil)
-		for k, v := range tt.headers {
-			r.Header.Set(k, v)
+		for _, h := range tt.headers {
+			r.Header.Add(h[0], h[1])
 		}
-		got, ok := callers.SecretFromRequest(r)
-		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("%s: SecretFromRequest = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.wantOK)
+		got, err := callers.SecretFromRequest(r)
+		if got != tt.want || !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
+			t.Errorf("%s: SecretFromRequest = %q, %v; want %q, %v", tt.name, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestKeysInForce(t *testing.T) {
+	ks, err := callers.LoadKeys(writeKeysFile(t, goodKeys()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := func(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+	for _, tt := range []struct {
+		caller string
+		hash   [32]byte
+		want   bool
+	}{
+		{"billing", hash(secretBilling), true},
+		{"partner:acme", hash(secretBilling), false}, // another caller's key
+		{"billing", hash("a2ad_unknown"), false},     // not in the file
+		{"old", hash(secretOld), false},              // disabled
+	} {
+		if got := ks.InForce(tt.caller, tt.hash); got != tt.want {
+			t.Errorf("InForce(%q, …) = %v, want %v", tt.caller, got, tt.want)
 		}
 	}
 }

@@ -10,13 +10,23 @@ import (
 // created full on first use. A bucket of size burst refills continuously at
 // perSecond tokens a second up to burst, and each allowed request takes one
 // token. A Limiter is safe for concurrent use.
+//
+// With MaxBuckets set, the Limiter holds at most that many buckets. When a
+// new caller arrives at a full map, the least recently used bucket is
+// forgotten if it is full again: forgetting it loses nothing, as a new
+// bucket starts full. If even that one is not full, every bucket in the
+// map is in use, and the new caller shares one overflow bucket with every
+// other caller that finds the map so: no caller ever gets a fresh bucket
+// by crowding out an active one, so many addresses cannot bypass a limit.
 type Limiter struct {
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	rate    float64
-	burst   int
-	now     func() time.Time
-	maxIdle time.Duration
+	mu       sync.Mutex
+	buckets  lru[bucket]
+	overflow *bucket // shared by callers that found the map full of active buckets
+	rate     float64
+	burst    int
+	max      int // 0: no bound
+	now      func() time.Time
+	maxIdle  time.Duration
 }
 
 // LimiterConfig configures a Limiter.
@@ -25,6 +35,9 @@ type LimiterConfig struct {
 	Burst     int              // default bucket size; >= 1
 	Now       func() time.Time // default time.Now
 	MaxIdle   time.Duration    // buckets unused this long (and full) are evicted on a sweep; default 10m
+	// MaxBuckets caps the buckets held; 0 means no cap (for a bounded
+	// set of callers, such as the keys of a keys file).
+	MaxBuckets int
 }
 
 // DefaultMaxIdle is the MaxIdle a Limiter uses when LimiterConfig.MaxIdle is
@@ -41,8 +54,9 @@ type bucket struct {
 }
 
 // NewLimiter returns a Limiter with no buckets. It panics if cfg.PerSecond is
-// not a finite positive number or cfg.Burst is less than 1, as these are
-// programming errors that configuration validation should have caught.
+// not a finite positive number, cfg.Burst is less than 1 or cfg.MaxBuckets
+// is negative, as these are programming errors that configuration
+// validation should have caught.
 func NewLimiter(cfg LimiterConfig) *Limiter {
 	if !validRate(cfg.PerSecond) {
 		panic("callers: LimiterConfig.PerSecond must be finite and > 0")
@@ -50,10 +64,14 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	if cfg.Burst < 1 {
 		panic("callers: LimiterConfig.Burst must be >= 1")
 	}
+	if cfg.MaxBuckets < 0 {
+		panic("callers: LimiterConfig.MaxBuckets must be >= 0")
+	}
 	l := &Limiter{
-		buckets: make(map[string]*bucket),
+		buckets: newLRU[bucket](),
 		rate:    cfg.PerSecond,
 		burst:   cfg.Burst,
+		max:     cfg.MaxBuckets,
 		now:     cfg.Now,
 		maxIdle: cfg.MaxIdle,
 	}
@@ -88,10 +106,9 @@ func (l *Limiter) Allow(caller string, perSecond float64, burst int) (ok bool, r
 	defer l.mu.Unlock()
 
 	now := l.now()
-	b, found := l.buckets[caller]
-	if !found {
-		b = &bucket{tokens: float64(burst), last: now, rate: perSecond, burst: burst}
-		l.buckets[caller] = b
+	b := l.buckets.get(caller)
+	if b == nil {
+		b = l.newBucket(caller, now, perSecond, burst)
 	} else {
 		b.refill(now)
 		b.rate, b.burst = perSecond, burst
@@ -105,6 +122,35 @@ func (l *Limiter) Allow(caller string, perSecond float64, burst int) (ok bool, r
 	return false, b.retryAfter()
 }
 
+// newBucket makes room for caller's bucket and returns it, full; or, when
+// every bucket held is in use, the overflow bucket, refilled to now. The
+// caller holds mu.
+func (l *Limiter) newBucket(caller string, now time.Time, perSecond float64, burst int) *bucket {
+	fresh := bucket{tokens: float64(burst), last: now, rate: perSecond, burst: burst}
+	if l.max > 0 && l.buckets.len() >= l.max {
+		if old := l.buckets.oldest(); old.val.fullAt(now) {
+			l.buckets.remove(old)
+		} else {
+			if l.overflow == nil {
+				l.overflow = &fresh
+			}
+			b := l.overflow
+			b.refill(now)
+			b.rate, b.burst = perSecond, burst
+			b.tokens = math.Min(b.tokens, float64(burst))
+			return b
+		}
+	}
+	return l.buckets.add(caller, fresh)
+}
+
+// Len returns the number of buckets held, the overflow bucket aside.
+func (l *Limiter) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buckets.len()
+}
+
 // Sweep evicts the buckets that have been unused for at least MaxIdle and are
 // full again, so forgetting them loses nothing: a new bucket starts full. It
 // returns how many buckets were evicted. The owner of the Limiter calls Sweep
@@ -115,16 +161,25 @@ func (l *Limiter) Sweep() int {
 
 	now := l.now()
 	n := 0
-	for caller, b := range l.buckets {
-		if now.Sub(b.last) < l.maxIdle {
-			continue
-		}
-		if b.tokens+b.gain(now.Sub(b.last)) >= float64(b.burst) {
-			delete(l.buckets, caller)
+	// From the least recently used on, up to the first one used within
+	// MaxIdle: the rest are more recent still.
+	for e := l.buckets.oldest(); e != nil && now.Sub(e.val.last) >= l.maxIdle; {
+		prev := e.prev
+		if e.val.fullAt(now) {
+			l.buckets.remove(e)
 			n++
 		}
+		e = prev
+	}
+	if l.overflow != nil && now.Sub(l.overflow.last) >= l.maxIdle && l.overflow.fullAt(now) {
+		l.overflow = nil
 	}
 	return n
+}
+
+// fullAt reports whether b holds burst tokens again at now.
+func (b *bucket) fullAt(now time.Time) bool {
+	return b.tokens+b.gain(now.Sub(b.last)) >= float64(b.burst)
 }
 
 // refill adds the tokens earned since b.last, capped at b.burst, and moves
