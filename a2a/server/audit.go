@@ -47,7 +47,9 @@ const (
 	ReasonDeniedCatalog    Reason = "denied_catalog"     // the catalogue could not be read
 	ReasonDeniedOwner      Reason = "denied_owner"       // the task belongs to another caller
 
-	ReasonUnauthenticated Reason = "unauthenticated" // no key, or a bad one
+	ReasonUnauthenticated Reason = "unauthenticated" // no key, a bad one, or conflicting ones
+	ReasonAuthThrottled   Reason = "auth_throttled"  // refused unchecked: too many failed authentications from the address
+	ReasonKeyRevoked      Reason = "key_revoked"     // a stream ended because its key was revoked
 	ReasonRateLimited     Reason = "rate_limited"
 	ReasonOverCapacity    Reason = "over_capacity" // an in-flight cap, or the call queue is full
 
@@ -70,17 +72,20 @@ const (
 // auditCall gathers what one request's audit record says. Only the
 // request's own goroutine writes it.
 type auditCall struct {
-	start     time.Time
-	principal Principal
-	method    string
-	taskID    string
-	info      tasks.CallInfo
-	denial    *Denial
-	authFail  bool
-	rpcErr    *a2a.Error
-	notOwner  bool
-	state     a2a.TaskState // the task's state when the call ended
-	failure   string        // the failure class of a failed task
+	start      time.Time
+	clientAddr string
+	principal  Principal
+	method     string
+	taskID     string
+	info       tasks.CallInfo
+	denial     *Denial
+	authFail   bool
+	refused    int  // throttled: the refusals the record stands for; 0: no record
+	revoked    bool // a stream ended by the revocation of its key
+	rpcErr     *a2a.Error
+	notOwner   bool
+	state      a2a.TaskState // the task's state when the call ended
+	failure    string        // the failure class of a failed task
 	// stateful: the method's result says how a task ended (send, stream,
 	// cancel), rather than what a read found.
 	stateful bool
@@ -129,11 +134,19 @@ func noteError(ctx context.Context, e *a2a.Error, err error) {
 	}
 }
 
+// throttled reports whether the request was refused by the throttle of
+// failed authentications.
+func (ac *auditCall) throttled() bool { return ac.denial != nil && ac.denial.Scope == "auth" }
+
 // classify gives the call's outcome and reason.
 func (ac *auditCall) classify() (Outcome, Reason) {
 	switch {
 	case ac.authFail:
 		return OutcomeTransportDenied, ReasonUnauthenticated
+	case ac.throttled():
+		return OutcomeTransportDenied, ReasonAuthThrottled
+	case ac.revoked:
+		return OutcomeTransportDenied, ReasonKeyRevoked
 	case ac.denial != nil && ac.denial.RateLimited:
 		return OutcomeTransportDenied, ReasonRateLimited
 	case ac.denial != nil:
@@ -227,7 +240,10 @@ const (
 
 // writeAudit writes the call's one audit record and tells Observe. The
 // record never holds a payload or a secret: ids, names, codes and timings
-// only.
+// only. Requests refused by the throttle of failed authentications are
+// told to Observe one by one, but audited in summary: one record stands
+// for the refusals since the previous one from that address ("refused"),
+// so that a flood cannot fill the disk.
 func (s *Server) writeAudit(ac *auditCall, reqID string) {
 	if s.cfg.Audit == nil && s.cfg.Observe == nil {
 		return
@@ -235,12 +251,13 @@ func (s *Server) writeAudit(ac *auditCall, reqID string) {
 	outcome, reason := ac.classify()
 	if s.cfg.Observe != nil {
 		s.cfg.Observe(ac.method, outcome, reason, time.Since(ac.start))
-		if s.cfg.Audit == nil {
-			return
-		}
+	}
+	if s.cfg.Audit == nil || (ac.throttled() && ac.refused == 0) {
+		return
 	}
 	p := ac.principal
 	ev := s.cfg.Audit.Log().
+		Str("client_addr", ac.clientAddr).
 		Str("caller", p.Caller.ID).
 		Bool("anonymous", p.Anonymous).
 		Strs("tiers", p.Caller.Tiers).
@@ -255,6 +272,9 @@ func (s *Server) writeAudit(ac *auditCall, reqID string) {
 	}
 	if ac.state != "" {
 		ev = ev.Str("state", string(ac.state))
+	}
+	if ac.refused > 0 {
+		ev = ev.Int("refused", ac.refused)
 	}
 	ev.Float64("duration_ms", float64(time.Since(ac.start).Microseconds())/1000).
 		Str("req_id", reqID).

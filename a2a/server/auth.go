@@ -28,6 +28,9 @@ type Principal struct {
 	// defaults.
 	PerSecond float64
 	Burst     int
+	// KeyHash is the SHA-256 of the key the caller presented; zero for an
+	// anonymous caller. Config.Revoked reads it.
+	KeyHash [32]byte
 }
 
 // AuthResult says whether a request's credentials identify a principal.
@@ -41,19 +44,35 @@ const (
 	// NoCredentials: the request has none and anonymous access is off.
 	NoCredentials
 	// BadCredentials: the request presents a key that is unknown,
-	// revoked or disabled.
+	// revoked or disabled, or a credential a2ad does not take.
 	BadCredentials
+	// ConflictingCredentials: the request presents more than one
+	// credential, and they are not one and the same key.
+	ConflictingCredentials
 )
 
 // Authenticator identifies the principal of a request from its headers.
+// clientAddr is the client's address (see ClientAddr), for anonymous
+// callers' limits and for logs.
 type Authenticator interface {
-	Authenticate(r *http.Request) (Principal, AuthResult)
+	Authenticate(r *http.Request, clientAddr string) (Principal, AuthResult)
+}
+
+// AuthThrottle limits failed authentications per client address.
+type AuthThrottle interface {
+	// Check reports whether a request from addr may authenticate. When
+	// it may not, it returns when to retry, and how many refusals (this
+	// one included) a record written now stands for: 0 when none is due,
+	// the refusal being counted into a later one.
+	Check(addr string) (retryAfter time.Duration, report int, ok bool)
+	// Fail records a failed authentication from addr.
+	Fail(addr string)
 }
 
 // Denial says why a request is not admitted now, and when to retry.
 type Denial struct {
 	// Scope is "caller" for a caller's own limit, "server" for a
-	// server-wide cap.
+	// server-wide cap, "auth" for the throttle of failed authentications.
 	Scope string
 	// RateLimited is true for an empty token bucket, false for an
 	// in-flight cap.
@@ -70,27 +89,35 @@ type Admitter interface {
 // The challenges sent with 401 answers (RFC 6750). X-API-Key works too;
 // the card's securitySchemes say so.
 const (
-	challengeMissing = `Bearer realm="a2ad"`
-	challengeInvalid = `Bearer realm="a2ad", error="invalid_token"`
+	challengeMissing     = `Bearer realm="a2ad"`
+	challengeInvalid     = `Bearer realm="a2ad", error="invalid_token"`
+	challengeConflicting = `Bearer realm="a2ad", error="invalid_request"`
 )
 
 // principal authenticates r. With no authenticator every request is the
 // caller Config.Caller returns.
-func (s *Server) principal(r *http.Request) (Principal, AuthResult) {
+func (s *Server) principal(r *http.Request, clientAddr string) (Principal, AuthResult) {
 	if s.cfg.Auth == nil {
 		c := s.cfg.Caller(r)
 		return Principal{Caller: c, Anonymous: c.ID == "", LimitKey: c.ID}, Authenticated
 	}
-	return s.cfg.Auth.Authenticate(r)
+	return s.cfg.Auth.Authenticate(r, clientAddr)
+}
+
+// authError is the answer to a request whose credentials failed.
+func authError(res AuthResult) (e *a2a.Error, challenge string) {
+	switch res {
+	case BadCredentials:
+		return a2a.ErrBadCredentials, challengeInvalid
+	case ConflictingCredentials:
+		return a2a.ErrConflictingCredentials, challengeConflicting
+	}
+	return a2a.ErrNoCredentials, challengeMissing
 }
 
 // unauthorized answers 401 with a JSON-RPC error body (id as given, null
-// when the body was not read).
-func (s *Server) unauthorized(c echo.Context, wire a2a.Version, id []byte, e *a2a.Error, invalid bool) error {
-	challenge := challengeMissing
-	if invalid {
-		challenge = challengeInvalid
-	}
+// when the body was not read) and challenge.
+func (s *Server) unauthorized(c echo.Context, wire a2a.Version, id []byte, e *a2a.Error, challenge string) error {
 	c.Response().Header().Set("WWW-Authenticate", challenge)
 	return c.Blob(http.StatusUnauthorized, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, id, e))
 }
@@ -100,7 +127,7 @@ func (s *Server) unauthorized(c echo.Context, wire a2a.Version, id []byte, e *a2
 // (rounded up) and data.retryAfterMs.
 func (s *Server) denied(c echo.Context, wire a2a.Version, id []byte, d *Denial) error {
 	e := deniedError(d)
-	status := http.StatusTooManyRequests
+	status := http.StatusTooManyRequests // the caller's limits, and "auth"
 	if d.Scope == "server" {
 		status = http.StatusServiceUnavailable
 	}
@@ -113,6 +140,8 @@ func deniedError(d *Denial) *a2a.Error {
 	ms := int64((d.RetryAfter + time.Millisecond - 1) / time.Millisecond)
 	base := a2a.ErrCallerInFlight
 	switch {
+	case d.Scope == "auth":
+		base = a2a.ErrAuthThrottled
 	case d.RateLimited:
 		base = a2a.ErrRateLimited
 	case d.Scope == "server":

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,16 @@ type Config struct {
 	Caller func(r *http.Request) tasks.Caller
 	// Admit applies rate limits and in-flight caps; nil admits all.
 	Admit Admitter
+	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
+	// headers name the client (see ClientAddr); empty trusts none.
+	TrustedProxies []netip.Prefix
+	// Throttle limits failed authentications per client address; nil
+	// does not.
+	Throttle AuthThrottle
+	// Revoked reports whether a principal's credentials no longer hold
+	// (a key revoked, disabled or removed). A stream of such a principal
+	// is ended at its start, and by EndRevokedStreams. Nil: never.
+	Revoked func(p Principal) bool
 	// Audit receives one record per call (see AuditLogger); nil writes
 	// none.
 	Audit *zerolog.Logger
@@ -91,6 +102,9 @@ type Server struct {
 
 	streams      context.Context // canceled by CloseStreams
 	closeStreams context.CancelFunc
+
+	openMu sync.Mutex
+	open   map[*openStream]struct{} // the streams being served
 }
 
 // New builds the Echo instance with every route.
@@ -110,7 +124,7 @@ func New(cfg Config) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	s := &Server{cfg: cfg, echo: e, log: cfg.Logger}
+	s := &Server{cfg: cfg, echo: e, log: cfg.Logger, open: map[*openStream]struct{}{}}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	e.HTTPErrorHandler = s.httpError
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -159,7 +173,8 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		if e := s.log.Debug(); e.Enabled() {
-			e.Str("req_id", reqID).Str("method", c.Request().Method).Str("path", c.Path()).
+			e.Str("req_id", reqID).Str("client_addr", ClientAddr(c.Request(), s.cfg.TrustedProxies)).
+				Str("method", c.Request().Method).Str("path", c.Path()).
 				Int("status", c.Response().Status).Dur("latency", time.Since(start)).Msg("request")
 		}
 		return nil
@@ -220,21 +235,33 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 
 func (s *Server) jsonrpc(c echo.Context) error {
 	r := c.Request()
-	ac := &auditCall{start: time.Now()}
+	addr := ClientAddr(r, s.cfg.TrustedProxies)
+	ac := &auditCall{start: time.Now(), clientAddr: addr}
 	defer func() { s.writeAudit(ac, c.Response().Header().Get(echo.HeaderXRequestID)) }()
+	// An address that failed to authenticate too often is refused before
+	// its credentials are looked at, and its refusals are audited in
+	// summary.
+	if s.cfg.Throttle != nil {
+		if retry, report, ok := s.cfg.Throttle.Check(addr); !ok {
+			d := &Denial{Scope: "auth", RateLimited: true, RetryAfter: retry}
+			ac.denial, ac.rpcErr, ac.refused = d, deniedError(d), report
+			ver, _ := requestVersion(r)
+			return s.denied(c, ver, nil, d)
+		}
+	}
 	// Authentication comes first: an unauthenticated request costs no
 	// body read.
-	p, res := s.principal(r)
+	p, res := s.principal(r, addr)
 	ac.principal = p
 	if res != Authenticated {
-		ac.authFail = true
-		e := a2a.ErrNoCredentials
-		if res == BadCredentials {
-			e = a2a.ErrBadCredentials
+		if s.cfg.Throttle != nil {
+			s.cfg.Throttle.Fail(addr)
 		}
+		ac.authFail = true
+		e, challenge := authError(res)
 		ac.rpcErr = e
 		ver, _ := requestVersion(r)
-		return s.unauthorized(c, ver, nil, e, res == BadCredentials)
+		return s.unauthorized(c, ver, nil, e, challenge)
 	}
 	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
 		ac.rpcErr = a2a.ErrInvalidRequest
@@ -295,7 +322,7 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		// The extended card is for authenticated callers only.
 		ac.authFail = true
 		ac.rpcErr = a2a.ErrExtendedCardAuth
-		return s.unauthorized(c, wire, req.ID, a2a.ErrExtendedCardAuth, false)
+		return s.unauthorized(c, wire, req.ID, a2a.ErrExtendedCardAuth, challengeMissing)
 	case isStreamMethod(req.Method) && s.cfg.Streams != nil:
 		ac.stateful = true
 		return s.stream(c, &req, wire)

@@ -46,12 +46,19 @@ func isStreamMethod(m string) bool {
 // client that accepts text/event-stream, else as application/json.
 func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) error {
 	r := c.Request()
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stop := context.AfterFunc(s.streams, cancel) // shutdown ends open streams
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := context.AfterFunc(s.streams, func() { cancel(nil) }) // shutdown ends open streams
 	defer stop()
+	defer s.track(ctx, cancel)()
 	caller := s.callerOf(r)
 	ac := auditFrom(r.Context())
+	if errors.Is(context.Cause(ctx), errRevoked) {
+		if ac != nil {
+			ac.revoked = true
+		}
+		return s.streamError(c, req, wire, a2a.ErrKeyRevoked)
+	}
 	var run func(emit func(tasks.StreamEvent) error) error
 	var meta map[string]any
 	switch req.Method {
@@ -131,10 +138,24 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 		}
 	}
 	err := run(emit)
-	if err == nil && !sw.started {
+	revoked := errors.Is(context.Cause(ctx), errRevoked)
+	if err == nil && !sw.started && !revoked {
 		sw.start() // nothing after the client's last event id: an empty stream
 	}
 	sw.close()
+	if revoked {
+		// The key was revoked: the stream ends with an error event (or
+		// the error alone, if no event was sent yet).
+		if ac != nil {
+			ac.revoked = true
+		}
+		if !sw.started {
+			return s.streamError(c, req, wire, a2a.ErrKeyRevoked)
+		}
+		noteError(ctx, a2a.ErrKeyRevoked, nil)
+		sw.error(a2a.ErrKeyRevoked)
+		return nil
+	}
 	if !sw.started {
 		return s.streamError(c, req, wire, s.rpcError(ctx, req.Method, err))
 	}
@@ -150,6 +171,59 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 		sw.error(s.rpcError(ctx, req.Method, err))
 	}
 	return nil
+}
+
+// errRevoked is the cause of a stream's end when its key is revoked.
+var errRevoked = errors.New("the stream's key was revoked")
+
+// openStream is a stream being served, for EndRevokedStreams.
+type openStream struct {
+	p      Principal
+	cancel context.CancelCauseFunc
+}
+
+// track registers the stream of the request whose context is ctx and
+// returns the func that forgets it. A stream whose principal is revoked
+// already is ended at once: a reload that revoked the key before the
+// stream was registered does not miss it.
+func (s *Server) track(ctx context.Context, cancel context.CancelCauseFunc) (forget func()) {
+	p, ok := principalFrom(ctx)
+	if !ok || s.cfg.Revoked == nil {
+		return func() {}
+	}
+	o := &openStream{p: p, cancel: cancel}
+	s.openMu.Lock()
+	s.open[o] = struct{}{}
+	s.openMu.Unlock()
+	if s.cfg.Revoked(p) {
+		cancel(errRevoked)
+	}
+	return func() {
+		s.openMu.Lock()
+		delete(s.open, o)
+		s.openMu.Unlock()
+	}
+}
+
+// EndRevokedStreams ends the open streams of every principal that
+// Config.Revoked says is revoked: each client gets a last event with the
+// error -32054 "The API key was revoked: the stream is closed", and the
+// stream closes. Call it after the credentials change (a reload of the
+// keys). It returns how many streams it ended.
+func (s *Server) EndRevokedStreams() int {
+	if s.cfg.Revoked == nil {
+		return 0
+	}
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	n := 0
+	for o := range s.open {
+		if s.cfg.Revoked(o.p) {
+			o.cancel(errRevoked)
+			n++
+		}
+	}
+	return n
 }
 
 // lastEventID is where a resuming client left off: the Last-Event-ID

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -25,7 +24,9 @@ type keyAuth struct {
 	log  zerolog.Logger
 }
 
-func (k keyAuth) Authenticate(r *http.Request) (server.Principal, server.AuthResult) {
+var _ server.Authenticator = keyAuth{}
+
+func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
 	id, err := k.auth.Identify(r)
 	switch {
 	case errors.Is(err, callers.ErrNoKey):
@@ -34,10 +35,13 @@ func (k keyAuth) Authenticate(r *http.Request) (server.Principal, server.AuthRes
 		// Log the failure (spec §13), never the key it presented.
 		// Debug: the audit trail records every refusal; a flood of bad
 		// keys must not flood the operational log.
-		k.log.Debug().Str("remote_ip", remoteIP(r)).Msg("request with an invalid API key refused")
+		k.log.Debug().Str("client_addr", clientAddr).Msg("request with an invalid API key refused")
+		if errors.Is(err, callers.ErrConflictingKeys) {
+			return server.Principal{}, server.ConflictingCredentials
+		}
 		return server.Principal{}, server.BadCredentials
 	}
-	p := principalOf(id, r)
+	p := principalOf(id, clientAddr)
 	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
 	return p, server.Authenticated
 }
@@ -46,21 +50,24 @@ func (k keyAuth) Authenticate(r *http.Request) (server.Principal, server.AuthRes
 // without a keys file.
 type anonymousAuth struct{ tiers []string }
 
-func (a anonymousAuth) Authenticate(r *http.Request) (server.Principal, server.AuthResult) {
-	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, r), server.Authenticated
+var _ server.Authenticator = anonymousAuth{}
+
+func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
+	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr), server.Authenticated
 }
 
 // principalOf is the server's view of id. Anonymous callers share one
-// owner (their tasks are one pool) but each address has its own rate
-// bucket, so that one noisy client does not starve the others.
-func principalOf(id callers.Identity, r *http.Request) server.Principal {
+// owner (their tasks are one pool) but each client address has its own
+// rate bucket, so that one noisy client does not starve the others.
+func principalOf(id callers.Identity, clientAddr string) server.Principal {
 	p := server.Principal{
 		Caller:    tasks.Caller{ID: id.CallerID, Tiers: id.Tiers},
 		Anonymous: id.Anonymous,
 		LimitKey:  "key:" + id.CallerID,
+		KeyHash:   id.KeyHash,
 	}
 	if id.Anonymous {
-		p.LimitKey = "anon:" + addressKey(remoteIP(r))
+		p.LimitKey = "anon:" + addressKey(clientAddr)
 	}
 	if id.Rate != nil {
 		p.PerSecond, p.Burst = id.Rate.PerSecond, id.Rate.Burst
@@ -79,27 +86,31 @@ func addressKey(ip string) string {
 	return p.String()
 }
 
-func remoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
 // gateAdmitter applies a callers.Gate to the server's principals, and
-// tells rejected (when set) of each refusal.
+// tells rejected (when set) of each refusal. Anonymous callers, known by
+// their address only, have their buckets in the gate's bounded set.
 type gateAdmitter struct {
 	gate     *callers.Gate
 	rejected func(rateLimited, serverWide bool)
 }
 
+var _ server.Admitter = gateAdmitter{}
+
 func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
-	var rate *callers.Rate
-	if p.PerSecond > 0 {
-		rate = &callers.Rate{PerSecond: p.PerSecond, Burst: p.Burst}
+	var (
+		release func()
+		d       callers.Denial
+		ok      bool
+	)
+	if p.Anonymous {
+		release, d, ok = g.gate.AdmitAddress(p.LimitKey)
+	} else {
+		var rate *callers.Rate
+		if p.PerSecond > 0 {
+			rate = &callers.Rate{PerSecond: p.PerSecond, Burst: p.Burst}
+		}
+		release, d, ok = g.gate.Admit(p.LimitKey, rate)
 	}
-	release, d, ok := g.gate.Admit(p.LimitKey, rate)
 	if ok {
 		return release, nil
 	}
@@ -111,6 +122,17 @@ func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 		g.rejected(d.RateLimited, d.Global)
 	}
 	return nil, &server.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
+}
+
+var _ server.AuthThrottle = (*callers.Throttle)(nil)
+
+// revoked reports whether p's key no longer holds in the keys in force:
+// revoked, disabled or removed. Anonymous callers are never revoked.
+func (m *Main) revoked(p server.Principal) bool {
+	if m.registry == nil || p.Anonymous || p.KeyHash == ([32]byte{}) {
+		return false
+	}
+	return !m.registry.Keys().InForce(p.Caller.ID, p.KeyHash)
 }
 
 // cards builds and keeps the card of each view: the public one and one

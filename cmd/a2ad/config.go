@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -58,6 +59,10 @@ type Config struct {
 	MaxInFlightPerCaller int // 0 for no cap
 	MaxInFlight          int // 0 for no cap
 	AuditLog             string
+	TrustedProxies       string  // comma-separated CIDRs (or addresses) of reverse proxies
+	RateBuckets          int     // the most client addresses tracked for limits
+	AuthFailRate         float64 // failed authentications a second per address; 0 for no throttle
+	AuthFailBurst        int
 
 	PushAllow       string // comma-separated CIDRs and host names
 	PushTimeout     time.Duration
@@ -91,6 +96,9 @@ func DefaultConfig() Config {
 		RateBurst:            200,
 		MaxInFlightPerCaller: 256,
 		MaxInFlight:          4096,
+		RateBuckets:          100_000,
+		AuthFailRate:         1,
+		AuthFailBurst:        20,
 		PushTimeout:          10 * time.Second,
 		PushMaxAttempts:      8,
 		PushConcurrency:      16,
@@ -133,6 +141,10 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "requests a caller may make at once before --rate applies")
 	fs.IntVar(&c.MaxInFlightPerCaller, "max-inflight-per-caller", c.MaxInFlightPerCaller, "requests (streams included) one caller may have in flight; 0 for no cap")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", c.MaxInFlight, "requests (streams included) in flight across all callers; 0 for no cap")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client (e.g. 127.0.0.1/32); empty trusts none")
+	fs.IntVar(&c.RateBuckets, "rate-buckets", c.RateBuckets, "client addresses tracked for anonymous rate limits, and for failed authentications; beyond it idle ones are forgotten")
+	fs.Float64Var(&c.AuthFailRate, "auth-fail-rate", c.AuthFailRate, "failed authentications a second one client address may make once --auth-fail-burst is spent; beyond it its requests get 429 unchecked; 0 for no limit")
+	fs.IntVar(&c.AuthFailBurst, "auth-fail-burst", c.AuthFailBurst, "failed authentications one client address may make at once before --auth-fail-rate applies")
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "where the audit trail goes: a file (reopened on SIGHUP), \"off\", or empty for the operational log")
 	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")
 	fs.DurationVar(&c.PushTimeout, "push-timeout", c.PushTimeout, "timeout of one push delivery attempt")
@@ -301,8 +313,41 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("max-inflight: must not be negative, not %d", c.MaxInFlight)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("shutdown-grace: must not be negative, not %s", c.ShutdownGrace)
+	case c.RateBuckets < 1:
+		return fmt.Errorf("rate-buckets: must be at least 1, not %d", c.RateBuckets)
+	case c.AuthFailRate < 0 || math.IsNaN(c.AuthFailRate) || math.IsInf(c.AuthFailRate, 0):
+		return fmt.Errorf("auth-fail-rate: must be a finite number >= 0, not %v", c.AuthFailRate)
+	case c.AuthFailRate > 0 && c.AuthFailBurst < 1:
+		return fmt.Errorf("auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst)
+	}
+	if _, err := c.trustedProxies(); err != nil {
+		return err
 	}
 	return nil
+}
+
+// trustedProxies parses --trusted-proxies: CIDRs, or single addresses.
+func (c *Config) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range splitList(c.TrustedProxies) {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("trusted-proxies: %q is not a CIDR or an address", s)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p.Addr().Is4In6() {
+			// Client addresses are compared unmapped.
+			if p.Bits() < 96 {
+				return nil, fmt.Errorf("trusted-proxies: %q reaches beyond the IPv4-mapped addresses; give IPv4 and IPv6 ranges apart", s)
+			}
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }

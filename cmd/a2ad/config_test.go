@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -300,6 +302,15 @@ func TestValidate(t *testing.T) {
 		{"retention negative", func(c *Config) { c.Retention = -time.Hour }, "retention: must be positive, not -1h0m0s"},
 		{"retention interval 0", func(c *Config) { c.RetentionInterval = 0 }, "retention-interval: must be positive, not 0s"},
 		{"shutdown grace negative", func(c *Config) { c.ShutdownGrace = -time.Second }, "shutdown-grace: must not be negative, not -1s"},
+		{"trusted proxies", func(c *Config) { c.TrustedProxies = "127.0.0.1/32, 10.0.0.0/8,::1,2001:db8::/32,::ffff:10.0.0.0/104" }, ""},
+		{"trusted proxy not a CIDR", func(c *Config) { c.TrustedProxies = "10.0.0.0/8,proxy.local" },
+			`trusted-proxies: "proxy.local" is not a CIDR or an address`},
+		{"trusted proxies beyond IPv4-mapped", func(c *Config) { c.TrustedProxies = "::ffff:0:0/80" },
+			`trusted-proxies: "::ffff:0:0/80" reaches beyond the IPv4-mapped addresses; give IPv4 and IPv6 ranges apart`},
+		{"rate buckets 0", func(c *Config) { c.RateBuckets = 0 }, "rate-buckets: must be at least 1, not 0"},
+		{"auth fail rate negative", func(c *Config) { c.AuthFailRate = -1 }, "auth-fail-rate: must be a finite number >= 0, not -1"},
+		{"auth fail rate off", func(c *Config) { c.AuthFailRate, c.AuthFailBurst = 0, 0 }, ""},
+		{"auth fail burst 0", func(c *Config) { c.AuthFailBurst = 0 }, "auth-fail-burst: must be at least 1, not 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,6 +324,19 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestTrustedProxiesParse(t *testing.T) {
+	c := Config{TrustedProxies: "10.1.2.3/8, 192.0.2.7, 2001:db8::1, ::ffff:10.0.0.0/104"}
+	got, err := c.trustedProxies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"),
+		netip.MustParsePrefix("2001:db8::1/128"), netip.MustParsePrefix("10.0.0.0/8")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("trustedProxies() = %v, want %v", got, want)
 	}
 }
 

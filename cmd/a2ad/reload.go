@@ -39,10 +39,15 @@ type KeysReload struct {
 	Reloaded bool     `json:"reloaded"`
 	Entries  int      `json:"entries"`
 	Problems []string `json:"problems"`
+	// StreamsEnded counts the open streams ended because the reload
+	// revoked, disabled or removed their key.
+	StreamsEnded int `json:"streamsEnded"`
 }
 
 // Reload puts a changed catalogue and keys file in force and reopens the
-// audit log file. Each part that has problems keeps what is in force and
+// audit log file. The open streams of keys the new file revokes, disables
+// or removes end (a key whose tiers change keeps its streams: they show
+// the caller's own tasks, which it may still read). Each part that has problems keeps what is in force and
 // logs every problem; Reload returns an error when a part failed. Calls
 // already running finish on the function definitions they started with;
 // new calls see the new catalogue. The card changes (and with it its
@@ -95,7 +100,12 @@ func (m *Main) Reload() (*ReloadReport, error) {
 			errs = append(errs, err)
 		} else {
 			r.Keys.Reloaded = true
-			m.Logger.Info().Str("keys", m.Config.Keys).Int("entries", m.registry.Keys().Len()).Msg("keys reloaded")
+			if m.srv != nil {
+				// A revoked key keeps no stream open.
+				r.Keys.StreamsEnded = m.srv.EndRevokedStreams()
+			}
+			m.Logger.Info().Str("keys", m.Config.Keys).Int("entries", m.registry.Keys().Len()).
+				Int("streams_ended", r.Keys.StreamsEnded).Msg("keys reloaded")
 		}
 		r.Keys.Entries = m.registry.Keys().Len()
 	}

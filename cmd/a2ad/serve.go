@@ -42,6 +42,8 @@ type Main struct {
 	cards    *cards
 	registry *callers.Registry // nil without a keys file
 	gate     *callers.Gate
+	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
+	srv      *server.Server
 	audit    *auditLog // nil unless the audit trail has its own file
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -274,8 +276,17 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.gate = callers.NewGate(callers.GateConfig{
 		PerSecond: cfg.RatePerSecond, Burst: cfg.RateBurst,
 		MaxInFlightPerCaller: cfg.MaxInFlightPerCaller, MaxInFlight: cfg.MaxInFlight,
-		Now: m.now,
+		MaxAddresses: cfg.RateBuckets, Now: m.now,
 	})
+	var throttle server.AuthThrottle
+	if m.registry != nil && cfg.AuthFailRate > 0 {
+		// Without keys no request fails to authenticate.
+		m.throttle = callers.NewThrottle(callers.ThrottleConfig{
+			PerSecond: cfg.AuthFailRate, Burst: cfg.AuthFailBurst, MaxAddresses: cfg.RateBuckets, Now: m.now,
+		})
+		throttle = m.throttle
+	}
+	proxies, _ := cfg.trustedProxies() // Validate checked them
 	m.stop = make(chan struct{})
 	m.wg.Add(1)
 	go m.sweepBuckets()
@@ -299,7 +310,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Lister:       m.service,
 		KeepAlive:    cfg.KeepAlive,
 		Logger:       m.Logger,
+
+		TrustedProxies: proxies,
+		Throttle:       throttle,
+		Revoked:        m.revoked,
 	})
+	m.srv = srv
 	srv.Echo().GET("/readyz", m.readyz)
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
@@ -342,6 +358,9 @@ func (m *Main) sweepBuckets() {
 			return
 		case <-t.C:
 			m.gate.Sweep()
+			if m.throttle != nil {
+				m.throttle.Sweep()
+			}
 		}
 	}
 }
