@@ -271,6 +271,15 @@ func (c *checker) part(path string, m members) Part {
 		u, hasURI := c.str(path+"/file/uri", f.get("uri"), false)
 		if hasBytes && b == "" {
 			c.add(path+"/file/bytes", "must not be empty")
+		} else if hasBytes {
+			// As 1.0's "raw": any form ProtoJSON reads, kept in standard
+			// padded form, so that what a2ad stores reads back in both
+			// versions.
+			norm, ok := stdBase64(b)
+			if !ok {
+				c.add(path+"/file/bytes", "must be base64")
+			}
+			b = norm
 		}
 		if hasURI && u == "" {
 			c.add(path+"/file/uri", "must not be empty")
@@ -323,17 +332,35 @@ func DecodeTaskIDParams(raw json.RawMessage) (TaskIDParams, *Error) {
 	return p, c.err()
 }
 
+// The longest push config strings a2ad takes, in bytes: each is stored
+// with the task and sent with every notification.
+const (
+	MaxPushURLBytes         = 2 << 10
+	MaxPushTokenBytes       = 4 << 10
+	MaxPushCredentialsBytes = 4 << 10
+)
+
+// maxLen adds a problem when s is longer than max bytes.
+func (c *checker) maxLen(path, s string, max int) {
+	if len(s) > max {
+		c.add(path, "must be at most "+strconv.Itoa(max)+" bytes")
+	}
+}
+
 func (c *checker) pushConfig(path string, m members) PushConfig {
 	var pc PushConfig
 	pc.ID, _ = c.str(path+"/id", m.get("id"), false)
 	pc.URL, _ = c.str(path+"/url", m.get("url"), true)
+	c.maxLen(path+"/url", pc.URL, MaxPushURLBytes)
 	pc.Token, _ = c.str(path+"/token", m.get("token"), false)
+	c.maxLen(path+"/token", pc.Token, MaxPushTokenBytes)
 	if a := c.object(path+"/authentication", m.get("authentication"), false); a != nil {
 		auth := PushAuth{Schemes: c.strings(path+"/authentication/schemes", a.get("schemes"))}
 		if len(auth.Schemes) == 0 {
 			c.add(path+"/authentication/schemes", "must list at least one scheme")
 		}
 		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.get("credentials"), false)
+		c.maxLen(path+"/authentication/credentials", auth.Credentials, MaxPushCredentialsBytes)
 		pc.Authentication = &auth
 	}
 	return pc

@@ -384,13 +384,16 @@ func (c *checker) pushConfigV1(path string, m members, needTask bool) (PushConfi
 	}
 	pc.ID, _ = c.str(path+"/id", m.get("id"), false)
 	pc.URL = c.nonEmpty(path+"/url", m.get("url"), true)
+	c.maxLen(path+"/url", pc.URL, MaxPushURLBytes)
 	pc.Token, _ = c.str(path+"/token", m.get("token"), false)
+	c.maxLen(path+"/token", pc.Token, MaxPushTokenBytes)
 	if a := c.object(path+"/authentication", m.get("authentication"), false); a != nil {
 		var auth PushAuth
 		if s := c.nonEmpty(path+"/authentication/scheme", a.get("scheme"), true); s != "" {
 			auth.Schemes = []string{s}
 		}
 		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.get("credentials"), false)
+		c.maxLen(path+"/authentication/credentials", auth.Credentials, MaxPushCredentialsBytes)
 		pc.Authentication = &auth
 	}
 	return pc, taskID
