@@ -349,7 +349,8 @@ func TestSystemdExampleConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Keys != "/etc/a2ad/keys.yaml" || cfg.AdminListen != "127.0.0.1:8081" || cfg.ShutdownGrace != 30*time.Second || cfg.AuditLog != "/var/log/a2ad/audit.log" {
+	if cfg.Keys != "/etc/a2ad/keys.yaml" || cfg.AdminListen != "127.0.0.1:8081" || cfg.ShutdownGrace != 30*time.Second || cfg.AuditLog != "/var/log/a2ad/audit.log" ||
+		cfg.TrustedProxies != "127.0.0.1/32" {
 		t.Errorf("example config read as %+v", cfg)
 	}
 }
