@@ -440,6 +440,19 @@ func TestAuthFloodThrottled(t *testing.T) {
 	}
 }
 
+// TestAuthThrottlePer64: an IPv6 client's /64 is one address for the
+// throttle, as for the rate buckets.
+func TestAuthThrottlePer64(t *testing.T) {
+	th := addrThrottle{callers.NewThrottle(callers.ThrottleConfig{PerSecond: 1, Burst: 1, Now: func() time.Time { return time.Unix(0, 0) }})}
+	th.Fail("2001:db8:1:2::1")
+	if _, _, ok := th.Check("2001:db8:1:2:ffff::9"); ok {
+		t.Error("another address of the /64 was not throttled")
+	}
+	if _, _, ok := th.Check("2001:db8:1:3::1"); !ok {
+		t.Error("another /64 was throttled")
+	}
+}
+
 // TestPushAndFileCapsOverHTTP: push urls, tokens and credentials are
 // capped, and 0.3 file bytes must be base64, in both versions (item 9:
 // a megabyte each was accepted; bytes that are not base64 were stored and

@@ -124,7 +124,16 @@ func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 	return nil, &server.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
 }
 
-var _ server.AuthThrottle = (*callers.Throttle)(nil)
+// addrThrottle applies a callers.Throttle per address as the rate buckets
+// are: an IPv6 client's whole /64 is one address, so rotating addresses in
+// it buys no new failures.
+type addrThrottle struct{ t *callers.Throttle }
+
+var _ server.AuthThrottle = addrThrottle{}
+
+func (a addrThrottle) Check(addr string) (time.Duration, int, bool) { return a.t.Check(addressKey(addr)) }
+
+func (a addrThrottle) Fail(addr string) { a.t.Fail(addressKey(addr)) }
 
 // revoked reports whether p's key no longer holds in the keys in force:
 // revoked, disabled or removed. Anonymous callers are never revoked.

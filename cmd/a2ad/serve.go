@@ -284,7 +284,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.throttle = callers.NewThrottle(callers.ThrottleConfig{
 			PerSecond: cfg.AuthFailRate, Burst: cfg.AuthFailBurst, MaxAddresses: cfg.RateBuckets, Now: m.now,
 		})
-		throttle = m.throttle
+		throttle = addrThrottle{m.throttle}
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	m.stop = make(chan struct{})
