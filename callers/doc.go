@@ -10,6 +10,12 @@
 // Registry swaps in a new one on Reload and keeps the old one if the file is
 // broken.
 //
+// A Gate admits requests by a token bucket per caller and caps on requests
+// in flight; callers known only by their address (anonymous ones) have
+// their buckets in a bounded map. A Throttle limits failed authentications
+// per address, and counts the refusals so that they can be audited in
+// summary.
+//
 // Secrets and hashes never appear in errors; messages may name a caller id
 // and a line.
 package callers

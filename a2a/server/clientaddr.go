@@ -28,16 +28,20 @@ import (
 // A RemoteAddr that is not an address (not from a TCP connection) is
 // returned as it is.
 func ClientAddr(r *http.Request, trusted []netip.Prefix) string {
-	peer, ok := parseAddr(r.RemoteAddr)
-	if !ok {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			return r.RemoteAddr
-		}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
 		return host
 	}
+	if peer.Is4In6() || peer.Zone() != "" {
+		peer = peer.Unmap().WithZone("")
+		host = peer.String()
+	}
 	if !inPrefixes(peer, trusted) {
-		return peer.String()
+		return host // already in canonical form: no copy
 	}
 	xff, fwd := r.Header.Values("X-Forwarded-For"), r.Header.Values("Forwarded")
 	var fromXFF, fromFwd netip.Addr
@@ -58,7 +62,7 @@ func ClientAddr(r *http.Request, trusted []netip.Prefix) string {
 	case len(fwd) > 0:
 		return fromFwd.String()
 	}
-	return peer.String()
+	return host
 }
 
 // rightmostUntrusted walks hops (nearest last) from the right: the first

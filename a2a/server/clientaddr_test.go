@@ -83,3 +83,24 @@ func FuzzClientAddr(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkClientAddr(b *testing.B) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	direct := httptest.NewRequest("POST", "/a2a", nil)
+	direct.RemoteAddr = "192.0.2.9:5000"
+	proxied := httptest.NewRequest("POST", "/a2a", nil)
+	proxied.RemoteAddr = "10.0.0.1:5000"
+	proxied.Header.Set("X-Forwarded-For", "203.0.113.7, 198.51.100.1")
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			server.ClientAddr(direct, trusted)
+		}
+	})
+	b.Run("proxied", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			server.ClientAddr(proxied, trusted)
+		}
+	})
+}
