@@ -131,7 +131,9 @@ type addrThrottle struct{ t *callers.Throttle }
 
 var _ server.AuthThrottle = addrThrottle{}
 
-func (a addrThrottle) Check(addr string) (time.Duration, int, bool) { return a.t.Check(addressKey(addr)) }
+func (a addrThrottle) Check(addr string) (time.Duration, int, bool) {
+	return a.t.Check(addressKey(addr))
+}
 
 func (a addrThrottle) Fail(addr string) { a.t.Fail(addressKey(addr)) }
 
