@@ -58,27 +58,32 @@ var (
 	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
 	ErrInternal       = &Error{Code: CodeInternalError, Message: "Internal error"}
 
-	ErrTaskNotFound           = &Error{Code: CodeTaskNotFound, Message: "Task not found"}
-	ErrTaskNotCancelable      = &Error{Code: CodeTaskNotCancelable, Message: "Task cannot be canceled"}
-	ErrPushConfigNotFound     = &Error{Code: CodeTaskNotFound, Message: "Push notification config not found"}
-	ErrPushNotSupported       = &Error{Code: CodePushNotificationNotSupported, Message: "Push Notification is not supported"}
-	ErrUnsupportedOp          = &Error{Code: CodeUnsupportedOperation, Message: "This operation is not supported"}
-	ErrStreamingNotSupport    = &Error{Code: CodeUnsupportedOperation, Message: "Streaming is not supported"}
-	ErrExtendedCardNotConf    = &Error{Code: CodeExtendedCardNotConfigured, Message: "Authenticated Extended Card is not configured"}
-	ErrListNeedsKey           = &Error{Code: CodeUnsupportedOperation, Message: "Listing tasks needs an API key: anonymous callers share one pool of tasks"}
-	ErrTaskTerminal           = &Error{Code: CodeUnsupportedOperation, Message: "Task is in a terminal state: send a message without taskId to start a new task"}
-	ErrTaskBusy               = &Error{Code: CodeUnsupportedOperation, Message: "Task is still running: wait for it to settle or cancel it"}
-	ErrServerBusy             = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later"}
-	ErrShuttingDown           = &Error{Code: CodeShuttingDown, Message: "Server is shutting down; retry later"}
-	ErrRateLimited            = &Error{Code: CodeRateLimited, Message: "Rate limit exceeded; retry after data.retryAfterMs milliseconds"}
-	ErrCallerInFlight         = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds"}
-	ErrServerInFlight         = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight; retry after data.retryAfterMs milliseconds"}
-	ErrNoCredentials          = &Error{Code: CodeUnauthenticated, Message: "Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}
-	ErrBadCredentials         = &Error{Code: CodeUnauthenticated, Message: "Invalid API key"}
+	ErrTaskNotFound        = &Error{Code: CodeTaskNotFound, Message: "Task not found"}
+	ErrTaskNotCancelable   = &Error{Code: CodeTaskNotCancelable, Message: "Task cannot be canceled"}
+	ErrPushConfigNotFound  = &Error{Code: CodeTaskNotFound, Message: "Push notification config not found"}
+	ErrPushNotSupported    = &Error{Code: CodePushNotificationNotSupported, Message: "Push Notification is not supported"}
+	ErrUnsupportedOp       = &Error{Code: CodeUnsupportedOperation, Message: "This operation is not supported"}
+	ErrStreamingNotSupport = &Error{Code: CodeUnsupportedOperation, Message: "Streaming is not supported"}
+	ErrExtendedCardNotConf = &Error{Code: CodeExtendedCardNotConfigured, Message: "Authenticated Extended Card is not configured"}
+	ErrListNeedsKey        = &Error{Code: CodeUnsupportedOperation, Message: "Listing tasks needs an API key: anonymous callers share one pool of tasks"}
+	ErrTaskTerminal        = &Error{Code: CodeUnsupportedOperation, Message: "Task is in a terminal state: send a message without taskId to start a new task"}
+	ErrTaskBusy            = &Error{Code: CodeUnsupportedOperation, Message: "Task is still running: wait for it to settle or cancel it"}
+	ErrServerBusy          = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later"}
+	ErrShuttingDown        = &Error{Code: CodeShuttingDown, Message: "Server is shutting down; retry later"}
+	ErrRateLimited         = &Error{Code: CodeRateLimited, Message: "Rate limit exceeded; retry after data.retryAfterMs milliseconds"}
+	ErrCallerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds"}
+	ErrServerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight; retry after data.retryAfterMs milliseconds"}
+	ErrNoCredentials       = &Error{Code: CodeUnauthenticated, Message: "Authentication required: send an API key in the Authorization header (Bearer) or in X-API-Key"}
+	ErrBadCredentials      = &Error{Code: CodeUnauthenticated, Message: "Invalid API key"}
+	ErrExtendedCardAuth    = &Error{Code: CodeUnauthenticated, Message: "Authentication required: the extended card is served to callers with an API key"}
+)
+
+// The errors of conflicting credentials, of a revoked key's stream and of
+// the throttle of failed authentications.
+var (
 	ErrConflictingCredentials = &Error{Code: CodeUnauthenticated, Message: "Conflicting credentials: send one API key, in the Authorization header (Bearer) or in X-API-Key, once"}
 	ErrKeyRevoked             = &Error{Code: CodeUnauthenticated, Message: "The API key was revoked: the stream is closed"}
 	ErrAuthThrottled          = &Error{Code: CodeRateLimited, Message: "Too many failed authentications from this address; retry after data.retryAfterMs milliseconds"}
-	ErrExtendedCardAuth       = &Error{Code: CodeUnauthenticated, Message: "Authentication required: the extended card is served to callers with an API key"}
 )
 
 // Problem is one thing wrong with a request, located by a JSON pointer.
