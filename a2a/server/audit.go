@@ -72,20 +72,20 @@ const (
 // auditCall gathers what one request's audit record says. Only the
 // request's own goroutine writes it.
 type auditCall struct {
-	start      time.Time
-	clientAddr string
-	principal  Principal
-	method     string
-	taskID     string
-	info       tasks.CallInfo
-	denial     *Denial
-	authFail   bool
-	refused    int  // throttled: the refusals the record stands for; 0: no record
-	revoked    bool // a stream ended by the revocation of its key
-	rpcErr     *a2a.Error
-	notOwner   bool
-	state      a2a.TaskState // the task's state when the call ended
-	failure    string        // the failure class of a failed task
+	start     time.Time
+	client    string // the client's address
+	principal Principal
+	method    string
+	taskID    string
+	info      tasks.CallInfo
+	denial    *Denial
+	authFail  bool
+	refused   int  // throttled: the refusals the record stands for; 0: no record
+	revoked   bool // a stream ended by the revocation of its key
+	rpcErr    *a2a.Error
+	notOwner  bool
+	state     a2a.TaskState // the task's state when the call ended
+	failure   string        // the failure class of a failed task
 	// stateful: the method's result says how a task ended (send, stream,
 	// cancel), rather than what a read found.
 	stateful bool
@@ -257,7 +257,7 @@ func (s *Server) writeAudit(ac *auditCall, reqID string) {
 	}
 	p := ac.principal
 	ev := s.cfg.Audit.Log().
-		Str("client_addr", ac.clientAddr).
+		Str("client_addr", ac.client).
 		Str("caller", p.Caller.ID).
 		Bool("anonymous", p.Anonymous).
 		Strs("tiers", p.Caller.Tiers).

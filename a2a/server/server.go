@@ -236,7 +236,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 func (s *Server) jsonrpc(c echo.Context) error {
 	r := c.Request()
 	addr := ClientAddr(r, s.cfg.TrustedProxies)
-	ac := &auditCall{start: time.Now(), clientAddr: addr}
+	ac := &auditCall{start: time.Now(), client: addr}
 	defer func() { s.writeAudit(ac, c.Response().Header().Get(echo.HeaderXRequestID)) }()
 	// An address that failed to authenticate too often is refused before
 	// its credentials are looked at, and its refusals are audited in
