@@ -138,7 +138,9 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 		}
 	}
 	err := run(emit)
-	revoked := errors.Is(context.Cause(ctx), errRevoked)
+	// A stream that ended on its own before the revocation took effect
+	// ends as it would have.
+	revoked := err != nil && errors.Is(context.Cause(ctx), errRevoked)
 	if err == nil && !sw.started && !revoked {
 		sw.start() // nothing after the client's last event id: an empty stream
 	}
