@@ -215,6 +215,10 @@ func TestDamagedFiles(t *testing.T) {
 				wantDamaged("ActiveStates", err)
 				_, err = s.Active(ctx)
 				wantDamaged("Active", err)
+				// What does not reach the damaged page is served.
+				if _, err := s.Get(ctx, "o", "t-00000"); err != nil {
+					t.Errorf("Get of a task beside the damage: %v", err)
+				}
 				if err := s.Close(); err != nil {
 					t.Fatalf("Close after the damage was found: %v", err)
 				}
