@@ -100,6 +100,9 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	defer signal.Stop(hup)
 	m := &Main{Config: cfg, Logger: log}
 	if err := m.Open(ctx); err != nil {
+		if code := damaged(stderr, err, "", restoreAdvice(cfg.Store)); code >= 0 {
+			return code
+		}
 		printLoadError(stderr, err)
 		return 1
 	}

@@ -39,8 +39,36 @@ Usage:
 
 A backup is written to a temporary file, synced, checked, and only then
 renamed to --out. Exit codes: 0 done (check: no problems), 1 failed or
-problems found, 2 bad usage.
+problems found, 2 bad usage, 3 the store file is damaged (cut short, or
+pages that cannot be read): restore the last backup.
 `
+
+// exitDamaged is the exit code of serve and of the store tools when the
+// store file is damaged: cut short, or with pages bbolt cannot read.
+// Starting again does not help, so a service manager should not (the
+// systemd unit's RestartPreventExitStatus); no other path exits with it.
+const exitDamaged = 3
+
+// damaged prints the one line for a damaged store file, followed by
+// advice, and returns exitDamaged; it returns -1 if err is not a damaged
+// store. The line names the store file the error names, or subject if not
+// "" (the store a copy was taken from).
+func damaged(stderr io.Writer, err error, subject, advice string) int {
+	var de *boltstore.DamagedError
+	if !errors.As(err, &de) {
+		return -1
+	}
+	if subject == "" {
+		subject = "the store file " + de.Path
+	}
+	fmt.Fprintf(stderr, "a2ad: %s is damaged: %s; %s\n", subject, de.What, advice)
+	return exitDamaged
+}
+
+// restoreAdvice is what to do about the damaged store file at path.
+func restoreAdvice(path string) string {
+	return "restore the last backup or run a2ad store check --store " + path
+}
 
 // backupPath is the admin route of the backup endpoint.
 const backupPath = "/admin/store/backup"
@@ -161,14 +189,26 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 	case errors.Is(err, boltstore.ErrLocked):
 		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: use --server to copy it through the server\n", f.store)
 		return 1
+	case errors.Is(err, boltstore.ErrDamaged):
+		return damaged(stderr, err, "", restoreAdvice(f.store)+"; "+f.out+" was not written")
 	case err != nil:
 		fmt.Fprintf(stderr, "a2ad: store backup from %s: %v; %s was not written\n", from, err, f.out)
 		return 1
 	}
 	// Check the copy before it takes the place of an earlier backup.
 	r, err := boltstore.Check(tmp.Name(), f.lockTimeout)
-	if err != nil {
-		fmt.Fprintf(stderr, "a2ad: the copy from %s does not open as a store (%v); %s was not written\n", from, err, f.out)
+	var de *boltstore.DamagedError
+	switch {
+	case f.store != "" && errors.As(err, &de):
+		// The copy is the file byte for byte: the file is damaged.
+		return damaged(stderr, err, "the store file "+f.store, restoreAdvice(f.store)+"; "+f.out+" was not written")
+	case errors.As(err, &de):
+		// A download that is no store, or a damaged one: the copy's name
+		// says nothing.
+		fmt.Fprintf(stderr, "a2ad: the copy from %s does not open as a store: %s; %s was not written\n", from, de.What, f.out)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "a2ad: the copy from %s does not open as a store: %v; %s was not written\n", from, err, f.out)
 		return 1
 	}
 	if err := os.Rename(tmp.Name(), f.out); err != nil {
@@ -251,6 +291,8 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, boltstore.ErrLocked):
 		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: stop it first (compact rewrites the file offline)\n", f.store)
 		return 1
+	case errors.Is(err, boltstore.ErrDamaged):
+		return damaged(stderr, err, "", restoreAdvice(f.store)+"; nothing was changed")
 	case err != nil:
 		fmt.Fprintf(stderr, "a2ad: %v; nothing was changed\n", err)
 		return 1
@@ -293,6 +335,8 @@ func runStoreCheck(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, boltstore.ErrLocked):
 		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: check a copy instead (a2ad store backup --server URL --out FILE copies it and checks the copy)\n", f.store)
 		return 1
+	case errors.Is(err, boltstore.ErrDamaged):
+		return damaged(stderr, err, "", "restore the last backup")
 	case err != nil:
 		fmt.Fprintln(stderr, "a2ad: store check:", err)
 		return 1

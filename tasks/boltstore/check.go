@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"time"
@@ -66,19 +67,32 @@ func (p Problem) String() string {
 // task record decodes, and the invariants of every index (see
 // invariants). A file a server holds is ErrLocked. The error is for a file
 // that cannot be checked at all; what is wrong inside is in the Report.
-// lockTimeout <= 0 means DefaultToolLockTimeout.
-func Check(path string, lockTimeout time.Duration) (*Report, error) {
+// A file cut short, or with pages bbolt cannot read through (it panics or
+// faults on them), is a *DamagedError. lockTimeout <= 0 means
+// DefaultToolLockTimeout.
+func Check(path string, lockTimeout time.Duration) (_ *Report, err error) {
 	db, err := openReadOnly(path, lockTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	// bbolt's page checks run on a goroutine of bbolt's that turns panics
+	// into problems but cannot survive a fault: scanPages checks first
+	// what they read without checking.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { recovered(recover(), path, &err) }()
 	var r *Report
 	err = db.View(func(tx *bolt.Tx) error {
+		if err := scanPages(tx, path); err != nil {
+			return err
+		}
 		r = check(tx, true)
 		return nil
 	})
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Check checks the open store's indexes in one read transaction, as the
@@ -89,7 +103,7 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	var r *Report
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		r = check(tx, false)
 		return nil
 	})

@@ -165,7 +165,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		more   bool
 		lastAt uint64
 	)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecent).Cursor()
 		if !filtered {
 			total = int(countOf(tx.Bucket(bucketCounts).Get(prefix)))

@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,8 +140,21 @@ type Stats struct {
 
 var _ tasks.Store = (*Store)(nil)
 
-// Open opens or creates the store at path.
-func Open(path string, opts Options) (*Store, error) {
+// Open opens or creates the store at path. A file another process holds
+// is ErrLocked once opts.LockTimeout passes; a file replaced while Open
+// waited for it is opened again. A file that is cut short, or whose
+// pages bbolt cannot read at open or while the store is set up (its
+// schema migrated), is a *DamagedError (ErrDamaged).
+func Open(path string, opts Options) (_ *Store, err error) {
+	var db *bolt.DB
+	// A damaged page makes bbolt panic, or fault, in here: a migration
+	// reads every task.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recovered(recover(), path, &err) && db != nil {
+			_ = db.Close()
+		}
+	}()
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second
 	}
@@ -150,7 +164,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.InitialMmapSize <= 0 {
 		opts.InitialMmapSize = 256 << 20
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	db, err = openDB(path, 0o600, &bolt.Options{
 		Timeout:         opts.LockTimeout,
 		InitialMmapSize: opts.InitialMmapSize,
 		FreelistType:    bolt.FreelistMapType,
@@ -160,7 +174,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, ErrLocked)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open task store %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue} {
@@ -298,7 +312,7 @@ func (s *Store) commit(batch []*write) {
 	for len(batch) > 0 {
 		failed := -1
 		start := time.Now()
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.updateTx(func(tx *bolt.Tx) error {
 			for i, w := range batch {
 				if err := w.fn(tx); err != nil {
 					failed = i
@@ -480,7 +494,7 @@ func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, e
 		hash  [32]byte
 		bound bool
 	)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		id, hash, bound = getIdem(tx, key.Owner, key.MessageID)
 		return nil
 	})
@@ -507,7 +521,7 @@ func (s *Store) getRaw(ctx context.Context, owner, id string) (*tasks.Record, []
 		return nil, nil, err
 	}
 	var v []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v = append(v, tx.Bucket(bucketTasks).Get([]byte(id))...)
 		return nil
 	})
@@ -607,7 +621,7 @@ func (s *Store) boundTo(key *tasks.IdemKey, id string) (bool, error) {
 		hash   [32]byte
 		exists bool
 	)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		bound, hash, exists = getIdem(tx, key.Owner, key.MessageID)
 		return nil
 	})
@@ -637,7 +651,7 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 		return nil, err
 	}
 	out := make(map[a2a.TaskState]int)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
 		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
 			v := tb.Get(k)
@@ -667,7 +681,7 @@ func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 		return nil, err
 	}
 	var out []*tasks.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
 			r, err := getRecord(tx, string(k))
 			if err != nil {
@@ -686,7 +700,7 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 		return nil, err
 	}
 	var out []tasks.Event
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		prefix := append([]byte(id), 0)
 		c := tx.Bucket(bucketEvents).Cursor()
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -706,7 +720,7 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	end := expiryKey(cutoff, "")
 	var due bool
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.view(func(tx *bolt.Tx) error {
 		k, _ := tx.Bucket(bucketExpiry).Cursor().First()
 		due = k != nil && bytes.Compare(k, end) < 0
 		return nil

@@ -88,7 +88,8 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 
 // openReadOnly opens path without writing to it, under a shared lock: a
 // server (which takes the exclusive lock) can neither hold it nor start on
-// it meanwhile. A file a server holds is ErrLocked.
+// it meanwhile. A file a server holds is ErrLocked; a damaged one is a
+// *DamagedError.
 func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 	if lockTimeout <= 0 {
 		lockTimeout = DefaultToolLockTimeout
@@ -105,12 +106,13 @@ func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 		// with a less helpful error.
 		return nil, fmt.Errorf("open task store %s: the file is empty", path)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
+	// The freelist, loaded, tells freed pages from pages in use (scanPages).
+	db, err := openDB(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout, PreLoadFreelist: true})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open task store %s: %w", path, ErrLocked)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open task store %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return db, nil
 }
@@ -146,14 +148,22 @@ const compactTxSize = 64 << 20
 // Compact rewrites the store file at path into a new file that holds the
 // same buckets, keys and bucket sequences without the free pages (and
 // without space allocated ahead), and checks that every bucket of the
-// copy holds as many keys as the original. The file must not be in use (ErrLocked); its shared lock is
-// held until the end, so no server starts on it meanwhile.
+// copy holds as many keys as the original. The file must not be in use
+// (ErrLocked); a damaged one is a *DamagedError.
 //
 // With out "", the copy replaces path atomically (path always names a
 // complete store) and the original is kept as path+".bak", which must not
 // exist yet. Otherwise the copy is written to out, which must not exist,
 // and path is left as it was. On any error, path is unchanged and nothing
 // is left behind. lockTimeout <= 0 means DefaultToolLockTimeout.
+//
+// Compact holds the original's shared lock until it returns, so no
+// server starts on the file meanwhile; and it locks the copy before the
+// copy takes path's name, and holds that lock too until it returns. A
+// server that waited for the lock meanwhile finds that path names another
+// file by the time it gets the lock, opens path again (see opener), and
+// waits for the copy, which it then holds: never the original kept as
+// path+".bak".
 func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error) {
 	res := &CompactResult{Out: out}
 	if out == "" {
@@ -210,6 +220,14 @@ func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error
 			return nil, fmt.Errorf("compact task store %s: %w", path, err)
 		}
 	} else {
+		unlock, err := lockCopy(tmpPath)
+		if err != nil {
+			return nil, fmt.Errorf("compact task store %s: lock the copy: %w", path, err)
+		}
+		defer unlock()
+		if testHookBeforeSwap != nil {
+			testHookBeforeSwap()
+		}
 		if err := keepOriginal(path, res.Original); err != nil {
 			return nil, fmt.Errorf("compact task store %s: keep the original: %w", path, err)
 		}
@@ -225,6 +243,10 @@ func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error
 	return res, nil
 }
 
+// testHookBeforeSwap, set by tests, runs in Compact once the copy is
+// written and locked, before it takes the store's name.
+var testHookBeforeSwap func()
+
 // compactInto copies src into a new store file at dst, syncs it and checks
 // that it holds as many keys per bucket as src.
 func compactInto(src *bolt.DB, dst string, mode os.FileMode) (used int64, err error) {
@@ -232,7 +254,7 @@ func compactInto(src *bolt.DB, dst string, mode os.FileMode) (used int64, err er
 	if err != nil {
 		return 0, err
 	}
-	err = bolt.Compact(db, src, compactTxSize)
+	err = guard(src.Path(), func() error { return bolt.Compact(db, src, compactTxSize) })
 	if err == nil {
 		err = db.Sync() // one sync at the end instead of one per commit
 	}
@@ -290,10 +312,12 @@ func truncate(path string, size int64) error {
 
 func keyCounts(db *bolt.DB) (map[string]int, error) {
 	counts := map[string]int{}
-	err := db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			counts[string(name)] = b.Stats().KeyN
-			return nil
+	err := guard(db.Path(), func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+				counts[string(name)] = b.Stats().KeyN
+				return nil
+			})
 		})
 	})
 	return counts, err

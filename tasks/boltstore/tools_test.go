@@ -624,7 +624,7 @@ func TestCheckRefusesWhatIsNoStore(t *testing.T) {
 	for _, tc := range []struct{ path, want string }{
 		{filepath.Join(dir, "none.db"), "open task store: stat " + filepath.Join(dir, "none.db") + ": no such file or directory"},
 		{empty, "open task store " + empty + ": the file is empty"},
-		{junk, "open task store " + junk + ": invalid database"},
+		{junk, "the store file " + junk + " is damaged: it has no valid meta page (it is not a store file, or its first pages are damaged)"},
 		{dir, "open task store " + dir + ": not a regular file"},
 	} {
 		if _, err := boltstore.Check(tc.path, 0); err == nil || err.Error() != tc.want {
