@@ -276,10 +276,14 @@ func fromFile(r any) bool {
 
 // view is s.db.View under guard: a damaged page the transaction reaches
 // is a *DamagedError, not a crash.
-func (s *Store) view(fn func(*bolt.Tx) error) (err error) {
+func (s *Store) view(fn func(*bolt.Tx) error) error { return viewGuarded(s.db, fn) }
+
+// viewGuarded is db.View under guard, for readers that hold only the
+// handle (the inspector).
+func viewGuarded(db *bolt.DB, fn func(*bolt.Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() { recovered(recover(), s.db.Path(), &err) }()
-	return s.db.View(fn)
+	defer func() { recovered(recover(), db.Path(), &err) }()
+	return db.View(fn)
 }
 
 // updateTx is s.db.Update under guard, for the writer: a damaged page a

@@ -84,7 +84,7 @@ func (in *Inspector) Overview(ctx context.Context) (*Overview, error) {
 		return nil, err
 	}
 	o := &Overview{ByState: map[a2a.TaskState]int{}}
-	err := in.db.View(func(tx *bolt.Tx) error {
+	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		o.DataBytes = tx.Size()
 		_ = tx.Bucket(bucketCounts).ForEach(func(_, v []byte) error {
 			o.Tasks += int(countOf(v))
@@ -233,7 +233,7 @@ func (in *Inspector) Tasks(ctx context.Context, q TaskQuery, after string, limit
 	}
 	page := &TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
 	var ids, vals [][]byte
-	err := in.db.View(func(tx *bolt.Tx) error {
+	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
 		var (
 			c      *bolt.Cursor
@@ -328,7 +328,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		v   []byte
 		evs [][]byte
 	)
-	err := in.db.View(func(tx *bolt.Tx) error {
+	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		if id == "" {
 			return nil
 		}
@@ -374,7 +374,7 @@ func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) (
 		return out, false, nil
 	}
 	more := false
-	err := in.db.View(func(tx *bolt.Tx) error {
+	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil; k, v = c.Next() {
 			if len(out) == limit {

@@ -205,7 +205,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 	}
 	var out []push.Delivery
 	end := expiryKey(now, "")
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDue).Cursor()
 		for k, _ := c.First(); k != nil && len(out) < limit && bytes.Compare(k[:min(8, len(k))], end) <= 0; k, _ = c.Next() {
 			if len(k) != 16 {
@@ -237,7 +237,7 @@ func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 		return err
 	}
 	var rec *tasks.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		var err error
 		rec, err = getRecord(tx, d.TaskID)
 		return err
@@ -497,7 +497,7 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]Dea
 	if after == math.MaxUint64 {
 		return out, nil // nothing comes after the last possible id
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		for k, v := c.Seek(u64Key(after + 1)); k != nil && len(out) < limit; k, v = c.Next() {
 			d, err := decodeDeadLetter(k, v)
@@ -515,7 +515,7 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]Dea
 // task.
 func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		n = tx.Bucket(bucketOutbox).Stats().KeyN
 		return nil
 	})
@@ -529,7 +529,7 @@ func (s *Store) DeadLetterCount(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var n int
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		n = tx.Bucket(bucketDead).Stats().KeyN
 		return nil
 	})
@@ -541,7 +541,7 @@ func (s *Store) DeadLetterCount(ctx context.Context) (int, error) {
 func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error) {
 	for {
 		var read []byte
-		if err := s.db.View(func(tx *bolt.Tx) error {
+		if err := s.view(func(tx *bolt.Tx) error {
 			read = append(read, tx.Bucket(bucketTasks).Get([]byte(id))...)
 			return nil
 		}); err != nil {
