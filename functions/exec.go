@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,7 +60,9 @@ type ExecBackend struct {
 func (b *ExecBackend) Kind() string { return "exec" }
 
 // Invoke runs the child once, in a process group of its own, with input on
-// its stdin. Its stdout is read while it runs: each progress line is
+// its stdin. On Linux the child is killed when a2ad dies (see sysProcAttr),
+// and once it has started its group is reported to the StartedFunc of ctx
+// (see WithStarted), before its output is read. Its stdout is read while it runs: each progress line is
 // reported to ReportProgress(ctx) as it arrives (see readOutput), and the
 // other lines are the result. Its stderr goes to the log of ctx
 // (zerolog.Ctx), line by line and capped; its stdin and stdout are never
@@ -94,21 +97,32 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		grace = DefaultKillGrace
 	}
 
-	p, err := b.start()
-	if err != nil {
-		return Result{}, &CallError{Reason: "function could not be started", Err: err}
-	}
-	defer p.close()
-
 	var (
 		wg       sync.WaitGroup
 		out      []byte
 		outErr   error // from readOutput
 		lastLine string
+		startc   = make(chan started, 1)
 		waitc    = make(chan error, 1)
 		failed   = make(chan struct{}) // closed if the output fails the call
 	)
-	wg.Add(4)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.runChild(startc, waitc)
+	}()
+	st := <-startc
+	if st.err != nil {
+		wg.Wait()
+		return Result{}, &CallError{Reason: "function could not be started", Err: st.err}
+	}
+	p := st.p
+	defer p.close()
+	if g, ok := groupOf(p.pgid); ok {
+		reportStarted(ctx, g)
+	}
+
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		// A child that does not read its input makes this fail; that is
@@ -126,10 +140,6 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	go func() {
 		defer wg.Done()
 		lastLine = logStderr(ctx, p.stderr)
-	}()
-	go func() {
-		defer wg.Done()
-		waitc <- p.cmd.Wait()
 	}()
 
 	var (
@@ -170,6 +180,30 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	return parseResult(out)
 }
 
+// started is what runChild reports once it has tried to start the child.
+type started struct {
+	p   *process
+	err error
+}
+
+// runChild starts the child, sends the outcome on startc and, if it
+// started, waits for it to exit and sends Wait's error on waitc. It runs
+// locked to its OS thread until the child has been reaped, because the
+// kernel's parent-death signal (see sysProcAttr) fires when the thread
+// that started the child ends: while locked, no other goroutine uses the
+// thread, and the runtime never ends a thread that a running goroutine
+// holds. It unlocks before returning, so the thread is kept.
+func (b *ExecBackend) runChild(startc chan<- started, waitc chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p, err := b.start()
+	startc <- started{p: p, err: err}
+	if err != nil {
+		return
+	}
+	waitc <- p.cmd.Wait()
+}
+
 // process is a started child and the parent's ends of its pipes.
 type process struct {
 	cmd    *exec.Cmd
@@ -186,7 +220,7 @@ func (b *ExecBackend) start() (*process, error) {
 	cmd := exec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = b.Dir
 	cmd.Env = b.environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 
 	// Pipes made by os.Pipe are non-blocking on the parent's side, so
 	// that deadlines can stop reads and writes.

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package functions
+
+import "syscall"
+
+// sysProcAttr puts the child in a process group of its own. Only Linux
+// can have the kernel kill it when a2ad dies (Pdeathsig).
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// groupOf reports no group: without /proc, a group cannot be told from a
+// later one with the same id, so none is recorded.
+func groupOf(int) (ProcessGroup, bool) { return ProcessGroup{}, false }
+
+// KillLeftover does nothing outside Linux, where no group is recorded.
+func KillLeftover(ProcessGroup) (killed bool, err error) { return false, nil }
