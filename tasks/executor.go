@@ -145,7 +145,8 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		s.broker.Publish(id, events)
 	}
 	report := func(p functions.Progress) { s.progress(ctx, owner, id, p, log) }
-	if res := s.call(ctx, id, fn, input, log, report); !res.stopped {
+	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
+	if res := s.call(ctx, id, fn, input, log, report, started); !res.stopped {
 		s.finish(ctx, owner, id, res, log)
 	}
 }
@@ -165,6 +166,22 @@ func (s *Service) progress(ctx context.Context, owner, id string, p functions.Pr
 		log.Error().Err(err).Msg("store call progress")
 	default:
 		s.broker.Publish(id, evs)
+	}
+}
+
+// storeGroup stores g, the process group of the task's running call, so
+// that if a2ad crashes the next start can kill it (see recover); unless the
+// task is no longer working.
+func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
+	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+		if r.State() != a2a.StateWorking {
+			return nil, errSkip
+		}
+		r.Group = &g
+		return []Event{}, nil // a change of the record, no event
+	})
+	if err != nil && !errors.Is(err, errSkip) {
+		log.Error().Err(err).Msg("store call process group")
 	}
 }
 
@@ -229,8 +246,9 @@ func (res *callResult) events() []Event {
 	return append(out, Event{Status: &res.status})
 }
 
-// apply records res on r.
+// apply records res on r; the call's process group is gone.
 func (s *Service) apply(r *Record, res *callResult) []Event {
+	r.Group = nil
 	if res.artifact != nil {
 		r.Task.Artifacts = append(r.Task.Artifacts, *res.artifact)
 	}
@@ -239,11 +257,12 @@ func (s *Service) apply(r *Record, res *callResult) []Event {
 }
 
 // call invokes fn once, bounded by its timeout; the call's progress goes
-// to report.
-func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc) callResult {
-	started := time.Now()
+// to report, and the process group of an exec call to started.
+func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc, started functions.StartedFunc) callResult {
+	begun := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
 	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
+	callCtx = functions.WithStarted(callCtx, started)
 	s.met.CallRunning(fn.ID, 1)
 	res, callErr := fn.Backend.Invoke(callCtx, input)
 	s.met.CallRunning(fn.ID, -1)
@@ -258,7 +277,7 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 		return callResult{stopped: true}
 	}
 	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
-	return callResult{status: status, artifact: artifact, started: started}
+	return callResult{status: status, artifact: artifact, started: begun}
 }
 
 // finish stores a call's result, unless the task was canceled meanwhile

@@ -56,6 +56,7 @@ type speculation struct {
 	mu      sync.Mutex
 	res     *callResult          // set when the call ended before the task was stored
 	pending []functions.Progress // progress reported before the task was stored
+	group   *functions.ProcessGroup // the call's process group, reported before the task was stored
 	stored  bool                 // the task was stored working: the call stores its own progress and result
 	ready   chan struct{}        // closed when res is set
 }
@@ -93,7 +94,17 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 			sp.mu.Unlock()
 			s.progress(runCtx, rec.Owner, id, p, log)
 		}
-		res := s.call(runCtx, id, fn, input, log, report)
+		started := func(g functions.ProcessGroup) {
+			sp.mu.Lock()
+			if !sp.stored {
+				sp.group = &g
+				sp.mu.Unlock()
+				return
+			}
+			sp.mu.Unlock()
+			s.storeGroup(runCtx, rec.Owner, id, g, log)
+		}
+		res := s.call(runCtx, id, fn, input, log, report, started)
 		sp.mu.Lock()
 		if sp.stored {
 			sp.mu.Unlock()
@@ -133,8 +144,12 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 		return got, nil
 	case <-timer.C:
 	}
-	// The call is slow: store its task working now.
+	// The call is slow: store its task working now, with its process
+	// group if it has one already.
 	s.setStatus(rec, working)
+	sp.mu.Lock()
+	rec.Group = sp.group
+	sp.mu.Unlock()
 	got, created, err := s.store.Create(ctx, key, rec, events)
 	if err != nil || !created {
 		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
@@ -144,6 +159,9 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 	// Store what the call reported meanwhile, in order, before it may
 	// report more (it waits on sp.mu).
 	sp.mu.Lock()
+	if sp.group != rec.Group && sp.res == nil { // reported while the task was being stored, and still running
+		s.storeGroup(ctx, rec.Owner, id, *sp.group, log)
+	}
 	for _, p := range sp.pending {
 		s.progress(ctx, rec.Owner, id, p, log)
 	}

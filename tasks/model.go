@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 )
 
 // Errors of the task service and store.
@@ -71,6 +72,11 @@ type Record struct {
 	// interrupted state queues one delivery per config in the outbox, in
 	// the same transaction.
 	PushConfigs []a2a.PushConfig `json:"pushConfigs,omitempty"`
+	// Group is the process group of the exec call running now, stored
+	// once its child has started, so that the next start can kill what a
+	// crash left of it before the task is run again or failed; nil when
+	// no exec call runs (or it was not recorded).
+	Group *functions.ProcessGroup `json:"processGroup,omitempty"`
 	// Seq is the sequence number of the task's last event.
 	Seq       uint64    `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -130,8 +136,10 @@ func KeyFor(owner string, msg *a2a.Message) IdemKey {
 
 // UpdateFunc changes rec inside a store transaction and returns the events
 // it produced (their Seq is assigned by the store). It must not do I/O,
-// block or keep rec. Returning an error, or no events, writes nothing
-// (unless an idempotency key is being bound).
+// block or keep rec. Returning an error, or nil events, writes nothing
+// (unless an idempotency key is being bound); returning an empty, non-nil
+// slice writes rec's changes without an event (for what is no event of the
+// task, such as its running process group).
 type UpdateFunc func(rec *Record) ([]Event, error)
 
 // Store keeps tasks durably. Every method that changes a task commits

@@ -14,7 +14,8 @@ import (
 // recover settles the tasks a previous process left unfinished: calls
 // that were submitted or working fail with "interrupted: server
 // restarted", unless their function is retry-safe, in which case they run
-// again. Tasks waiting for input keep waiting.
+// again. Before either, what is left running of an exec call's process
+// group is killed. Tasks waiting for input keep waiting.
 func (s *Service) recover(ctx context.Context) error {
 	active, err := s.store.Active(ctx)
 	if err != nil {
@@ -60,8 +61,20 @@ func (s *Service) recover(ctx context.Context) error {
 }
 
 // settle fails rec, left in st by a previous process, or submits it again
-// if its function is retry-safe (and still callable by its owner).
+// if its function is retry-safe (and still callable by its owner), once
+// the process group of its call, if one was recorded, is killed.
 func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (retried bool, err error) {
+	if g := rec.Group; g != nil {
+		log := s.log.With().Str("task_id", rec.Task.ID).Int("pgid", g.ID).Logger()
+		switch killed, err := functions.KillLeftover(*g); {
+		case err != nil:
+			// The task is settled all the same: a start must not hang on
+			// one unreadable process.
+			log.Error().Err(err).Msg("kill what an interrupted call left running")
+		case killed:
+			log.Warn().Msg("killed what an interrupted call left running")
+		}
+	}
 	caller := rec.Caller()
 	var fn *functions.Function
 	if rec.FunctionID != "" {
@@ -80,6 +93,7 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 			return nil, errSkip
 		}
 		s.setStatus(r, status)
+		r.Group = nil
 		return []Event{{Status: &status}}, nil
 	})
 	if errors.Is(err, errSkip) {

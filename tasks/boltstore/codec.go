@@ -63,6 +63,17 @@ func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
 		dst = append(dst, `,"pushConfigs":`...)
 		dst = append(dst, b...)
 	}
+	if g := rec.Group; g != nil {
+		dst = append(dst, `,"processGroup":{"pgid":`...)
+		dst = strconv.AppendInt(dst, int64(g.ID), 10)
+		dst = append(dst, `,"leaderStart":`...)
+		dst = strconv.AppendUint(dst, g.LeaderStart, 10)
+		dst = append(dst, `,"session":`...)
+		dst = strconv.AppendInt(dst, int64(g.Session), 10)
+		dst = append(dst, `,"bootId":`...)
+		dst = a2a.AppendString(dst, g.BootID)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendUint(dst, rec.Seq, 10)
 	dst = append(dst, `,"createdAt":`...)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -22,6 +23,7 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 			Owner: "alice \"a\"", CallerTiers: []string{"partner", "in\"ternal"}, CallerTier: "old", FunctionID: "demo::echo",
 			Input: json.RawMessage(`{"a":[1,2]}`), MessageIDs: []string{"m1", "m2"}, Seq: 42,
 			PushConfigs: []a2a.PushConfig{{ID: "c", URL: "https://h/x", Token: "t", Authentication: &a2a.PushAuth{Schemes: []string{"Bearer"}, Credentials: "s"}}},
+			Group:       &functions.ProcessGroup{ID: 4242, LeaderStart: 1234567, Session: 17, BootID: "e857\"9018"},
 			CreatedAt:   now, UpdatedAt: now.Add(time.Second).In(time.FixedZone("x", 3600)),
 		},
 	}

@@ -567,7 +567,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if err != nil {
 			return nil, nil, false, err
 		}
-		if len(evs) == 0 && key == nil {
+		if evs == nil && key == nil {
 			return r, nil, false, nil // nothing changed
 		}
 		if key != nil {

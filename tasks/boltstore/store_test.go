@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -355,5 +356,50 @@ func TestExpireWithACutoffBefore1970(t *testing.T) {
 		if err != nil || n != 0 {
 			t.Fatalf("Expire(%s) deleted %d (%v), want 0", cutoff, n, err)
 		}
+	}
+}
+
+// TestUpdateWithoutEvents: an UpdateFunc that returns nil events writes
+// nothing; one that returns an empty, non-nil slice writes the record's
+// changes (the process group of its call) without an event, durably.
+func TestUpdateWithoutEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	s, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	created, _, err := s.Create(ctx, key("alice", "m1", "x"), newRecord("t1", "alice", a2a.StateWorking, now), []tasks.Event{statusEvent(a2a.StateWorking)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := functions.ProcessGroup{ID: 4242, LeaderStart: 99, Session: 7, BootID: "b"}
+	if _, _, _, err := s.Update(ctx, "alice", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+		r.Group = &g
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, "alice", "t1"); err != nil || got.Group != nil {
+		t.Fatalf("after nil events: group %+v, err %v; want nothing written", got.Group, err)
+	}
+	rec, evs, _, err := s.Update(ctx, "alice", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+		r.Group = &g
+		return []tasks.Event{}, nil
+	})
+	if err != nil || len(evs) != 0 || rec.Seq != created.Seq {
+		t.Fatalf("Update = seq %d, %d events, %v; want seq %d, no event", rec.Seq, len(evs), err, created.Seq)
+	}
+	check(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = MustOpen(t, path)
+	got, err := s.Get(ctx, "alice", "t1")
+	if err != nil || got.Group == nil || *got.Group != g {
+		t.Fatalf("after reopening: group %+v, err %v; want %+v", got.Group, err, g)
+	}
+	if events, err := s.Events(ctx, "t1", 0); err != nil || len(events) != 1 {
+		t.Fatalf("events: %d, %v; want the one of Create", len(events), err)
 	}
 }
