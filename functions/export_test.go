@@ -5,3 +5,6 @@ var ParseResult = parseResult
 
 // GroupOf exposes groupOf, the group a started child leads.
 var GroupOf = groupOf
+
+// CompactInPlace exposes compactInPlace, json.Compact over its input.
+var CompactInPlace = compactInPlace

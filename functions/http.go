@@ -14,8 +14,15 @@ import (
 	"time"
 )
 
-// DefaultMaxResponseBytes caps what an http or exec backend may return.
-const DefaultMaxResponseBytes = 4 << 20
+// DefaultMaxResponseBytes caps what an http or exec backend may return,
+// unless its function sets max_response_bytes or max_output_bytes.
+const DefaultMaxResponseBytes = 1 << 20
+
+// MaxResponseBytesLimit is the largest max_response_bytes or
+// max_output_bytes a catalogue may set (the default before it had one).
+// What a2ad holds in memory for a call is a multiple of its cap (see the
+// README), so this bounds the memory of --max-concurrent calls.
+const MaxResponseBytesLimit = 4 << 20
 
 // defaultClient is the client of HTTPBackends without their own. It does not
 // follow redirects, and it has no overall timeout: the call's context
@@ -134,15 +141,17 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		}
 		return parseResult(body)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, contextError(ctx)
-		}
-		return Result{}, &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
-	}
-	if int64(len(body)) > limit {
+	if resp.ContentLength > limit {
 		return Result{}, &CallError{Reason: fmt.Sprintf("function response exceeds %d bytes", limit)}
+	}
+	body, err := readCapped(resp.Body, limit)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return Result{}, &CallError{Reason: fmt.Sprintf("function response exceeds %d bytes", limit)}
+	case err != nil && ctx.Err() != nil:
+		return Result{}, contextError(ctx)
+	case err != nil:
+		return Result{}, &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
 	}
 	res, err := parseResult(body)
 	if err != nil {

@@ -60,7 +60,7 @@ func (l *loader) httpBackend(e entry, ptr string) *HTTPBackend {
 	}
 
 	if m, ok := kv["max_response_bytes"]; ok {
-		b.MaxResponseBytes = l.positive(m.val, ptr+"/max_response_bytes", "http.max_response_bytes")
+		b.MaxResponseBytes = l.outputCap(m.val, ptr+"/max_response_bytes", "http.max_response_bytes")
 	}
 	return b
 }
@@ -200,7 +200,7 @@ func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 		b.KillGrace = l.duration(k.val, ptr+"/kill_grace", "exec.kill_grace")
 	}
 	if m, ok := kv["max_output_bytes"]; ok {
-		b.MaxOutputBytes = l.positive(m.val, ptr+"/max_output_bytes", "exec.max_output_bytes")
+		b.MaxOutputBytes = l.outputCap(m.val, ptr+"/max_output_bytes", "exec.max_output_bytes")
 	}
 	return b
 }

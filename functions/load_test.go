@@ -347,6 +347,18 @@ func TestLoad_Problems(t *testing.T) {
 				Message: "http.max_response_bytes must be positive, got 0"},
 		},
 		{
+			name: "http max_response_bytes over the limit",
+			yaml: "functions:\n  - id: a::b\n    http:\n      url: https://example.com/\n      max_response_bytes: 4194305\n",
+			want: functions.Problem{Line: 5, Column: 27, Pointer: "/functions/0/http/max_response_bytes", FunctionID: "a::b",
+				Message: "http.max_response_bytes must be at most 4194304 (4 MiB), got 4194305"},
+		},
+		{
+			name: "exec max_output_bytes over the limit",
+			yaml: "functions:\n  - id: a::b\n    exec:\n      argv: [cat]\n      max_output_bytes: 100000000\n",
+			want: functions.Problem{Line: 5, Column: 25, Pointer: "/functions/0/exec/max_output_bytes", FunctionID: "a::b",
+				Message: "exec.max_output_bytes must be at most 4194304 (4 MiB), got 100000000"},
+		},
+		{
 			name: "http header name",
 			yaml: "functions:\n  - id: a::b\n    http:\n      url: https://example.com/\n      headers: {\"X Token\": abc}\n",
 			want: functions.Problem{Line: 5, Column: 17, Pointer: "/functions/0/http/headers/X Token", FunctionID: "a::b",
@@ -580,7 +592,7 @@ functions:
       dir: work
       env: {API_KEY: "${API_KEY}", MODE: fast}
       kill_grace: 2s
-      max_output_bytes: 2048
+      max_output_bytes: 4194304 # the limit
   - id: demo::echo
     builtin: echo
 `)
@@ -690,7 +702,7 @@ functions:
 		Dir:            filepath.Join(dir, "work"),
 		Env:            []string{"API_KEY=k3y", "MODE=fast"},
 		KillGrace:      2 * time.Second,
-		MaxOutputBytes: 2048,
+		MaxOutputBytes: 4194304,
 	}
 	if !reflect.DeepEqual(eb, wantExec) {
 		t.Errorf("ExecBackend = %+v, want %+v", eb, wantExec)

@@ -205,6 +205,17 @@ func (l *loader) positive(v *yaml.Node, ptr, label string) int64 {
 	return i
 }
 
+// outputCap reads a cap of a backend's output: positive and at most
+// MaxResponseBytesLimit.
+func (l *loader) outputCap(v *yaml.Node, ptr, label string) int64 {
+	i := l.positive(v, ptr, label)
+	if i > MaxResponseBytesLimit {
+		l.add(v, ptr, "%s must be at most %d (%d MiB), got %d", label, MaxResponseBytesLimit, MaxResponseBytesLimit>>20, i)
+		return 0
+	}
+	return i
+}
+
 // metadata reads the free-form metadata mapping.
 func (l *loader) metadata(v *yaml.Node, ptr string) map[string]any {
 	if n := yamlnode.Resolve(v); n.Kind != yaml.MappingNode {

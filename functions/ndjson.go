@@ -78,66 +78,91 @@ func totalOutputCap(maxResult int64) int64 {
 // result. Every other line, in order and with its line break, is the
 // result, which readOutput returns.
 //
-// It returns an *outputTooLargeError if the result or a single line is
-// over maxResult bytes, or all the output over totalOutputCap(maxResult);
+// What a call leaves stored is capped at maxResult: the result and the
+// artifact lines together, each line counted at its length as written.
+// readOutput returns an *outputTooLargeError if they, or a single line,
+// are over maxResult bytes, or all the output, notes included, is over
+// totalOutputCap(maxResult);
 // a *CallError with reasonMalformedProgress for a progress line whose
 // value has the wrong shape (the detail goes to the log of ctx, never the
 // line); and otherwise the error of r other than io.EOF, with the result
 // read so far. It stops reading at its first error.
+//
+// It holds the result in blocks and joins them once at the end, and keeps
+// one line buffer for the lines that may be progress lines: reading a
+// result of N bytes takes about 2N of memory at its peak.
 func readOutput(ctx context.Context, r io.Reader, maxResult int64) ([]byte, error) {
 	total := totalOutputCap(maxResult)
 	br := bufio.NewReaderSize(r, lineBufferSize)
 	var (
-		out   []byte // the result, then the line being read
-		read  int64  // every byte read
-		lines int
+		result blocks // the result lines
+		line   []byte // the line being read, while it may be a progress line
+		read   int64  // every byte read
+		chunks int64  // the bytes of the artifact lines
+		lines  int
 	)
 	for {
-		start := len(out)
-		var err error
+		line = line[:0]
+		var (
+			size     int64 // of the line being read
+			isResult bool  // the line cannot be a progress line: it is in result
+			err      error
+		)
 		for {
 			var frag []byte
 			frag, err = br.ReadSlice('\n')
-			out = append(out, frag...)
 			read += int64(len(frag))
-			line := out[start:]
+			size += int64(len(frag))
 			switch {
-			case int64(len(line)) > maxResult:
+			case size > maxResult:
 				return nil, &outputTooLargeError{limit: maxResult}
 			case read > total:
 				return nil, &outputTooLargeError{limit: total}
-			case int64(len(out)) > maxResult && !mayBeProgress(line):
+			}
+			if isResult {
+				_, _ = result.Write(frag)
+			} else if line = appendGrow(line, frag); !mayBeProgress(line) {
+				isResult = true
+				_, _ = result.Write(line)
+			}
+			if int64(result.Len())+chunks > maxResult {
 				return nil, &outputTooLargeError{limit: maxResult}
 			}
 			if err != bufio.ErrBufferFull {
 				break
 			}
 		}
-		line := out[start:]
-		if len(line) > 0 {
+		if size > 0 {
 			lines++
 		}
-		if hasProgressPrefix(line) {
+		if !isResult && len(line) > 0 {
+			// The whole line starts like a progress line.
 			p, ok, perr := parseProgress(line)
-			if perr != nil {
+			switch {
+			case perr != nil:
 				zerolog.Ctx(ctx).Warn().Err(perr).Int(logKeyOutputLine, lines).Msg(reasonMalformedProgress)
 				return nil, &CallError{Reason: reasonMalformedProgress, Err: perr}
-			}
-			if ok {
-				out = out[:start]
+			case ok:
+				if p.Artifact != nil {
+					if chunks += int64(len(line)); int64(result.Len())+chunks > maxResult {
+						return nil, &outputTooLargeError{limit: maxResult}
+					}
+				}
 				if (p.Message != "" || p.Artifact != nil) && ctx.Err() == nil {
 					ReportProgress(ctx, p)
 				}
+			default:
+				_, _ = result.Write(line)
+				if int64(result.Len())+chunks > maxResult {
+					return nil, &outputTooLargeError{limit: maxResult}
+				}
 			}
 		}
-		if int64(len(out)) > maxResult {
-			return nil, &outputTooLargeError{limit: maxResult}
-		}
 		if err == io.EOF {
-			return out, nil
+			return result.Bytes(), nil
 		}
 		if err != nil {
-			return out, err
+			return result.Bytes(), err
 		}
 	}
 }

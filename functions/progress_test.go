@@ -322,6 +322,29 @@ func TestExecBackend_ProgressCaps(t *testing.T) {
 			t.Errorf("%d reports, want 20", len(got))
 		}
 	})
+	t.Run("artifact chunks count with the result", func(t *testing.T) {
+		// Three artifact lines of 61 bytes: the third takes what is
+		// stored over 150 bytes, and is not reported.
+		chunk := `{"a2a.artifact": {"artifactId": "r", "text": "0123456789"}}` + "\n"
+		b := ShBackend(t, "print.sh", strings.Repeat(chunk, 3)+`{}`)
+		b.MaxOutputBytes = 150
+		rec := &Recorder{}
+		_, err := b.Invoke(rec.Context(context.Background()), json.RawMessage(`{}`))
+		AssertReason(t, err, "function output exceeds 150 bytes")
+		if got, _ := rec.Reports(); len(got) != 2 {
+			t.Errorf("%d reports, want 2", len(got))
+		}
+		// Two chunks and the result fit.
+		b = ShBackend(t, "print.sh", strings.Repeat(chunk, 2)+`{"a":"0123456789"}`)
+		b.MaxOutputBytes = 150
+		res, err := b.Invoke(context.Background(), json.RawMessage(`{}`))
+		AssertOutput(t, res, err, `{"a":"0123456789"}`)
+		// Their sum: the result comes after chunks that left it no room.
+		b = ShBackend(t, "print.sh", strings.Repeat(chunk, 2)+`{"a":"0123456789012345678901234567890"}`)
+		b.MaxOutputBytes = 150
+		_, err = b.Invoke(context.Background(), json.RawMessage(`{}`))
+		AssertReason(t, err, "function output exceeds 150 bytes")
+	})
 	t.Run("result over", func(t *testing.T) {
 		b := ShBackend(t, "print.sh", ProgressLines(3)+`{"a":"0123456789"}`)
 		b.MaxOutputBytes = 17

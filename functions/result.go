@@ -21,7 +21,8 @@ const reasonInvalidJSON = "function returned invalid JSON"
 // backend returned. The body must be exactly one JSON value. A JSON object
 // whose only key is KeyInputRequired, with the value {"question": "..."},
 // asks for input; one whose only key is KeyError, with a string value,
-// reports a failure. Anything else is the output, compacted.
+// reports a failure. Anything else is the output, compacted in place: the
+// output shares body's memory, and body must not be used afterwards.
 //
 // It returns a *CallError if the body is not one JSON value, if a signal is
 // malformed, or if the function reported an error.
@@ -30,7 +31,7 @@ func parseResult(body []byte) (Result, error) {
 		return Result{}, &CallError{Reason: reasonInvalidJSON}
 	}
 	body = bytes.TrimSpace(body)
-	if body[0] == '{' {
+	if mayBeSignal(body) {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(body, &obj); err == nil && len(obj) == 1 {
 			if v, ok := obj[KeyInputRequired]; ok {
@@ -45,12 +46,65 @@ func parseResult(body []byte) (Result, error) {
 			}
 		}
 	}
-	var out bytes.Buffer
-	if err := json.Compact(&out, body); err != nil {
-		// Unreachable: the body is valid JSON.
-		return Result{}, &CallError{Reason: reasonInvalidJSON, Err: err}
+	return Result{Output: compactInPlace(body)}, nil
+}
+
+// mayBeSignal reports whether body, valid JSON without surrounding space,
+// is an object whose first key is KeyInputRequired or KeyError: a signal
+// has a single key, so no other object can be one, and only these are
+// decoded whole.
+func mayBeSignal(body []byte) bool {
+	if len(body) == 0 || body[0] != '{' {
+		return false
 	}
-	return Result{Output: out.Bytes()}, nil
+	rest := bytes.TrimLeft(body[1:], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '"' {
+		return false // {}
+	}
+	// The first key, quoted; escapes (\u0061 for a...) make it longer,
+	// at most 6 bytes a character.
+	end := 1
+	for end < len(rest) && rest[end] != '"' {
+		if rest[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	if end >= len(rest) || end > 6*len(KeyInputRequired)+1 {
+		return false
+	}
+	var key string
+	if err := json.Unmarshal(rest[:end+1], &key); err != nil {
+		return false
+	}
+	return key == KeyInputRequired || key == KeyError
+}
+
+// compactInPlace removes the insignificant space from b, valid JSON, as
+// json.Compact does, writing over b; it returns the compacted prefix of b.
+func compactInPlace(b []byte) []byte {
+	w := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '"':
+			inString = true
+		}
+		b[w] = c
+		w++
+	}
+	return b[:w]
 }
 
 // parseInputRequired decodes the value of an input_required signal.
