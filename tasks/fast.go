@@ -54,11 +54,11 @@ func (s *Service) flight(ctx context.Context, key IdemKey, lead func() (*Record,
 // speculation is a call started before its task was stored.
 type speculation struct {
 	mu      sync.Mutex
-	res     *callResult          // set when the call ended before the task was stored
-	pending []functions.Progress // progress reported before the task was stored
+	res     *callResult             // set when the call ended before the task was stored
+	pending []functions.Progress    // progress reported before the task was stored
 	group   *functions.ProcessGroup // the call's process group, reported before the task was stored
-	stored  bool                 // the task was stored working: the call stores its own progress and result
-	ready   chan struct{}        // closed when res is set
+	stored  bool                    // the task was stored working: the call stores its own progress and result
+	ready   chan struct{}           // closed when res is set
 }
 
 // speculate runs rec's call (a slot is held) and stores the task once it
