@@ -78,6 +78,10 @@ type Metrics struct {
 	pushDeadTotal prometheus.Counter
 
 	rejections [3]prometheus.Counter // rate, caller_in_flight, server_in_flight
+
+	connsOpen    *prometheus.GaugeVec
+	connsRefused *prometheus.CounterVec
+	acceptPauses *prometheus.CounterVec
 }
 
 type reqKey struct{ method, outcome, reason string }
@@ -201,6 +205,26 @@ func New(opts Options) *Metrics {
 		m.rejections[i] = rejections.WithLabelValues(l)
 	}
 
+	m.connsOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "a2ad_connections_open",
+		Help: "Connections open now, by listener: main (the A2A port) or admin.",
+	}, []string{"listener"})
+	m.connsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2ad_connections_refused_total",
+		Help: "Connections closed as soon as accepted because their client address had --max-conns-per-ip open, by listener.",
+	}, []string{"listener"})
+	m.acceptPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2ad_accept_pauses_total",
+		Help: "Times a listener stopped accepting for a while, by listener and reason: max_conns (the cap of open connections) or accept_error (out of file descriptors or memory; retried with backoff).",
+	}, []string{"listener", "reason"})
+	for _, l := range Listeners {
+		m.connsOpen.WithLabelValues(l)
+		m.connsRefused.WithLabelValues(l)
+		for _, r := range []string{"max_conns", "accept_error"} {
+			m.acceptPauses.WithLabelValues(l, r)
+		}
+	}
+
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "a2ad_build_info",
 		Help: "Always 1, labelled with a2ad's version.",
@@ -218,6 +242,7 @@ func New(opts Options) *Metrics {
 		m.replays, m.subscribers, m.replayedEvents, m.slowDropped,
 		m.pushAttempts, m.pushDuration, m.pushDeadTotal,
 		rejections,
+		m.connsOpen, m.connsRefused, m.acceptPauses,
 	)
 	return m
 }
@@ -388,6 +413,48 @@ func (m *Metrics) Rejected(rateLimited, serverWide bool) {
 		m.rejections[2].Inc()
 	default:
 		m.rejections[1].Inc()
+	}
+}
+
+// Listeners are the values of the listener label.
+var Listeners = []string{"main", "admin"}
+
+// ListenerHooks feed one listener's connection metrics.
+type ListenerHooks struct {
+	// Open counts a connection opened (+1) or closed (-1).
+	Open func(delta int)
+	// Refused counts a connection closed at once for its address's cap.
+	Refused func()
+	// Paused counts a pause in accepting: at the cap of open connections
+	// when maxConns, else after an accept error.
+	Paused func(maxConns bool)
+}
+
+// Listener returns the hooks of the listener called name, one of
+// Listeners. It panics on another name: label values come from a fixed
+// set.
+func (m *Metrics) Listener(name string) ListenerHooks {
+	known := false
+	for _, l := range Listeners {
+		known = known || l == name
+	}
+	if !known {
+		panic("metrics: unknown listener " + name)
+	}
+	open := m.connsOpen.WithLabelValues(name)
+	refused := m.connsRefused.WithLabelValues(name)
+	atMax := m.acceptPauses.WithLabelValues(name, "max_conns")
+	onError := m.acceptPauses.WithLabelValues(name, "accept_error")
+	return ListenerHooks{
+		Open:    func(delta int) { open.Add(float64(delta)) },
+		Refused: refused.Inc,
+		Paused: func(maxConns bool) {
+			if maxConns {
+				atMax.Inc()
+			} else {
+				onError.Inc()
+			}
+		},
 	}
 }
 

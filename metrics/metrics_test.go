@@ -223,8 +223,8 @@ func TestMetricsLint(t *testing.T) {
 			}
 		}
 	}
-	if n != 19 {
-		t.Errorf("%d a2ad_ metric families, want 19", n)
+	if n != 22 {
+		t.Errorf("%d a2ad_ metric families, want 22", n)
 	}
 }
 

@@ -20,7 +20,7 @@ type Outcome string
 const (
 	OutcomeOK              Outcome = "ok"
 	OutcomePolicyDenied    Outcome = "policy_denied"    // the exposure policy or task ownership refused it
-	OutcomeTransportDenied Outcome = "transport_denied" // authentication, rate limit or in-flight cap refused it
+	OutcomeTransportDenied Outcome = "transport_denied" // authentication, rate limit, in-flight cap or body timeout refused it
 	OutcomeClientError     Outcome = "client_error"     // the request was wrong: bad params, unknown task...
 	OutcomeFunctionError   Outcome = "function_error"   // the function failed, timed out or broke its schema
 	OutcomeServerError     Outcome = "server_error"     // a2ad failed, is busy or is stopping
@@ -52,6 +52,7 @@ const (
 	ReasonKeyRevoked      Reason = "key_revoked"     // a stream ended because its key was revoked
 	ReasonRateLimited     Reason = "rate_limited"
 	ReasonOverCapacity    Reason = "over_capacity" // an in-flight cap, or the call queue is full
+	ReasonBodyTimeout     Reason = "body_timeout"  // the body came later than the read timeout, or slower than the rate floor
 
 	ReasonNotFound      Reason = "not_found" // no such task (or push config)
 	ReasonNotCancelable Reason = "not_cancelable"
@@ -82,6 +83,7 @@ type auditCall struct {
 	authFail  bool
 	refused   int  // throttled: the refusals the record stands for; 0: no record
 	revoked   bool // a stream ended by the revocation of its key
+	bodyLate  bool // the body missed the read timeout or the rate floor
 	rpcErr    *a2a.Error
 	notOwner  bool
 	state     a2a.TaskState // the task's state when the call ended
@@ -151,6 +153,8 @@ func (ac *auditCall) classify() (Outcome, Reason) {
 		return OutcomeTransportDenied, ReasonRateLimited
 	case ac.denial != nil:
 		return OutcomeTransportDenied, ReasonOverCapacity
+	case ac.bodyLate:
+		return OutcomeTransportDenied, ReasonBodyTimeout
 	case ac.rpcErr != nil:
 		return classifyError(ac.rpcErr, ac.notOwner)
 	}

@@ -78,6 +78,18 @@ type Config struct {
 	ExtendedCard func(p Principal) Card
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// ReadTimeout bounds the time a JSON-RPC request's body may take to
+	// arrive, from when its headers are in; 0 means no bound. The
+	// http.Server's own ReadTimeout should match: it bounds the other
+	// routes (the handler sets the connection's deadlines itself).
+	ReadTimeout time.Duration
+	// MinBodyRate is the slowest a JSON-RPC request's body may arrive on
+	// average, in bytes a second, once BodyGrace has passed; 0 means no
+	// floor. A body that is late or too slow is answered with HTTP 408.
+	MinBodyRate int64
+	// BodyGrace is the time before MinBodyRate applies; 0 means
+	// DefaultBodyGrace.
+	BodyGrace time.Duration
 	// CardMaxAge is the card's Cache-Control max-age; 0 means 5 minutes.
 	CardMaxAge time.Duration
 	// Streams serves message/stream and tasks/resubscribe; nil answers
@@ -120,6 +132,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.KeepAlive == 0 {
 		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.BodyGrace <= 0 {
+		cfg.BodyGrace = DefaultBodyGrace
 	}
 	e := echo.New()
 	e.HideBanner = true
@@ -246,11 +261,15 @@ func (s *Server) jsonrpc(c echo.Context) error {
 			d := &Denial{Scope: "auth", RateLimited: true, RetryAfter: retry}
 			ac.denial, ac.rpcErr, ac.refused = d, deniedError(d), report
 			ver, _ := requestVersion(r)
+			leaveBody(c.Response(), r)
 			return s.denied(c, ver, nil, d)
 		}
 	}
-	// Authentication comes first: an unauthenticated request costs no
-	// body read.
+	// Authentication comes first, then admission: a request that is
+	// refused costs no body read, and one admitted holds its caller's
+	// in-flight slot while its body arrives, so slow bodies run into the
+	// caller's cap. The body of a refused request is left unread: its
+	// answer has id null and the version the A2A-Version header asks for.
 	p, res := s.principal(r, addr)
 	ac.principal = p
 	if res != Authenticated {
@@ -261,22 +280,48 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		e, challenge := authError(res)
 		ac.rpcErr = e
 		ver, _ := requestVersion(r)
+		leaveBody(c.Response(), r)
 		return s.unauthorized(c, ver, nil, e, challenge)
 	}
 	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
 		ac.rpcErr = a2a.ErrInvalidRequest
+		leaveBody(c.Response(), r)
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		ac.rpcErr = a2a.ErrInvalidRequest
+		leaveBody(c.Response(), r)
 		return s.tooLarge()
+	}
+	ver, verr := requestVersion(r)
+	// Every request takes a token, a malformed one too.
+	if s.cfg.Admit != nil {
+		release, d := s.cfg.Admit.Admit(p)
+		if d != nil {
+			ac.denial = d
+			ac.rpcErr = deniedError(d)
+			leaveBody(c.Response(), r)
+			return s.denied(c, ver, nil, d)
+		}
+		defer release()
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	body, err := readAll((*bp)[:0], io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	br := &bodyReader{
+		r: r.Body, rc: http.NewResponseController(c.Response()), start: time.Now(),
+		grace: s.cfg.BodyGrace, rate: s.cfg.MinBodyRate,
+	}
+	if s.cfg.ReadTimeout > 0 {
+		br.end = br.start.Add(s.cfg.ReadTimeout)
+	}
+	body, err := readAll((*bp)[:0], io.LimitReader(br, s.cfg.MaxBodyBytes+1))
 	*bp = body
 	if err != nil {
 		ac.rpcErr = a2a.ErrInvalidRequest
+		if errors.Is(err, errBodyTimeout) || errors.Is(err, errBodyTooSlow) {
+			ac.bodyLate = true
+			return s.bodyDeadlineError(c.Response(), err)
+		}
 		return echo.NewHTTPError(http.StatusBadRequest, "could not read the request body")
 	}
 	if int64(len(body)) > s.cfg.MaxBodyBytes {
@@ -287,23 +332,12 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	ac.method = req.Method
 	// The method name picks the shapes; the version a request asks for
 	// must be one a2ad speaks.
-	ver, verr := requestVersion(r)
 	wire := ver
 	switch {
 	case isV1Method(req.Method):
 		wire = a2a.V10
 	case is03Method(req.Method):
 		wire = a2a.V03 // the method name picks the shapes, errors included
-	}
-	// Every request takes a token, a malformed one too.
-	if s.cfg.Admit != nil {
-		release, d := s.cfg.Admit.Admit(p)
-		if d != nil {
-			ac.denial = d
-			ac.rpcErr = deniedError(d)
-			return s.denied(c, wire, req.ID, d)
-		}
-		defer release()
 	}
 	ctx := context.WithValue(r.Context(), principalKey{}, p)
 	ctx = context.WithValue(tasks.WithCallInfo(ctx, &ac.info), auditKey{}, ac)
