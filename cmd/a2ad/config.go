@@ -51,6 +51,13 @@ type Config struct {
 	StoreLockTimeout  time.Duration
 	KeepAlive         time.Duration
 
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	MinBodyRate       int64 // bytes a second; 0 for no floor
+	IdleTimeout       time.Duration
+	MaxConns          int // 0 for no cap
+	MaxConnsPerIP     int // 0 for no cap
+
 	Keys                 string  // the keys file; "" serves everyone as anonymous
 	AllowAnonymous       bool    // with keys, serve requests without one too
 	AnonymousTiers       string  // comma-separated tiers of anonymous callers
@@ -92,6 +99,12 @@ func DefaultConfig() Config {
 		ShutdownGrace:        10 * time.Second,
 		StoreLockTimeout:     2 * time.Second,
 		KeepAlive:            15 * time.Second,
+		ReadHeaderTimeout:    5 * time.Second,
+		ReadTimeout:          30 * time.Second,
+		MinBodyRate:          1024,
+		IdleTimeout:          time.Minute,
+		MaxConns:             4096,
+		MaxConnsPerIP:        256,
 		RatePerSecond:        100,
 		RateBurst:            200,
 		MaxInFlightPerCaller: 256,
@@ -134,6 +147,12 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "longest a request's headers may take to arrive; then the connection is closed")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "longest a request may take to arrive, headers and body (a late body gets HTTP 408); streams' responses are not limited")
+	fs.Int64Var(&c.MinBodyRate, "min-body-rate", c.MinBodyRate, "slowest a request body may arrive on average, in bytes a second, after a 5 s grace (slower gets HTTP 408); 0 for no floor")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once on --listen; past it a2ad stops accepting until one closes (lowered to fit the open-file limit); 0 for no cap")
+	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "connections open at once from one client address (an IPv6 /64); more are closed at once; behind a proxy, raise it; 0 for no cap")
 	fs.StringVar(&c.Keys, "keys", c.Keys, "API keys file (see a2ad keys create); with it, callers need a key unless --allow-anonymous")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", c.AllowAnonymous, "with --keys, also serve requests without a key, as the anonymous caller")
 	fs.StringVar(&c.AnonymousTiers, "anonymous-tier", c.AnonymousTiers, "comma-separated tiers of the anonymous caller (e.g. public); the public card shows its view")
@@ -291,6 +310,18 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("retention-interval: must be positive, not %s", c.RetentionInterval)
 	case c.KeepAlive <= 0:
 		return fmt.Errorf("sse-keepalive: must be positive, not %s", c.KeepAlive)
+	case c.ReadHeaderTimeout <= 0:
+		return fmt.Errorf("read-header-timeout: must be positive, not %s", c.ReadHeaderTimeout)
+	case c.ReadTimeout <= 0:
+		return fmt.Errorf("read-timeout: must be positive, not %s", c.ReadTimeout)
+	case c.MinBodyRate < 0:
+		return fmt.Errorf("min-body-rate: must not be negative, not %d", c.MinBodyRate)
+	case c.IdleTimeout <= 0:
+		return fmt.Errorf("idle-timeout: must be positive, not %s", c.IdleTimeout)
+	case c.MaxConns < 0:
+		return fmt.Errorf("max-conns: must not be negative, not %d", c.MaxConns)
+	case c.MaxConnsPerIP < 0:
+		return fmt.Errorf("max-conns-per-ip: must not be negative, not %d", c.MaxConnsPerIP)
 	case c.PushTimeout <= 0:
 		return fmt.Errorf("push-timeout: must be positive, not %s", c.PushTimeout)
 	case c.PushMaxAttempts <= 0:

@@ -311,6 +311,14 @@ func TestValidate(t *testing.T) {
 		{"auth fail rate negative", func(c *Config) { c.AuthFailRate = -1 }, "auth-fail-rate: must be a finite number >= 0, not -1"},
 		{"auth fail rate off", func(c *Config) { c.AuthFailRate, c.AuthFailBurst = 0, 0 }, ""},
 		{"auth fail burst 0", func(c *Config) { c.AuthFailBurst = 0 }, "auth-fail-burst: must be at least 1, not 0"},
+		{"no connection caps", func(c *Config) { c.MaxConns, c.MaxConnsPerIP = 0, 0 }, ""},
+		{"no body rate floor", func(c *Config) { c.MinBodyRate = 0 }, ""},
+		{"read header timeout 0", func(c *Config) { c.ReadHeaderTimeout = 0 }, "read-header-timeout: must be positive, not 0s"},
+		{"read timeout negative", func(c *Config) { c.ReadTimeout = -time.Second }, "read-timeout: must be positive, not -1s"},
+		{"min body rate negative", func(c *Config) { c.MinBodyRate = -1 }, "min-body-rate: must not be negative, not -1"},
+		{"idle timeout 0", func(c *Config) { c.IdleTimeout = 0 }, "idle-timeout: must be positive, not 0s"},
+		{"max conns negative", func(c *Config) { c.MaxConns = -1 }, "max-conns: must not be negative, not -1"},
+		{"max conns per ip negative", func(c *Config) { c.MaxConnsPerIP = -2 }, "max-conns-per-ip: must not be negative, not -2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,9 @@ type Main struct {
 	// now is the clock of the rate limits; nil means time.Now. Tests set
 	// it before Open.
 	now func() time.Time
+	// bodyGrace is the time before --min-body-rate applies; 0 means
+	// server.DefaultBodyGrace. Tests set it before Open.
+	bodyGrace time.Duration
 
 	catalog  atomic.Pointer[functions.Catalog]
 	cards    *cards
@@ -53,7 +56,7 @@ type Main struct {
 	guard    *push.Guard
 	metrics  *metrics.Metrics
 	http     *http.Server
-	ln       net.Listener
+	ln       net.Listener // the main listener, wrapped in its caps once serving
 	served   chan error
 	baseURL  string
 
@@ -308,6 +311,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Observe:      observe,
 		ExtendedCard: extended,
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		ReadTimeout:  cfg.ReadTimeout,
+		MinBodyRate:  cfg.MinBodyRate,
+		BodyGrace:    m.bodyGrace,
 		Streams:      m.service,
 		Push:         m.service,
 		Lister:       m.service,
@@ -320,15 +326,18 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	})
 	m.srv = srv
 	srv.Echo().GET("/readyz", m.readyz)
-	m.http = &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
+	serverTimeouts(m.http, cfg)
 	m.http.RegisterOnShutdown(srv.CloseStreams)
+	maxConns, lowered := maxConnsFor(cfg.MaxConns, openFileLimit())
+	if lowered {
+		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", openFileLimit()).
+			Msg("max-conns lowered to fit the open-file limit (raise LimitNOFILE or ulimit -n)")
+	}
+	m.ln = limitListener(ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger)
 	m.served = make(chan error, 1)
 	go func() {
-		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.served <- err
 		}
 		close(m.served)
@@ -388,12 +397,15 @@ func (m *Main) startAdmin(addr string) error {
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")
 	}
-	m.adminLn = ln
-	m.admin = &http.Server{Handler: m.newAdmin(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Its own caps and timeouts: a flood on the main listener leaves the
+	// probes and /metrics answering.
+	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
+	m.admin = &http.Server{Handler: m.newAdmin(), ErrorLog: httpErrorLog(m.Logger, "admin")}
+	serverTimeouts(m.admin, m.Config)
 	m.adminServed = make(chan struct{})
 	go func() {
 		defer close(m.adminServed)
-		if err := m.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.admin.Serve(m.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.Logger.Error().Err(err).Msg("admin listener stopped")
 		}
 	}()

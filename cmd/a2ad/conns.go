@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"log"
+	"net"
+	"net/http"
+	"syscall"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/internal/connlimit"
+	"github.com/a2ad/a2ad/metrics"
+)
+
+// The admin listener's own caps: probes, scrapes and the operator's tools
+// need few connections, and one client among them cannot take them all.
+const (
+	adminMaxConns      = 64
+	adminMaxConnsPerIP = 32
+)
+
+// fdReserve is the file descriptors --max-conns leaves for the rest of
+// a2ad: the store, the logs, exec children's pipes, webhook deliveries and
+// the admin listener's connections.
+const fdReserve = 512
+
+// maxConnsFor returns the cap of open connections to apply: want, lowered
+// so that want connections and fdReserve other descriptors fit in nofile
+// (the open-file limit), but never below half of nofile. lowered tells
+// that it lowered want. A want of 0 (no cap) stays 0.
+func maxConnsFor(want int, nofile uint64) (n int, lowered bool) {
+	if want <= 0 || nofile == 0 {
+		return want, false
+	}
+	avail := nofile / 2
+	if nofile > fdReserve && nofile-fdReserve > avail {
+		avail = nofile - fdReserve
+	}
+	if uint64(want) <= avail {
+		return want, false
+	}
+	return int(avail), true
+}
+
+// openFileLimit returns the process's soft limit of open files (the Go
+// runtime raises it to the hard limit at start); 0 if it cannot be read.
+func openFileLimit() uint64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	return r.Cur
+}
+
+// limitListener wraps ln with caps on its open connections, feeding the
+// listener's metrics (when met is set) and logging refusals and pauses.
+func limitListener(ln net.Listener, name string, maxConns, perIP int, met *metrics.Metrics, l zerolog.Logger) *connlimit.Listener {
+	cfg := connlimit.Config{Max: maxConns, PerAddr: perIP, Name: name, Logger: l}
+	if met != nil {
+		h := met.Listener(name)
+		cfg.OnOpen = h.Open
+		cfg.OnRefuse = h.Refused
+		cfg.OnPause = func(p connlimit.Pause) { h.Paused(p == connlimit.PauseMax) }
+	}
+	return connlimit.New(ln, cfg)
+}
+
+// httpErrorLog sends net/http's own error lines (a handler's misuse of
+// the response, a broken request it answered itself) to the operational
+// log, as warnings, rather than to the standard logger.
+func httpErrorLog(l zerolog.Logger, listener string) *log.Logger {
+	return log.New(httpLogWriter{l: l, listener: listener}, "", 0)
+}
+
+type httpLogWriter struct {
+	l        zerolog.Logger
+	listener string
+}
+
+func (w httpLogWriter) Write(p []byte) (int, error) {
+	w.l.Warn().Str("listener", w.listener).Str("error", string(bytes.TrimSpace(p))).Msg("http server")
+	return len(p), nil
+}
+
+// serverTimeouts sets the timeouts of the config on s. No write timeout:
+// a stream's response lasts as long as its task, and each of its writes
+// has a deadline of its own.
+func serverTimeouts(s *http.Server, cfg Config) {
+	s.ReadHeaderTimeout = cfg.ReadHeaderTimeout
+	s.ReadTimeout = cfg.ReadTimeout
+	s.IdleTimeout = cfg.IdleTimeout
+}
