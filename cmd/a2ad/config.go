@@ -148,7 +148,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "longest a request's headers may take to arrive; then the connection is closed")
-	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "longest a request may take to arrive, headers and body (a late body gets HTTP 408); streams' responses are not limited")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "longest a request's body may take to arrive once its headers are in (a late body gets HTTP 408); streams' responses are not limited")
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", c.MinBodyRate, "slowest a request body may arrive on average, in bytes a second, after a 5 s grace (slower gets HTTP 408); 0 for no floor")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection stays open")
 	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once on --listen; past it a2ad stops accepting until one closes (lowered to fit the open-file limit); 0 for no cap")

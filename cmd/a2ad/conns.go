@@ -83,10 +83,21 @@ func (w httpLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// serverTimeouts sets the timeouts of the config on s. No write timeout:
-// a stream's response lasts as long as its task, and each of its writes
-// has a deadline of its own.
+// serverTimeouts sets the timeouts of the config on s, the main
+// listener's server. A response must be written within the time its body
+// may take to arrive, plus a blocking send's wait, plus as long again for
+// the writing; a stream's writes each set a deadline of their own (see
+// server.sseWriteTimeout), so a stream lasts as long as its task.
 func serverTimeouts(s *http.Server, cfg Config) {
+	s.ReadHeaderTimeout = cfg.ReadHeaderTimeout
+	s.ReadTimeout = cfg.ReadTimeout
+	s.WriteTimeout = 2*cfg.ReadTimeout + cfg.BlockingTimeout
+	s.IdleTimeout = cfg.IdleTimeout
+}
+
+// adminTimeouts sets the admin listener's timeouts: the main listener's
+// for reading, none for writing (a backup of a large store takes long).
+func adminTimeouts(s *http.Server, cfg Config) {
 	s.ReadHeaderTimeout = cfg.ReadHeaderTimeout
 	s.ReadTimeout = cfg.ReadTimeout
 	s.IdleTimeout = cfg.IdleTimeout

@@ -529,13 +529,17 @@ func TestConnectionCapWaits(t *testing.T) {
 
 // TestTimeoutsOverHTTP pins the timeouts on the real server: a late body
 // gets 408, headers sent too slowly and idle keep-alive connections are
-// closed, and a stream outlives --read-timeout.
+// closed, and a stream outlives the read and write timeouts.
 func TestTimeoutsOverHTTP(t *testing.T) {
 	m := startMain(t, func(c *Config) {
 		c.ReadHeaderTimeout = 500 * time.Millisecond
 		c.ReadTimeout = time.Second
 		c.IdleTimeout = 300 * time.Millisecond
+		c.BlockingTimeout = 500 * time.Millisecond // responses: 2.5 s to be written
 	})
+	if m.http.WriteTimeout != 2500*time.Millisecond {
+		t.Fatalf("WriteTimeout %v, want 2.5s (2 × --read-timeout + --blocking-timeout)", m.http.WriteTimeout)
+	}
 	base := "http://" + m.Addr()
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", m.Addr())
@@ -590,9 +594,9 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 			t.Errorf("idle connection closed after %v, want at --idle-timeout 300ms", d)
 		}
 	})
-	t.Run("stream outlives the read timeout", func(t *testing.T) {
+	t.Run("stream outlives the timeouts", func(t *testing.T) {
 		start := time.Now()
-		s := openStream(t, nil, base, 1, "message/stream", sendParams("s-1", "demo::sleep", map[string]any{"seconds": 2}, true), nil)
+		s := openStream(t, nil, base, 1, "message/stream", sendParams("s-1", "demo::sleep", map[string]any{"seconds": 3}, true), nil)
 		var last sseEvent
 		for {
 			ev, ok := s.next(t, 10*time.Second)
@@ -607,8 +611,8 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 		if !strings.Contains(last.Data, `"state":"completed"`) {
 			t.Errorf("last event %s, want the completed task", last.Data)
 		}
-		if d := time.Since(start); d < 2*time.Second {
-			t.Errorf("stream over after %v, before the 2 s sleep ended", d)
+		if d := time.Since(start); d < 3*time.Second {
+			t.Errorf("stream over after %v, before the 3 s sleep ended", d)
 		}
 	})
 }

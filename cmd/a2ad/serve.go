@@ -401,7 +401,7 @@ func (m *Main) startAdmin(addr string) error {
 	// probes and /metrics answering.
 	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
 	m.admin = &http.Server{Handler: m.newAdmin(), ErrorLog: httpErrorLog(m.Logger, "admin")}
-	serverTimeouts(m.admin, m.Config)
+	adminTimeouts(m.admin, m.Config)
 	m.adminServed = make(chan struct{})
 	go func() {
 		defer close(m.adminServed)
