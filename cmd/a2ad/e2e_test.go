@@ -455,6 +455,7 @@ func TestGracefulShutdown(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Catalog = exampleCatalog
 			cfg.Listen = "127.0.0.1:0"
+			cfg.AdminListen = "127.0.0.1:0" // never the fixed default port
 			cfg.Store = filepath.Join(t.TempDir(), "a2ad.db")
 			cfg.ShutdownGrace = tc.grace
 			m := &Main{Config: cfg, Logger: zerolog.Nop()}
