@@ -285,7 +285,7 @@ func TestAdmissionBeforeTheBody(t *testing.T) {
 // connection until the read timeout.
 func TestUnreadBodyOfAnUnauthenticatedRequest(t *testing.T) {
 	ts := MustServe(t, okService(), func(c *server.Config) {
-		c.Auth = authFn(func(*http.Request) (server.Principal, server.AuthResult) {
+		c.Auth = authFn(func(*http.Request, string) (server.Principal, server.AuthResult) {
 			return server.Principal{}, server.NoCredentials
 		})
 		c.ReadTimeout = time.Minute
@@ -302,6 +302,8 @@ func TestUnreadBodyOfAnUnauthenticatedRequest(t *testing.T) {
 }
 
 // authFn is a server.Authenticator from a func.
-type authFn func(*http.Request) (server.Principal, server.AuthResult)
+type authFn func(r *http.Request, clientAddr string) (server.Principal, server.AuthResult)
 
-func (f authFn) Authenticate(r *http.Request) (server.Principal, server.AuthResult) { return f(r) }
+func (f authFn) Authenticate(r *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
+	return f(r, clientAddr)
+}
