@@ -47,6 +47,14 @@ type Caller struct {
 	// of them. Empty means no caller tier (the server's tier alone
 	// decides).
 	Tiers []string
+	// Quota caps what the caller keeps stored; a new task or message
+	// that would take it past the quota is refused (ErrQuotaExceeded).
+	// The zero value is unlimited.
+	Quota Quota
+	// MaxHistory caps the messages of the caller's tasks: a message to a
+	// task whose history holds MaxHistory messages already is refused
+	// (ErrTaskLimit). 0 is unlimited.
+	MaxHistory int
 }
 
 // Record is a task as the store keeps it: the A2A task plus what a2ad
@@ -126,6 +134,9 @@ type IdemKey struct {
 	Owner     string
 	MessageID string
 	Hash      [32]byte
+	// Quota is the sender's quota, which the store checks in the
+	// transaction that binds the key; zero is unlimited.
+	Quota Quota
 }
 
 // KeyFor returns the idempotency key of msg sent by owner.
@@ -148,7 +159,10 @@ type Store interface {
 	// Create stores rec with its first events, and binds key to it. If
 	// key is already bound to a task, nothing is written and Create
 	// returns that task's record with created=false, or
-	// ErrMessageIDReused if the message differs.
+	// ErrMessageIDReused if the message differs. If the new task would
+	// take key.Owner past key.Quota (one task more than Quota.Tasks, or
+	// more than Quota.Bytes stored), nothing is written and Create
+	// returns a *QuotaError.
 	Create(ctx context.Context, key IdemKey, rec *Record, events []Event) (got *Record, created bool, err error)
 	// Lookup returns the task key is bound to: ErrNotFound if it is
 	// bound to none, ErrMessageIDReused if it was bound with another
@@ -160,8 +174,11 @@ type Store interface {
 	// If key is not nil and already bound, fn is not called and Update
 	// returns the bound task's record with dup=true (ErrMessageIDReused if
 	// the message differs or names another task); otherwise the key is
-	// bound to the task along with fn's changes. Returns ErrNotFound for
-	// an unknown or foreign task, and fn's error unchanged.
+	// bound to the task along with fn's changes, unless they would take
+	// key.Owner past key.Quota.Bytes: then nothing is written and Update
+	// returns a *QuotaError. (Writes without a key are never refused for
+	// the quota, but counted.) Returns ErrNotFound for an unknown or
+	// foreign task, and fn's error unchanged.
 	Update(ctx context.Context, owner, id string, key *IdemKey, fn UpdateFunc) (rec *Record, events []Event, dup bool, err error)
 	// PushConfigs applies fn to the webhooks of the task id owned by
 	// owner and stores what it returns, in one transaction (fn may run

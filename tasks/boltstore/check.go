@@ -157,6 +157,7 @@ type invariant struct {
 //	               is of that task and webhook
 //	due     (schema 4) entry: the key parses; the delivery exists and is
 //	               due at the key's time
+//	usage   (once meta "usage" is set) see usage.go
 var invariants = []invariant{
 	{bucketActive, activeEntry, activeTask, ""},
 	{bucketOwners, ownersEntry, ownersTask, ""},
@@ -169,6 +170,7 @@ var invariants = []invariant{
 	{bucketCounts, countsEntry, countsTask, "3"},
 	{bucketPending, pendingEntry, nil, "4"},
 	{bucketDue, dueEntry, nil, "4"},
+	{bucketUsage, usageEntry, usageTask, ""},
 }
 
 // taskInfo is what the checks need of a task; the records themselves are
@@ -197,6 +199,7 @@ type checker struct {
 	// recent entries and counts by owner, for the counts checks
 	recentOwners map[string]uint64
 	countsSeen   map[string]bool
+	usg          *usageCheck // usage.go
 }
 
 func (c *checker) problem(bucket, key, format string, args ...any) {
@@ -245,8 +248,9 @@ func check(tx *bolt.Tx, pages bool) *Report {
 	}
 	c.schema()
 	c.records()
+	kept := usageKept(tx)
 	for _, inv := range invariants {
-		if inv.since > r.Schema {
+		if inv.since > r.Schema || (!kept && usageBucket(inv.bucket)) {
 			continue // an older file: Open builds the bucket
 		}
 		b := tx.Bucket(inv.bucket)
@@ -263,7 +267,7 @@ func check(tx *bolt.Tx, pages bool) *Report {
 		}
 	}
 	for _, inv := range invariants {
-		if inv.task == nil || inv.since > r.Schema || tx.Bucket(inv.bucket) == nil {
+		if inv.task == nil || inv.since > r.Schema || (!kept && usageBucket(inv.bucket)) || tx.Bucket(inv.bucket) == nil {
 			continue
 		}
 		for _, id := range c.ids {

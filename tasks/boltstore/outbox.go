@@ -570,6 +570,9 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 			if !bytes.Equal(tx.Bucket(bucketTasks).Get([]byte(id)), read) {
 				return errStale
 			}
+			if err := addUsage(tx, owner, int64(len(e.value)-len(read))); err != nil {
+				return err
+			}
 			return tx.Bucket(bucketTasks).Put([]byte(id), e.value)
 		})
 		if errors.Is(err, errStale) {

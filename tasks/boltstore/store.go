@@ -19,9 +19,12 @@
 //	                                          pending per webhook of a task
 //	due     nextAt(8) id(8)                 → (empty) deliveries by due time
 //	dead    id(8)                           → dead letter JSON
+//	usage   len(owner) owner                → bytes(8) the owner's tasks take (usage.go)
 //	meta    "schema"                        → schema version ("4"; a "2" store
 //	                                          gets recent and counts at open, a
 //	                                          "2" or "3" one pending and due)
+//	        "usage"                         → "1" once usage is kept;
+//	                                          a store without it gets it at open
 //
 // Every change is one transaction. Writes from concurrent callers are
 // grouped into one commit (and one fsync) by a single writer goroutine,
@@ -177,7 +180,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		return nil, openError(path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue} {
+		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -185,7 +188,9 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		meta := tx.Bucket(bucketMeta)
 		switch v := meta.Get(keySchema); {
 		case v == nil:
-			return meta.Put(keySchema, schemaVersion)
+			if err := meta.Put(keySchema, schemaVersion); err != nil {
+				return err
+			}
 		case bytes.Equal(v, schemaV2):
 			if err := migrateListing(tx); err != nil {
 				return fmt.Errorf("migrate store schema 2 to 3: %w", err)
@@ -195,9 +200,16 @@ func Open(path string, opts Options) (_ *Store, err error) {
 			if err := migrateOutbox(tx); err != nil {
 				return fmt.Errorf("migrate store schema 3 to 4: %w", err)
 			}
-			return meta.Put(keySchema, schemaVersion)
+			if err := meta.Put(keySchema, schemaVersion); err != nil {
+				return err
+			}
 		case !bytes.Equal(v, schemaVersion):
 			return fmt.Errorf("store schema version %q is not supported (want %q)", v, schemaVersion)
+		}
+		if meta.Get(keyUsage) == nil {
+			if err := rebuildUsage(tx); err != nil {
+				return fmt.Errorf("compute stored bytes per owner: %w", err)
+			}
 		}
 		return nil
 	})
@@ -357,6 +369,7 @@ type encoded struct {
 	events     [][]byte
 	deliveries []queuedDelivery // push deliveries the transition queues
 	listed     []byte           // the task's key in recent before the change; nil for a new task
+	evBytes    int64            // what the events take (eventBytes)
 }
 
 // encode assigns the events' sequence numbers after rec's and encodes
@@ -371,6 +384,7 @@ func encode(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
 			return nil, fmt.Errorf("encode event: %w", err)
 		}
 		e.events[i] = b
+		e.evBytes += eventBytes(rec.Task.ID, b)
 	}
 	v := binary.BigEndian.AppendUint64(make([]byte, 0, 1024), rec.Seq)
 	v, err := appendRecord(v, rec)
@@ -440,6 +454,7 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	if e.deliveries, err = deliveries(&r, ""); err != nil {
 		return nil, false, err
 	}
+	size := int64(len(r.Task.ID)+len(e.value)) + e.evBytes + idemBytes(&key, r.Task.ID) + indexBytes(r.Owner, r.Task.ID)
 	var boundTo string
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		boundTo = ""
@@ -452,6 +467,12 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		}
 		if tx.Bucket(bucketTasks).Get([]byte(r.Task.ID)) != nil {
 			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+		}
+		if err := checkQuota(tx, r.Owner, key.Quota, true, size); err != nil {
+			return err
+		}
+		if err := addUsage(tx, r.Owner, size); err != nil {
+			return err
 		}
 		if err := putIdem(tx, key, r.Task.ID); err != nil {
 			return err
@@ -581,6 +602,10 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if e.deliveries, err = deliveries(r, prev); err != nil {
 			return nil, nil, false, err
 		}
+		grow := int64(len(e.value)-len(read)) + e.evBytes
+		if key != nil {
+			grow += idemBytes(key, id)
+		}
 		err = s.update(ctx, func(tx *bolt.Tx) error {
 			v := tx.Bucket(bucketTasks).Get([]byte(id))
 			if v == nil {
@@ -595,9 +620,15 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 				if _, _, ok := getIdem(tx, key.Owner, key.MessageID); ok {
 					return errBound
 				}
+				if err := checkQuota(tx, owner, key.Quota, false, grow); err != nil {
+					return err
+				}
 				if err := putIdem(tx, *key, id); err != nil {
 					return err
 				}
+			}
+			if err := addUsage(tx, owner, grow); err != nil {
+				return err
 			}
 			return e.put(tx, prev)
 		})
@@ -757,8 +788,15 @@ func deleteTask(tx *bolt.Tx, id string) error {
 	if err != nil {
 		return err
 	}
+	// What the task took is counted as it is deleted (storedSize).
+	size := int64(len(id)+len(tx.Bucket(bucketTasks).Get([]byte(id)))) + indexBytes(r.Owner, id)
+	ib := tx.Bucket(bucketIdem)
 	for _, m := range r.MessageIDs {
-		if err := tx.Bucket(bucketIdem).Delete(idemKey(r.Owner, m)); err != nil {
+		k := idemKey(r.Owner, m)
+		if v := ib.Get(k); v != nil {
+			size += int64(len(k) + len(v))
+		}
+		if err := ib.Delete(k); err != nil {
 			return err
 		}
 	}
@@ -776,10 +814,14 @@ func deleteTask(tx *bolt.Tx, id string) error {
 	}
 	prefix := append([]byte(id), 0)
 	c := tx.Bucket(bucketEvents).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Seek(prefix) {
+		size += eventBytes(id, v)
 		if err := c.Delete(); err != nil {
 			return err
 		}
+	}
+	if err := addUsage(tx, r.Owner, -size); err != nil {
+		return err
 	}
 	return tx.Bucket(bucketTasks).Delete([]byte(id))
 }

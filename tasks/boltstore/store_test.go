@@ -50,6 +50,9 @@ func check(tb testing.TB, s *boltstore.Store) {
 		tb.Errorf("bbolt check: %v", err)
 	}
 	checkListing(tb, s.DB())
+	if r, err := s.Check(ctx); err != nil || !r.Clean() {
+		tb.Errorf("store check: %v %v", err, r.Problems)
+	}
 }
 
 var ctx = context.Background()

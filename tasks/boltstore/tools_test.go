@@ -155,8 +155,8 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 		t.Fatalf("problems in a store written by its own API:\n%s", strings.Join(problems(r), "\n"))
 	}
 	want := []boltstore.BucketKeys{
-		{"active", 3}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 1},
-		{"outbox", 0}, {"owners", 4}, {"pending", 0}, {"recent", 4}, {"tasks", 4},
+		{"active", 3}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 2},
+		{"outbox", 0}, {"owners", 4}, {"pending", 0}, {"recent", 4}, {"tasks", 4}, {"usage", 2},
 	}
 	if diff := cmp.Diff(want, r.Buckets); diff != "" {
 		t.Errorf("buckets (-want +got):\n%s", diff)

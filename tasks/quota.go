@@ -1,0 +1,97 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// Quota caps what one owner keeps stored: its tasks, and the bytes the
+// store keeps for them (records, events, idempotency keys and indexes).
+// A zero field is unlimited.
+type Quota struct {
+	Tasks int64
+	Bytes int64
+}
+
+// Usage is what one owner keeps stored, in the units of Quota.
+type Usage struct {
+	Tasks int64
+	Bytes int64
+}
+
+// Which quota a QuotaError is about.
+const (
+	QuotaTasks = "tasks"
+	QuotaBytes = "bytes"
+)
+
+// Errors of the limits on what a caller stores. Test with errors.Is; the
+// typed errors below carry the numbers.
+var (
+	// ErrQuotaExceeded: storing the write would take its owner past its
+	// Quota. Nothing was stored.
+	ErrQuotaExceeded = errors.New("storage quota exceeded")
+	// ErrTaskLimit: a message would take its task past a per-task limit.
+	// Nothing was stored.
+	ErrTaskLimit = errors.New("task limit exceeded")
+)
+
+// QuotaError is ErrQuotaExceeded with its numbers.
+type QuotaError struct {
+	Which string // QuotaTasks or QuotaBytes
+	Used  int64  // what the owner has stored, before the refused write
+	Limit int64
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("storage quota exceeded: %d of %d %s stored", e.Used, e.Limit, e.Which)
+}
+
+// Is makes errors.Is(err, ErrQuotaExceeded) hold.
+func (e *QuotaError) Is(target error) bool { return target == ErrQuotaExceeded }
+
+// TaskLimitError is ErrTaskLimit with its numbers: the task holds
+// Messages messages in its history, and takes no more past Max.
+type TaskLimitError struct {
+	Messages int
+	Max      int
+}
+
+func (e *TaskLimitError) Error() string {
+	return fmt.Sprintf("task limit exceeded: the task holds %d messages (max %d)", e.Messages, e.Max)
+}
+
+// Is makes errors.Is(err, ErrTaskLimit) hold.
+func (e *TaskLimitError) Is(target error) bool { return target == ErrTaskLimit }
+
+// checkHistory refuses one more message on r when its history holds
+// max or more already (max 0: no cap).
+func checkHistory(r *Record, max int) error {
+	if max > 0 && len(r.Task.History)+1 > max {
+		return &TaskLimitError{Messages: len(r.Task.History), Max: max}
+	}
+	return nil
+}
+
+// ArtifactBytes is the size of artifacts as the task-artifact cap counts
+// it: the text, data, file bytes and file URIs of their parts.
+func ArtifactBytes(arts []a2a.Artifact) int64 {
+	var n int64
+	for i := range arts {
+		n += partBytes(arts[i].Parts)
+	}
+	return n
+}
+
+func partBytes(parts []a2a.Part) int64 {
+	var n int64
+	for _, p := range parts {
+		n += int64(len(p.Text) + len(p.Data))
+		if p.File != nil {
+			n += int64(len(p.File.Bytes) + len(p.File.URI))
+		}
+	}
+	return n
+}
