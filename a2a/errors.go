@@ -33,6 +33,12 @@ const (
 	// CodeUnauthenticated answers a request without a valid API key
 	// (HTTP 401).
 	CodeUnauthenticated = -32054
+	// CodeQuotaExceeded answers a new task or message that would take
+	// the caller past its storage quota (stored tasks or bytes).
+	CodeQuotaExceeded = -32055
+	// CodeTaskLimitExceeded answers a message that would take its task
+	// past a per-task limit (the messages of its history).
+	CodeTaskLimitExceeded = -32056
 )
 
 // Error is a JSON-RPC error object. Data, when set, is always a JSON object.
@@ -85,6 +91,27 @@ var (
 	ErrKeyRevoked             = &Error{Code: CodeUnauthenticated, Message: "The API key was revoked: the stream is closed"}
 	ErrAuthThrottled          = &Error{Code: CodeRateLimited, Message: "Too many failed authentications from this address; retry after data.retryAfterMs milliseconds"}
 )
+
+// QuotaExceeded returns the -32055 error of a caller that stores used of
+// its limit of tasks or bytes (which: "tasks" or "bytes").
+func QuotaExceeded(which string, used, limit int64) *Error {
+	return &Error{
+		Code: CodeQuotaExceeded,
+		Message: fmt.Sprintf("Storage quota exceeded: %d of %d %s stored; wait for old tasks to expire or ask the operator for more",
+			used, limit, which),
+		Data: map[string]any{"quota": which, "used": used, "limit": limit},
+	}
+}
+
+// TaskLimitExceeded returns the -32056 error of a task that holds
+// messages messages in its history, at most max.
+func TaskLimitExceeded(messages, max int) *Error {
+	return &Error{
+		Code:    CodeTaskLimitExceeded,
+		Message: fmt.Sprintf("Task limit exceeded: the task holds %d messages (max %d); start a new task", messages, max),
+		Data:    map[string]any{"limit": "history", "messages": messages, "max": max},
+	}
+}
 
 // Problem is one thing wrong with a request, located by a JSON pointer.
 type Problem struct {

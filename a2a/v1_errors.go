@@ -52,6 +52,8 @@ var errorReasons = []struct {
 	{CodeRateLimited, "RATE_LIMITED", ErrorDomainA2AD},
 	{CodeTooManyInFlight, "TOO_MANY_IN_FLIGHT", ErrorDomainA2AD},
 	{CodeUnauthenticated, "UNAUTHENTICATED", ErrorDomainA2AD},
+	{CodeQuotaExceeded, "STORAGE_QUOTA_EXCEEDED", ErrorDomainA2AD},
+	{CodeTaskLimitExceeded, "TASK_LIMIT_EXCEEDED", ErrorDomainA2AD},
 }
 
 // ErrorReasonV1 returns the ErrorInfo reason and domain of a 1.0 error

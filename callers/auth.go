@@ -24,6 +24,7 @@ type Identity struct {
 	CallerID  string   // "" for the anonymous caller
 	Tiers     []string // the caller's tiers
 	Rate      *Rate    // the caller's own rate; nil for the defaults
+	Limits    Limits   // the caller's own storage limits; nil fields for the defaults
 	Anonymous bool
 	// KeyHash is the hash of the key the caller presented; zero for the
 	// anonymous caller. Keys.InForce tells whether it still holds.
@@ -57,5 +58,5 @@ func (a *Authenticator) Identify(r *http.Request) (Identity, error) {
 	if !ok {
 		return Identity{}, ErrBadKey
 	}
-	return Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, KeyHash: key.Hash}, nil
+	return Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, KeyHash: key.Hash, Limits: key.Limits}, nil
 }

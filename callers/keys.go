@@ -34,6 +34,8 @@ type Key struct {
 	Tiers []string
 	// Rate is "rate" in the file; nil when the entry has none.
 	Rate *Rate
+	// Limits are the entry's own storage limits.
+	Limits Limits
 	// Enabled is "enabled" in the file, true by default. A disabled key
 	// never authenticates.
 	Enabled bool
@@ -44,6 +46,27 @@ type Key struct {
 type Rate struct {
 	PerSecond float64 // "per_second": a number > 0
 	Burst     int     // "burst": an integer >= 1
+}
+
+// Limits are a caller's own storage limits, each an integer >= 0 in the
+// file where 0 means unlimited; a nil field takes the server's default.
+type Limits struct {
+	QuotaTasks *int64 // "quota_tasks": tasks the caller may keep stored
+	QuotaBytes *int64 // "quota_bytes": bytes the caller's tasks may take
+	MaxHistory *int   // "max_history": messages one of its tasks may hold
+}
+
+// clone copies l so that the copy shares nothing with it.
+func (l Limits) clone() Limits {
+	return Limits{QuotaTasks: clonePtr(l.QuotaTasks), QuotaBytes: clonePtr(l.QuotaBytes), MaxHistory: clonePtr(l.MaxHistory)}
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // Keys is a loaded keys file. It is immutable and safe for concurrent use.
@@ -103,6 +126,7 @@ func (key Key) clone() Key {
 		r := *key.Rate
 		key.Rate = &r
 	}
+	key.Limits = key.Limits.clone()
 	return key
 }
 

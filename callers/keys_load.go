@@ -57,7 +57,7 @@ func (p Problem) String() string {
 // The keys allowed in each mapping, in the order the messages list them.
 var (
 	fileKeys  = []string{"keys"}
-	entryKeys = []string{"id", "hash", "tiers", "rate", "enabled"}
+	entryKeys = []string{"id", "hash", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history"}
 	rateKeys  = []string{"per_second", "burst"}
 )
 
@@ -227,6 +227,23 @@ func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes m
 	if e, ok := kv["enabled"]; ok {
 		key.Enabled = l.boolean(e.val, ptr+"/enabled", "enabled")
 	}
+
+	if e, ok := kv["quota_tasks"]; ok {
+		if n, ok := l.limit(e.val, ptr+"/quota_tasks", "quota_tasks", math.MaxInt64); ok {
+			key.Limits.QuotaTasks = &n
+		}
+	}
+	if e, ok := kv["quota_bytes"]; ok {
+		if n, ok := l.limit(e.val, ptr+"/quota_bytes", "quota_bytes", math.MaxInt64); ok {
+			key.Limits.QuotaBytes = &n
+		}
+	}
+	if e, ok := kv["max_history"]; ok {
+		if n, ok := l.limit(e.val, ptr+"/max_history", "max_history", math.MaxInt32); ok {
+			m := int(n)
+			key.Limits.MaxHistory = &m
+		}
+	}
 	return key, len(l.problems) == before
 }
 
@@ -304,6 +321,21 @@ func (l *keyLoader) rate(v *yaml.Node, ptr string) *Rate {
 		return nil
 	}
 	return r
+}
+
+// limit reads an integer from 0 (unlimited) to most.
+func (l *keyLoader) limit(v *yaml.Node, ptr, label string, most int64) (int64, bool) {
+	n := yamlnode.Resolve(v)
+	var i int64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		l.add(v, ptr, "%s must be an integer (0 for no limit), got %s", label, yamlnode.Kind(n))
+		return 0, false
+	}
+	if n.Decode(&i) != nil || i < 0 || i > most {
+		l.add(v, ptr, "%s must be an integer from 0 (no limit) to %d, got %s", label, most, n.Value)
+		return 0, false
+	}
+	return i, true
 }
 
 // entry is one key of a mapping with its value.

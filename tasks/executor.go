@@ -153,8 +153,10 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 
 // progress stores a report of a running call as an event, unless the task
 // is no longer working.
+// A chunk that takes the task's artifacts past MaxTaskArtifactBytes fails
+// the task instead, and stops the call.
 func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
-	_, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
 		if r.State() != a2a.StateWorking {
 			return nil, errSkip
 		}
@@ -164,6 +166,10 @@ func (s *Service) progress(ctx context.Context, owner, id string, p functions.Pr
 	case errors.Is(err, errSkip):
 	case err != nil:
 		log.Error().Err(err).Msg("store call progress")
+	case rec.State() == a2a.StateFailed:
+		s.broker.Publish(id, withRecord(evs, rec))
+		log.Warn().Int64("limit", s.cfg.MaxTaskArtifactBytes).Msg("call stopped: its output passed the task's artifact limit")
+		s.stopRun(id, errOutputTooLarge)
 	default:
 		s.broker.Publish(id, evs)
 	}
@@ -187,9 +193,14 @@ func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.
 
 // applyProgress records p on r: a note becomes r's working status (not
 // history: notes are transient), an artifact chunk is added to, or
-// appended to, its artifact.
+// appended to, its artifact; a chunk that would take r's artifacts past
+// MaxTaskArtifactBytes fails r instead (tooLarge).
 func (s *Service) applyProgress(r *Record, p functions.Progress) []Event {
 	if pa := p.Artifact; pa != nil {
+		if st, over := s.tooLarge(r, pa); over {
+			s.setStatus(r, st)
+			return []Event{{Status: &st}}
+		}
 		part := a2a.DataPart(pa.Data)
 		if pa.Text != nil {
 			part = a2a.TextPart(*pa.Text)
@@ -246,10 +257,16 @@ func (res *callResult) events() []Event {
 	return append(out, Event{Status: &res.status})
 }
 
-// apply records res on r; the call's process group is gone.
+// apply records res on r; the call's process group is gone. A result
+// that would take r's artifacts past MaxTaskArtifactBytes fails r
+// instead, and is not stored.
 func (s *Service) apply(r *Record, res *callResult) []Event {
 	r.Group = nil
 	if res.artifact != nil {
+		if st, over := s.resultTooLarge(r, res.artifact); over {
+			s.setStatus(r, st)
+			return []Event{{Status: &st}}
+		}
 		r.Task.Artifacts = append(r.Task.Artifacts, *res.artifact)
 	}
 	s.setStatus(r, res.status)
@@ -275,6 +292,8 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 	case errors.Is(cause, errCanceledByClient):
 		log.Info().Msg("call stopped: task canceled")
 		return callResult{stopped: true}
+	case errors.Is(cause, errOutputTooLarge):
+		return callResult{stopped: true} // the task is failed already
 	}
 	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
 	return callResult{status: status, artifact: artifact, started: begun}

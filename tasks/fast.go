@@ -132,9 +132,14 @@ func (s *Service) speculate(ctx context.Context, key IdemKey, rec *Record, event
 		final.Task.Artifacts = nil
 		final.Task.Status = working
 		for _, p := range sp.pending {
+			if final.State() != a2a.StateWorking {
+				break // a chunk past the artifact limit failed it
+			}
 			events = append(events, s.applyProgress(&final, p)...)
 		}
-		events = append(events, s.apply(&final, res)...)
+		if final.State() == a2a.StateWorking {
+			events = append(events, s.apply(&final, res)...)
+		}
 		got, created, err := s.store.Create(ctx, key, &final, events)
 		if err != nil || !created {
 			return got, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 )
 
 // Quota caps what one owner keeps stored: its tasks, and the bytes the
@@ -94,4 +95,61 @@ func partBytes(parts []a2a.Part) int64 {
 		}
 	}
 	return n
+}
+
+// errOutputTooLarge stops a call whose streamed output failed its task.
+var errOutputTooLarge = errors.New("output past the task's artifact limit")
+
+// stopRun cancels the running call of task id, if any, with cause.
+func (s *Service) stopRun(id string, cause error) {
+	s.mu.Lock()
+	cancel := s.runs[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// tooLarge reports whether the chunk pa would take r's artifacts past
+// MaxTaskArtifactBytes, and if so the failed status r gets instead.
+func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskStatus, bool) {
+	max := s.cfg.MaxTaskArtifactBytes
+	if max <= 0 {
+		return a2a.TaskStatus{}, false
+	}
+	n := ArtifactBytes(r.Task.Artifacts) + int64(len(pa.Data))
+	if pa.Text != nil {
+		n += int64(len(*pa.Text))
+	}
+	if !pa.Append && pa.ArtifactID != "" {
+		for i := range r.Task.Artifacts {
+			if a := &r.Task.Artifacts[i]; a.ArtifactID == pa.ArtifactID {
+				n -= partBytes(a.Parts) // replaced
+				break
+			}
+		}
+	}
+	if n <= max {
+		return a2a.TaskStatus{}, false
+	}
+	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
+		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
+			"the call was stopped and the rest of its output was not stored", n, max), FailureTooLarge)), true
+}
+
+// resultTooLarge reports whether art, a call's result, would take r's
+// artifacts past MaxTaskArtifactBytes, and if so the failed status r gets
+// instead.
+func (s *Service) resultTooLarge(r *Record, art *a2a.Artifact) (a2a.TaskStatus, bool) {
+	max := s.cfg.MaxTaskArtifactBytes
+	if max <= 0 {
+		return a2a.TaskStatus{}, false
+	}
+	n := ArtifactBytes(r.Task.Artifacts) + partBytes(art.Parts)
+	if n <= max {
+		return a2a.TaskStatus{}, false
+	}
+	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
+		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
+			"the output was not stored", n, max), FailureTooLarge)), true
 }

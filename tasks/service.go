@@ -51,6 +51,10 @@ type Config struct {
 	Now func() time.Time
 	// Metrics receives the service's measurements; nil records none.
 	Metrics Metrics
+	// MaxTaskArtifactBytes caps the size of a task's artifacts (as
+	// ArtifactBytes counts it); 0 is unlimited. A call whose output would
+	// pass it fails its task, and the output is not stored.
+	MaxTaskArtifactBytes int64
 }
 
 // Service runs tasks. It is safe for concurrent use.
@@ -178,7 +182,9 @@ func (s *Service) waitRuns(ctx context.Context) {
 // message names, checks exposure and input, stores the task (idempotently
 // by messageId), starts the call and, when blocking, waits for the task to
 // end or be interrupted. Errors: *a2a.Error for invalid params,
-// ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrClosed.
+// ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrClosed, a
+// *QuotaError past caller.Quota and a *TaskLimitError past
+// caller.MaxHistory (nothing stored for either).
 func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, error) {
 	blocking := p.Blocking == nil || *p.Blocking
 	window := time.Duration(0)
@@ -193,6 +199,7 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration) (*a2a.Task, error) {
 	msg := p.Message
 	key := KeyFor(caller.ID, &msg)
+	key.Quota = caller.Quota
 	var (
 		rec *Record
 		err error
@@ -441,6 +448,9 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		if r.Seq != snap.Seq {
 			return nil, ErrConflict
 		}
+		if err := checkHistory(r, caller.MaxHistory); err != nil {
+			return nil, err
+		}
 		r.Task.History = append(r.Task.History, stored)
 		if push != nil {
 			if err := addPushConfig(r, *push); err != nil {
@@ -588,10 +598,11 @@ const FailureKey = "a2ad.failure"
 
 // The failure classes.
 const (
-	FailureInvoke      = "invoke_error"   // the function reported an error
-	FailureTimeout     = "invoke_timeout" // the call ran past its timeout
-	FailureOutput      = "invalid_output" // the output broke its schema
-	FailureInterrupted = "interrupted"    // a restart cut the call short
+	FailureInvoke      = "invoke_error"     // the function reported an error
+	FailureTimeout     = "invoke_timeout"   // the call ran past its timeout
+	FailureOutput      = "invalid_output"   // the output broke its schema
+	FailureInterrupted = "interrupted"      // a restart cut the call short
+	FailureTooLarge    = "output_too_large" // the output passed the task's artifact limit
 )
 
 // failure is the agent message of a failed task, with its class.

@@ -59,11 +59,14 @@ const (
 	ReasonInvalid       Reason = "invalid_request" // parse, envelope, method or params error
 	ReasonUnsupported   Reason = "unsupported"     // an operation a2ad does not offer here
 	ReasonBusyTask      Reason = "task_busy"       // a message to a task still running
+	ReasonQuota         Reason = "quota_exceeded"  // the caller's storage quota is used up
+	ReasonTaskLimit     Reason = "task_limit"      // the task holds as many messages as it may
 	ReasonTaskTerminal  Reason = "task_terminal"   // a message to (or a subscription of) a finished task
 
 	ReasonInvokeError   Reason = "invoke_error"
 	ReasonInvokeTimeout Reason = "invoke_timeout"
 	ReasonInvalidOutput Reason = "invalid_output"
+	ReasonTooLarge      Reason = "output_too_large"
 	ReasonInterrupted   Reason = "interrupted"
 
 	ReasonShuttingDown  Reason = "shutting_down"
@@ -181,6 +184,8 @@ func (ac *auditCall) classify() (Outcome, Reason) {
 			return OutcomeFunctionError, ReasonInvokeTimeout
 		case tasks.FailureOutput:
 			return OutcomeFunctionError, ReasonInvalidOutput
+		case tasks.FailureTooLarge:
+			return OutcomeFunctionError, ReasonTooLarge
 		case tasks.FailureInterrupted:
 			return OutcomeServerError, ReasonInterrupted
 		}
@@ -232,6 +237,10 @@ func classifyError(e *a2a.Error, notOwner bool) (Outcome, Reason) {
 		return OutcomeTransportDenied, ReasonOverCapacity
 	case a2a.CodeShuttingDown:
 		return OutcomeServerError, ReasonShuttingDown
+	case a2a.CodeQuotaExceeded:
+		return OutcomeClientError, ReasonQuota
+	case a2a.CodeTaskLimitExceeded:
+		return OutcomeClientError, ReasonTaskLimit
 	}
 	return OutcomeServerError, ReasonInternalError
 }

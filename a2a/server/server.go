@@ -506,6 +506,20 @@ var rpcErrors = []struct {
 	{tasks.ErrClosed, a2a.ErrShuttingDown},
 }
 
+// limitError is the JSON-RPC error of a refusal by a storage limit, with
+// its numbers; nil for any other error.
+func limitError(err error) *a2a.Error {
+	var qe *tasks.QuotaError
+	if errors.As(err, &qe) {
+		return a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit)
+	}
+	var te *tasks.TaskLimitError
+	if errors.As(err, &te) {
+		return a2a.TaskLimitExceeded(te.Messages, te.Max)
+	}
+	return nil
+}
+
 // rpcError converts err for the wire. Anything unexpected is logged once
 // and answered with a bare "Internal error".
 func (s *Server) rpcError(ctx context.Context, method string, err error) *a2a.Error {
@@ -513,6 +527,10 @@ func (s *Server) rpcError(ctx context.Context, method string, err error) *a2a.Er
 	if errors.As(err, &ae) {
 		noteError(ctx, ae, err)
 		return ae
+	}
+	if le := limitError(err); le != nil {
+		noteError(ctx, le, err)
+		return le
 	}
 	for _, m := range rpcErrors {
 		if errors.Is(err, m.err) {

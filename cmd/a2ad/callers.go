@@ -20,8 +20,9 @@ import (
 
 // keyAuth authenticates requests by API key, for the server.
 type keyAuth struct {
-	auth *callers.Authenticator
-	log  zerolog.Logger
+	auth   *callers.Authenticator
+	log    zerolog.Logger
+	limits storageLimits // the defaults of keys without their own
 }
 
 var _ server.Authenticator = keyAuth{}
@@ -41,27 +42,57 @@ func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (server.Princi
 		}
 		return server.Principal{}, server.BadCredentials
 	}
-	p := principalOf(id, clientAddr)
+	p := principalOf(id, clientAddr, k.limits)
 	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
 	return p, server.Authenticated
 }
 
 // anonymousAuth serves every request as the anonymous caller: a server
 // without a keys file.
-type anonymousAuth struct{ tiers []string }
+type anonymousAuth struct {
+	tiers  []string
+	limits storageLimits
+}
 
 var _ server.Authenticator = anonymousAuth{}
 
 func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
-	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr), server.Authenticated
+	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), server.Authenticated
 }
 
-// principalOf is the server's view of id. Anonymous callers share one
-// owner (their tasks are one pool) but each client address has its own
-// rate bucket, so that one noisy client does not starve the others.
-func principalOf(id callers.Identity, clientAddr string) server.Principal {
+// storageLimits are the server's default limits on what a caller stores.
+type storageLimits struct {
+	quota      tasks.Quota
+	maxHistory int
+}
+
+func (c *Config) storageLimits() storageLimits {
+	return storageLimits{quota: tasks.Quota{Tasks: c.QuotaTasks, Bytes: c.QuotaBytes}, maxHistory: c.MaxHistory}
+}
+
+// of is the limits of a caller with own: each of its own that is set
+// replaces the default.
+func (d storageLimits) of(own callers.Limits) storageLimits {
+	if own.QuotaTasks != nil {
+		d.quota.Tasks = *own.QuotaTasks
+	}
+	if own.QuotaBytes != nil {
+		d.quota.Bytes = *own.QuotaBytes
+	}
+	if own.MaxHistory != nil {
+		d.maxHistory = *own.MaxHistory
+	}
+	return d
+}
+
+// principalOf is the server's view of id, whose storage limits default to
+// def. Anonymous callers share one owner (their tasks are one pool, under
+// one quota) but each client address has its own rate bucket, so that one
+// noisy client does not starve the others.
+func principalOf(id callers.Identity, clientAddr string, def storageLimits) server.Principal {
+	lim := def.of(id.Limits)
 	p := server.Principal{
-		Caller:    tasks.Caller{ID: id.CallerID, Tiers: id.Tiers},
+		Caller:    tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory},
 		Anonymous: id.Anonymous,
 		LimitKey:  "key:" + id.CallerID,
 		KeyHash:   id.KeyHash,

@@ -71,6 +71,11 @@ type Config struct {
 	AuthFailRate         float64 // failed authentications a second per address; 0 for no throttle
 	AuthFailBurst        int
 
+	QuotaTasks           int64 // tasks a caller may keep stored; 0 for no limit
+	QuotaBytes           int64 // bytes a caller's tasks may take; 0 for no limit
+	MaxHistory           int   // messages one task may hold; 0 for no limit
+	MaxTaskArtifactBytes int64 // bytes one task's artifacts may take; 0 for no limit
+
 	PushAllow       string // comma-separated CIDRs and host names
 	PushTimeout     time.Duration
 	PushMaxAttempts int
@@ -112,6 +117,10 @@ func DefaultConfig() Config {
 		RateBuckets:          100_000,
 		AuthFailRate:         1,
 		AuthFailBurst:        20,
+		QuotaTasks:           100000,
+		QuotaBytes:           1 << 30,
+		MaxHistory:           100,
+		MaxTaskArtifactBytes: 16 << 20,
 		PushTimeout:          10 * time.Second,
 		PushMaxAttempts:      8,
 		PushConcurrency:      16,
@@ -164,6 +173,10 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.RateBuckets, "rate-buckets", c.RateBuckets, "client addresses tracked for anonymous rate limits, and for failed authentications; beyond it idle ones are forgotten")
 	fs.Float64Var(&c.AuthFailRate, "auth-fail-rate", c.AuthFailRate, "failed authentications a second one client address may make once --auth-fail-burst is spent; beyond it its requests get 429 unchecked; 0 for no limit")
 	fs.IntVar(&c.AuthFailBurst, "auth-fail-burst", c.AuthFailBurst, "failed authentications one client address may make at once before --auth-fail-rate applies")
+	fs.Int64Var(&c.QuotaTasks, "quota-tasks", c.QuotaTasks, "tasks one caller may keep stored (keys: quota_tasks); beyond it a new task is refused with -32055; 0 for no limit")
+	fs.Int64Var(&c.QuotaBytes, "quota-bytes", c.QuotaBytes, "bytes one caller's stored tasks may take (keys: quota_bytes); beyond it a new task or message is refused with -32055; 0 for no limit")
+	fs.IntVar(&c.MaxHistory, "max-history", c.MaxHistory, "messages one task's history may hold (keys: max_history); beyond it a message is refused with -32056; 0 for no limit")
+	fs.Int64Var(&c.MaxTaskArtifactBytes, "max-task-artifact-bytes", c.MaxTaskArtifactBytes, "bytes one task's artifacts may take; a call whose output passes it fails its task, and the output is not stored; 0 for no limit")
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "where the audit trail goes: a file (reopened on SIGHUP), \"off\", or empty for the operational log")
 	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")
 	fs.DurationVar(&c.PushTimeout, "push-timeout", c.PushTimeout, "timeout of one push delivery attempt")
@@ -350,6 +363,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("auth-fail-rate: must be a finite number >= 0, not %v", c.AuthFailRate)
 	case c.AuthFailRate > 0 && c.AuthFailBurst < 1:
 		return fmt.Errorf("auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst)
+	case c.QuotaTasks < 0:
+		return fmt.Errorf("quota-tasks: must not be negative (0 for no limit), not %d", c.QuotaTasks)
+	case c.QuotaBytes < 0:
+		return fmt.Errorf("quota-bytes: must not be negative (0 for no limit), not %d", c.QuotaBytes)
+	case c.MaxHistory < 0:
+		return fmt.Errorf("max-history: must not be negative (0 for no limit), not %d", c.MaxHistory)
+	case c.MaxTaskArtifactBytes < 0:
+		return fmt.Errorf("max-task-artifact-bytes: must not be negative (0 for no limit), not %d", c.MaxTaskArtifactBytes)
 	}
 	if _, err := c.trustedProxies(); err != nil {
 		return err

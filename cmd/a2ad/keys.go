@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/a2ad/a2ad/callers"
@@ -15,7 +16,8 @@ const keysUsage = `Usage:
       add an enabled key for CALLER to FILE (created if missing) and print
       its secret, once: FILE keeps only the secret's SHA-256 hash
   a2ad keys list --keys FILE
-      list the callers in FILE with their tiers, rates and state
+      list the callers in FILE with their state, rates, storage limits
+      ("default": the server's flag applies) and tiers
 
 A running a2ad reads the changed file on SIGHUP.
 `
@@ -84,13 +86,25 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 	return 0
 }
 
+// ownLimit shows a key's own limit: "default" when it has none (the
+// server's flag applies), "unlimited" for 0.
+func ownLimit[T int | int64](n *T) string {
+	switch {
+	case n == nil:
+		return "default"
+	case *n == 0:
+		return "unlimited"
+	}
+	return strconv.FormatInt(int64(*n), 10)
+}
+
 func listKeys(path string, stdout, stderr io.Writer) int {
 	ks, err := callers.LoadKeys(path)
 	if err != nil {
 		printLoadError(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%-24s %-8s %-20s %s\n", "CALLER", "STATE", "RATE", "TIERS")
+	fmt.Fprintf(stdout, "%-24s %-8s %-20s %-10s %-14s %-8s %s\n", "CALLER", "STATE", "RATE", "TASKS", "BYTES", "HISTORY", "TIERS")
 	for _, k := range ks.List() {
 		state := "enabled"
 		if !k.Enabled {
@@ -100,7 +114,8 @@ func listKeys(path string, stdout, stderr io.Writer) int {
 		if k.Rate != nil {
 			rate = fmt.Sprintf("%g/s burst %d", k.Rate.PerSecond, k.Rate.Burst)
 		}
-		fmt.Fprintf(stdout, "%-24s %-8s %-20s %s\n", k.CallerID, state, rate, strings.Join(k.Tiers, ","))
+		fmt.Fprintf(stdout, "%-24s %-8s %-20s %-10s %-14s %-8s %s\n", k.CallerID, state, rate,
+			ownLimit(k.Limits.QuotaTasks), ownLimit(k.Limits.QuotaBytes), ownLimit(k.Limits.MaxHistory), strings.Join(k.Tiers, ","))
 	}
 	return 0
 }

@@ -243,6 +243,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		RetentionInterval: cfg.RetentionInterval,
 		PushGuard:         guard,
 		Metrics:           met,
+
+		MaxTaskArtifactBytes: cfg.MaxTaskArtifactBytes,
 	})
 	if err := m.service.Start(ctx); err != nil {
 		ln.Close()
@@ -261,12 +263,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	})
 	store.SetOutboxHook(m.sender.Wake)
 	m.sender.Start()
-	var auth server.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers()}
+	limits := cfg.storageLimits()
+	var auth server.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
 	var extended func(server.Principal) server.Card
 	if m.registry != nil {
 		auth = keyAuth{
-			auth: &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers()},
-			log:  m.Logger,
+			auth:   &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers()},
+			log:    m.Logger,
+			limits: limits,
 		}
 		extended = func(p server.Principal) server.Card {
 			c, err := m.cards.view(p.Caller.Tiers, false)
