@@ -319,6 +319,11 @@ func TestValidate(t *testing.T) {
 		{"idle timeout 0", func(c *Config) { c.IdleTimeout = 0 }, "idle-timeout: must be positive, not 0s"},
 		{"max conns negative", func(c *Config) { c.MaxConns = -1 }, "max-conns: must not be negative, not -1"},
 		{"max conns per ip negative", func(c *Config) { c.MaxConnsPerIP = -2 }, "max-conns-per-ip: must not be negative, not -2"},
+		{"no storage limits", func(c *Config) { c.QuotaTasks, c.QuotaBytes, c.MaxHistory, c.MaxTaskArtifactBytes = 0, 0, 0, 0 }, ""},
+		{"quota tasks negative", func(c *Config) { c.QuotaTasks = -1 }, "quota-tasks: must not be negative (0 for no limit), not -1"},
+		{"quota bytes negative", func(c *Config) { c.QuotaBytes = -1 }, "quota-bytes: must not be negative (0 for no limit), not -1"},
+		{"max history negative", func(c *Config) { c.MaxHistory = -1 }, "max-history: must not be negative (0 for no limit), not -1"},
+		{"max task artifact bytes negative", func(c *Config) { c.MaxTaskArtifactBytes = -1 }, "max-task-artifact-bytes: must not be negative (0 for no limit), not -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
