@@ -96,7 +96,9 @@ func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
 
 	t.Setenv("A2AD_PUSH_ALLOW", pushAllowLoopback)
 	store := filepath.Join(dir, "a2ad.db")
-	p := startBinary(t, catalog, store, "--keys", keys, "--rate", "0", "--log-level", "info")
+	// --max-history 0: the loop is longer than the history cap, which
+	// is not what this test is about.
+	p := startBinary(t, catalog, store, "--keys", keys, "--rate", "0", "--log-level", "info", "--max-history", "0")
 	client := &http.Client{Timeout: 30 * time.Second}
 	call := func(key, method string, params any) map[string]any {
 		t.Helper()
