@@ -104,12 +104,12 @@ func QuotaExceeded(which string, used, limit int64) *Error {
 }
 
 // TaskLimitExceeded returns the -32056 error of a task that holds
-// messages messages in its history, at most max.
-func TaskLimitExceeded(messages, max int) *Error {
+// messages messages in its history, at most limit.
+func TaskLimitExceeded(messages, limit int) *Error {
 	return &Error{
 		Code:    CodeTaskLimitExceeded,
-		Message: fmt.Sprintf("Task limit exceeded: the task holds %d messages (max %d); start a new task", messages, max),
-		Data:    map[string]any{"limit": "history", "messages": messages, "max": max},
+		Message: fmt.Sprintf("Task limit exceeded: the task holds %d messages (max %d); start a new task", messages, limit),
+		Data:    map[string]any{"limit": "history", "messages": messages, "max": limit},
 	}
 }
 

@@ -68,10 +68,10 @@ func (e *TaskLimitError) Error() string {
 func (e *TaskLimitError) Is(target error) bool { return target == ErrTaskLimit }
 
 // checkHistory refuses one more message on r when its history holds
-// max or more already (max 0: no cap).
-func checkHistory(r *Record, max int) error {
-	if max > 0 && len(r.Task.History)+1 > max {
-		return &TaskLimitError{Messages: len(r.Task.History), Max: max}
+// limit or more already (limit 0: no cap).
+func checkHistory(r *Record, limit int) error {
+	if limit > 0 && len(r.Task.History)+1 > limit {
+		return &TaskLimitError{Messages: len(r.Task.History), Max: limit}
 	}
 	return nil
 }
@@ -113,8 +113,8 @@ func (s *Service) stopRun(id string, cause error) {
 // tooLarge reports whether the chunk pa would take r's artifacts past
 // MaxTaskArtifactBytes, and if so the failed status r gets instead.
 func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskStatus, bool) {
-	max := s.cfg.MaxTaskArtifactBytes
-	if max <= 0 {
+	limit := s.cfg.MaxTaskArtifactBytes
+	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
 	n := ArtifactBytes(r.Task.Artifacts) + int64(len(pa.Data))
@@ -129,27 +129,27 @@ func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskS
 			}
 		}
 	}
-	if n <= max {
+	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}
 	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
-			"the call was stopped and the rest of its output was not stored", n, max), FailureTooLarge)), true
+			"the call was stopped and the rest of its output was not stored", n, limit), FailureTooLarge)), true
 }
 
 // resultTooLarge reports whether art, a call's result, would take r's
 // artifacts past MaxTaskArtifactBytes, and if so the failed status r gets
 // instead.
 func (s *Service) resultTooLarge(r *Record, art *a2a.Artifact) (a2a.TaskStatus, bool) {
-	max := s.cfg.MaxTaskArtifactBytes
-	if max <= 0 {
+	limit := s.cfg.MaxTaskArtifactBytes
+	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
 	n := ArtifactBytes(r.Task.Artifacts) + partBytes(art.Parts)
-	if n <= max {
+	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}
 	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
-			"the output was not stored", n, max), FailureTooLarge)), true
+			"the output was not stored", n, limit), FailureTooLarge)), true
 }
