@@ -12,32 +12,56 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// reserve takes a place for one call among the running and queued ones:
-// at most MaxConcurrent run and MaxQueue wait.
-func (s *Service) reserve() error {
+// reserve takes a place for one call of k among the running and queued
+// ones: at most MaxConcurrent run and MaxQueue wait in all, and at most
+// max (0: no cap) are k's. The caller's own cap is checked first: a
+// caller at its cap hears so even when the server is full too.
+func (s *Service) reserve(k callKey, max int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
+	if max > 0 && s.calls[k] >= max {
+		return ErrCallerBusy
+	}
 	if s.inflight >= s.cfg.MaxQueue+s.cfg.MaxConcurrent {
 		return ErrBusy
 	}
 	s.inflight++
+	s.calls[k]++
 	return nil
 }
 
-// unreserve gives back a place when a call ends (or never starts).
-func (s *Service) unreserve() {
+// hold takes a place for a call of k whatever the caps: a recovered run.
+func (s *Service) hold(k callKey) {
 	s.mu.Lock()
-	s.inflight--
+	s.inflight++
+	s.calls[k]++
 	s.mu.Unlock()
 }
 
-// start runs rec's call in the background; a place was reserved for it.
-// held, when not nil, releases the slots the call already holds: its task
-// was stored working, so the run goes straight to the call.
-func (s *Service) start(rec *Record, fn *functions.Function, held func()) {
+// unreserve gives back k's place when a call ends (or never starts).
+func (s *Service) unreserve(k callKey) {
+	s.mu.Lock()
+	s.release(k)
+	s.mu.Unlock()
+}
+
+// release gives back k's place; s.mu is held.
+func (s *Service) release(k callKey) {
+	s.inflight--
+	if n := s.calls[k]; n > 1 {
+		s.calls[k] = n - 1
+	} else {
+		delete(s.calls, k)
+	}
+}
+
+// start runs rec's call in the background; a place was reserved for it
+// under k. held, when not nil, releases the slots the call already holds:
+// its task was stored working, so the run goes straight to the call.
+func (s *Service) start(k callKey, rec *Record, fn *functions.Function, held func()) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = cancel
@@ -48,7 +72,7 @@ func (s *Service) start(rec *Record, fn *functions.Function, held func()) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.runs, rec.Task.ID)
-			s.inflight--
+			s.release(k)
 			s.mu.Unlock()
 			cancel(nil)
 		}()

@@ -30,8 +30,12 @@ var (
 	ErrMessageIDReused = errors.New("messageId reused with a different message")
 	// ErrTaskBusy: a message was sent to a task that is still running.
 	ErrTaskBusy = errors.New("task is still running")
-	// ErrBusy: the function's queue is full.
+	// ErrBusy: the queue of calls is full (MaxConcurrent running and
+	// MaxQueue waiting, across all callers).
 	ErrBusy = errors.New("too many calls are waiting")
+	// ErrCallerBusy: the caller has Caller.MaxCalls calls running or
+	// waiting already.
+	ErrCallerBusy = errors.New("too many calls of this caller are running or waiting")
 	// ErrClosed: the service or store is shut down.
 	ErrClosed = errors.New("closed")
 	// ErrConflict: the task changed between the read and the write.
@@ -55,6 +59,28 @@ type Caller struct {
 	// task whose history holds MaxHistory messages already is refused
 	// (ErrTaskLimit). 0 is unlimited.
 	MaxHistory int
+	// MaxCalls caps the caller's calls running or waiting for a slot: a
+	// call beyond it is refused (ErrCallerBusy) before anything is
+	// stored. 0 is unlimited.
+	MaxCalls int
+	// CallGroup, for the anonymous caller (ID ""), names the anonymous
+	// callers whose calls MaxCalls counts together, such as one client
+	// address; "" counts every anonymous caller in one group. It is
+	// ignored for a caller with an ID, whose calls are counted by ID.
+	CallGroup string
+}
+
+// callKey names whose calls are counted together: a caller by its ID, an
+// anonymous one by its group. Caller IDs are never empty, so the two
+// kinds never meet.
+type callKey struct{ owner, group string }
+
+// callKey is the key c's calls are counted under.
+func (c Caller) callKey() callKey {
+	if c.ID != "" {
+		return callKey{owner: c.ID}
+	}
+	return callKey{group: c.CallGroup}
 }
 
 // Record is a task as the store keeps it: the A2A task plus what a2ad

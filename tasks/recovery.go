@@ -106,10 +106,11 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	if fn == nil {
 		return false, nil
 	}
-	s.mu.Lock()
-	s.inflight++
-	s.mu.Unlock()
-	s.start(r, fn, nil)
+	// A recovered call counts for its owner (anonymous ones in a group
+	// of their own), but is never refused: it was accepted before.
+	ck := callKey{owner: r.Owner}
+	s.hold(ck)
+	s.start(ck, r, fn, nil)
 	return true, nil
 }
 

@@ -74,6 +74,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	inflight int                                // calls reserved, queued or running
+	calls    map[callKey]int                    // the same, per caller (no zero entries)
 	runs     map[string]context.CancelCauseFunc // taskID → cancel of its run
 	flights  map[string]chan struct{}           // owner+messageId → closed when its send is done
 	closed   bool
@@ -122,6 +123,7 @@ func New(cfg Config) *Service {
 		cancel:  cancel,
 		slots:   make(chan struct{}, cfg.MaxConcurrent),
 		runs:    make(map[string]context.CancelCauseFunc),
+		calls:   make(map[callKey]int),
 		flights: make(map[string]chan struct{}),
 	}
 }
@@ -182,7 +184,8 @@ func (s *Service) waitRuns(ctx context.Context) {
 // message names, checks exposure and input, stores the task (idempotently
 // by messageId), starts the call and, when blocking, waits for the task to
 // end or be interrupted. Errors: *a2a.Error for invalid params,
-// ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrClosed, a
+// ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrCallerBusy
+// past caller.MaxCalls, ErrClosed, a
 // *QuotaError past caller.Quota and a *TaskLimitError past
 // caller.MaxHistory (nothing stored for either).
 func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, error) {
@@ -303,8 +306,9 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	s.setStatus(rec, status)
 	events := []Event{{Status: &status}}
 	var held func()
+	ck := caller.callKey()
 	if fn != nil {
-		if err := s.reserve(); err != nil {
+		if err := s.reserve(ck, caller.MaxCalls); err != nil {
 			return nil, err
 		}
 		release, ok := s.acquire(ctx, fn, false)
@@ -313,10 +317,10 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
 			case errors.Is(err, ErrNotFound):
-				return s.speculate(ctx, key, rec, events, fn, release, window)
+				return s.speculate(ctx, ck, key, rec, events, fn, release, window)
 			default:
 				release()
-				s.unreserve()
+				s.unreserve(ck)
 				return got, err
 			}
 		}
@@ -335,7 +339,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 			held()
 		}
 		if fn != nil {
-			s.unreserve()
+			s.unreserve(ck)
 		}
 		return got, err
 	}
@@ -347,7 +351,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.start(got, fn, held)
+		s.start(ck, got, fn, held)
 	}
 	return got, nil
 }
@@ -440,7 +444,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		status = s.status(a2a.StateRejected, agentText(id, snap.Task.ContextID, rejectF))
 	case fn != nil:
 		status = s.status(a2a.StateSubmitted, nil)
-		if err := s.reserve(); err != nil {
+		if err := s.reserve(caller.callKey(), caller.MaxCalls); err != nil {
 			return nil, err
 		}
 	}
@@ -465,7 +469,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	})
 	if err != nil || dup {
 		if fn != nil {
-			s.unreserve()
+			s.unreserve(caller.callKey())
 		}
 		if dup {
 			s.met.IdempotentReplay()
@@ -474,7 +478,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	}
 	s.broker.Publish(id, events)
 	if fn != nil {
-		s.start(rec, fn, nil)
+		s.start(caller.callKey(), rec, fn, nil)
 	}
 	return rec, nil
 }
