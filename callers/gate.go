@@ -6,7 +6,8 @@ import (
 )
 
 // Gate admits requests: a token bucket per caller, a cap on each caller's
-// requests in flight and a cap on all requests in flight. Callers known by
+// requests in flight and a cap on all requests in flight; and it keeps
+// each caller's budget of request bytes (TakeBytes). Callers known by
 // a key and callers known only by their address have their buckets apart:
 // the addresses' are bounded (GateConfig.MaxAddresses), the keys' are as
 // many as the keys file has. It is safe for concurrent use.
@@ -15,6 +16,8 @@ type Gate struct {
 	addrs     *Limiter  // one bucket per client address, bounded
 	noDefault bool      // callers without their own rate are not limited
 	perCaller *InFlight // nil: no per-caller cap
+	bytes     *Limiter  // one byte budget per key
+	byteAddrs *Limiter  // one byte budget per client address, bounded
 
 	mu     sync.Mutex
 	max    int // 0: no global cap
@@ -38,7 +41,13 @@ type GateConfig struct {
 	MaxAddresses int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// BytesBurst is the size of each caller's budget of request bytes
+	// (see TakeBytes); the rate is the caller's own. 0 means 8 MiB.
+	BytesBurst int
 }
+
+// DefaultBytesBurst is the GateConfig.BytesBurst of 0.
+const DefaultBytesBurst = 8 << 20
 
 // InFlightRetry is the Retry-After given for an in-flight cap: requests in
 // flight end at no predictable time, so this is a hint.
@@ -65,7 +74,56 @@ func NewGate(cfg GateConfig) *Gate {
 	if cfg.MaxInFlightPerCaller > 0 {
 		g.perCaller = NewInFlight(cfg.MaxInFlightPerCaller)
 	}
+	if cfg.BytesBurst <= 0 {
+		cfg.BytesBurst = DefaultBytesBurst
+	}
+	// Every budget has its caller's own rate: the default rate is never
+	// used.
+	g.bytes = NewLimiter(LimiterConfig{PerSecond: 1, Burst: cfg.BytesBurst, Now: cfg.Now})
+	g.byteAddrs = NewLimiter(LimiterConfig{PerSecond: 1, Burst: cfg.BytesBurst, Now: cfg.Now, MaxBuckets: cfg.MaxAddresses})
 	return g
+}
+
+// TakeBytes charges n bytes, the declared length of a request body (0
+// when unknown), to key's budget of request bytes, which refills at
+// perSecond bytes a second up to GateConfig.BytesBurst and may go into
+// debt; perSecond 0 means no limit (nothing is charged). While the budget
+// is in debt, it charges nothing and returns false and the time until the
+// debt is paid. Once the body is read, ChargeBytes settles the
+// difference. Charging ahead keeps many bodies sent at once from all
+// passing a budget that is nearly spent.
+func (g *Gate) TakeBytes(key string, perSecond int64, n int64) (retryAfter time.Duration, ok bool) {
+	return takeBytes(g.bytes, key, perSecond, n)
+}
+
+// TakeAddressBytes is TakeBytes for a caller known only by its address:
+// its budget is one of the bounded set of address budgets
+// (GateConfig.MaxAddresses), as AdmitAddress's buckets are.
+func (g *Gate) TakeAddressBytes(key string, perSecond int64, n int64) (retryAfter time.Duration, ok bool) {
+	return takeBytes(g.byteAddrs, key, perSecond, n)
+}
+
+// ChargeBytes charges n more bytes to key's budget, or gives back -n:
+// what a body held less what TakeBytes charged for it.
+func (g *Gate) ChargeBytes(key string, perSecond int64, n int64) {
+	if perSecond > 0 {
+		g.bytes.Charge(key, float64(perSecond), 0, n)
+	}
+}
+
+// ChargeAddressBytes is ChargeBytes for a caller known by its address.
+func (g *Gate) ChargeAddressBytes(key string, perSecond int64, n int64) {
+	if perSecond > 0 {
+		g.byteAddrs.Charge(key, float64(perSecond), 0, n)
+	}
+}
+
+func takeBytes(l *Limiter, key string, perSecond, n int64) (time.Duration, bool) {
+	if perSecond <= 0 {
+		return 0, true
+	}
+	ok, retry := l.Take(key, float64(perSecond), 0, n)
+	return retry, ok
 }
 
 // Admit takes a token from key's bucket (at rate, or the defaults when
@@ -128,7 +186,13 @@ func (g *Gate) admit(limiter *Limiter, key string, rate *Rate) (release func(), 
 
 // Sweep forgets idle, full buckets (see Limiter.Sweep). The Gate's owner
 // calls it now and then.
-func (g *Gate) Sweep() int { return g.limiter.Sweep() + g.addrs.Sweep() }
+func (g *Gate) Sweep() int {
+	return g.limiter.Sweep() + g.addrs.Sweep() + g.bytes.Sweep() + g.byteAddrs.Sweep()
+}
 
-// Addresses returns the number of address buckets held.
+// Addresses returns the number of address buckets held (of requests; the
+// budgets of bytes are as many at most).
 func (g *Gate) Addresses() int { return g.addrs.Len() }
+
+// ByteAddresses returns the number of address budgets of bytes held.
+func (g *Gate) ByteAddresses() int { return g.byteAddrs.Len() }

@@ -34,7 +34,7 @@ type Key struct {
 	Tiers []string
 	// Rate is "rate" in the file; nil when the entry has none.
 	Rate *Rate
-	// Limits are the entry's own storage limits.
+	// Limits are the entry's own limits.
 	Limits Limits
 	// Enabled is "enabled" in the file, true by default. A disabled key
 	// never authenticates.
@@ -48,17 +48,21 @@ type Rate struct {
 	Burst     int     // "burst": an integer >= 1
 }
 
-// Limits are a caller's own storage limits, each an integer >= 0 in the
-// file where 0 means unlimited; a nil field takes the server's default.
+// Limits are a caller's own limits (of storage, calls and request bytes),
+// each an integer >= 0 in the file where 0 means unlimited; a nil field
+// takes the server's default.
 type Limits struct {
 	QuotaTasks *int64 // "quota_tasks": tasks the caller may keep stored
 	QuotaBytes *int64 // "quota_bytes": bytes the caller's tasks may take
 	MaxHistory *int   // "max_history": messages one of its tasks may hold
+	MaxCalls   *int   // "max_calls": its calls running or waiting at once
+	RateBytes  *int64 // "rate_bytes": bytes a second of its request bodies
 }
 
 // clone copies l so that the copy shares nothing with it.
 func (l Limits) clone() Limits {
-	return Limits{QuotaTasks: clonePtr(l.QuotaTasks), QuotaBytes: clonePtr(l.QuotaBytes), MaxHistory: clonePtr(l.MaxHistory)}
+	return Limits{QuotaTasks: clonePtr(l.QuotaTasks), QuotaBytes: clonePtr(l.QuotaBytes), MaxHistory: clonePtr(l.MaxHistory),
+		MaxCalls: clonePtr(l.MaxCalls), RateBytes: clonePtr(l.RateBytes)}
 }
 
 func clonePtr[T any](p *T) *T {

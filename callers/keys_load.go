@@ -57,7 +57,7 @@ func (p Problem) String() string {
 // The keys allowed in each mapping, in the order the messages list them.
 var (
 	fileKeys  = []string{"keys"}
-	entryKeys = []string{"id", "hash", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history"}
+	entryKeys = []string{"id", "hash", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes"}
 	rateKeys  = []string{"per_second", "burst"}
 )
 
@@ -242,6 +242,17 @@ func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes m
 		if n, ok := l.limit(e.val, ptr+"/max_history", "max_history", math.MaxInt32); ok {
 			m := int(n)
 			key.Limits.MaxHistory = &m
+		}
+	}
+	if e, ok := kv["max_calls"]; ok {
+		if n, ok := l.limit(e.val, ptr+"/max_calls", "max_calls", math.MaxInt32); ok {
+			m := int(n)
+			key.Limits.MaxCalls = &m
+		}
+	}
+	if e, ok := kv["rate_bytes"]; ok {
+		if n, ok := l.limit(e.val, ptr+"/rate_bytes", "rate_bytes", math.MaxInt64); ok {
+			key.Limits.RateBytes = &n
 		}
 	}
 	return key, len(l.problems) == before

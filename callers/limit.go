@@ -95,31 +95,63 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 // so a retry after exactly retryAfter succeeds if nothing else takes the
 // token first.
 func (l *Limiter) Allow(caller string, perSecond float64, burst int) (ok bool, retryAfter time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	b := l.bucketAt(caller, perSecond, burst)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, b.retryAfter()
+}
+
+// Take charges n tokens to caller's bucket (refill rate perSecond, size
+// burst, as Allow takes them), unless the bucket is in debt: a bucket may
+// hold fewer than zero tokens, as a charge may exceed what it holds. In
+// debt, Take charges nothing and returns false and the time to wait
+// before the debt is paid, rounded up to the millisecond. A bucket is
+// made (full) for a caller that has none, so n may be charged at once.
+// Buckets of Take and Allow are the same: use a Limiter for one or the
+// other.
+func (l *Limiter) Take(caller string, perSecond float64, burst int, n int64) (ok bool, retryAfter time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketAt(caller, perSecond, burst)
+	if b.tokens < 0 {
+		return false, b.wait(0)
+	}
+	b.tokens -= float64(n)
+	return true, 0
+}
+
+// Charge charges n more tokens to caller's bucket whatever it holds, or
+// gives back -n (up to its size).
+func (l *Limiter) Charge(caller string, perSecond float64, burst int, n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketAt(caller, perSecond, burst)
+	b.tokens = math.Min(b.tokens-float64(n), float64(b.burst))
+}
+
+// bucketAt returns caller's bucket refilled to now, at the rate and size
+// given (zero: the defaults), making it if needed. The caller holds mu.
+func (l *Limiter) bucketAt(caller string, perSecond float64, burst int) *bucket {
 	if !validRate(perSecond) {
 		perSecond = l.rate
 	}
 	if burst < 1 {
 		burst = l.burst
 	}
-
-	l.mu.Lock()
-	defer l.mu.Unlock()
-
 	now := l.now()
 	b := l.buckets.get(caller)
 	if b == nil {
-		b = l.newBucket(caller, now, perSecond, burst)
-	} else {
-		b.refill(now)
-		b.rate, b.burst = perSecond, burst
-		b.tokens = math.Min(b.tokens, float64(burst))
+		return l.newBucket(caller, now, perSecond, burst)
 	}
-
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	return false, b.retryAfter()
+	b.refill(now)
+	b.rate, b.burst = perSecond, burst
+	b.tokens = math.Min(b.tokens, float64(burst))
+	return b
 }
 
 // newBucket makes room for caller's bucket and returns it, full; or, when
@@ -202,17 +234,22 @@ func (b *bucket) gain(d time.Duration) float64 {
 const maxRetryMs = math.MaxInt64 / int64(time.Millisecond)
 
 // retryAfter returns the shortest whole number of milliseconds after which
-// b holds at least one token, for a bucket holding less than one:
-// ceil((1 − tokens) / rate · 1000) ms. The estimate is corrected with the
-// same arithmetic refill uses, so a retry at exactly that time succeeds.
-func (b *bucket) retryAfter() time.Duration {
-	est := math.Ceil((1 - b.tokens) / b.rate * 1000)
+// b holds at least one token, for a bucket holding less than one.
+func (b *bucket) retryAfter() time.Duration { return b.wait(1) }
+
+// wait returns the shortest whole number of milliseconds (at least one)
+// after which b holds at least target tokens, for a bucket holding fewer:
+// ceil((target − tokens) / rate · 1000) ms. The estimate is corrected with
+// the same arithmetic refill uses, so a retry at exactly that time
+// succeeds.
+func (b *bucket) wait(target float64) time.Duration {
+	est := math.Ceil((target - b.tokens) / b.rate * 1000)
 	if est >= float64(maxRetryMs) {
 		return time.Duration(maxRetryMs) * time.Millisecond
 	}
 	ms := max(int64(est), 1)
 	enough := func(ms int64) bool {
-		return b.tokens+b.gain(time.Duration(ms)*time.Millisecond) >= 1
+		return b.tokens+b.gain(time.Duration(ms)*time.Millisecond) >= target
 	}
 	for ms > 1 && enough(ms-1) {
 		ms--

@@ -12,9 +12,9 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// TestKeyLimits: quota_tasks, quota_bytes and max_history are a key's own
-// storage limits; each is optional (nil: the server's default), 0 is
-// unlimited, and Identify hands them on.
+// TestKeyLimits: quota_tasks, quota_bytes, max_history, max_calls and
+// rate_bytes are a key's own limits; each is optional (nil: the server's
+// default), 0 is unlimited, and Identify hands them on.
 func TestKeyLimits(t *testing.T) {
 	path := writeKeysFile(t, `keys:
   - id: billing
@@ -23,26 +23,33 @@ func TestKeyLimits(t *testing.T) {
     quota_tasks: 500
     quota_bytes: 1073741824
     max_history: 0
+    max_calls: 8
+    rate_bytes: 65536
   - id: partner
     hash: `+hashPartner+`
     tiers: [public]
     quota_bytes: 0
+    max_calls: 0
 `)
 	ks := mustLoadKeys(t, path)
 	billing, _ := ks.Authenticate(secretBilling)
-	want := callers.Limits{QuotaTasks: ptr(int64(500)), QuotaBytes: ptr(int64(1 << 30)), MaxHistory: ptr(0)}
+	want := callers.Limits{QuotaTasks: ptr(int64(500)), QuotaBytes: ptr(int64(1 << 30)), MaxHistory: ptr(0),
+		MaxCalls: ptr(8), RateBytes: ptr(int64(65536))}
 	if diff := cmp.Diff(want, billing.Limits); diff != "" {
 		t.Errorf("billing's limits (-want +got):\n%s", diff)
 	}
 	partner, _ := ks.Authenticate(secretPartner)
-	if diff := cmp.Diff(callers.Limits{QuotaBytes: ptr(int64(0))}, partner.Limits); diff != "" {
+	if diff := cmp.Diff(callers.Limits{QuotaBytes: ptr(int64(0)), MaxCalls: ptr(0)}, partner.Limits); diff != "" {
 		t.Errorf("partner's limits (-want +got):\n%s", diff)
 	}
 
 	// Authenticate returns copies: changing one changes no other.
 	*billing.Limits.QuotaTasks = 1
-	if again, _ := ks.Authenticate(secretBilling); *again.Limits.QuotaTasks != 500 {
-		t.Errorf("a changed copy changed the key: quota_tasks %d", *again.Limits.QuotaTasks)
+	*billing.Limits.MaxCalls = 1
+	*billing.Limits.RateBytes = 1
+	if again, _ := ks.Authenticate(secretBilling); *again.Limits.QuotaTasks != 500 || *again.Limits.MaxCalls != 8 || *again.Limits.RateBytes != 65536 {
+		t.Errorf("a changed copy changed the key: quota_tasks %d, max_calls %d, rate_bytes %d",
+			*again.Limits.QuotaTasks, *again.Limits.MaxCalls, *again.Limits.RateBytes)
 	}
 
 	reg, err := callers.NewRegistry(path)
@@ -73,6 +80,8 @@ func TestKeyLimitProblems(t *testing.T) {
     tiers: [t]
     quota_bytes: "1GiB"
     max_history: [1]
+    max_calls: -3
+    rate_bytes: 1MiB
 `)
 	_, err := callers.LoadKeys(path)
 	var le *callers.LoadError
@@ -89,6 +98,8 @@ func TestKeyLimitProblems(t *testing.T) {
 		`7:18: /keys/0/max_history (caller "a"): max_history must be an integer from 0 (no limit) to 2147483647, got 3000000000`,
 		`11:18: /keys/1/quota_bytes (caller "b"): quota_bytes must be an integer (0 for no limit), got a string`,
 		`12:18: /keys/1/max_history (caller "b"): max_history must be an integer (0 for no limit), got a list`,
+		`13:16: /keys/1/max_calls (caller "b"): max_calls must be an integer from 0 (no limit) to 2147483647, got -3`,
+		`14:17: /keys/1/rate_bytes (caller "b"): rate_bytes must be an integer (0 for no limit), got a string`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
