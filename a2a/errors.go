@@ -20,12 +20,15 @@ const (
 
 	// a2ad's own codes, kept clear of the block A2A reserves (-32001..-32009).
 
-	// CodeServerBusy answers a call that found the queue of calls full.
+	// CodeServerBusy answers a call that found the queue of calls full
+	// (data.scope "server"), or its caller's share of it (data.scope
+	// "caller").
 	CodeServerBusy = -32050
 	// CodeShuttingDown answers a call that arrived while a2ad stops.
 	CodeShuttingDown = -32051
-	// CodeRateLimited answers a call over the caller's rate (HTTP 429);
-	// data.retryAfterMs says when a retry succeeds.
+	// CodeRateLimited answers a call over the caller's rate of requests
+	// or of request bytes (HTTP 429); data.retryAfterMs says when a retry
+	// succeeds.
 	CodeRateLimited = -32052
 	// CodeTooManyInFlight answers a call over a cap on concurrent
 	// requests, the caller's (HTTP 429) or the server's (HTTP 503).
@@ -74,7 +77,7 @@ var (
 	ErrListNeedsKey        = &Error{Code: CodeUnsupportedOperation, Message: "Listing tasks needs an API key: anonymous callers share one pool of tasks"}
 	ErrTaskTerminal        = &Error{Code: CodeUnsupportedOperation, Message: "Task is in a terminal state: send a message without taskId to start a new task"}
 	ErrTaskBusy            = &Error{Code: CodeUnsupportedOperation, Message: "Task is still running: wait for it to settle or cancel it"}
-	ErrServerBusy          = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later"}
+	ErrServerBusy          = &Error{Code: CodeServerBusy, Message: "Server busy: too many calls are waiting; retry later", Data: map[string]any{"scope": "server"}}
 	ErrShuttingDown        = &Error{Code: CodeShuttingDown, Message: "Server is shutting down; retry later"}
 	ErrRateLimited         = &Error{Code: CodeRateLimited, Message: "Rate limit exceeded; retry after data.retryAfterMs milliseconds"}
 	ErrCallerInFlight      = &Error{Code: CodeTooManyInFlight, Message: "Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds"}
@@ -90,6 +93,15 @@ var (
 	ErrConflictingCredentials = &Error{Code: CodeUnauthenticated, Message: "Conflicting credentials: send one API key, in the Authorization header (Bearer) or in X-API-Key, once"}
 	ErrKeyRevoked             = &Error{Code: CodeUnauthenticated, Message: "The API key was revoked: the stream is closed"}
 	ErrAuthThrottled          = &Error{Code: CodeRateLimited, Message: "Too many failed authentications from this address; retry after data.retryAfterMs milliseconds"}
+)
+
+// The errors of a caller's own share of the server: its calls running or
+// waiting (-32050, as the server's full queue, with data.scope "caller"),
+// and the bytes of its request bodies (-32052, as its request rate, with
+// data.scope "bytes").
+var (
+	ErrCallerBusy       = &Error{Code: CodeServerBusy, Message: "Too many calls of this caller are running or waiting; retry later", Data: map[string]any{"scope": "caller"}}
+	ErrBytesRateLimited = &Error{Code: CodeRateLimited, Message: "Request bytes rate exceeded; retry after data.retryAfterMs milliseconds"}
 )
 
 // QuotaExceeded returns the -32055 error of a caller that stores used of

@@ -65,7 +65,10 @@ func TestAppendErrorV1(t *testing.T) {
 				errorInfo + `"reason":"INTERNAL_ERROR","domain":"github.com/a2ad/a2ad"}]}}`},
 		{"server busy", json.RawMessage(`7`), a2a.ErrServerBusy,
 			`{"jsonrpc":"2.0","id":7,"error":{"code":-32050,"message":"Server busy: too many calls are waiting; retry later","data":[` +
-				errorInfo + `"reason":"SERVER_BUSY","domain":"github.com/a2ad/a2ad"}]}}`},
+				errorInfo + `"reason":"SERVER_BUSY","domain":"github.com/a2ad/a2ad","metadata":{"scope":"server"}}]}}`},
+		{"caller busy", json.RawMessage(`7`), a2a.ErrCallerBusy,
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32050,"message":"Too many calls of this caller are running or waiting; retry later","data":[` +
+				errorInfo + `"reason":"SERVER_BUSY","domain":"github.com/a2ad/a2ad","metadata":{"scope":"caller"}}]}}`},
 		{"shutting down with retry", json.RawMessage(`7`), a2a.ErrShuttingDown.WithData(map[string]any{"retryAfterMs": float64(1500)}),
 			`{"jsonrpc":"2.0","id":7,"error":{"code":-32051,"message":"Server is shutting down; retry later","data":[` +
 				errorInfo + `"reason":"SHUTTING_DOWN","domain":"github.com/a2ad/a2ad","metadata":{"retryAfterMs":"1500"}}]}}`},

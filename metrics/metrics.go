@@ -77,7 +77,7 @@ type Metrics struct {
 	pushDuration  prometheus.Histogram
 	pushDeadTotal prometheus.Counter
 
-	rejections [3]prometheus.Counter // rate, caller_in_flight, server_in_flight
+	rejections [4]prometheus.Counter // rate, caller_in_flight, server_in_flight, bytes
 
 	connsOpen    *prometheus.GaugeVec
 	connsRefused *prometheus.CounterVec
@@ -199,9 +199,9 @@ func New(opts Options) *Metrics {
 
 	rejections := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "a2ad_rate_limit_rejections_total",
-		Help: "Requests refused by a limit: rate (a caller's token bucket), caller_in_flight or server_in_flight.",
+		Help: "Requests refused by a limit: rate (a caller's token bucket), caller_in_flight, server_in_flight or bytes (a caller's budget of request bytes).",
 	}, []string{"limit"})
-	for i, l := range []string{"rate", "caller_in_flight", "server_in_flight"} {
+	for i, l := range []string{"rate", "caller_in_flight", "server_in_flight", "bytes"} {
 		m.rejections[i] = rejections.WithLabelValues(l)
 	}
 
@@ -415,6 +415,10 @@ func (m *Metrics) Rejected(rateLimited, serverWide bool) {
 		m.rejections[1].Inc()
 	}
 }
+
+// RejectedBytes counts a request refused by its caller's budget of
+// request bytes.
+func (m *Metrics) RejectedBytes() { m.rejections[3].Inc() }
 
 // Listeners are the values of the listener label.
 var Listeners = []string{"main", "admin"}

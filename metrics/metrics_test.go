@@ -134,6 +134,7 @@ func TestServiceStoreAndPushMetrics(t *testing.T) {
 	m.Rejected(false, false)
 	m.Rejected(false, true)
 	m.Rejected(false, true)
+	m.RejectedBytes()
 	want(t, get(t, m),
 		`a2ad_calls_running{function="demo::echo"} 1`,
 		`a2ad_calls_queued{function="demo::echo"} 0`,
@@ -156,6 +157,7 @@ func TestServiceStoreAndPushMetrics(t *testing.T) {
 		`a2ad_rate_limit_rejections_total{limit="rate"} 2`,
 		`a2ad_rate_limit_rejections_total{limit="caller_in_flight"} 1`,
 		`a2ad_rate_limit_rejections_total{limit="server_in_flight"} 2`,
+		`a2ad_rate_limit_rejections_total{limit="bytes"} 1`,
 	)
 }
 
@@ -243,6 +245,7 @@ func TestHooksAllocateNothing(t *testing.T) {
 		"Subscribers": func() { m.Subscribers(1); m.Subscribers(-1) },
 		"PushAttempt": func() { m.PushAttempt("delivered", false, time.Millisecond) },
 		"Rejected":    func() { m.Rejected(true, false) },
+		"Bytes":       m.RejectedBytes,
 	}
 	for name, f := range hooks {
 		f() // the first call resolves the labels

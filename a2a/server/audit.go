@@ -73,6 +73,10 @@ const (
 	ReasonInternalError Reason = "internal_error"
 )
 
+// ReasonBytesLimited: the caller's rate of request bytes (--rate-bytes) is
+// spent; the body was not read.
+const ReasonBytesLimited Reason = "bytes_rate_limited"
+
 // auditCall gathers what one request's audit record says. Only the
 // request's own goroutine writes it.
 type auditCall struct {
@@ -152,6 +156,8 @@ func (ac *auditCall) classify() (Outcome, Reason) {
 		return OutcomeTransportDenied, ReasonAuthThrottled
 	case ac.revoked:
 		return OutcomeTransportDenied, ReasonKeyRevoked
+	case ac.denial != nil && ac.denial.Scope == "bytes":
+		return OutcomeTransportDenied, ReasonBytesLimited
 	case ac.denial != nil && ac.denial.RateLimited:
 		return OutcomeTransportDenied, ReasonRateLimited
 	case ac.denial != nil:

@@ -31,6 +31,9 @@ type Principal struct {
 	// KeyHash is the SHA-256 of the key the caller presented; zero for an
 	// anonymous caller. Config.Revoked reads it.
 	KeyHash [32]byte
+	// BytesPerSecond is the caller's rate of request bytes, for
+	// Config.Bytes; 0 means no limit.
+	BytesPerSecond int64
 }
 
 // AuthResult says whether a request's credentials identify a principal.
@@ -72,10 +75,11 @@ type AuthThrottle interface {
 // Denial says why a request is not admitted now, and when to retry.
 type Denial struct {
 	// Scope is "caller" for a caller's own limit, "server" for a
-	// server-wide cap, "auth" for the throttle of failed authentications.
+	// server-wide cap, "auth" for the throttle of failed authentications,
+	// "bytes" for a caller's rate of request bytes.
 	Scope string
-	// RateLimited is true for an empty token bucket, false for an
-	// in-flight cap.
+	// RateLimited is true for an empty token bucket (of requests or
+	// bytes), false for an in-flight cap.
 	RateLimited bool
 	RetryAfter  time.Duration
 }
@@ -84,6 +88,19 @@ type Denial struct {
 // request needs; release gives it back when the request ends.
 type Admitter interface {
 	Admit(p Principal) (release func(), d *Denial)
+}
+
+// ByteMeter limits the bytes of each caller's request bodies: a budget
+// that refills at the caller's rate and may go into debt. Both methods
+// must be quick; they run on every request.
+type ByteMeter interface {
+	// TakeBytes charges n bytes (the declared length of p's request body,
+	// 0 when it is not known) to p's budget and returns nil; or, while p's
+	// budget is in debt, charges nothing and says when to retry.
+	TakeBytes(p Principal, n int64) *Denial
+	// ChargeBytes charges n more bytes to p's budget once the body is
+	// read, or gives back -n: what was read less what TakeBytes charged.
+	ChargeBytes(p Principal, n int64)
 }
 
 // The challenges sent with 401 answers (RFC 6750). X-API-Key works too;
@@ -123,7 +140,7 @@ func (s *Server) unauthorized(c echo.Context, wire a2a.Version, id []byte, e *a2
 }
 
 // denied answers a request refused by a limit: 429 for the caller's own
-// limits, 503 for the server's cap, with Retry-After in whole seconds
+// limits (requests, bytes, in flight), 503 for the server's cap, with Retry-After in whole seconds
 // (rounded up) and data.retryAfterMs.
 func (s *Server) denied(c echo.Context, wire a2a.Version, id []byte, d *Denial) error {
 	e := deniedError(d)
@@ -142,6 +159,8 @@ func deniedError(d *Denial) *a2a.Error {
 	switch {
 	case d.Scope == "auth":
 		base = a2a.ErrAuthThrottled
+	case d.Scope == "bytes":
+		base = a2a.ErrBytesRateLimited
 	case d.RateLimited:
 		base = a2a.ErrRateLimited
 	case d.Scope == "server":

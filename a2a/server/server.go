@@ -53,6 +53,9 @@ type Config struct {
 	Caller func(r *http.Request) tasks.Caller
 	// Admit applies rate limits and in-flight caps; nil admits all.
 	Admit Admitter
+	// Bytes limits the bytes of each caller's request bodies; nil does
+	// not.
+	Bytes ByteMeter
 	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
 	// headers name the client (see ClientAddr); empty trusts none.
 	TrustedProxies []netip.Prefix
@@ -305,6 +308,17 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		}
 		defer release()
 	}
+	// The body is charged as declared before it is read, so that many
+	// bodies at once cannot all pass a caller's budget; then as read.
+	declared := max(r.ContentLength, 0)
+	if s.cfg.Bytes != nil {
+		if d := s.cfg.Bytes.TakeBytes(p, declared); d != nil {
+			ac.denial = d
+			ac.rpcErr = deniedError(d)
+			leaveBody(c.Response(), r)
+			return s.denied(c, ver, nil, d)
+		}
+	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	br := &bodyReader{
@@ -316,6 +330,9 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	}
 	body, err := readAll((*bp)[:0], io.LimitReader(br, s.cfg.MaxBodyBytes+1))
 	*bp = body
+	if s.cfg.Bytes != nil && int64(len(body)) != declared {
+		s.cfg.Bytes.ChargeBytes(p, int64(len(body))-declared)
+	}
 	if err != nil {
 		ac.rpcErr = a2a.ErrInvalidRequest
 		if errors.Is(err, errBodyTimeout) || errors.Is(err, errBodyTooSlow) {
@@ -503,6 +520,7 @@ var rpcErrors = []struct {
 	{tasks.ErrTaskTerminal, a2a.ErrTaskTerminal},
 	{tasks.ErrConflict, a2a.ErrTaskBusy},
 	{tasks.ErrBusy, a2a.ErrServerBusy},
+	{tasks.ErrCallerBusy, a2a.ErrCallerBusy},
 	{tasks.ErrClosed, a2a.ErrShuttingDown},
 }
 
