@@ -60,14 +60,18 @@ func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (server.
 	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), server.Authenticated
 }
 
-// storageLimits are the server's default limits on what a caller stores.
+// storageLimits are the server's default limits of a caller: on what it
+// stores, on its calls running or waiting, and on its request bytes.
 type storageLimits struct {
 	quota      tasks.Quota
 	maxHistory int
+	maxCalls   int
+	rateBytes  int64
 }
 
 func (c *Config) storageLimits() storageLimits {
-	return storageLimits{quota: tasks.Quota{Tasks: c.QuotaTasks, Bytes: c.QuotaBytes}, maxHistory: c.MaxHistory}
+	return storageLimits{quota: tasks.Quota{Tasks: c.QuotaTasks, Bytes: c.QuotaBytes}, maxHistory: c.MaxHistory,
+		maxCalls: c.MaxCallsPerCaller, rateBytes: c.RateBytes}
 }
 
 // of is the limits of a caller with own: each of its own that is set
@@ -82,23 +86,34 @@ func (d storageLimits) of(own callers.Limits) storageLimits {
 	if own.MaxHistory != nil {
 		d.maxHistory = *own.MaxHistory
 	}
+	if own.MaxCalls != nil {
+		d.maxCalls = *own.MaxCalls
+	}
+	if own.RateBytes != nil {
+		d.rateBytes = *own.RateBytes
+	}
 	return d
 }
 
-// principalOf is the server's view of id, whose storage limits default to
-// def. Anonymous callers share one owner (their tasks are one pool, under
-// one quota) but each client address has its own rate bucket, so that one
-// noisy client does not starve the others.
+// principalOf is the server's view of id, whose limits default to def.
+// Anonymous callers share one owner (their tasks are one pool, under one
+// quota) but each client address has its own rate bucket, budget of
+// request bytes and count of calls, so that one noisy client does not
+// starve the others.
 func principalOf(id callers.Identity, clientAddr string, def storageLimits) server.Principal {
 	lim := def.of(id.Limits)
 	p := server.Principal{
-		Caller:    tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory},
-		Anonymous: id.Anonymous,
-		LimitKey:  "key:" + id.CallerID,
-		KeyHash:   id.KeyHash,
+		Caller: tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory,
+			MaxCalls: lim.maxCalls},
+		Anonymous:      id.Anonymous,
+		LimitKey:       "key:" + id.CallerID,
+		KeyHash:        id.KeyHash,
+		BytesPerSecond: lim.rateBytes,
 	}
 	if id.Anonymous {
-		p.LimitKey = "anon:" + addressKey(clientAddr)
+		addr := addressKey(clientAddr)
+		p.LimitKey = "anon:" + addr
+		p.Caller.CallGroup = addr
 	}
 	if id.Rate != nil {
 		p.PerSecond, p.Burst = id.Rate.PerSecond, id.Rate.Burst
@@ -123,9 +138,45 @@ func addressKey(ip string) string {
 type gateAdmitter struct {
 	gate     *callers.Gate
 	rejected func(rateLimited, serverWide bool)
+	// rejectedBytes, when set, is told of each refusal by a budget of
+	// request bytes.
+	rejectedBytes func()
 }
 
-var _ server.Admitter = gateAdmitter{}
+var (
+	_ server.Admitter  = gateAdmitter{}
+	_ server.ByteMeter = gateAdmitter{}
+)
+
+// TakeBytes charges a request's declared length to p's budget of request
+// bytes: anonymous callers' are among the gate's bounded address budgets.
+func (g gateAdmitter) TakeBytes(p server.Principal, n int64) *server.Denial {
+	var (
+		retry time.Duration
+		ok    bool
+	)
+	if p.Anonymous {
+		retry, ok = g.gate.TakeAddressBytes(p.LimitKey, p.BytesPerSecond, n)
+	} else {
+		retry, ok = g.gate.TakeBytes(p.LimitKey, p.BytesPerSecond, n)
+	}
+	if ok {
+		return nil
+	}
+	if g.rejectedBytes != nil {
+		g.rejectedBytes()
+	}
+	return &server.Denial{Scope: "bytes", RateLimited: true, RetryAfter: retry}
+}
+
+// ChargeBytes charges what a body held beyond its declared length.
+func (g gateAdmitter) ChargeBytes(p server.Principal, n int64) {
+	if p.Anonymous {
+		g.gate.ChargeAddressBytes(p.LimitKey, p.BytesPerSecond, n)
+	} else {
+		g.gate.ChargeBytes(p.LimitKey, p.BytesPerSecond, n)
+	}
+}
 
 func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 	var (

@@ -76,6 +76,10 @@ type Config struct {
 	MaxHistory           int   // messages one task may hold; 0 for no limit
 	MaxTaskArtifactBytes int64 // bytes one task's artifacts may take; 0 for no limit
 
+	MaxCallsPerCaller int   // calls one caller may have running or waiting; 0 for no cap
+	RateBytes         int64 // request body bytes a second per caller; 0 for no limit
+	RateBytesBurst    int64 // the bytes a caller may send at once before RateBytes applies
+
 	PushAllow       string // comma-separated CIDRs and host names
 	PushTimeout     time.Duration
 	PushMaxAttempts int
@@ -121,6 +125,9 @@ func DefaultConfig() Config {
 		QuotaBytes:           1 << 30,
 		MaxHistory:           100,
 		MaxTaskArtifactBytes: 16 << 20,
+		MaxCallsPerCaller:    32,
+		RateBytes:            1 << 20,
+		RateBytesBurst:       8 << 20,
 		PushTimeout:          10 * time.Second,
 		PushMaxAttempts:      8,
 		PushConcurrency:      16,
@@ -177,6 +184,9 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.QuotaBytes, "quota-bytes", c.QuotaBytes, "bytes one caller's stored tasks may take (keys: quota_bytes); beyond it a new task or message is refused with -32055; 0 for no limit")
 	fs.IntVar(&c.MaxHistory, "max-history", c.MaxHistory, "messages one task's history may hold (keys: max_history); beyond it a message is refused with -32056; 0 for no limit")
 	fs.Int64Var(&c.MaxTaskArtifactBytes, "max-task-artifact-bytes", c.MaxTaskArtifactBytes, "bytes one task's artifacts may take; a call whose output passes it fails its task, and the output is not stored; 0 for no limit")
+	fs.IntVar(&c.MaxCallsPerCaller, "max-calls-per-caller", c.MaxCallsPerCaller, "calls one caller may have running or waiting (keys: max_calls); beyond it a call is refused with -32050, data.scope \"caller\"; 0 for no cap")
+	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
+	fs.Int64Var(&c.RateBytesBurst, "rate-bytes-burst", c.RateBytesBurst, "request body bytes a caller may send at once before --rate-bytes applies; at least --max-body-bytes")
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "where the audit trail goes: a file (reopened on SIGHUP), \"off\", or empty for the operational log")
 	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")
 	fs.DurationVar(&c.PushTimeout, "push-timeout", c.PushTimeout, "timeout of one push delivery attempt")
@@ -371,6 +381,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("max-history: must not be negative (0 for no limit), not %d", c.MaxHistory)
 	case c.MaxTaskArtifactBytes < 0:
 		return fmt.Errorf("max-task-artifact-bytes: must not be negative (0 for no limit), not %d", c.MaxTaskArtifactBytes)
+	case c.MaxCallsPerCaller < 0:
+		return fmt.Errorf("max-calls-per-caller: must not be negative (0 for no cap), not %d", c.MaxCallsPerCaller)
+	case c.RateBytes < 0:
+		return fmt.Errorf("rate-bytes: must not be negative (0 for no limit), not %d", c.RateBytes)
+	case c.RateBytesBurst < c.MaxBodyBytes || c.RateBytesBurst > math.MaxInt32:
+		// A budget smaller than one body would hold back the largest
+		// bodies; more than 2 GiB at once is no limit.
+		return fmt.Errorf("rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst)
 	}
 	if _, err := c.trustedProxies(); err != nil {
 		return err

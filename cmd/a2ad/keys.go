@@ -16,8 +16,9 @@ const keysUsage = `Usage:
       add an enabled key for CALLER to FILE (created if missing) and print
       its secret, once: FILE keeps only the secret's SHA-256 hash
   a2ad keys list --keys FILE
-      list the callers in FILE with their state, rates, storage limits
-      ("default": the server's flag applies) and tiers
+      list the callers in FILE with their state, rates, storage limits,
+      calls and request bytes a second ("default": the server's flag
+      applies) and tiers
 
 A running a2ad reads the changed file on SIGHUP.
 `
@@ -104,7 +105,8 @@ func listKeys(path string, stdout, stderr io.Writer) int {
 		printLoadError(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%-24s %-8s %-20s %-10s %-14s %-8s %s\n", "CALLER", "STATE", "RATE", "TASKS", "BYTES", "HISTORY", "TIERS")
+	const row = "%-24s %-8s %-20s %-10s %-14s %-8s %-9s %-11s %s\n"
+	fmt.Fprintf(stdout, row, "CALLER", "STATE", "RATE", "TASKS", "BYTES", "HISTORY", "CALLS", "BYTES/S", "TIERS")
 	for _, k := range ks.List() {
 		state := "enabled"
 		if !k.Enabled {
@@ -114,8 +116,9 @@ func listKeys(path string, stdout, stderr io.Writer) int {
 		if k.Rate != nil {
 			rate = fmt.Sprintf("%g/s burst %d", k.Rate.PerSecond, k.Rate.Burst)
 		}
-		fmt.Fprintf(stdout, "%-24s %-8s %-20s %-10s %-14s %-8s %s\n", k.CallerID, state, rate,
-			ownLimit(k.Limits.QuotaTasks), ownLimit(k.Limits.QuotaBytes), ownLimit(k.Limits.MaxHistory), strings.Join(k.Tiers, ","))
+		fmt.Fprintf(stdout, row, k.CallerID, state, rate,
+			ownLimit(k.Limits.QuotaTasks), ownLimit(k.Limits.QuotaBytes), ownLimit(k.Limits.MaxHistory),
+			ownLimit(k.Limits.MaxCalls), ownLimit(k.Limits.RateBytes), strings.Join(k.Tiers, ","))
 	}
 	return 0
 }

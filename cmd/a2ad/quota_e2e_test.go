@@ -186,10 +186,10 @@ func TestStorageLimitsOverHTTP(t *testing.T) {
 		t.Fatalf("keys list: %d %s", code, errOut.String())
 	}
 	wantList := "" +
-		"CALLER                   STATE    RATE                 TASKS      BYTES          HISTORY  TIERS\n" +
-		"acme                     enabled  default              default    1048576        default  partner\n" +
-		"bob                      enabled  default              default    default        6        partner\n" +
-		"ops                      enabled  default              default    default        default  internal\n"
+		"CALLER                   STATE    RATE                 TASKS      BYTES          HISTORY  CALLS     BYTES/S     TIERS\n" +
+		"acme                     enabled  default              default    1048576        default  default   default     partner\n" +
+		"bob                      enabled  default              default    default        6        default   default     partner\n" +
+		"ops                      enabled  default              default    default        default  default   default     internal\n"
 	if out.String() != wantList {
 		t.Errorf("keys list:\n%s\nwant:\n%s", out.String(), wantList)
 	}

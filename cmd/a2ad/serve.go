@@ -287,6 +287,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		PerSecond: cfg.RatePerSecond, Burst: cfg.RateBurst,
 		MaxInFlightPerCaller: cfg.MaxInFlightPerCaller, MaxInFlight: cfg.MaxInFlight,
 		MaxAddresses: cfg.RateBuckets, Now: m.now,
+		BytesBurst: int(cfg.RateBytesBurst),
 	})
 	var throttle server.AuthThrottle
 	if m.registry != nil && cfg.AuthFailRate > 0 {
@@ -311,6 +312,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		},
 		Auth:         auth,
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
+		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
 		Audit:        audit,
 		Observe:      observe,
 		ExtendedCard: extended,
