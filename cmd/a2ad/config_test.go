@@ -327,9 +327,9 @@ func TestValidate(t *testing.T) {
 		{"no call cap nor byte rate", func(c *Config) { c.MaxCallsPerCaller, c.RateBytes = 0, 0 }, ""},
 		{"max calls per caller negative", func(c *Config) { c.MaxCallsPerCaller = -1 }, "max-calls-per-caller: must not be negative (0 for no cap), not -1"},
 		{"rate bytes negative", func(c *Config) { c.RateBytes = -1 }, "rate-bytes: must not be negative (0 for no limit), not -1"},
-		{"rate bytes burst below the body cap", func(c *Config) { c.MaxBodyBytes, c.RateBytesBurst = 2 << 20, 1 << 20 },
+		{"rate bytes burst below the body cap", func(c *Config) { c.MaxBodyBytes, c.RateBytesBurst = 2<<20, 1<<20 },
 			"rate-bytes-burst: must be at least --max-body-bytes (2097152) and at most 2147483647, not 1048576"},
-		{"rate bytes burst the body cap", func(c *Config) { c.MaxBodyBytes, c.RateBytesBurst = 16 << 20, 16 << 20 }, ""},
+		{"rate bytes burst the body cap", func(c *Config) { c.MaxBodyBytes, c.RateBytesBurst = 16<<20, 16<<20 }, ""},
 		{"rate bytes burst past 2 GiB", func(c *Config) { c.RateBytesBurst = 1 << 31 },
 			"rate-bytes-burst: must be at least --max-body-bytes (1048576) and at most 2147483647, not 2147483648"},
 	}
