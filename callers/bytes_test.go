@@ -144,3 +144,20 @@ func TestGateBytesConcurrent(t *testing.T) {
 		t.Fatal("a budget in debt by one byte admitted: a charge was lost")
 	}
 }
+
+// TestGateBytesAllocateNothing: charging a known caller's request bytes
+// is on every request's path, and allocates nothing.
+func TestGateBytesAllocateNothing(t *testing.T) {
+	g := callers.NewGate(callers.GateConfig{MaxAddresses: 10})
+	g.TakeBytes("key:a", 1<<20, 100)
+	g.TakeAddressBytes("anon:10.0.0.1", 1<<20, 100)
+	n := testing.AllocsPerRun(1000, func() {
+		g.TakeBytes("key:a", 1<<20, 100)
+		g.ChargeBytes("key:a", 1<<20, -100)
+		g.TakeAddressBytes("anon:10.0.0.1", 1<<20, 100)
+		g.ChargeAddressBytes("anon:10.0.0.1", 1<<20, -100)
+	})
+	if n != 0 {
+		t.Errorf("%v allocations a request, want 0", n)
+	}
+}

@@ -3,7 +3,7 @@
 //
 // An operator lists callers in a keys file (YAML): each entry has a caller
 // id, the SHA-256 hash of the caller's secret, the tiers the caller belongs
-// to, an optional rate and an enabled flag. The file never holds a secret:
+// to, an optional rate, optional limits of its own and an enabled flag. The file never holds a secret:
 // AppendKey generates one, stores only its hash and returns the secret to be
 // shown once. LoadKeys checks the whole file and reports every problem at
 // once, each with its line and column. A loaded Keys is immutable; a
@@ -11,8 +11,9 @@
 // broken.
 //
 // A Gate admits requests by a token bucket per caller and caps on requests
-// in flight; callers known only by their address (anonymous ones) have
-// their buckets in a bounded map. A Throttle limits failed authentications
+// in flight, and keeps each caller's budget of request bytes, which may go
+// into debt; callers known only by their address (anonymous ones) have
+// their buckets and budgets in bounded maps. A Throttle limits failed authentications
 // per address, and counts the refusals so that they can be audited in
 // summary.
 //

@@ -16,7 +16,7 @@ import (
 func BenchmarkHTTPSendEcho(b *testing.B) {
 	// The load comes from one address: the default per-caller rate
 	// would refuse most of it.
-	m := startMain(b, func(c *Config) { c.RatePerSecond = 0 })
+	m := startMain(b, func(c *Config) { c.RatePerSecond, c.RateBytes = 0, 0 })
 	url := "http://" + m.Addr() + "/a2a"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var n atomic.Int64
