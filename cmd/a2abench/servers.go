@@ -85,6 +85,7 @@ func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server,
 			// The load comes from one address, as one anonymous caller:
 			// measure the server, not its per-caller limits.
 			"--rate", "0", "--max-inflight-per-caller", "0", "--admin-listen", "",
+			"--max-calls-per-caller", "0", "--rate-bytes", "0",
 		}
 		if logLevel != "info" && logLevel != "debug" {
 			// The address is in an info line; without it, pick a free
