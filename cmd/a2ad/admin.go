@@ -1,140 +1,76 @@
 package main
 
 import (
-	"net"
-	"net/http"
-	"net/netip"
-	"strconv"
-	"strings"
+	"time"
 
-	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
-// addAdminRoutes adds the operator's routes to the admin listener. They
-// also answer loopback callers only: they show every caller's tasks and
-// webhook URLs, so a listener bound wider by mistake shows nothing. The
-// probes and /metrics answer anyone who reaches the listener (see
-// newAdmin).
-func (m *Main) addAdminRoutes(e *echo.Echo) {
-	e.GET("/healthz", healthz)
-	e.GET("/readyz", m.readyz)
-	e.GET("/metrics", echo.WrapHandler(m.metrics.Handler()))
-	e.GET("/admin/push/dead-letters", m.deadLetters)
-	e.GET(backupPath, m.storeBackup)
-	e.POST("/admin/v1/reload", m.reloadRoute)
-	m.addOpViewRoutes(e)
+// What the admin listener reads and changes, and who provides it.
+var (
+	_ admin.Inspector    = (*boltstore.Inspector)(nil)
+	_ admin.Outbox       = (*boltstore.Store)(nil)
+	_ admin.BackupSource = (*boltstore.Store)(nil)
+	_ admin.Canceler     = (*tasks.Service)(nil)
+	_ admin.Reloader     = (*Main)(nil)
+)
+
+// newAdmin builds the admin listener's handler on the open store and
+// service.
+func (m *Main) newAdmin() *admin.Server {
+	insp := m.store.Inspector()
+	keys := func() *int { return nil }
+	if reg := m.registry; reg != nil {
+		keys = func() *int { n := reg.Keys().Len(); return &n }
+	}
+	return admin.New(admin.Config{
+		Inspector:       insp,
+		StateCountLimit: insp.StateCountLimit,
+		Outbox:          m.store,
+		Backup:          m.store,
+		Tasks:           m.service,
+		Reloader:        m,
+		NotReady:        m.notReady,
+		Metrics:         m.metrics.Handler(),
+		Catalog:         m.catalog.Load,
+		Policy:          exposure.Policy{ExposeAll: m.Config.ExposeAll, Tier: m.Config.Tier, ExtraPrefixes: m.Config.hiddenPrefixes()},
+		Keys:            keys,
+		StorePath:       m.Config.Store,
+		Version:         Version(),
+		StartedAt:       time.Now(), // the admin listener starts within Open
+		Audit:           m.operatorAudit(),
+		Logger:          m.Logger,
+	})
 }
 
-func healthz(c echo.Context) error {
-	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
-}
-
-// readyz answers 200 while a2ad takes work: the store is open, a
-// catalogue is loaded and it is not draining; else 503 with the reason.
-func (m *Main) readyz(c echo.Context) error {
-	reason := ""
+// notReady is why a2ad takes no work, "" while it does: the store is
+// open, a catalogue is loaded and it is not draining.
+func (m *Main) notReady() string {
 	switch {
 	case m.draining.Load():
-		reason = "draining"
+		return "draining"
 	case m.catalog.Load() == nil:
-		reason = "no catalogue loaded"
+		return "no catalogue loaded"
 	case m.store == nil || m.store.Closed():
-		reason = "store closed"
+		return "store closed"
 	}
-	if reason != "" {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not_ready", "reason": reason})
-	}
-	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
+	return ""
 }
 
-// newAdmin builds the admin listener's server.
-func (m *Main) newAdmin() *echo.Echo {
-	e := echo.New()
-	e.HideBanner = true
-	e.HidePort = true
-	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			// Probes and Prometheus scrape from other hosts. /metrics
-			// shows counts and durations labelled from fixed sets and
-			// the catalogue's function ids: no task, caller, URL or
-			// anything a request sent.
-			if p := c.Path(); p == "/healthz" || p == "/readyz" || p == "/metrics" {
-				return next(c)
-			}
-			if err := loopbackOnly(c); err != nil {
-				return err
-			}
-			if err := notFromABrowserPage(c.Request()); err != nil {
-				return err
-			}
-			return next(c)
-		}
-	})
-	m.addAdminRoutes(e)
-	return e
-}
-
-// notFromABrowserPage refuses what a web page in the operator's browser
-// could send to a loopback listener: a request addressed to another host
-// name (DNS rebinding: the page's own name resolving to 127.0.0.1) or
-// carrying an Origin (a cross-site form or fetch). The CLI and curl send
-// neither.
-func notFromABrowserPage(r *http.Request) error {
-	host, _, err := net.SplitHostPort(r.Host)
-	if err != nil {
-		host = r.Host
+// operatorAudit is the audit logger the config asks for, as
+// newAuditLogger built it for the A2A server: nil for "off".
+func (m *Main) operatorAudit() *zerolog.Logger {
+	switch {
+	case m.Config.AuditLog == "off":
+		return nil
+	case m.audit != nil:
+		return server.AuditLogger(zerolog.New(m.audit).With().Timestamp().Str("service", "a2ad").Logger())
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if ip, err := netip.ParseAddr(host); (err != nil || !ip.Unmap().IsLoopback()) && !strings.EqualFold(host, "localhost") {
-		return echo.NewHTTPError(http.StatusForbidden, "admin endpoints answer requests addressed to a loopback host (127.0.0.1, ::1 or localhost) only")
-	}
-	if r.Header.Get("Origin") != "" {
-		return echo.NewHTTPError(http.StatusForbidden, "admin endpoints refuse requests from web pages (an Origin header)")
-	}
-	return nil
-}
-
-func loopbackOnly(c echo.Context) error {
-	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-	if err != nil {
-		host = c.Request().RemoteAddr
-	}
-	if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
-		return echo.NewHTTPError(http.StatusForbidden, "admin endpoints answer loopback callers only")
-	}
-	return nil
-}
-
-// deadLetters lists the push deliveries given up on, oldest first:
-// ?after=<id>&limit=<n> (1..1000, default 100). Tokens, credentials and
-// bodies are never shown.
-func (m *Main) deadLetters(c echo.Context) error {
-	if err := loopbackOnly(c); err != nil {
-		return err
-	}
-	after, limit := uint64(0), 100
-	if v := c.QueryParam("after"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, "after must be a non-negative integer")
-		}
-		after = n
-	}
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return echo.NewHTTPError(http.StatusBadRequest, "limit must be an integer from 1 to 1000")
-		}
-		limit = n
-	}
-	ctx := c.Request().Context()
-	list, err := m.store.DeadLetters(ctx, after, limit)
-	if err != nil {
-		return err
-	}
-	depth, err := m.store.OutboxDepth(ctx)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deadLetters": list, "outboxDepth": depth})
+	return server.AuditLogger(m.Logger)
 }

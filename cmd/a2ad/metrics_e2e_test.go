@@ -433,7 +433,7 @@ func sumFamily(s scrape, name string) float64 {
 // range: no traffic leaves loopback.
 func TestMetricsAnswerAnyAddress(t *testing.T) {
 	m := startMain(t, nil)
-	h := m.newAdmin()
+	h := m.admin.Handler // the admin listener's, as wired
 	for path, want := range map[string]int{
 		"/metrics":                 http.StatusOK,
 		"/healthz":                 http.StatusOK,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/admin"
 )
 
 // adminDo sends a request to the admin listener of m and returns the
@@ -151,7 +154,7 @@ func TestOpViewGoldenEmpty(t *testing.T) {
 	}
 	tr.golden("opview-empty")
 
-	var o overviewJSON
+	var o admin.Overview
 	adminJSON(t, m, "/admin/v1/overview", &o)
 	cat := m.catalog.Load()
 	if o.Catalog.Version != cat.Version || o.Catalog.Path != exampleCatalog || o.Store.Path != m.Config.Store || o.Version != Version() {
@@ -182,7 +185,7 @@ func opSend(tb testing.TB, k *keyed, key string, params map[string]any) string {
 func waitTask(tb testing.TB, m *Main, id, state string) {
 	tb.Helper()
 	eventually(tb, 15*time.Second, "task "+id+" "+state, func() bool {
-		var v taskViewJSON
+		var v admin.TaskView
 		adminJSON(tb, m, "/admin/v1/tasks/"+id, &v)
 		return string(v.Task.State) == state
 	})
@@ -209,7 +212,7 @@ func newOpFixture(tb testing.TB) *opFixture {
 	f.quick = opSend(tb, k, k.acme, sendParams("m-quick", "demo::sleep", map[string]any{"seconds": 0}, true))
 	waitTask(tb, k.m, f.sleep, "working")
 	eventually(tb, 15*time.Second, "a dead letter", func() bool {
-		var l deadLetterListJSON
+		var l admin.DeadLetterList
 		adminJSON(tb, k.m, "/admin/v1/dead-letters", &l)
 		return len(l.DeadLetters) == 1
 	})
@@ -281,6 +284,13 @@ func TestOpViewGolden(t *testing.T) {
 	}
 }
 
+// pageToken is a page token as the operator view spells it (base64url of
+// a kind byte, 't' for tasks or 'd' for dead letters, and the position),
+// to pass one endpoint's token to another.
+func pageToken(kind byte, pos []byte) string {
+	return base64.RawURLEncoding.EncodeToString(append([]byte{kind}, pos...))
+}
+
 // TestOpViewErrors pins every error: one status and one message each.
 func TestOpViewErrors(t *testing.T) {
 	f := newOpFixture(t)
@@ -300,14 +310,14 @@ func TestOpViewErrors(t *testing.T) {
 		{"GET", "/admin/v1/tasks?limit=", 400, `limit: must be an integer from 1 to 1000, not ""`},
 		{"GET", "/admin/v1/tasks?page_token=%25%25", 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
 		{"GET", "/admin/v1/tasks?page_token=", 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
-		{"GET", "/admin/v1/tasks?page_token=" + encodePageToken(tokenDeadLetters, make([]byte, 8)), 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
+		{"GET", "/admin/v1/tasks?page_token=" + pageToken('d', make([]byte, 8)), 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
 		{"GET", "/admin/v1/tasks?function=", 400, `function: empty (leave it out to match every function)`},
 		{"GET", "/admin/v1/tasks?stat=working", 400, `unknown parameter "stat": the parameters are state, function, caller, limit, page_token`},
 		{"GET", "/admin/v1/tasks?state=working&state=completed", 400, `state: given 2 times, give it once`},
 		{"GET", "/admin/v1/dead-letters?limit=0", 400, `limit: must be an integer from 1 to 1000, not "0"`},
 		{"GET", "/admin/v1/dead-letters?after=1", 400, `unknown parameter "after": the parameters are limit, page_token`},
-		{"GET", "/admin/v1/dead-letters?page_token=" + encodePageToken(tokenTasks, []byte("x")), 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
-		{"GET", "/admin/v1/dead-letters?page_token=" + encodePageToken(tokenDeadLetters, []byte("1234567")), 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
+		{"GET", "/admin/v1/dead-letters?page_token=" + pageToken('t', []byte("x")), 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
+		{"GET", "/admin/v1/dead-letters?page_token=" + pageToken('d', []byte("1234567")), 400, `page_token: malformed; pass back the nextPageToken of an earlier page of this endpoint`},
 		{"GET", "/admin/v1/overview?verbose=1", 400, `unknown parameter "verbose": this endpoint takes none`},
 		{"GET", "/admin/v1/tasks/" + f.echo + "?events=0", 400, `unknown parameter "events": this endpoint takes none`},
 		{"GET", "/admin/v1/tasks/no-such-task", 404, `no task has id "no-such-task"`},
@@ -319,13 +329,13 @@ func TestOpViewErrors(t *testing.T) {
 		{"GET", "/admin/v1/nope", 404, `Not Found`},
 	} {
 		code, body := adminDo(t, m, tt.method, tt.path)
-		want, _ := json.Marshal(errorJSON{Message: tt.msg})
+		want, _ := json.Marshal(admin.ErrorBody{Message: tt.msg})
 		if code != tt.code || strings.TrimSpace(string(body)) != string(want) {
 			t.Errorf("%s %s: HTTP %d %s\nwant HTTP %d %s", tt.method, tt.path, code, body, tt.code, want)
 		}
 	}
 	// A refused cancel changes nothing.
-	var v taskViewJSON
+	var v admin.TaskView
 	adminJSON(t, m, "/admin/v1/tasks/"+f.echo, &v)
 	if v.Task.State != "completed" || len(v.Events) == 0 || *v.Events[len(v.Events)-1].State != "completed" {
 		t.Errorf("after a refused cancel: %+v", v)
@@ -360,12 +370,12 @@ func TestOpViewPaging(t *testing.T) {
 			t.Fatalf("cancel: HTTP %d %s", code, body)
 		}
 	}
-	var all taskListJSON
+	var all admin.TaskList
 	adminJSON(t, k.m, "/admin/v1/tasks?limit=1000", &all)
 	if len(all.Tasks) != 18 || all.NextPageToken != nil || all.ScannedTasks != 18 {
 		t.Fatalf("all tasks: %d, next %v, scanned %d", len(all.Tasks), all.NextPageToken, all.ScannedTasks)
 	}
-	if !slices.IsSortedFunc(all.Tasks, func(a, b taskSummaryJSON) int { return strings.Compare(b.ID, a.ID) }) {
+	if !slices.IsSortedFunc(all.Tasks, func(a, b admin.TaskSummary) int { return strings.Compare(b.ID, a.ID) }) {
 		t.Error("tasks are not by id, highest first")
 	}
 	anon := ""
@@ -396,7 +406,7 @@ func TestOpViewPaging(t *testing.T) {
 					q.Del("page_token")
 					var got []string
 					for n := 0; ; n++ {
-						var page taskListJSON
+						var page admin.TaskList
 						adminJSON(t, k.m, "/admin/v1/tasks?"+q.Encode(), &page)
 						pages++
 						if len(page.Tasks) > limit || n > 20 {
@@ -454,7 +464,7 @@ func storeState(tb testing.TB, m *Main) (dump string, file [32]byte, commits uin
 func TestOpViewObservesOnly(t *testing.T) {
 	f := newOpFixture(t)
 	m := f.k.m
-	admin := "http://" + m.AdminAddr()
+	adminURL := "http://" + m.AdminAddr()
 	dump, file, commits := storeState(t, m)
 	tok := ""
 	for i := range 30 {
@@ -466,7 +476,7 @@ func TestOpViewObservesOnly(t *testing.T) {
 		} {
 			code, body := adminDo(t, m, http.MethodGet, p)
 			if code == http.StatusOK && i == 0 && strings.HasPrefix(p, "/admin/v1/tasks?limit=1&") {
-				var l taskListJSON
+				var l admin.TaskList
 				_ = json.Unmarshal(body, &l)
 				if l.NextPageToken != nil {
 					tok = *l.NextPageToken
@@ -475,7 +485,7 @@ func TestOpViewObservesOnly(t *testing.T) {
 		}
 		if i%10 == 0 {
 			for _, args := range [][]string{{"list"}, {"get", f.sleep}, {"list", "--state", "working", "--json"}} {
-				if code, _, errOut := runA2AD(t, nil, append([]string{"tasks"}, append(args, "--server", admin)...)...); code != 0 {
+				if code, _, errOut := runA2AD(t, nil, append([]string{"tasks"}, append(args, "--server", adminURL)...)...); code != 0 {
 					t.Fatalf("a2ad tasks %v: %d %s", args, code, errOut)
 				}
 			}
@@ -529,33 +539,33 @@ func quoteArgs(args []string) []string {
 func TestTasksCLI(t *testing.T) {
 	f := newOpFixture(t)
 	m := f.k.m
-	admin := "http://" + m.AdminAddr()
+	adminURL := "http://" + m.AdminAddr()
 	tr := newTranscript(t, m)
 	for _, id := range []string{f.hook, f.echo, f.sleep, f.quick} {
 		tr.n.ids.apply([]byte(id))
 	}
-	tr.run(nil, "tasks", "list", "--server", admin)
-	_, out, _ := tr.run(nil, "tasks", "list", "--caller", "acme", "--limit", "1", "--server", admin)
+	tr.run(nil, "tasks", "list", "--server", adminURL)
+	_, out, _ := tr.run(nil, "tasks", "list", "--caller", "acme", "--limit", "1", "--server", adminURL)
 	tok := regexp.MustCompile(`--page-token (\S+)`).FindStringSubmatch(out)
 	if tok == nil {
 		t.Fatalf("no page token in %q", out)
 	}
-	tr.run(nil, "tasks", "list", "--caller", "acme", "--limit", "1", "--page-token", tok[1], "--server", admin)
-	tr.run(nil, "tasks", "list", "--caller", "", "--server", admin)
-	tr.run(map[string]string{"A2AD_ADMIN_URL": admin}, "tasks", "list", "--state", "working", "--function", "demo::sleep")
-	tr.run(nil, "tasks", "list", "--function", "nope", "--server", admin)
-	tr.run(nil, "tasks", "get", f.hook, "--server", admin)
-	tr.run(nil, "tasks", "cancel", f.sleep, "--server", admin)
-	tr.run(nil, "tasks", "get", "--server", admin, f.sleep)
-	tr.run(nil, "tasks", "cancel", f.sleep, "--server", admin)
-	tr.run(nil, "tasks", "get", "no-such-task", "--server", admin)
-	tr.run(nil, "tasks", "list", "--state", "done", "--server", admin)
-	tr.run(nil, "tasks", "list", "--limit", "0", "--server", admin)
-	tr.run(nil, "tasks", "list", "--page-token", "xyz", "--server", admin)
-	tr.run(nil, "tasks", "list", "working", "--server", admin)
-	tr.run(nil, "tasks", "get", "--server", admin)
-	tr.run(nil, "tasks", "get", "a", "b", "--server", admin)
-	tr.run(nil, "tasks", "cancel", "--json", "x", "--server", admin)
+	tr.run(nil, "tasks", "list", "--caller", "acme", "--limit", "1", "--page-token", tok[1], "--server", adminURL)
+	tr.run(nil, "tasks", "list", "--caller", "", "--server", adminURL)
+	tr.run(map[string]string{"A2AD_ADMIN_URL": adminURL}, "tasks", "list", "--state", "working", "--function", "demo::sleep")
+	tr.run(nil, "tasks", "list", "--function", "nope", "--server", adminURL)
+	tr.run(nil, "tasks", "get", f.hook, "--server", adminURL)
+	tr.run(nil, "tasks", "cancel", f.sleep, "--server", adminURL)
+	tr.run(nil, "tasks", "get", "--server", adminURL, f.sleep)
+	tr.run(nil, "tasks", "cancel", f.sleep, "--server", adminURL)
+	tr.run(nil, "tasks", "get", "no-such-task", "--server", adminURL)
+	tr.run(nil, "tasks", "list", "--state", "done", "--server", adminURL)
+	tr.run(nil, "tasks", "list", "--limit", "0", "--server", adminURL)
+	tr.run(nil, "tasks", "list", "--page-token", "xyz", "--server", adminURL)
+	tr.run(nil, "tasks", "list", "working", "--server", adminURL)
+	tr.run(nil, "tasks", "get", "--server", adminURL)
+	tr.run(nil, "tasks", "get", "a", "b", "--server", adminURL)
+	tr.run(nil, "tasks", "cancel", "--json", "x", "--server", adminURL)
 	tr.run(nil, "tasks", "list", "--server", "ftp://x")
 	tr.run(nil, "tasks", "bogus")
 	tr.golden("opview-cli")
@@ -569,7 +579,7 @@ func TestTasksCLI(t *testing.T) {
 		{[]string{"get", "--json", f.hook}, "/admin/v1/tasks/" + f.hook},
 		{[]string{"get", f.hook, "--json"}, "/admin/v1/tasks/" + f.hook},
 	} {
-		code, out, errOut := runA2AD(t, nil, append(append([]string{"tasks"}, tt.args...), "--server", admin)...)
+		code, out, errOut := runA2AD(t, nil, append(append([]string{"tasks"}, tt.args...), "--server", adminURL)...)
 		_, body := adminDo(t, m, http.MethodGet, tt.path)
 		var want bytes.Buffer
 		_ = json.Indent(&want, bytes.TrimSpace(body), "", "  ")

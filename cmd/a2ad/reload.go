@@ -2,47 +2,11 @@ package main
 
 import (
 	"errors"
-	"net/http"
 
-	"github.com/labstack/echo/v4"
-
+	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/functions"
 )
-
-// ReloadReport says what a reload did. Its JSON is the answer of
-// POST /admin/v1/reload; arrays are never null.
-type ReloadReport struct {
-	Catalog CatalogReload `json:"catalog"`
-	// Keys is null without a keys file.
-	Keys *KeysReload `json:"keys"`
-	// AuditLogReopened is null when the audit trail has no file of its
-	// own.
-	AuditLogReopened *bool `json:"auditLogReopened"`
-}
-
-// CatalogReload is the catalogue part of a reload.
-type CatalogReload struct {
-	// Reloaded is false when the new file has problems: the catalogue in
-	// force stays.
-	Reloaded bool `json:"reloaded"`
-	// Changed is true when the new version differs from the old.
-	Changed bool `json:"changed"`
-	// Version is the version in force after the reload.
-	Version   string   `json:"version"`
-	Functions int      `json:"functions"`
-	Problems  []string `json:"problems"`
-}
-
-// KeysReload is the keys part of a reload.
-type KeysReload struct {
-	Reloaded bool     `json:"reloaded"`
-	Entries  int      `json:"entries"`
-	Problems []string `json:"problems"`
-	// StreamsEnded counts the open streams ended because the reload
-	// revoked, disabled or removed their key.
-	StreamsEnded int `json:"streamsEnded"`
-}
 
 // Reload puts a changed catalogue and keys file in force and reopens the
 // audit log file. The open streams of keys the new file revokes, disables
@@ -52,14 +16,14 @@ type KeysReload struct {
 // already running finish on the function definitions they started with;
 // new calls see the new catalogue. The card changes (and with it its
 // ETag) only when the skills it shows do.
-func (m *Main) Reload() (*ReloadReport, error) {
+func (m *Main) Reload() (*admin.ReloadReport, error) {
 	m.reloadMu.Lock()
 	defer m.reloadMu.Unlock()
-	r := &ReloadReport{}
+	r := &admin.ReloadReport{}
 	var errs []error
 
 	old := m.catalog.Load()
-	r.Catalog = CatalogReload{Version: old.Version, Functions: len(old.Functions), Problems: []string{}}
+	r.Catalog = admin.CatalogReload{Version: old.Version, Functions: len(old.Functions), Problems: []string{}}
 	cat, err := functions.Load(m.Config.Catalog, functions.LoadOptions{})
 	if err != nil {
 		var le *functions.LoadError
@@ -78,14 +42,14 @@ func (m *Main) Reload() (*ReloadReport, error) {
 	} else {
 		m.catalog.Store(cat)
 		m.cards.reset()
-		r.Catalog = CatalogReload{Reloaded: true, Changed: cat.Version != old.Version, Version: cat.Version,
+		r.Catalog = admin.CatalogReload{Reloaded: true, Changed: cat.Version != old.Version, Version: cat.Version,
 			Functions: len(cat.Functions), Problems: []string{}}
 		m.Logger.Info().Str("catalog", m.Config.Catalog).Str("old_version", old.Version).Str("catalog_version", cat.Version).
 			Int("functions", len(cat.Functions)).Msg("catalogue reloaded")
 	}
 
 	if m.registry != nil {
-		r.Keys = &KeysReload{Problems: []string{}}
+		r.Keys = &admin.KeysReload{Problems: []string{}}
 		if err := m.registry.Reload(); err != nil {
 			var le *callers.LoadError
 			if errors.As(err, &le) {
@@ -119,15 +83,4 @@ func (m *Main) Reload() (*ReloadReport, error) {
 		r.AuditLogReopened = &ok
 	}
 	return r, errors.Join(errs...)
-}
-
-// reloadRoute is POST /admin/v1/reload: 200 with the report when every
-// part reloaded, 422 with it when a part kept what was in force.
-func (m *Main) reloadRoute(c echo.Context) error {
-	r, err := m.Reload()
-	status := http.StatusOK
-	if err != nil {
-		status = http.StatusUnprocessableEntity
-	}
-	return c.JSON(status, r)
 }

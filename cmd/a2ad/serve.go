@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/exposure"
@@ -331,7 +332,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Revoked:        m.revoked,
 	})
 	m.srv = srv
-	srv.Echo().GET("/readyz", m.readyz)
+	srv.Echo().GET("/readyz", admin.Readyz(m.notReady))
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
 	m.http.RegisterOnShutdown(srv.CloseStreams)
@@ -406,7 +407,7 @@ func (m *Main) startAdmin(addr string) error {
 	// Its own caps and timeouts: a flood on the main listener leaves the
 	// probes and /metrics answering.
 	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
-	m.admin = &http.Server{Handler: m.newAdmin(), ErrorLog: httpErrorLog(m.Logger, "admin")}
+	m.admin = &http.Server{Handler: m.newAdmin().Handler(), ErrorLog: httpErrorLog(m.Logger, "admin")}
 	adminTimeouts(m.admin, m.Config)
 	m.adminServed = make(chan struct{})
 	go func() {

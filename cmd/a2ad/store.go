@@ -1,27 +1,21 @@
 package main
 
 // a2ad store backup|compact|check: the operator's tools for the store
-// file, and the admin endpoint that streams a copy of a running server's
-// store.
+// file. A running server's store is copied through its admin listener
+// (admin.Client.Backup).
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
-	"github.com/rs/zerolog"
-
+	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -69,9 +63,6 @@ func damaged(stderr io.Writer, err error, subject, advice string) int {
 func restoreAdvice(path string) string {
 	return "restore the last backup or run a2ad store check --store " + path
 }
-
-// backupPath is the admin route of the backup endpoint.
-const backupPath = "/admin/store/backup"
 
 // storeCmd runs "a2ad store <tool> [flags]" and returns the exit code.
 func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -149,12 +140,13 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 		from   string
 	)
 	if server != "" {
-		u, err := backupURL(server)
+		c, err := admin.NewClient(server)
 		if err != nil {
-			return usageError(stderr, "store backup: --server: "+err.Error())
+			return usageError(stderr, fmt.Sprintf("store backup: --server: want the server's base URL, e.g. http://127.0.0.1:8080, not %q", server))
 		}
+		defer c.Close()
 		from = "the a2ad at " + server
-		copyTo = func(w io.Writer) (int64, error) { return download(ctx, u, w) }
+		copyTo = func(w io.Writer) (int64, error) { return c.Backup(ctx, w) }
 	} else {
 		if sameFile(f.store, f.out) {
 			return usageError(stderr, "store backup: --out is the store file itself")
@@ -225,55 +217,6 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "a2ad: the backup was written, but it has problems, which the store it copies has too:\n")
 	}
 	return printReport(stdout, stderr, f.out, r)
-}
-
-// backupURL is the backup endpoint of the server at base.
-func backupURL(base string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("want the server's base URL, e.g. http://127.0.0.1:8080, not %q", base)
-	}
-	return strings.TrimRight(base, "/") + backupPath, nil
-}
-
-// download copies the backup endpoint's body to w, and fails unless it
-// got the whole file.
-func download(ctx context.Context, u string, w io.Writer) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, err
-	}
-	// No proxy: the endpoint answers loopback callers only.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: 30 * time.Second}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("the server answered %s%s", resp.Status, errorMessage(resp.Body))
-	}
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return n, fmt.Errorf("the download ended after %d bytes: %w", n, err)
-	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return n, fmt.Errorf("the download ended after %d of %d bytes", n, resp.ContentLength)
-	}
-	return n, nil
-}
-
-// errorMessage is ": " and the message of an error body ({"message": ...}
-// from echo), or "".
-func errorMessage(body io.Reader) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.NewDecoder(io.LimitReader(body, 4096)).Decode(&e) != nil || e.Message == "" {
-		return ""
-	}
-	return ": " + e.Message
 }
 
 func runStoreCompact(args []string, stdout, stderr io.Writer) int {
@@ -386,48 +329,4 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
-}
-
-// backupSource is what the backup endpoint needs of the store.
-type backupSource interface {
-	Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error)
-}
-
-// storeBackupHandler streams a consistent copy of the store file, taken in
-// one read transaction while the server goes on writing. It applies no
-// access control: mount it where only operators reach it. A copy that
-// fails once started ends short of its Content-Length, which the client
-// sees.
-func storeBackupHandler(src backupSource, log zerolog.Logger) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		started := false
-		n, err := src.Backup(r.Context(), w, func(size int64) {
-			h := w.Header()
-			h.Set("Content-Type", "application/octet-stream")
-			h.Set("Content-Length", strconv.FormatInt(size, 10))
-			h.Set("Content-Disposition", `attachment; filename="a2ad-backup.db"`)
-			h.Set("Cache-Control", "no-store")
-			w.WriteHeader(http.StatusOK)
-			started = true
-		})
-		if err != nil {
-			log.Error().Err(err).Int64("bytes", n).Msg("store backup failed")
-			if !started {
-				http.Error(w, "store backup failed", http.StatusInternalServerError)
-			}
-			return
-		}
-		log.Info().Int64("bytes", n).Dur("duration", time.Since(start)).Msg("store backup")
-	}
-}
-
-// storeBackup is the backup endpoint on the main listener: loopback
-// callers only, as every admin route there.
-func (m *Main) storeBackup(c echo.Context) error {
-	if err := loopbackOnly(c); err != nil {
-		return err
-	}
-	storeBackupHandler(m.store, m.Logger).ServeHTTP(c.Response(), c.Request())
-	return nil
 }

@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -511,6 +511,11 @@ func (f fakeSource) Backup(_ context.Context, w io.Writer, size func(int64)) (in
 	return int64(n), f.err
 }
 
+// backupServer is the admin listener's handler serving src's copies.
+func backupServer(src admin.BackupSource) http.Handler {
+	return admin.New(admin.Config{Backup: src, Logger: zerolog.Nop()}).Handler()
+}
+
 // TestStoreBackupFailures: a download that fails, ends short, or is no
 // store leaves --out as it was and no temporary file behind.
 func TestStoreBackupFailures(t *testing.T) {
@@ -524,12 +529,12 @@ func TestStoreBackupFailures(t *testing.T) {
 	}{
 		{
 			name:    "the copy fails before it starts",
-			handler: storeBackupHandler(fakeSource{size: -1, err: errors.New("disk on fire")}, zerolog.Nop()),
+			handler: backupServer(fakeSource{size: -1, err: errors.New("disk on fire")}),
 			want:    "store backup from the a2ad at URL: the server answered 500 Internal Server Error; " + out + " was not written",
 		},
 		{
 			name:    "the copy fails half way",
-			handler: storeBackupHandler(fakeSource{size: 8192, body: make([]byte, 4096), err: errors.New("disk on fire")}, zerolog.Nop()),
+			handler: backupServer(fakeSource{size: 8192, body: make([]byte, 4096), err: errors.New("disk on fire")}),
 			want:    "store backup from the a2ad at URL: the download ended after 4096 bytes: unexpected EOF; " + out + " was not written",
 		},
 		{
@@ -543,7 +548,7 @@ func TestStoreBackupFailures(t *testing.T) {
 		},
 		{
 			name:    "the copy is no store",
-			handler: storeBackupHandler(fakeSource{size: 8192, body: bytes.Repeat([]byte("junk"), 2048)}, zerolog.Nop()),
+			handler: backupServer(fakeSource{size: 8192, body: bytes.Repeat([]byte("junk"), 2048)}),
 			want:    "the copy from the a2ad at URL does not open as a store: it has no valid meta page (it is not a store file, or its first pages are damaged); " + out + " was not written",
 		},
 	} {
@@ -568,14 +573,14 @@ func TestStoreBackupFailures(t *testing.T) {
 // TestStoreBackupEndpoint: the route answers loopback callers only, and
 // streams a file of the length it announces.
 func TestStoreBackupEndpoint(t *testing.T) {
+	const backupPath = "/admin/store/backup"
 	m, _ := runServer(t, filepath.Join(t.TempDir(), "a2ad.db"), nil)
-	e := echo.New()
 	req := httptest.NewRequest(http.MethodGet, backupPath, nil)
 	req.RemoteAddr = "192.0.2.7:4242"
-	err := m.storeBackup(e.NewContext(req, httptest.NewRecorder()))
-	var he *echo.HTTPError
-	if !errors.As(err, &he) || he.Code != http.StatusForbidden || he.Message != "admin endpoints answer loopback callers only" {
-		t.Fatalf("backup for a remote caller: %v", err)
+	rec := httptest.NewRecorder()
+	m.admin.Handler.ServeHTTP(rec, req)
+	if body := strings.TrimSpace(rec.Body.String()); rec.Code != http.StatusForbidden || body != `{"message":"admin endpoints answer loopback callers only"}` {
+		t.Fatalf("backup for a remote caller: HTTP %d %s", rec.Code, body)
 	}
 
 	resp, err := http.Get("http://" + m.AdminAddr() + backupPath)

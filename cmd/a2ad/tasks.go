@@ -1,9 +1,9 @@
 package main
 
 // a2ad tasks list|get|cancel: the operator view from the command line,
-// against a running server's admin listener. It decodes the JSON the
-// endpoints serve into the same types (opview.go), so the text and
-// --json outputs never disagree.
+// against a running server's admin listener, through admin.Client. It
+// decodes the JSON the endpoints serve into the same types, so the text
+// and --json outputs never disagree.
 
 import (
 	"bytes"
@@ -14,12 +14,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/a2ad/a2ad/admin"
 )
 
 const tasksUsage = `a2ad tasks: inspect and cancel the tasks of a running a2ad, through its
@@ -36,9 +37,6 @@ Every command takes --server URL, the admin listener's base URL (default
 http://127.0.0.1:8081, or A2AD_ADMIN_URL). Exit codes: 0 done, 1 failed
 (unknown task, not cancelable, server unreachable), 2 bad usage.
 `
-
-// defaultAdminURL is where --admin-listen listens by default.
-const defaultAdminURL = "http://127.0.0.1:8081"
 
 // tasksCmd runs "a2ad tasks <sub> ..." and returns the exit code.
 func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
@@ -58,7 +56,7 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 	fs := flag.NewFlagSet("a2ad tasks "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := defaultAdminURL
+	server := admin.DefaultURL
 	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
 		server = v
 	}
@@ -96,34 +94,41 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	base, err := adminBase(server)
+	c, err := admin.NewClient(server)
 	if err != nil {
-		return usageError(stderr, "tasks "+sub+": --server: "+err.Error())
+		return usageError(stderr, fmt.Sprintf("tasks %s: --server: want the admin listener's base URL, e.g. %s, not %q", sub, admin.DefaultURL, server))
 	}
-	c := &adminClient{base: base}
+	defer c.Close()
+	what := "tasks " + sub
 
 	if sub == "list" {
 		if len(pos) > 0 {
 			return usageError(stderr, fmt.Sprintf("tasks list: unexpected argument %q (filters are flags)", pos[0]))
 		}
-		q := url.Values{}
-		for name, v := range map[string]string{"state": state, "function": function, "caller": caller, "page_token": pageTok} {
-			if set[strings.ReplaceAll(name, "_", "-")] {
-				q.Set(name, v)
-			}
+		var f admin.TaskFilter
+		if set["state"] {
+			f.State = &state
+		}
+		if set["function"] {
+			f.Function = &function
+		}
+		if set["caller"] {
+			f.Caller = &caller
 		}
 		if set["limit"] {
-			q.Set("limit", strconv.Itoa(limit))
+			f.Limit = &limit
 		}
-		var list taskListJSON
-		raw, code := c.call(ctx, http.MethodGet, "/admin/v1/tasks?"+q.Encode(), &list, "tasks list", stderr)
-		if code != 0 {
-			return code
+		if set["page-token"] {
+			f.PageToken = &pageTok
+		}
+		list, raw, err := c.Tasks(ctx, f)
+		if err != nil {
+			return adminError(stderr, what, err)
 		}
 		if asJSON {
 			return printJSON(stdout, stderr, raw)
 		}
-		printTaskList(stdout, &list)
+		printTaskList(stdout, list)
 		return 0
 	}
 
@@ -131,81 +136,43 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 		return usageError(stderr, fmt.Sprintf("tasks %s: give one task id (got %d arguments)", sub, len(pos)))
 	}
 	id := pos[0]
-	path := "/admin/v1/tasks/" + url.PathEscape(id)
-	var view taskViewJSON
 	if sub == "get" {
-		raw, code := c.call(ctx, http.MethodGet, path, &view, "tasks get", stderr)
-		if code != 0 {
-			return code
+		view, raw, err := c.Task(ctx, id)
+		if err != nil {
+			return adminError(stderr, what, err)
 		}
 		if asJSON {
 			return printJSON(stdout, stderr, raw)
 		}
-		printTaskView(stdout, &view)
+		printTaskView(stdout, view)
 		return 0
 	}
-	if _, code := c.call(ctx, http.MethodPost, path+"/cancel", &view, "tasks cancel", stderr); code != 0 {
-		return code
+	view, err := c.Cancel(ctx, id)
+	if err != nil {
+		return adminError(stderr, what, err)
 	}
 	fmt.Fprintf(stdout, "canceled task %s (caller %s, function %s): it is %s\n",
 		view.Task.ID, callerName(view.Task.Caller), orDash(view.Task.Function), view.Task.State)
 	return 0
 }
 
-// adminBase checks and normalises the admin listener's base URL.
-func adminBase(base string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("want the admin listener's base URL, e.g. %s, not %q", defaultAdminURL, base)
-	}
-	return strings.TrimRight(base, "/"), nil
-}
-
-// adminClient calls the operator view of one server.
-type adminClient struct{ base string }
-
-// call sends the request and decodes a 200's body into out. It returns
-// the raw body and 0, or prints the error and returns the exit code: 2
-// for a request the server calls bad (400), else 1.
-func (c *adminClient) call(ctx context.Context, method, path string, out any, what string, stderr io.Writer) ([]byte, int) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
-	if err != nil {
+// adminError prints the error of a call to the admin listener and returns
+// the exit code: 2 for a request the server calls bad (400), else 1.
+func adminError(stderr io.Writer, what string, err error) int {
+	var se *admin.StatusError
+	if !errors.As(err, &se) {
 		fmt.Fprintf(stderr, "a2ad: %s: %v\n", what, err)
-		return nil, 1
+		return 1
 	}
-	// No proxy: the admin listener answers loopback callers only.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "a2ad: %s: cannot reach the admin listener at %s: %v\n", what, c.base, err)
-		return nil, 1
+	msg := se.Message
+	if msg == "" {
+		msg = se.Status
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		fmt.Fprintf(stderr, "a2ad: %s: reading the answer: %v\n", what, err)
-		return nil, 1
+	fmt.Fprintf(stderr, "a2ad: %s: %s (HTTP %d)\n", what, msg, se.Code)
+	if se.Code == http.StatusBadRequest {
+		return 2
 	}
-	if resp.StatusCode != http.StatusOK {
-		var e errorJSON
-		msg := resp.Status
-		if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-			msg = e.Message
-		}
-		fmt.Fprintf(stderr, "a2ad: %s: %s (HTTP %d)\n", what, msg, resp.StatusCode)
-		if resp.StatusCode == http.StatusBadRequest {
-			return nil, 2
-		}
-		return nil, 1
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		fmt.Fprintf(stderr, "a2ad: %s: the answer is not the operator view's JSON: %v\n", what, err)
-		return nil, 1
-	}
-	return raw, 0
+	return 1
 }
 
 func printJSON(stdout, stderr io.Writer, raw []byte) int {
@@ -251,7 +218,7 @@ func listOrDash(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func printTaskList(w io.Writer, list *taskListJSON) {
+func printTaskList(w io.Writer, list *admin.TaskList) {
 	if len(list.Tasks) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tSTATE\tFUNCTION\tCALLER\tEVENTS\tUPDATED")
@@ -270,7 +237,7 @@ func printTaskList(w io.Writer, list *taskListJSON) {
 	}
 }
 
-func printTaskView(w io.Writer, v *taskViewJSON) {
+func printTaskView(w io.Writer, v *admin.TaskView) {
 	t := &v.Task
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, val string) { fmt.Fprintf(tw, "%s\t%s\n", k, val) }
@@ -318,7 +285,7 @@ func printTaskView(w io.Writer, v *taskViewJSON) {
 
 // eventDetail is a line about an event: a status message's first text,
 // or an artifact's id and chunking, cut to 60 characters.
-func eventDetail(e *eventJSON) string {
+func eventDetail(e *admin.Event) string {
 	var d string
 	switch e.Kind {
 	case "status":

@@ -1,10 +1,11 @@
-package main
+package admin
 
-// The operator view's JSON: the one marshaller of its shapes. The handlers
-// (opview.go) encode these types and `a2ad tasks` (tasks.go) decodes them.
-// Their keys are locked by golden tests (testdata/wire/opview-*.golden):
-// arrays are always present ([] when empty), what may be absent is null
-// (never 0 or ""), units are in the names.
+// The admin listener's JSON: the one marshaller of its shapes. The
+// handlers encode these types and Client (and through it `a2ad tasks`)
+// decodes them. The operator view's keys are locked by golden tests
+// (cmd/a2ad/testdata/wire/opview-*.golden): arrays are always present ([]
+// when empty), what may be absent is null (never 0 or ""), units are in
+// the names.
 
 import (
 	"encoding/json"
@@ -12,10 +13,11 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
-// overviewJSON is GET /admin/v1/overview.
-type overviewJSON struct {
+// Overview is GET /admin/v1/overview.
+type Overview struct {
 	Version       string    `json:"version"`
 	StartedAt     time.Time `json:"startedAt"`
 	UptimeSeconds int64     `json:"uptimeSeconds"`
@@ -48,8 +50,8 @@ type overviewJSON struct {
 	} `json:"push"`
 }
 
-// taskSummaryJSON is a task in a listing.
-type taskSummaryJSON struct {
+// TaskSummary is a task in a listing.
+type TaskSummary struct {
 	ID        string        `json:"id"`
 	ContextID string        `json:"contextId"`
 	State     a2a.TaskState `json:"state"`
@@ -69,17 +71,17 @@ type taskSummaryJSON struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// taskListJSON is GET /admin/v1/tasks.
-type taskListJSON struct {
-	Tasks []taskSummaryJSON `json:"tasks"`
+// TaskList is GET /admin/v1/tasks.
+type TaskList struct {
+	Tasks []TaskSummary `json:"tasks"`
 	// NextPageToken, when not null, fetches the next page. A page may be
 	// short of limit, even empty, while it is not null.
 	NextPageToken *string `json:"nextPageToken"`
 	ScannedTasks  int     `json:"scannedTasks"`
 }
 
-// webhookJSON is a task's webhook without its secrets.
-type webhookJSON struct {
+// Webhook is a task's webhook without its secrets.
+type Webhook struct {
 	ID          string   `json:"id"`
 	URL         string   `json:"url"`
 	WireVersion string   `json:"wireVersion"`
@@ -87,20 +89,20 @@ type webhookJSON struct {
 	AuthSchemes []string `json:"authSchemes"`
 }
 
-// taskDetailJSON is the task of GET /admin/v1/tasks/{id}.
-type taskDetailJSON struct {
-	taskSummaryJSON
+// TaskDetail is the task of GET /admin/v1/tasks/{id}.
+type TaskDetail struct {
+	TaskSummary
 	// Status is the A2A status as stored (0.3 shape, message included).
 	Status          json.RawMessage `json:"status"`
-	WebhookConfigs  []webhookJSON   `json:"webhookConfigs"`
+	WebhookConfigs  []Webhook       `json:"webhookConfigs"`
 	MessageIDs      []string        `json:"messageIds"`
 	HistoryMessages int             `json:"historyMessages"`
 	Artifacts       int             `json:"artifacts"`
 	InputBytes      int             `json:"inputBytes"`
 }
 
-// eventJSON is one entry of a task's event log.
-type eventJSON struct {
+// Event is one entry of a task's event log.
+type Event struct {
 	Seq  uint64 `json:"seq"`
 	Kind string `json:"kind"` // "status" or "artifact"
 	// State and Timestamp are a status event's; null otherwise (or when
@@ -117,15 +119,15 @@ type eventJSON struct {
 	Artifact json.RawMessage `json:"artifact"`
 }
 
-// taskViewJSON is GET /admin/v1/tasks/{id}, and the answer of a cancel.
-type taskViewJSON struct {
-	Task   taskDetailJSON `json:"task"`
-	Events []eventJSON    `json:"events"`
+// TaskView is GET /admin/v1/tasks/{id}, and the answer of a cancel.
+type TaskView struct {
+	Task   TaskDetail `json:"task"`
+	Events []Event    `json:"events"`
 }
 
-// deadLetterJSON is a push delivery given up on: never its token,
+// DeadLetter is a push delivery given up on: never its token,
 // credentials or body.
-type deadLetterJSON struct {
+type DeadLetter struct {
 	ID        uint64    `json:"id"`
 	TaskID    string    `json:"taskId"`
 	ConfigID  string    `json:"configId"`
@@ -136,19 +138,60 @@ type deadLetterJSON struct {
 	DeadAt    time.Time `json:"deadAt"`
 }
 
-// deadLetterListJSON is GET /admin/v1/dead-letters.
-type deadLetterListJSON struct {
-	DeadLetters   []deadLetterJSON `json:"deadLetters"`
-	NextPageToken *string          `json:"nextPageToken"`
+// DeadLetterList is GET /admin/v1/dead-letters.
+type DeadLetterList struct {
+	DeadLetters   []DeadLetter `json:"deadLetters"`
+	NextPageToken *string      `json:"nextPageToken"`
 }
 
-// errorJSON is every error of the admin listener (echo's shape).
-type errorJSON struct {
+// ErrorBody is every error of the admin listener (echo's shape).
+type ErrorBody struct {
 	Message string `json:"message"`
 }
 
-func summaryOf(r *tasks.Record) taskSummaryJSON {
-	s := taskSummaryJSON{
+// OutboxList is GET /admin/push/dead-letters: the dead letters of the
+// push outbox, oldest first, and the number of deliveries waiting.
+type OutboxList struct {
+	DeadLetters []boltstore.DeadLetter `json:"deadLetters"`
+	OutboxDepth int                    `json:"outboxDepth"`
+}
+
+// ReloadReport says what a reload did. Its JSON is the answer of
+// POST /admin/v1/reload; arrays are never null.
+type ReloadReport struct {
+	Catalog CatalogReload `json:"catalog"`
+	// Keys is null without a keys file.
+	Keys *KeysReload `json:"keys"`
+	// AuditLogReopened is null when the audit trail has no file of its
+	// own.
+	AuditLogReopened *bool `json:"auditLogReopened"`
+}
+
+// CatalogReload is the catalogue part of a reload.
+type CatalogReload struct {
+	// Reloaded is false when the new file has problems: the catalogue in
+	// force stays.
+	Reloaded bool `json:"reloaded"`
+	// Changed is true when the new version differs from the old.
+	Changed bool `json:"changed"`
+	// Version is the version in force after the reload.
+	Version   string   `json:"version"`
+	Functions int      `json:"functions"`
+	Problems  []string `json:"problems"`
+}
+
+// KeysReload is the keys part of a reload.
+type KeysReload struct {
+	Reloaded bool     `json:"reloaded"`
+	Entries  int      `json:"entries"`
+	Problems []string `json:"problems"`
+	// StreamsEnded counts the open streams ended because the reload
+	// revoked, disabled or removed their key.
+	StreamsEnded int `json:"streamsEnded"`
+}
+
+func summaryOf(r *tasks.Record) TaskSummary {
+	s := TaskSummary{
 		ID: r.Task.ID, ContextID: r.Task.ContextID, State: r.State(),
 		StatusTimestamp: nonEmpty(r.Task.Status.Timestamp),
 		Caller:          nonEmpty(r.Owner),
@@ -169,30 +212,30 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-func viewOf(r *tasks.Record, evs []tasks.Event) (*taskViewJSON, error) {
+func viewOf(r *tasks.Record, evs []tasks.Event) (*TaskView, error) {
 	status, err := r.Task.Status.AppendJSON(nil)
 	if err != nil {
 		return nil, err
 	}
-	d := taskDetailJSON{
-		taskSummaryJSON: summaryOf(r),
+	d := TaskDetail{
+		TaskSummary:     summaryOf(r),
 		Status:          status,
-		WebhookConfigs:  make([]webhookJSON, 0, len(r.PushConfigs)),
+		WebhookConfigs:  make([]Webhook, 0, len(r.PushConfigs)),
 		MessageIDs:      append(make([]string, 0, len(r.MessageIDs)), r.MessageIDs...),
 		HistoryMessages: len(r.Task.History),
 		Artifacts:       len(r.Task.Artifacts),
 		InputBytes:      len(r.Input),
 	}
 	for _, pc := range r.PushConfigs {
-		w := webhookJSON{ID: pc.ID, URL: pc.URL, WireVersion: pc.Wire.String(), HasToken: pc.Token != "", AuthSchemes: []string{}}
+		w := Webhook{ID: pc.ID, URL: pc.URL, WireVersion: pc.Wire.String(), HasToken: pc.Token != "", AuthSchemes: []string{}}
 		if pc.Authentication != nil {
 			w.AuthSchemes = append(w.AuthSchemes, pc.Authentication.Schemes...)
 		}
 		d.WebhookConfigs = append(d.WebhookConfigs, w)
 	}
-	out := &taskViewJSON{Task: d, Events: make([]eventJSON, 0, len(evs))}
+	out := &TaskView{Task: d, Events: make([]Event, 0, len(evs))}
 	for _, e := range evs {
-		ev := eventJSON{Seq: e.Seq, Append: e.Append, LastChunk: e.LastChunk}
+		ev := Event{Seq: e.Seq, Append: e.Append, LastChunk: e.LastChunk}
 		switch {
 		case e.Status != nil:
 			st := e.Status.State

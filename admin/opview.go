@@ -1,4 +1,4 @@
-package main
+package admin
 
 // The operator view: read-only JSON endpoints on the admin listener
 // (loopback callers only, as every admin route), and the one write the
@@ -10,7 +10,7 @@ package main
 //	GET  /admin/v1/dead-letters?limit=&page_token=
 //	POST /admin/v1/tasks/{id}/cancel
 //
-// The JSON types are in opview_json.go.
+// The JSON types are in view.go.
 
 import (
 	"context"
@@ -45,25 +45,15 @@ const (
 	maxPageLimit     = 1000
 )
 
-// inspector is what the view reads: a store it cannot write to.
-type inspector interface {
-	Overview(ctx context.Context) (*boltstore.Overview, error)
-	Tasks(ctx context.Context, q boltstore.TaskQuery, after string, limit int) (*boltstore.TaskPage, error)
-	Task(ctx context.Context, id string) (*tasks.Record, []tasks.Event, error)
-	DeadLetters(ctx context.Context, after uint64, limit int) ([]boltstore.DeadLetter, bool, error)
-}
-
-var _ inspector = (*boltstore.Inspector)(nil)
-
 // opView serves the read-only endpoints. It holds no component that can
 // change a task, a timer or a rate bucket: observation only, by
 // construction.
 type opView struct {
-	store           inspector
+	store           Inspector
 	stateCountLimit int
 	catalog         func() *functions.Catalog
 	policy          exposure.Policy
-	keys            func() *int // nil without a keys file
+	keys            func() *int
 	storePath       string
 	version         string
 	startedAt       time.Time
@@ -71,58 +61,35 @@ type opView struct {
 	log             zerolog.Logger
 }
 
-// canceler is the task service's cancel, which the operator's cancel
-// goes through with the task's owner.
-type canceler interface {
-	CancelByOperator(ctx context.Context, owner tasks.Caller, id string) (*a2a.Task, error)
-}
-
 // opCancel serves the operator's cancel.
 type opCancel struct {
 	view  *opView
-	tasks canceler
+	tasks Canceler
 	log   zerolog.Logger
 	audit *zerolog.Logger // nil: no audit trail
 }
 
-// addOpViewRoutes adds the operator view to the admin listener.
-func (m *Main) addOpViewRoutes(e *echo.Echo) {
-	insp := m.store.Inspector()
+// addOpViewRoutes adds the operator view.
+func (s *Server) addOpViewRoutes(e *echo.Echo) {
+	cfg := s.cfg
 	v := &opView{
-		store:           insp,
-		stateCountLimit: insp.StateCountLimit,
-		catalog:         m.catalog.Load,
-		policy:          exposure.Policy{ExposeAll: m.Config.ExposeAll, Tier: m.Config.Tier, ExtraPrefixes: m.Config.hiddenPrefixes()},
-		storePath:       m.Config.Store,
-		version:         Version(),
-		startedAt:       time.Now(), // the admin listener starts within Open
-		now:             time.Now,
-		log:             m.Logger,
+		store:           cfg.Inspector,
+		stateCountLimit: cfg.StateCountLimit,
+		catalog:         cfg.Catalog,
+		policy:          cfg.Policy,
+		keys:            cfg.Keys,
+		storePath:       cfg.StorePath,
+		version:         cfg.Version,
+		startedAt:       cfg.StartedAt,
+		now:             cfg.Now,
+		log:             cfg.Logger,
 	}
-	if m.registry != nil {
-		reg := m.registry
-		v.keys = func() *int { n := reg.Keys().Len(); return &n }
-	} else {
-		v.keys = func() *int { return nil }
-	}
-	c := &opCancel{view: v, tasks: m.service, log: m.Logger, audit: m.operatorAudit()}
+	c := &opCancel{view: v, tasks: cfg.Tasks, log: cfg.Logger, audit: cfg.Audit}
 	e.GET("/admin/v1/overview", v.overview)
 	e.GET("/admin/v1/tasks", v.tasks)
 	e.GET("/admin/v1/tasks/:id", v.task)
 	e.GET("/admin/v1/dead-letters", v.deadLetters)
 	e.POST("/admin/v1/tasks/:id/cancel", c.cancel)
-}
-
-// operatorAudit is the audit logger the config asks for, as
-// newAuditLogger built it for the A2A server: nil for "off".
-func (m *Main) operatorAudit() *zerolog.Logger {
-	switch {
-	case m.Config.AuditLog == "off":
-		return nil
-	case m.audit != nil:
-		return server.AuditLogger(zerolog.New(m.audit).With().Timestamp().Str("service", "a2ad").Logger())
-	}
-	return server.AuditLogger(m.Logger)
 }
 
 // apiError is an answer other than 200: its status and one message.
@@ -145,10 +112,10 @@ func (v *opView) reply(c echo.Context, body any, err error) error {
 	case err == nil:
 		return c.JSON(http.StatusOK, body)
 	case errors.As(err, &ae):
-		return c.JSON(ae.status, errorJSON{Message: ae.msg})
+		return c.JSON(ae.status, ErrorBody{Message: ae.msg})
 	}
 	v.log.Error().Err(err).Str("path", c.Path()).Msg("operator view")
-	return c.JSON(http.StatusInternalServerError, errorJSON{Message: "internal error (see the server log)"})
+	return c.JSON(http.StatusInternalServerError, ErrorBody{Message: "internal error (see the server log)"})
 }
 
 func (v *opView) overview(c echo.Context) error {
@@ -156,7 +123,7 @@ func (v *opView) overview(c echo.Context) error {
 	return v.reply(c, body, err)
 }
 
-func (v *opView) buildOverview(ctx context.Context, q url.Values) (*overviewJSON, error) {
+func (v *opView) buildOverview(ctx context.Context, q url.Values) (*Overview, error) {
 	if err := checkParams(q); err != nil {
 		return nil, err
 	}
@@ -164,7 +131,7 @@ func (v *opView) buildOverview(ctx context.Context, q url.Values) (*overviewJSON
 	if err != nil {
 		return nil, err
 	}
-	out := &overviewJSON{Version: v.version, StartedAt: v.startedAt.UTC(), Keys: v.keys()}
+	out := &Overview{Version: v.version, StartedAt: v.startedAt.UTC(), Keys: v.keys()}
 	out.UptimeSeconds = int64(v.now().Sub(v.startedAt) / time.Second)
 	if cat := v.catalog(); cat != nil {
 		out.Catalog.Path, out.Catalog.Version, out.Catalog.Functions = cat.Path, cat.Version, len(cat.Functions)
@@ -194,7 +161,7 @@ func (v *opView) tasks(c echo.Context) error {
 	return v.reply(c, body, err)
 }
 
-func (v *opView) listTasks(ctx context.Context, q url.Values) (*taskListJSON, error) {
+func (v *opView) listTasks(ctx context.Context, q url.Values) (*TaskList, error) {
 	if err := checkParams(q, "state", "function", "caller", "limit", "page_token"); err != nil {
 		return nil, err
 	}
@@ -231,7 +198,7 @@ func (v *opView) listTasks(ctx context.Context, q url.Values) (*taskListJSON, er
 	if err != nil {
 		return nil, err
 	}
-	out := &taskListJSON{Tasks: make([]taskSummaryJSON, 0, len(page.Tasks)), ScannedTasks: page.Scanned}
+	out := &TaskList{Tasks: make([]TaskSummary, 0, len(page.Tasks)), ScannedTasks: page.Scanned}
 	for _, r := range page.Tasks {
 		out.Tasks = append(out.Tasks, summaryOf(r))
 	}
@@ -251,7 +218,7 @@ func (v *opView) task(c echo.Context) error {
 	return v.reply(c, body, err)
 }
 
-func (v *opView) getTask(ctx context.Context, id string, q url.Values) (*taskViewJSON, error) {
+func (v *opView) getTask(ctx context.Context, id string, q url.Values) (*TaskView, error) {
 	if err := checkParams(q); err != nil {
 		return nil, err
 	}
@@ -283,7 +250,7 @@ func (v *opView) deadLetters(c echo.Context) error {
 	return v.reply(c, body, err)
 }
 
-func (v *opView) listDeadLetters(ctx context.Context, q url.Values) (*deadLetterListJSON, error) {
+func (v *opView) listDeadLetters(ctx context.Context, q url.Values) (*DeadLetterList, error) {
 	if err := checkParams(q, "limit", "page_token"); err != nil {
 		return nil, err
 	}
@@ -306,9 +273,9 @@ func (v *opView) listDeadLetters(ctx context.Context, q url.Values) (*deadLetter
 	if err != nil {
 		return nil, err
 	}
-	out := &deadLetterListJSON{DeadLetters: make([]deadLetterJSON, 0, len(list))}
+	out := &DeadLetterList{DeadLetters: make([]DeadLetter, 0, len(list))}
 	for _, d := range list {
-		out.DeadLetters = append(out.DeadLetters, deadLetterJSON{
+		out.DeadLetters = append(out.DeadLetters, DeadLetter{
 			ID: d.ID, TaskID: d.TaskID, ConfigID: d.ConfigID, URL: d.URL, Attempts: d.Attempts,
 			LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), DeadAt: d.DeadAt.UTC(),
 		})

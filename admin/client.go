@@ -1,0 +1,178 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultURL is the admin listener's base URL when --admin-listen keeps
+// its default.
+const DefaultURL = "http://127.0.0.1:8081"
+
+// Client calls the admin listener of one a2ad. It uses no proxy: the
+// listener answers loopback callers only.
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// NewClient returns a client of the admin listener at base, an http or
+// https URL with a host (a trailing slash is dropped). It returns an
+// error if base is not one.
+func NewClient(base string) (*Client, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not the base URL of an admin listener (an http or https URL with a host)", base)
+	}
+	return &Client{
+		base: strings.TrimRight(base, "/"),
+		hc:   &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: 30 * time.Second}},
+	}, nil
+}
+
+// Close closes the client's idle connections.
+func (c *Client) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// StatusError is an answer other than 200.
+type StatusError struct {
+	Code   int    // 404
+	Status string // "404 Not Found"
+	// Message is the error body's message ({"message": ...}), "" when it
+	// has none.
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return "the server answered " + e.Status
+	}
+	return "the server answered " + e.Status + ": " + e.Message
+}
+
+// statusError reads the error of resp from its body.
+func statusError(resp *http.Response) *StatusError {
+	var e ErrorBody
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&e)
+	return &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: e.Message}
+}
+
+// TaskFilter selects the tasks of a listing; a nil field is not sent, and
+// the server applies its default.
+type TaskFilter struct {
+	State    *string
+	Function *string
+	// Caller is a caller's id; "" is the anonymous caller.
+	Caller    *string
+	Limit     *int
+	PageToken *string
+}
+
+func (f TaskFilter) query() url.Values {
+	q := url.Values{}
+	for name, v := range map[string]*string{"state": f.State, "function": f.Function, "caller": f.Caller, "page_token": f.PageToken} {
+		if v != nil {
+			q.Set(name, *v)
+		}
+	}
+	if f.Limit != nil {
+		q.Set("limit", strconv.Itoa(*f.Limit))
+	}
+	return q
+}
+
+// Tasks returns a page of the tasks f selects, newest first, and the
+// answer as the server sent it. Errors: *StatusError for an answer other
+// than 200 (400 for a filter the server refuses), else a transport or
+// decoding error.
+func (c *Client) Tasks(ctx context.Context, f TaskFilter) (*TaskList, []byte, error) {
+	var list TaskList
+	raw, err := c.call(ctx, http.MethodGet, "/admin/v1/tasks?"+f.query().Encode(), &list)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &list, raw, nil
+}
+
+// Task returns a task and its event log, and the answer as the server
+// sent it. Errors as Tasks; a task that does not exist is a 404.
+func (c *Client) Task(ctx context.Context, id string) (*TaskView, []byte, error) {
+	var v TaskView
+	raw, err := c.call(ctx, http.MethodGet, "/admin/v1/tasks/"+url.PathEscape(id), &v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &v, raw, nil
+}
+
+// Cancel cancels a task that is not terminal, as its caller would, and
+// returns it as it then stands. Errors as Task; a terminal task is a 409.
+func (c *Client) Cancel(ctx context.Context, id string) (*TaskView, error) {
+	var v TaskView
+	if _, err := c.call(ctx, http.MethodPost, "/admin/v1/tasks/"+url.PathEscape(id)+"/cancel", &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// call sends the request and decodes a 200's body into out, which it
+// returns.
+func (c *Client) call(ctx context.Context, method, path string, out any) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the admin listener at %s: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, statusError(resp)
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("the answer is not the operator view's JSON: %w", err)
+	}
+	return raw, nil
+}
+
+// Backup copies the store of the server to w, through the backup
+// endpoint, and fails unless it got the whole file. Errors:
+// *StatusError for an answer other than 200, else the transport's.
+func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+BackupPath, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, statusError(resp)
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("the download ended after %d bytes: %w", n, err)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return n, fmt.Errorf("the download ended after %d of %d bytes", n, resp.ContentLength)
+	}
+	return n, nil
+}
