@@ -7,7 +7,6 @@ import (
 
 	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/admin"
-	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -39,7 +38,7 @@ func (m *Main) newAdmin() *admin.Server {
 		NotReady:        m.notReady,
 		Metrics:         m.metrics.Handler(),
 		Catalog:         m.catalog.Load,
-		Policy:          exposure.Policy{ExposeAll: m.Config.ExposeAll, Tier: m.Config.Tier, ExtraPrefixes: m.Config.hiddenPrefixes()},
+		Policy:          m.Config.Policy(),
 		Keys:            keys,
 		StorePath:       m.Config.Store,
 		Version:         Version(),

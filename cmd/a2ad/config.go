@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/a2ad/a2ad/exposure"
 )
 
 // Config is every setting of the a2ad command. Each field is a flag, an
@@ -421,6 +423,12 @@ func (c *Config) trustedProxies() ([]netip.Prefix, error) {
 }
 
 func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }
+
+// Policy is the exposure policy the config sets: the one the card, the
+// task service, the operator view and a2ad skills apply.
+func (c *Config) Policy() exposure.Policy {
+	return exposure.Policy{ExposeAll: c.ExposeAll, Tier: c.Tier, ExtraPrefixes: c.hiddenPrefixes()}
+}
 
 func (c *Config) pushAllow() []string { return splitList(c.PushAllow) }
 

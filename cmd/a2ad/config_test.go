@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2ad/a2ad/exposure"
 )
 
 // cfgEnv returns a lookupEnv that sees only m.
@@ -137,6 +139,20 @@ func TestParseConfig_HiddenPrefixes(t *testing.T) {
 	}
 	if got := (&Config{}).hiddenPrefixes(); len(got) != 0 {
 		t.Errorf("hiddenPrefixes() of nothing = %q, want none", got)
+	}
+}
+
+// TestConfigPolicy: the policy is the flags' tier, expose-all and hidden
+// prefixes.
+func TestConfigPolicy(t *testing.T) {
+	cfg := cfgParse(t, []string{"--tier", "partner", "--expose-all", "--hidden-prefixes", "a::, b::"}, nil)
+	want := exposure.Policy{ExposeAll: true, Tier: "partner", ExtraPrefixes: []string{"a::", "b::"}}
+	if diff := cmp.Diff(want, cfg.Policy()); diff != "" {
+		t.Errorf("Policy() (-want +got):\n%s", diff)
+	}
+	def := DefaultConfig()
+	if diff := cmp.Diff(exposure.Policy{}, def.Policy()); diff != "" {
+		t.Errorf("Policy() of the defaults (-want +got):\n%s", diff)
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/callers"
-	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
@@ -169,7 +168,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("keys: %w", err)
 		}
 	}
-	policy := exposure.Policy{ExposeAll: cfg.ExposeAll, Tier: cfg.Tier, ExtraPrefixes: cfg.hiddenPrefixes()}
+	policy := cfg.Policy()
 	identity := agentcard.Identity{
 		Name: cfg.Name, Description: cfg.Description, Version: Version(),
 		ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/a2ad/a2ad/callers"
-	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 )
 
@@ -37,7 +36,7 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		printLoadError(stderr, err)
 		return 1
 	}
-	policy := exposure.Policy{ExposeAll: cfg.ExposeAll, Tier: cfg.Tier, ExtraPrefixes: cfg.hiddenPrefixes()}
+	policy := cfg.Policy()
 	views := make([]skillView, 0, len(cat.Functions))
 	exposed := 0
 	for _, f := range cat.Functions {
