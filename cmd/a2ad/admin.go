@@ -3,9 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
@@ -43,7 +40,7 @@ func (m *Main) newAdmin() *admin.Server {
 		StorePath:       m.Config.Store,
 		Version:         Version(),
 		StartedAt:       time.Now(), // the admin listener starts within Open
-		Audit:           m.operatorAudit(),
+		Audit:           m.auditLogger,
 		Logger:          m.Logger,
 	})
 }
@@ -60,16 +57,4 @@ func (m *Main) notReady() string {
 		return "store closed"
 	}
 	return ""
-}
-
-// operatorAudit is the audit logger the config asks for, as
-// newAuditLogger built it for the A2A server: nil for "off".
-func (m *Main) operatorAudit() *zerolog.Logger {
-	switch {
-	case m.Config.AuditLog == "off":
-		return nil
-	case m.audit != nil:
-		return server.AuditLogger(zerolog.New(m.audit).With().Timestamp().Str("service", "a2ad").Logger())
-	}
-	return server.AuditLogger(m.Logger)
 }

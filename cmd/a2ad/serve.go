@@ -48,17 +48,18 @@ type Main struct {
 	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
 	srv      *server.Server
 	audit    *auditLog // nil unless the audit trail has its own file
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	store    *boltstore.Store
-	service  *tasks.Service
-	sender   *push.Sender
-	guard    *push.Guard
-	metrics  *metrics.Metrics
-	http     *http.Server
-	ln       net.Listener // the main listener, wrapped in its caps once serving
-	served   chan error
-	baseURL  string
+	// auditLogger writes the audit trail; nil when it is off.
+	auditLogger *zerolog.Logger
+	wg          sync.WaitGroup // the rate limits' sweeper
+	store       *boltstore.Store
+	service     *tasks.Service
+	sender      *push.Sender
+	guard       *push.Guard
+	metrics     *metrics.Metrics
+	http        *http.Server
+	ln          net.Listener // the main listener, wrapped in its caps once serving
+	served      chan error
+	baseURL     string
 
 	admin       *http.Server
 	adminLn     net.Listener
@@ -66,6 +67,9 @@ type Main struct {
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
 	reloadMu sync.Mutex // one reload at a time
+
+	closeMu sync.Mutex
+	closers []closer // what undoes each step of Open, in the order done
 }
 
 // newLogger builds the root logger.
@@ -130,45 +134,123 @@ loop:
 }
 
 // Open loads the catalogue, opens the store, recovers interrupted tasks
-// and starts serving.
-func (m *Main) Open(ctx context.Context) (err error) {
-	defer func() {
-		if err != nil && m.audit != nil {
-			_ = m.audit.Close() // opened before the step that failed
-			m.audit = nil
+// and starts serving, in the steps below. Each step pushes what undoes it
+// onto one list, which Close unwinds last in first out, and so does a
+// failed Open: the order of the steps is the reverse of shutdown's.
+func (m *Main) Open(ctx context.Context) error {
+	for _, step := range []func(context.Context) error{
+		m.openCatalog,
+		m.openListener,
+		m.openCallers,
+		m.openStore,
+		m.openAdminListener,
+		m.openService,
+		m.openHTTP,
+		m.serveAdmin,
+	} {
+		if err := step(ctx); err != nil {
+			return m.unwind(err)
 		}
-	}()
+	}
 	cfg := m.Config
-	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
+	card, _ := m.cards.view(nil, true) // built by openCallers
+	keys := -1
+	if m.registry != nil {
+		keys = m.registry.Keys().Len()
+	}
+	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("base_url", m.baseURL).
+		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", cfg.Store).
+		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
+		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
+	return nil
+}
+
+// closer undoes one step of Open.
+type closer struct {
+	name  string
+	close func(ctx context.Context) error
+}
+
+// onClose pushes fn, which undoes what the step that calls it opened,
+// onto the list Close unwinds. Closers never call it.
+func (m *Main) onClose(name string, fn func(ctx context.Context) error) {
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	m.closers = append(m.closers, closer{name, fn})
+}
+
+// unwind runs the closers, last pushed first, within the shutdown grace
+// period. It returns first, the error that made Open fail, or else the
+// first error of a closer; it logs the others. A second unwind waits for
+// the first, then finds nothing left to close.
+func (m *Main) unwind(first error) error {
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	cs := m.closers
+	m.closers = nil
+	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
+	defer cancel()
+	for i := len(cs) - 1; i >= 0; i-- {
+		err := cs[i].close(ctx)
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			m.Logger.Error().Err(err).Str("step", cs[i].name).Msg("shutdown")
+		}
+	}
+	return first
+}
+
+// openCatalog loads the catalogue.
+func (m *Main) openCatalog(context.Context) error {
+	cat, err := functions.Load(m.Config.Catalog, functions.LoadOptions{})
 	if err != nil {
 		return fmt.Errorf("load catalogue: %w", err)
 	}
 	m.catalog.Store(cat)
+	return nil
+}
 
-	ln, err := net.Listen("tcp", cfg.Listen)
+// openListener binds the main listener, which the base URL defaults to.
+func (m *Main) openListener(context.Context) error {
+	ln, err := net.Listen("tcp", m.Config.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	m.ln = ln
-	base := cfg.BaseURL
+	// Until openHTTP serves on it (then its server closes it too).
+	m.onClose("listener", func(context.Context) error {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	base := m.Config.BaseURL
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
 	if m.baseURL, err = agentcard.NormalizeBaseURL(base); err != nil {
-		ln.Close()
 		return fmt.Errorf("base-url: %w", err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		m.Logger.Warn().Str("listen", ln.Addr().String()).Msg("listening beyond loopback: put TLS and authentication in front")
 	}
+	return nil
+}
 
+// openCallers loads the keys, builds the public card, opens the audit
+// trail and starts the rate limits' sweeper.
+func (m *Main) openCallers(context.Context) error {
+	cfg := m.Config
 	if cfg.Keys != "" {
-		if m.registry, err = callers.NewRegistry(cfg.Keys); err != nil {
-			ln.Close()
+		reg, err := callers.NewRegistry(cfg.Keys)
+		if err != nil {
 			return fmt.Errorf("keys: %w", err)
 		}
+		m.registry = reg
 	}
-	policy := cfg.Policy()
 	identity := agentcard.Identity{
 		Name: cfg.Name, Description: cfg.Description, Version: Version(),
 		ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,
@@ -178,6 +260,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.registry != nil {
 		security = &agentcard.Security{Anonymous: cfg.AllowAnonymous, ExtendedCard: true}
 	}
+	policy := cfg.Policy()
 	m.cards = &cards{build: func(tiers []string, public bool) (*agentcard.Card, error) {
 		opts := agentcard.Options{
 			Identity:     identity,
@@ -195,20 +278,50 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 		return agentcard.Build(m.catalog.Load(), opts)
 	}}
-	card, err := m.cards.view(nil, true)
-	if err != nil {
-		ln.Close()
+	if _, err := m.cards.view(nil, true); err != nil {
 		return err
 	}
 	audit, err := m.newAuditLogger(m.Logger)
 	if err != nil {
-		ln.Close()
 		return err
 	}
+	m.auditLogger = audit
+	if a := m.audit; a != nil {
+		m.onClose("audit log", func(context.Context) error {
+			if err := a.Close(); err != nil {
+				return fmt.Errorf("close audit log: %w", err)
+			}
+			return nil
+		})
+	}
+	m.gate = callers.NewGate(callers.GateConfig{
+		PerSecond: cfg.RatePerSecond, Burst: cfg.RateBurst,
+		MaxInFlightPerCaller: cfg.MaxInFlightPerCaller, MaxInFlight: cfg.MaxInFlight,
+		MaxAddresses: cfg.RateBuckets, Now: m.now,
+		BytesBurst: int(cfg.RateBytesBurst),
+	})
+	if m.registry != nil && cfg.AuthFailRate > 0 {
+		// Without keys no request fails to authenticate.
+		m.throttle = callers.NewThrottle(callers.ThrottleConfig{
+			PerSecond: cfg.AuthFailRate, Burst: cfg.AuthFailBurst, MaxAddresses: cfg.RateBuckets, Now: m.now,
+		})
+	}
+	stop := make(chan struct{})
+	m.wg.Add(1)
+	go m.sweepBuckets(stop)
+	m.onClose("rate limits", func(context.Context) error {
+		close(stop)
+		m.wg.Wait()
+		return nil
+	})
+	return nil
+}
 
+// openStore opens the store, with the metrics its hooks feed.
+func (m *Main) openStore(ctx context.Context) error {
+	cfg := m.Config
 	guard, err := push.NewGuard(cfg.pushAllow(), nil)
 	if err != nil {
-		ln.Close()
 		return fmt.Errorf("push-allow: %w", err)
 	}
 	m.guard = guard
@@ -218,51 +331,115 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
 	})
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	m.store = store
+	m.onClose("store", func(context.Context) error {
+		if err := store.Close(); err != nil {
+			return fmt.Errorf("close store: %w", err)
+		}
+		return nil
+	})
 	met.WatchOutbox(store)
 	// Seeded before anything writes; OnTransition keeps it from here on.
 	active, err := store.ActiveStates(ctx)
 	if err != nil {
-		ln.Close()
-		store.Close()
 		return fmt.Errorf("count tasks: %w", err)
 	}
 	met.AddTasks(active)
+	return nil
+}
+
+// openAdminListener binds the admin listener, if there is one; serveAdmin
+// serves it once the rest runs. It closes after the task service and
+// before the store: until the service has stopped it shows the drain, and
+// the store waits for the read transactions of the backups it streams.
+func (m *Main) openAdminListener(context.Context) error {
+	if m.Config.AdminListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", m.Config.AdminListen)
+	if err != nil {
+		return fmt.Errorf("admin-listen: %w", err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")
+	}
+	// Its own caps and timeouts: a flood on the main listener leaves the
+	// probes and /metrics answering.
+	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
+	m.admin = &http.Server{ErrorLog: httpErrorLog(m.Logger, "admin")}
+	adminTimeouts(m.admin, m.Config)
+	m.onClose("admin listener", func(context.Context) error {
+		if m.adminServed == nil {
+			_ = m.adminLn.Close()
+			return nil
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := m.admin.Shutdown(sctx); err != nil {
+			_ = m.admin.Close()
+		}
+		<-m.adminServed
+		return nil
+	})
+	return nil
+}
+
+// openService starts the task service, which first recovers the tasks a
+// previous process left running, and the push sender. The sender closes
+// after the service, whose last writes it may still deliver.
+func (m *Main) openService(ctx context.Context) error {
+	cfg := m.Config
+	m.sender = push.NewSender(push.SenderConfig{
+		Outbox:      m.store,
+		Client:      m.guard.Client(cfg.PushTimeout),
+		Timeout:     cfg.PushTimeout,
+		MaxAttempts: cfg.PushMaxAttempts,
+		Concurrency: cfg.PushConcurrency,
+		Logger:      m.Logger,
+		OnAttempt:   m.metrics.PushAttempt,
+	})
+	m.store.SetOutboxHook(m.sender.Wake)
+	m.onClose("push sender", func(context.Context) error {
+		// Deliveries in flight get a moment to finish; one that is cut
+		// short stays in the outbox, and the next start sends it.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := m.sender.Close(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("push sender: %w", err)
+		}
+		return nil
+	})
 	m.service = tasks.New(tasks.Config{
-		Store:             store,
+		Store:             m.store,
 		Catalog:           m.catalog.Load,
-		Policy:            policy,
+		Policy:            cfg.Policy(),
 		Logger:            m.Logger,
 		MaxConcurrent:     cfg.MaxConcurrent,
 		MaxQueue:          cfg.MaxQueue,
 		BlockingTimeout:   cfg.BlockingTimeout,
 		Retention:         cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval,
-		PushGuard:         guard,
-		Metrics:           met,
+		PushGuard:         m.guard,
+		Metrics:           m.metrics,
 
 		MaxTaskArtifactBytes: cfg.MaxTaskArtifactBytes,
 	})
 	if err := m.service.Start(ctx); err != nil {
-		ln.Close()
-		store.Close()
 		return err
 	}
+	m.onClose("task service", m.service.Close)
 	// The sender picks up the outbox where a previous process left it.
-	m.sender = push.NewSender(push.SenderConfig{
-		Outbox:      store,
-		Client:      guard.Client(cfg.PushTimeout),
-		Timeout:     cfg.PushTimeout,
-		MaxAttempts: cfg.PushMaxAttempts,
-		Concurrency: cfg.PushConcurrency,
-		Logger:      m.Logger,
-		OnAttempt:   met.PushAttempt,
-	})
-	store.SetOutboxHook(m.sender.Wake)
 	m.sender.Start()
+	return nil
+}
+
+// openHTTP serves the A2A server on the main listener. It closes first:
+// new calls are refused from then on, and running ones finish within the
+// grace period.
+func (m *Main) openHTTP(context.Context) error {
+	cfg := m.Config
 	limits := cfg.storageLimits()
 	var auth server.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
 	var extended func(server.Principal) server.Card
@@ -283,24 +460,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return server.Card{JSON: c.JSON, ETag: c.ETag}
 		}
 	}
-	m.gate = callers.NewGate(callers.GateConfig{
-		PerSecond: cfg.RatePerSecond, Burst: cfg.RateBurst,
-		MaxInFlightPerCaller: cfg.MaxInFlightPerCaller, MaxInFlight: cfg.MaxInFlight,
-		MaxAddresses: cfg.RateBuckets, Now: m.now,
-		BytesBurst: int(cfg.RateBytesBurst),
-	})
 	var throttle server.AuthThrottle
-	if m.registry != nil && cfg.AuthFailRate > 0 {
-		// Without keys no request fails to authenticate.
-		m.throttle = callers.NewThrottle(callers.ThrottleConfig{
-			PerSecond: cfg.AuthFailRate, Burst: cfg.AuthFailBurst, MaxAddresses: cfg.RateBuckets, Now: m.now,
-		})
+	if m.throttle != nil {
 		throttle = addrThrottle{m.throttle}
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
-	m.stop = make(chan struct{})
-	m.wg.Add(1)
-	go m.sweepBuckets()
+	met := m.metrics
 	observe := func(method string, outcome server.Outcome, reason server.Reason, d time.Duration) {
 		met.Request(method, string(outcome), string(reason), d)
 	}
@@ -313,7 +478,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Auth:         auth,
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
 		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
-		Audit:        audit,
+		Audit:        m.auditLogger,
 		Observe:      observe,
 		ExtendedCard: extended,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -340,7 +505,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", openFileLimit()).
 			Msg("max-conns lowered to fit the open-file limit (raise LimitNOFILE or ulimit -n)")
 	}
-	m.ln = limitListener(ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger)
+	m.ln = limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger)
 	m.served = make(chan error, 1)
 	go func() {
 		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -348,31 +513,34 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 		close(m.served)
 	}()
-	keys := -1
-	if m.registry != nil {
-		keys = m.registry.Keys().Len()
-	}
-	if cfg.AdminListen != "" {
-		if err := m.startAdmin(cfg.AdminListen); err != nil {
-			_ = m.Close()
-			return err
-		}
-	}
-	m.Logger.Info().Str("listen", ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("base_url", m.baseURL).
-		Str("catalog", cfg.Catalog).Str("catalog_version", cat.Version).Str("store", cfg.Store).
-		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
-		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
+	m.onClose("http", m.shutdownHTTP)
 	return nil
 }
 
-// sweepBuckets forgets idle rate buckets until Close.
-func (m *Main) sweepBuckets() {
+// serveAdmin serves the admin listener openAdminListener bound.
+func (m *Main) serveAdmin(context.Context) error {
+	if m.admin == nil {
+		return nil
+	}
+	m.admin.Handler = m.newAdmin().Handler()
+	m.adminServed = make(chan struct{})
+	go func() {
+		defer close(m.adminServed)
+		if err := m.admin.Serve(m.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Logger.Error().Err(err).Msg("admin listener stopped")
+		}
+	}()
+	return nil
+}
+
+// sweepBuckets forgets idle rate buckets until stop is closed.
+func (m *Main) sweepBuckets(stop <-chan struct{}) {
 	defer m.wg.Done()
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-m.stop:
+		case <-stop:
 			return
 		case <-t.C:
 			m.gate.Sweep()
@@ -394,110 +562,43 @@ func (m *Main) AdminAddr() string {
 	return m.adminLn.Addr().String()
 }
 
-// startAdmin starts the admin listener.
-func (m *Main) startAdmin(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("admin-listen: %w", err)
-	}
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")
-	}
-	// Its own caps and timeouts: a flood on the main listener leaves the
-	// probes and /metrics answering.
-	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
-	m.admin = &http.Server{Handler: m.newAdmin().Handler(), ErrorLog: httpErrorLog(m.Logger, "admin")}
-	adminTimeouts(m.admin, m.Config)
-	m.adminServed = make(chan struct{})
-	go func() {
-		defer close(m.adminServed)
-		if err := m.admin.Serve(m.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Logger.Error().Err(err).Msg("admin listener stopped")
-		}
-	}()
-	return nil
-}
-
 // BaseURL is the normalised base URL the card advertises.
 func (m *Main) BaseURL() string { return m.baseURL }
 
-// Close stops in reverse order of start: stop accepting requests, let
-// running calls finish within the grace period, close the store.
+// Close stops in reverse order of start (see Open): stop accepting
+// requests, let running calls finish within the grace period, stop the
+// sender and the admin listener, close the store. It returns the first
+// error and logs the others.
 func (m *Main) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
-	defer cancel()
-	var errs []error
 	m.draining.Store(true)
-	if m.service != nil {
-		m.service.Drain() // new calls get -32051 from here on
-	}
-	if m.http != nil {
-		// Blocking senders wait for their calls until the grace period
-		// ends; then the service's Close answers them as they stand.
-		stop := context.AfterFunc(ctx, func() {
-			if m.service != nil {
-				_ = m.service.Close(ctx) // ctx is over: cancel the calls now
-			}
-		})
-		defer stop()
-		if err := m.http.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
-			// The service has ended the calls; give their senders a
-			// moment to get the task as it stands, then cut the rest.
-			m.Logger.Warn().Dur("grace", m.Config.ShutdownGrace).Msg("grace period over with requests in flight")
-			if m.service != nil {
-				_ = m.service.Close(ctx)
-			}
-			last, cancel := context.WithTimeout(context.Background(), time.Second)
-			if err := m.http.Shutdown(last); errors.Is(err, context.DeadlineExceeded) {
-				_ = m.http.Close()
-			}
-			cancel()
-		} else if err != nil {
-			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
-		}
-		<-m.served
-	}
-	if m.service != nil {
-		if err := m.service.Close(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if m.sender != nil {
-		// Deliveries in flight get a moment to finish; one that is cut
-		// short stays in the outbox, and the next start sends it.
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if err := m.sender.Close(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			errs = append(errs, fmt.Errorf("push sender: %w", err))
+	return m.unwind(nil)
+}
+
+// shutdownHTTP refuses new calls and shuts the main listener's server
+// down: blocking senders wait for their calls until the grace period in
+// ctx ends; then the service ends the calls, and their senders get the
+// task as it stands.
+func (m *Main) shutdownHTTP(ctx context.Context) error {
+	m.service.Drain() // new calls get -32051 from here on
+	stop := context.AfterFunc(ctx, func() {
+		_ = m.service.Close(ctx) // ctx is over: cancel the calls now
+	})
+	defer stop()
+	var err error
+	if err = m.http.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+		// The service has ended the calls; give their senders a moment
+		// to get the task as it stands, then cut the rest.
+		m.Logger.Warn().Dur("grace", m.Config.ShutdownGrace).Msg("grace period over with requests in flight")
+		_ = m.service.Close(ctx)
+		last, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := m.http.Shutdown(last); errors.Is(err, context.DeadlineExceeded) {
+			_ = m.http.Close()
 		}
 		cancel()
+		err = nil
+	} else if err != nil {
+		err = fmt.Errorf("http shutdown: %w", err)
 	}
-	if m.admin != nil {
-		// Before the store: it waits for the read transactions of backups in
-		// flight, which end with the admin listener's requests. Until here,
-		// the admin listener showed the drain.
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := m.admin.Shutdown(sctx); err != nil {
-			_ = m.admin.Close()
-		}
-		cancel()
-		<-m.adminServed
-		m.admin = nil
-	}
-	if m.store != nil {
-		if err := m.store.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close store: %w", err))
-		}
-	}
-	if m.stop != nil {
-		close(m.stop)
-		m.wg.Wait()
-		m.stop = nil
-	}
-	if m.audit != nil {
-		if err := m.audit.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close audit log: %w", err))
-		}
-		m.audit = nil
-	}
-	return errors.Join(errs...)
+	<-m.served
+	return err
 }
