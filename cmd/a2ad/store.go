@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/syncdir"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -208,7 +209,7 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 1
 	}
 	keep = true
-	if err := syncDir(filepath.Dir(f.out)); err != nil {
+	if err := syncdir.Sync(filepath.Dir(f.out)); err != nil {
 		fmt.Fprintln(stderr, "a2ad: store backup:", err)
 		return 1
 	}
@@ -316,17 +317,4 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -16,6 +16,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/a2ad/a2ad/internal/syncdir"
 )
 
 // DefaultToolLockTimeout is how long the tools wait for a file another
@@ -237,7 +239,7 @@ func Compact(path, out string, lockTimeout time.Duration) (*CompactResult, error
 		}
 		done = true
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncdir.Sync(dir); err != nil {
 		return nil, fmt.Errorf("compact task store %s: %w", path, err)
 	}
 	return res, nil
@@ -361,19 +363,6 @@ func keepOriginal(path, bak string) error {
 	}
 	if err != nil {
 		os.Remove(bak)
-	}
-	return err
-}
-
-// syncDir makes a rename or link in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
 	}
 	return err
 }
