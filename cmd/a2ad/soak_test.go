@@ -42,6 +42,11 @@ const soakCatalog = `functions:
     metadata: {"a2a.expose": true, "a2a.tier": partner}
     timeout: 5s
     builtin: ask
+  - id: soak::sleep
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    timeout: 60s
+    retry_safe: true
+    builtin: sleep
   - id: soak::big
     metadata: {"a2a.expose": true, "a2a.tier": partner}
     timeout: 20s
@@ -186,6 +191,11 @@ func TestSoakHostileCaller(t *testing.T) {
 		}
 		duration = d
 	}
+	attacks := "outbox,slow,input,output,calls"
+	if v := os.Getenv("A2AD_SOAK_ATTACKS"); v != "" {
+		attacks = v // to see what each costs alone
+	}
+	on := func(name string) bool { return slices.Contains(strings.Split(attacks, ","), name) }
 	const slowConns = 3000
 	raiseFileLimit(t, 2*slowConns+1000)
 
@@ -223,15 +233,13 @@ func TestSoakHostileCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hanging.Close()
-	var held sync.WaitGroup
 	go func() {
 		for {
 			c, err := hanging.Accept()
 			if err != nil {
 				return
 			}
-			held.Add(1)
-			go func() { defer held.Done(); _, _ = io.Copy(io.Discard, c); c.Close() }()
+			go func() { _, _ = io.Copy(io.Discard, c); c.Close() }()
 		}
 	}()
 	hangingURL := "http://" + hanging.Addr().String() + "/hook"
@@ -244,6 +252,9 @@ func TestSoakHostileCaller(t *testing.T) {
 
 	// Item 1: input-required loops with 10 webhooks each.
 	for w := range 2 {
+		if !on("outbox") {
+			break
+		}
 		wg.Go(func() {
 			var taskID string
 			for n := 0; ctx.Err() == nil; n++ {
@@ -281,6 +292,9 @@ func TestSoakHostileCaller(t *testing.T) {
 	// concurrent maximal outputs.
 	big := strings.Repeat("x", 900<<10)
 	for w := range 4 {
+		if !on("input") {
+			break
+		}
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
@@ -290,6 +304,9 @@ func TestSoakHostileCaller(t *testing.T) {
 		})
 	}
 	for w := range 16 {
+		if !on("output") {
+			break
+		}
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
@@ -299,10 +316,33 @@ func TestSoakHostileCaller(t *testing.T) {
 		})
 	}
 
+	// Calls that hold executor slots: non-blocking sleeps, as many as
+	// mallory may start, so that the shared queue would fill.
+	for w := range 2 {
+		if !on("calls") {
+			break
+		}
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
+					"message":       soakMessage(fmt.Sprintf("sleep-%d-%d", w, n), "", "soak::sleep", map[string]any{"seconds": 30}),
+					"configuration": map[string]any{"blocking": false}}))
+				o := outcome(st, out, err)
+				ms.add("sleep:" + o)
+				if o != "ok" {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		})
+	}
+
 	// Item 2: thousands of connections that send a request's headers and
 	// then one byte of body every 5 s.
 	var slowOpen, slowCut atomic.Int64
 	for i := range slowConns {
+		if !on("slow") {
+			break
+		}
 		wg.Go(func() {
 			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 5 * time.Second}
 			// Spread the dials over the first seconds.
@@ -381,7 +421,6 @@ func TestSoakHostileCaller(t *testing.T) {
 	})
 
 	wg.Wait()
-	held.Wait()
 	t.Logf("attacks ended after %v", time.Since(begun).Round(time.Millisecond))
 
 	slices.Sort(latencies)
