@@ -265,12 +265,31 @@ func TestSoakHostileCaller(t *testing.T) {
 	mal := newSoakClient(p.base, mallory, "127.0.0.2", 64)
 	ms := &soakStats{codes: map[string]int{}}
 
+	// The attacks share mallory's limits (request rate, byte rate, calls
+	// in flight): run together, the first to spend them would keep the
+	// others from running at all. So each has a phase of its own, while
+	// the slow bodies (item 2) last the whole run:
+	//   0-25%   item 1, the outbox loops;
+	//   25-50%  item 4, maximal outputs;
+	//   50-75%  item 4, large inputs;
+	//   75-100% calls that hold executor slots.
+	begin := time.Now()
+	phase := func(from, to float64) (context.Context, context.CancelFunc) {
+		select {
+		case <-time.After(time.Until(begin.Add(time.Duration(from * float64(duration))))):
+		case <-ctx.Done():
+		}
+		return context.WithDeadline(ctx, begin.Add(time.Duration(to*float64(duration))))
+	}
+
 	// Item 1: input-required loops with 10 webhooks each.
 	for w := range 2 {
 		if !on("outbox") {
 			break
 		}
 		wg.Go(func() {
+			ctx, cancel := phase(0, 0.25)
+			defer cancel()
 			var taskID string
 			for n := 0; ctx.Err() == nil; n++ {
 				if taskID == "" {
@@ -311,6 +330,8 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
+			ctx, cancel := phase(0.5, 0.75)
+			defer cancel()
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
 					"message": soakMessage(fmt.Sprintf("big-in-%d-%d", w, n), "", "soak::echo", map[string]any{"message": big})}))
@@ -323,6 +344,8 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
+			ctx, cancel := phase(0.25, 0.5)
+			defer cancel()
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
 					"message": soakMessage(fmt.Sprintf("big-out-%d-%d", w, n), "", "soak::big", map[string]any{})}))
@@ -338,9 +361,11 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
+			ctx, cancel := phase(0.75, 1)
+			defer cancel()
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
-					"message":       soakMessage(fmt.Sprintf("sleep-%d-%d", w, n), "", "soak::sleep", map[string]any{"seconds": 30}),
+					"message":       soakMessage(fmt.Sprintf("sleep-%d-%d", w, n), "", "soak::sleep", map[string]any{"seconds": 5}),
 					"configuration": map[string]any{"blocking": false}}))
 				ms.note("sleep", outcome(st, out, err))
 			}
@@ -389,6 +414,7 @@ func TestSoakHostileCaller(t *testing.T) {
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
+		byPhase   [4][]time.Duration
 		acked     []string
 		failures  []string
 	)
@@ -404,6 +430,9 @@ func TestSoakHostileCaller(t *testing.T) {
 				d := time.Since(start)
 				mu.Lock()
 				latencies = append(latencies, d)
+				if i := int(4 * float64(start.Sub(begin)) / float64(duration)); i >= 0 && i < 4 {
+					byPhase[i] = append(byPhase[i], d)
+				}
 				res, _ := out["result"].(map[string]any)
 				if o := outcome(st, out, err); o != "ok" || res["status"].(map[string]any)["state"] != "completed" {
 					failures = append(failures, fmt.Sprintf("%s %v %v", o, err, out))
@@ -434,6 +463,12 @@ func TestSoakHostileCaller(t *testing.T) {
 	wg.Wait()
 	t.Logf("attacks ended after %v", time.Since(begun).Round(time.Millisecond))
 
+	for i, ls := range byPhase {
+		if len(ls) > 0 {
+			slices.Sort(ls)
+			t.Logf("alice in phase %d: %d calls, p50 %v, p99 %v", i+1, len(ls), ls[len(ls)/2], ls[len(ls)*99/100])
+		}
+	}
 	slices.Sort(latencies)
 	if len(latencies) == 0 {
 		t.Fatal("alice made no call")
