@@ -54,7 +54,15 @@ type ExecBackend struct {
 	// DefaultMaxResponseBytes. All of stdout, progress lines included, is
 	// capped at 4 times as much.
 	MaxOutputBytes int64
+	// Nice is the niceness the child's process group runs at (0 to 19;
+	// the catalogue's default is DefaultNice), so that a busy function
+	// slows other functions before it slows a2ad's own request handling.
+	Nice int
 }
+
+// DefaultNice is the niceness of an exec child whose catalogue entry sets
+// none.
+const DefaultNice = 10
 
 // Kind returns "exec".
 func (b *ExecBackend) Kind() string { return "exec" }
@@ -253,6 +261,11 @@ func (b *ExecBackend) start() (*process, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	if err := cmd.Start(); err != nil {
 		return fail(err)
+	}
+	if b.Nice > 0 {
+		// Its group, grandchildren already started included; later ones
+		// inherit it. Best effort: a2ad running nicer still runs it.
+		setNice(cmd.Process.Pid, b.Nice)
 	}
 	// The child has its own copies now.
 	_ = stdinR.Close()

@@ -164,3 +164,7 @@ func leftRunning(g ProcessGroup) (bool, error) {
 	}
 	return running, nil
 }
+
+// setNice sets the niceness of process group pgid. An error (a2ad itself
+// runs nicer, and may not lower it) leaves the group as it is.
+func setNice(pgid, nice int) { _ = syscall.Setpriority(syscall.PRIO_PGRP, pgid, nice) }

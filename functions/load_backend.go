@@ -18,7 +18,7 @@ import (
 
 var (
 	httpKeys    = []string{"url", "method", "headers", "max_response_bytes"}
-	execKeys    = []string{"argv", "dir", "env", "kill_grace", "max_output_bytes"}
+	execKeys    = []string{"argv", "dir", "env", "kill_grace", "max_output_bytes", "nice"}
 	httpMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 )
 
@@ -201,6 +201,16 @@ func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 	}
 	if m, ok := kv["max_output_bytes"]; ok {
 		b.MaxOutputBytes = l.outputCap(m.val, ptr+"/max_output_bytes", "exec.max_output_bytes")
+	}
+	b.Nice = DefaultNice
+	if v, ok := kv["nice"]; ok {
+		if i, ok := l.integer(v.val, ptr+"/nice", "exec.nice"); ok {
+			if i < 0 || i > 19 {
+				l.add(v.val, ptr+"/nice", "exec.nice must be from 0 to 19, got %d", i)
+			} else {
+				b.Nice = int(i)
+			}
+		}
 	}
 	return b
 }

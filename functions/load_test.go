@@ -140,7 +140,7 @@ func TestLoad_Problems(t *testing.T) {
 			name: "unknown exec key",
 			yaml: "functions:\n  - id: a::b\n    exec:\n      argv: [date]\n      cwd: /\n",
 			want: functions.Problem{Line: 5, Column: 7, Pointer: "/functions/0/exec/cwd", FunctionID: "a::b",
-				Message: `unknown key "cwd" in exec; allowed: argv, dir, env, kill_grace, max_output_bytes`},
+				Message: `unknown key "cwd" in exec; allowed: argv, dir, env, kill_grace, max_output_bytes, nice`},
 		},
 		{
 			name: "duplicate key",
@@ -411,6 +411,12 @@ func TestLoad_Problems(t *testing.T) {
 			yaml: "functions:\n  - id: a::b\n    exec:\n      argv: [date]\n      env: {PORT: 8080}\n",
 			want: functions.Problem{Line: 5, Column: 19, Pointer: "/functions/0/exec/env/PORT", FunctionID: "a::b",
 				Message: "exec.env.PORT must be a string, got an integer; quote it to make it a string"},
+		},
+		{
+			name: "exec nice",
+			yaml: "functions:\n  - id: a::b\n    exec: {argv: [date], nice: 20}\n",
+			want: functions.Problem{Line: 3, Column: 32, Pointer: "/functions/0/exec/nice", FunctionID: "a::b",
+				Message: `exec.nice must be from 0 to 19, got 20`},
 		},
 		{
 			name: "exec kill_grace",
@@ -703,6 +709,7 @@ functions:
 		Env:            []string{"API_KEY=k3y", "MODE=fast"},
 		KillGrace:      2 * time.Second,
 		MaxOutputBytes: 4194304,
+		Nice:           functions.DefaultNice, // the default when the entry sets none
 	}
 	if !reflect.DeepEqual(eb, wantExec) {
 		t.Errorf("ExecBackend = %+v, want %+v", eb, wantExec)
