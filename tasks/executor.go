@@ -153,7 +153,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		}
 		defer release()
 		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
-		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
 			if r.State() != a2a.StateSubmitted {
 				return nil, errSkip
 			}
@@ -180,7 +180,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 // A chunk that takes the task's artifacts past MaxTaskArtifactBytes fails
 // the task instead, and stops the call.
 func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
-	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
 		if r.State() != a2a.StateWorking {
 			return nil, errSkip
 		}
@@ -191,7 +191,7 @@ func (s *Service) progress(ctx context.Context, owner, id string, p functions.Pr
 	case err != nil:
 		log.Error().Err(err).Msg("store call progress")
 	case rec.State() == a2a.StateFailed:
-		s.broker.Publish(id, withRecord(evs, rec))
+		s.broker.Publish(id, evs) // rec is the head: a waiter reads the task
 		log.Warn().Int64("limit", s.cfg.MaxTaskArtifactBytes).Msg("call stopped: its output passed the task's artifact limit")
 		s.stopRun(id, errOutputTooLarge)
 	default:
@@ -203,7 +203,7 @@ func (s *Service) progress(ctx context.Context, owner, id string, p functions.Pr
 // that if a2ad crashes the next start can kill it (see recover); unless the
 // task is no longer working.
 func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
-	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
 		if r.State() != a2a.StateWorking {
 			return nil, errSkip
 		}
@@ -216,9 +216,11 @@ func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.
 }
 
 // applyProgress records p on r: a note becomes r's working status (not
-// history: notes are transient), an artifact chunk is added to, or
-// appended to, its artifact; a chunk that would take r's artifacts past
-// MaxTaskArtifactBytes fails r instead (tooLarge).
+// history: notes are transient), an artifact chunk is an artifact event,
+// which adds to, or appends to, its artifact (ApplyArtifact: the store
+// applies it, and foldArtifacts does on a record held whole); a chunk that
+// would take r's artifacts past MaxTaskArtifactBytes fails r instead
+// (tooLarge).
 func (s *Service) applyProgress(r *Record, p functions.Progress) []Event {
 	if pa := p.Artifact; pa != nil {
 		if st, over := s.tooLarge(r, pa); over {
@@ -234,21 +236,6 @@ func (s *Service) applyProgress(r *Record, p functions.Progress) []Event {
 			id = newID()
 		}
 		chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
-		merged := false
-		for i := range r.Task.Artifacts {
-			if a := &r.Task.Artifacts[i]; a.ArtifactID == id {
-				if pa.Append {
-					a.Parts = append(a.Parts, part)
-				} else {
-					*a = chunk
-				}
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			r.Task.Artifacts = append(r.Task.Artifacts, chunk)
-		}
 		r.UpdatedAt = s.cfg.Now()
 		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}
 	}
@@ -281,9 +268,9 @@ func (res *callResult) events() []Event {
 	return append(out, Event{Status: &res.status})
 }
 
-// apply records res on r; the call's process group is gone. A result
-// that would take r's artifacts past MaxTaskArtifactBytes fails r
-// instead, and is not stored.
+// apply records res on r: its status, and its artifact as an event; the
+// call's process group is gone. A result that would take r's artifacts
+// past MaxTaskArtifactBytes fails r instead, and is not stored.
 func (s *Service) apply(r *Record, res *callResult) []Event {
 	r.Group = nil
 	if res.artifact != nil {
@@ -291,10 +278,20 @@ func (s *Service) apply(r *Record, res *callResult) []Event {
 			s.setStatus(r, st)
 			return []Event{{Status: &st}}
 		}
-		r.Task.Artifacts = append(r.Task.Artifacts, *res.artifact)
 	}
 	s.setStatus(r, res.status)
 	return res.events()
+}
+
+// foldArtifacts applies the artifact events to r's artifacts, for a record
+// held whole (one about to be created); an update leaves that to the
+// store.
+func foldArtifacts(r *Record, evs []Event) {
+	for _, e := range evs {
+		if e.Artifact != nil {
+			r.Task.Artifacts = ApplyArtifact(r.Task.Artifacts, e.Artifact, e.Append)
+		}
+	}
 }
 
 // call invokes fn once, bounded by its timeout; the call's progress goes
@@ -327,7 +324,7 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 // (then the late result is discarded in the same transaction that sees
 // the cancel).
 func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
-	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, func(r *Record) ([]Event, error) {
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
 		if r.State() != a2a.StateWorking {
 			return nil, errSkip
 		}

@@ -131,14 +131,20 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 		final := *rec
 		final.Task.Artifacts = nil
 		final.Task.Status = working
+		// final is held whole: each artifact event is folded into it as
+		// it comes, so that the artifact limit counts what came before.
 		for _, p := range sp.pending {
 			if final.State() != a2a.StateWorking {
 				break // a chunk past the artifact limit failed it
 			}
-			events = append(events, s.applyProgress(&final, p)...)
+			evs := s.applyProgress(&final, p)
+			foldArtifacts(&final, evs)
+			events = append(events, evs...)
 		}
 		if final.State() == a2a.StateWorking {
-			events = append(events, s.apply(&final, res)...)
+			evs := s.apply(&final, res)
+			foldArtifacts(&final, evs)
+			events = append(events, evs...)
 		}
 		got, created, err := s.store.Create(ctx, key, &final, events)
 		if err != nil || !created {

@@ -69,7 +69,7 @@ func waitGroup(tb testing.TB, store tasks.Store, id string) *functions.ProcessGr
 	tb.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		rec, err := store.Get(ctx, "", id)
+		rec, err := store.Get(ctx, "", id, tasks.Whole)
 		if err != nil && !errors.Is(err, tasks.ErrNotFound) {
 			tb.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestExecCallStoresItsGroup(t *testing.T) {
 				<-done
 			}
 			waitState(t, e, tasks.Caller{}, id, a2a.StateCompleted)
-			if rec, err := e.store.Get(ctx, "", id); err != nil || rec.Group != nil {
+			if rec, err := e.store.Get(ctx, "", id, tasks.Whole); err != nil || rec.Group != nil {
 				t.Fatalf("completed task: group %+v, err %v; want none", rec.Group, err)
 			}
 		})
@@ -135,7 +135,7 @@ func waitListed(tb testing.TB, e *env) string {
 	tb.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		recs, _, _, err := e.store.List(ctx, "", tasks.ListFilter{}, nil, 10)
+		recs, _, _, err := e.store.List(ctx, "", tasks.ListFilter{}, nil, 10, tasks.Head)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestRecoveryKillsLeftoverGroup(t *testing.T) {
 			if !retrySafe && statusText(task) != "interrupted: server restarted" {
 				t.Fatalf("failed task's reason %q", statusText(task))
 			}
-			if rec, err := e.store.Get(ctx, "", "t-left"); err != nil || rec.Group != nil {
+			if rec, err := e.store.Get(ctx, "", "t-left", tasks.Whole); err != nil || rec.Group != nil {
 				t.Fatalf("settled task: group %+v, err %v; want none", rec.Group, err)
 			}
 		})

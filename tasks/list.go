@@ -140,21 +140,13 @@ func (s *Service) List(ctx context.Context, caller Caller, q ListQuery) (ListPag
 		}
 		after = &c
 	}
-	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size)
+	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size, ScopeOf(q.HistoryLength, q.IncludeArtifacts))
 	if err != nil {
 		return ListPage{}, err
 	}
-	n := -1
-	if q.HistoryLength != nil {
-		n = *q.HistoryLength
-	}
 	page := ListPage{Tasks: make([]a2a.Task, len(recs)), TotalSize: total, PageSize: size}
 	for i, r := range recs {
-		t := r.Task.WithHistoryLength(n)
-		if !q.IncludeArtifacts {
-			t.Artifacts = nil
-		}
-		page.Tasks[i] = t
+		page.Tasks[i] = r.Task
 	}
 	if next != nil {
 		page.NextPageToken = encodePageToken(*next, digest)

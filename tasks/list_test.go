@@ -41,7 +41,7 @@ func createTasks(tb testing.TB, e *env, caller tasks.Caller, n int, contextOf fu
 					errs <- err
 					continue
 				}
-				r, err := e.store.Get(ctx, caller.ID, task.ID)
+				r, err := e.store.Get(ctx, caller.ID, task.ID, tasks.Whole)
 				if err != nil {
 					errs <- err
 					continue

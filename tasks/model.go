@@ -97,10 +97,15 @@ type Record struct {
 	// FunctionID is the function the task calls; "" while the task waits
 	// for a message that names one.
 	FunctionID string `json:"functionId,omitempty"`
-	// Input is the input of the current or last call.
+	// Input is the input of the current or last call. The store keeps it
+	// beside the task: Active and the operator's view read it; Get and
+	// Update leave it empty, and an input an UpdateFunc sets replaces the
+	// task's.
 	Input json.RawMessage `json:"input,omitempty"`
 	// MessageIDs are the idempotency keys this task holds; they are
-	// deleted with it.
+	// deleted with it. The store keeps them beside the task: a record
+	// passed to Create holds its first ones, and the operator's view reads
+	// them; Get and Update leave the field empty.
 	MessageIDs []string `json:"messageIds,omitempty"`
 	// PushConfigs are the task's webhooks. A transition to a terminal or
 	// interrupted state queues one delivery per config in the outbox, in
@@ -115,6 +120,74 @@ type Record struct {
 	Seq       uint64    `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// ArtifactSizes are the task's artifacts' ids and sizes (as
+	// ArtifactBytes counts them), in order; a read fills them in, so that
+	// an UpdateFunc, whose record holds no artifacts, knows what they
+	// take. Nil in a record held whole, whose artifacts say it.
+	ArtifactSizes []ArtifactSize `json:"-"`
+	// HistoryLen is how many messages the task's history holds; a read
+	// fills it in. Task.History holds the last of them, as many as the
+	// read's Scope asked for. In an UpdateFunc it counts the stored
+	// messages, and Task.History holds only those fn appends.
+	HistoryLen int `json:"-"`
+}
+
+// ArtifactSize is one artifact's id and size, as ArtifactBytes counts it.
+type ArtifactSize struct {
+	ID    string
+	Bytes int64
+}
+
+// Scope says how much of a task a read returns besides its head (status,
+// ids, function, input, webhooks): the last History messages of its
+// history (a negative History: all of them; 0: none), and its artifacts
+// if Artifacts. The head is small; history and artifacts grow with the
+// task, so a read that does not need them leaves them.
+type Scope struct {
+	History   int
+	Artifacts bool
+}
+
+// The scopes most reads use.
+var (
+	// Head is the task without its history and artifacts.
+	Head = Scope{}
+	// Whole is the task with all of its history and artifacts.
+	Whole = Scope{History: -1, Artifacts: true}
+)
+
+// ScopeOf is the scope of a read that returns the last historyLength
+// messages (nil or negative: all of them) and, if artifacts, the
+// artifacts.
+func ScopeOf(historyLength *int, artifacts bool) Scope {
+	sc := Scope{History: -1, Artifacts: artifacts}
+	if historyLength != nil {
+		sc.History = *historyLength
+	}
+	return sc
+}
+
+// ApplyArtifact applies an artifact event to arts as a client of the
+// stream does: a chunk that appends adds its parts to the artifact with
+// its id; any other chunk replaces the artifact with its id; a chunk whose
+// id is new is added. arts' elements are not modified in place, so a
+// caller may pass a slice it shares.
+func ApplyArtifact(arts []a2a.Artifact, chunk *a2a.Artifact, appendParts bool) []a2a.Artifact {
+	for i := range arts {
+		if arts[i].ArtifactID != chunk.ArtifactID {
+			continue
+		}
+		out := append([]a2a.Artifact(nil), arts...)
+		if appendParts {
+			a := arts[i]
+			a.Parts = append(append(make([]a2a.Part, 0, len(a.Parts)+len(chunk.Parts)), a.Parts...), chunk.Parts...)
+			out[i] = a
+		} else {
+			out[i] = *chunk
+		}
+		return out
+	}
+	return append(arts[:len(arts):len(arts)], *chunk)
 }
 
 // Caller is the caller that created the task, as it was then.
@@ -172,7 +245,13 @@ func KeyFor(owner string, msg *a2a.Message) IdemKey {
 }
 
 // UpdateFunc changes rec inside a store transaction and returns the events
-// it produced (their Seq is assigned by the store). It must not do I/O,
+// it produced (their Seq is assigned by the store). rec is the task's
+// head: its history and artifacts are not read, so that an update costs
+// what it changes, not the size of the task. The messages fn appends to
+// rec.Task.History are stored after the task's history (rec.HistoryLen
+// counts those); the artifacts change only through the artifact events fn
+// returns, which the store applies as ApplyArtifact does; rec.Input is
+// empty, and an input fn sets replaces the task's. It must not do I/O,
 // block or keep rec. Returning an error, or nil events, writes nothing
 // (unless an idempotency key is being bound); returning an empty, non-nil
 // slice writes rec's changes without an event (for what is no event of the
@@ -190,29 +269,32 @@ type Store interface {
 	// more than Quota.Bytes stored), nothing is written and Create
 	// returns a *QuotaError.
 	Create(ctx context.Context, key IdemKey, rec *Record, events []Event) (got *Record, created bool, err error)
-	// Lookup returns the task key is bound to: ErrNotFound if it is
+	// Lookup returns the whole task key is bound to: ErrNotFound if it is
 	// bound to none, ErrMessageIDReused if it was bound with another
 	// message.
 	Lookup(ctx context.Context, key IdemKey) (*Record, error)
-	// Get returns the task id owned by owner, or ErrNotFound.
-	Get(ctx context.Context, owner, id string) (*Record, error)
-	// Update applies fn to the task id owned by owner, in one transaction.
-	// If key is not nil and already bound, fn is not called and Update
-	// returns the bound task's record with dup=true (ErrMessageIDReused if
+	// Get returns the task id owned by owner, with what sc asks for, or
+	// ErrNotFound. A foreign task costs what a missing one does: its
+	// owner is checked before anything of it is decoded.
+	Get(ctx context.Context, owner, id string, sc Scope) (*Record, error)
+	// Update applies fn to the head of the task id owned by owner, in one
+	// transaction, and returns the task after the change with what sc
+	// asks for. If key is not nil and already bound, fn is not called and
+	// Update returns the bound task with dup=true (ErrMessageIDReused if
 	// the message differs or names another task); otherwise the key is
 	// bound to the task along with fn's changes, unless they would take
 	// key.Owner past key.Quota.Bytes: then nothing is written and Update
 	// returns a *QuotaError. (Writes without a key are never refused for
 	// the quota, but counted.) Returns ErrNotFound for an unknown or
-	// foreign task, and fn's error unchanged.
-	Update(ctx context.Context, owner, id string, key *IdemKey, fn UpdateFunc) (rec *Record, events []Event, dup bool, err error)
+	// foreign task (before reading any of it), and fn's error unchanged.
+	Update(ctx context.Context, owner, id string, key *IdemKey, sc Scope, fn UpdateFunc) (rec *Record, events []Event, dup bool, err error)
 	// PushConfigs applies fn to the webhooks of the task id owned by
 	// owner and stores what it returns, in one transaction (fn may run
 	// more than once). Returns ErrNotFound for an unknown or foreign
 	// task, and fn's error unchanged.
 	PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error)
-	// Active returns every task that is not terminal, from the
-	// non-terminal index.
+	// Active returns the head and the input of every task that is not
+	// terminal, from the non-terminal index.
 	Active(ctx context.Context) ([]*Record, error)
 	// Events returns the events of task id with a sequence above after.
 	Events(ctx context.Context, id string, after uint64) ([]Event, error)
@@ -222,9 +304,9 @@ type Store interface {
 	Expire(ctx context.Context, cutoff time.Time, limit int) (int, error)
 	// List returns up to limit of owner's tasks that match f, in
 	// Cursor order (newest list time first), starting below after (nil:
-	// from the newest). total is how many of owner's tasks match f in
-	// all; next is the cursor of the last task returned when more
-	// follow, else nil. It reads an index of owner's tasks, never the
-	// tasks of other owners.
-	List(ctx context.Context, owner string, f ListFilter, after *Cursor, limit int) (recs []*Record, total int, next *Cursor, err error)
+	// from the newest), each with what sc asks for. total is how many of
+	// owner's tasks match f in all; next is the cursor of the last task
+	// returned when more follow, else nil. It reads an index of owner's
+	// tasks, never the tasks of other owners.
+	List(ctx context.Context, owner string, f ListFilter, after *Cursor, limit int, sc Scope) (recs []*Record, total int, next *Cursor, err error)
 }

@@ -37,7 +37,7 @@ func (s *Service) checkPushConfig(ctx context.Context, taskID, path string, cfg 
 // SetPushConfig adds or replaces (by id) a webhook of caller's task.
 // Errors: ErrNotFound, -32602 for a refused URL or too many webhooks.
 func (s *Service) SetPushConfig(ctx context.Context, caller Caller, taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error) {
-	if _, err := s.store.Get(ctx, caller.ID, taskID); err != nil {
+	if _, err := s.store.Get(ctx, caller.ID, taskID, Head); err != nil {
 		return nil, err // an unknown task reads as unknown before any URL check
 	}
 	if err := s.checkPushConfig(ctx, taskID, "/pushNotificationConfig", &cfg); err != nil {
@@ -56,7 +56,7 @@ func (s *Service) SetPushConfig(ctx context.Context, caller Caller, taskID strin
 // or, without one, the task's own (id = task id) or else its first.
 // Errors: ErrNotFound, ErrPushConfigNotFound.
 func (s *Service) PushConfig(ctx context.Context, caller Caller, taskID, configID string) (*a2a.TaskPushConfig, error) {
-	rec, err := s.store.Get(ctx, caller.ID, taskID)
+	rec, err := s.store.Get(ctx, caller.ID, taskID, Head)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *Service) PushConfig(ctx context.Context, caller Caller, taskID, configI
 // PushConfigList returns every webhook of caller's task. Errors:
 // ErrNotFound.
 func (s *Service) PushConfigList(ctx context.Context, caller Caller, taskID string) ([]a2a.TaskPushConfig, error) {
-	rec, err := s.store.Get(ctx, caller.ID, taskID)
+	rec, err := s.store.Get(ctx, caller.ID, taskID, Head)
 	if err != nil {
 		return nil, err
 	}

@@ -67,11 +67,12 @@ func (e *TaskLimitError) Error() string {
 // Is makes errors.Is(err, ErrTaskLimit) hold.
 func (e *TaskLimitError) Is(target error) bool { return target == ErrTaskLimit }
 
-// checkHistory refuses one more message on r when its history holds
-// limit or more already (limit 0: no cap).
+// checkHistory refuses one more message on r, the head of a task in an
+// UpdateFunc, when its history holds limit or more already (limit 0: no
+// cap): the stored messages (r.HistoryLen) and those appended so far.
 func checkHistory(r *Record, limit int) error {
-	if limit > 0 && len(r.Task.History)+1 > limit {
-		return &TaskLimitError{Messages: len(r.Task.History), Max: limit}
+	if n := r.HistoryLen + len(r.Task.History); limit > 0 && n+1 > limit {
+		return &TaskLimitError{Messages: n, Max: limit}
 	}
 	return nil
 }
@@ -85,6 +86,34 @@ func ArtifactBytes(arts []a2a.Artifact) int64 {
 	}
 	return n
 }
+
+// artifactBytes is what r's artifacts take (as ArtifactBytes counts it),
+// and what the first one with id takes: from the sizes the store keeps
+// (r.ArtifactSizes, of a head in an UpdateFunc) or from the artifacts
+// themselves (a record held whole).
+func artifactBytes(r *Record, id string) (total, of int64) {
+	found := false
+	if r.ArtifactSizes != nil {
+		for _, a := range r.ArtifactSizes {
+			total += a.Bytes
+			if !found && a.ID == id {
+				of, found = a.Bytes, true
+			}
+		}
+		return total, of
+	}
+	for i := range r.Task.Artifacts {
+		n := partBytes(r.Task.Artifacts[i].Parts)
+		total += n
+		if !found && r.Task.Artifacts[i].ArtifactID == id {
+			of, found = n, true
+		}
+	}
+	return total, of
+}
+
+// PartBytes is the size of parts as ArtifactBytes counts it.
+func PartBytes(parts []a2a.Part) int64 { return partBytes(parts) }
 
 func partBytes(parts []a2a.Part) int64 {
 	var n int64
@@ -117,17 +146,13 @@ func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskS
 	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
-	n := ArtifactBytes(r.Task.Artifacts) + int64(len(pa.Data))
+	n, replaced := artifactBytes(r, pa.ArtifactID)
+	n += int64(len(pa.Data))
 	if pa.Text != nil {
 		n += int64(len(*pa.Text))
 	}
 	if !pa.Append && pa.ArtifactID != "" {
-		for i := range r.Task.Artifacts {
-			if a := &r.Task.Artifacts[i]; a.ArtifactID == pa.ArtifactID {
-				n -= partBytes(a.Parts) // replaced
-				break
-			}
-		}
+		n -= replaced
 	}
 	if n <= limit {
 		return a2a.TaskStatus{}, false
@@ -145,7 +170,8 @@ func (s *Service) resultTooLarge(r *Record, art *a2a.Artifact) (a2a.TaskStatus, 
 	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
-	n := ArtifactBytes(r.Task.Artifacts) + partBytes(art.Parts)
+	n, _ := artifactBytes(r, "")
+	n += partBytes(art.Parts)
 	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}

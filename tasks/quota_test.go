@@ -106,12 +106,12 @@ func TestQuotaRefusesAFollowUp(t *testing.T) {
 	answer := textMsg("m-2", strings.Repeat("y", 5000))
 	answer.TaskID = task.ID
 	_, before := stored(t, e, acme, answer)
-	rec, _ := e.store.Get(ctx, "acme", task.ID)
+	rec, _ := e.store.Get(ctx, "acme", task.ID, tasks.Whole)
 	_, err = e.svc.Send(ctx, acme, send(answer))
 	if !errors.Is(err, tasks.ErrQuotaExceeded) {
 		t.Fatalf("a 5000-byte answer with %d of 6000 bytes used = %v, want ErrQuotaExceeded", before.Bytes, err)
 	}
-	after, _ := e.store.Get(ctx, "acme", task.ID)
+	after, _ := e.store.Get(ctx, "acme", task.ID, tasks.Whole)
 	if bound, u := stored(t, e, acme, answer); bound || u != before || after.Seq != rec.Seq || len(after.Task.History) != len(rec.Task.History) {
 		t.Fatalf("after the refusal: bound %v, usage %+v (was %+v), seq %d (was %d)", bound, u, before, after.Seq, rec.Seq)
 	}
@@ -143,7 +143,7 @@ func TestHistoryCap(t *testing.T) {
 			if i != 3 {
 				t.Fatalf("refused at answer %d, want 3 (each answer adds 2 messages to the first 2)", i)
 			}
-			rec, _ := e.store.Get(ctx, "acme", task.ID)
+			rec, _ := e.store.Get(ctx, "acme", task.ID, tasks.Whole)
 			if bound, _ := stored(t, e, acme, m); bound || len(rec.Task.History) != 6 || rec.State() != a2a.StateInputRequired {
 				t.Fatalf("after the refusal: bound %v, %d messages, %s", bound, len(rec.Task.History), rec.State())
 			}

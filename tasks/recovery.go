@@ -88,7 +88,7 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	} else {
 		status = s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted", FailureInterrupted))
 	}
-	r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, func(r *Record) ([]Event, error) {
+	r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, Head, func(r *Record) ([]Event, error) {
 		if r.State() != st {
 			return nil, errSkip
 		}
@@ -108,6 +108,7 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	}
 	// A recovered call counts for its owner (anonymous ones in a group
 	// of their own), but is never refused: it was accepted before.
+	r.Input = rec.Input // an update reads the head only
 	ck := callKey{owner: r.Owner}
 	s.hold(ck)
 	s.start(ck, r, fn, nil)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -203,6 +202,9 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 	msg := p.Message
 	key := KeyFor(caller.ID, &msg)
 	key.Quota = caller.Quota
+	// The answer holds the history the client asked for: reads of a task
+	// with a long history leave the rest.
+	sc := ScopeOf(p.HistoryLength, true)
 	var (
 		rec *Record
 		err error
@@ -233,19 +235,15 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			}
 			push = &cfg
 		}
-		rec, err = s.sendFollowUp(ctx, caller, &msg, key, push)
+		rec, err = s.sendFollowUp(ctx, caller, &msg, key, push, sc)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if blocking && !settled(rec.State()) {
-		rec = s.wait(ctx, rec, sub)
+		rec = s.wait(ctx, rec, sub, sc)
 	}
-	n := -1
-	if p.HistoryLength != nil {
-		n = *p.HistoryLength
-	}
-	t := rec.Task.WithHistoryLength(n)
+	t := rec.Task.WithHistoryLength(sc.History)
 	return &t, nil
 }
 
@@ -356,16 +354,16 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	return got, nil
 }
 
-func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig) (*Record, error) {
+func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, sc Scope) (*Record, error) {
 	for attempt := 0; ; attempt++ {
-		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID)
+		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID, Head)
 		if err != nil {
 			return nil, err
 		}
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
 			return nil, a2a.InvalidParams(a2a.Problem{Path: "/message/contextId", Message: "does not match the task's contextId"})
 		}
-		rec, err = s.followUp(ctx, caller, msg, key, push, rec)
+		rec, err = s.followUp(ctx, caller, msg, key, push, rec, sc)
 		if errors.Is(err, ErrConflict) && attempt < 3 {
 			continue
 		}
@@ -373,7 +371,9 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 	}
 }
 
-func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, snap *Record) (*Record, error) {
+// followUp sends msg to the task snap is the head of; the task it
+// returns holds what sc asks for.
+func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, snap *Record, sc Scope) (*Record, error) {
 	id := snap.Task.ID
 	stored := *msg
 	stored.ContextID = snap.Task.ContextID
@@ -387,17 +387,15 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		rejectF string
 	)
 	switch st := snap.State(); {
-	case st.Terminal():
+	case st.Terminal() || !st.Interrupted():
 		// A finished task takes no more messages (A2A 1.0 says so; 0.3
-		// does the same here); a retry of one it took returns it.
-		if slices.Contains(snap.MessageIDs, key.MessageID) {
-			s.met.IdempotentReplay()
-			return snap, nil
+		// does the same here), and a running one none until it asks: only
+		// a retry of a message it already holds is fine, and returns it.
+		refuse := ErrTaskBusy
+		if st.Terminal() {
+			refuse = ErrTaskTerminal
 		}
-		return nil, ErrTaskTerminal
-	case !st.Interrupted():
-		// Still running: only a retry of a message it already holds is fine.
-		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, func(*Record) ([]Event, error) { return nil, ErrTaskBusy })
+		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, sc, func(*Record) ([]Event, error) { return nil, refuse })
 		if err != nil {
 			return nil, err
 		}
@@ -405,7 +403,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			s.met.IdempotentReplay()
 			return rec, nil
 		}
-		return nil, ErrTaskBusy
+		return nil, refuse
 	case snap.FunctionID != "":
 		in, perr := followUpInput(msg, snap.FunctionID)
 		if perr != nil {
@@ -448,7 +446,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			return nil, err
 		}
 	}
-	rec, events, dup, err := s.store.Update(ctx, caller.ID, id, &key, func(r *Record) ([]Event, error) {
+	rec, events, dup, err := s.store.Update(ctx, caller.ID, id, &key, sc, func(r *Record) ([]Event, error) {
 		if r.Seq != snap.Seq {
 			return nil, ErrConflict
 		}
@@ -634,15 +632,11 @@ func (s *Service) setStatus(r *Record, st a2a.TaskStatus) {
 // Get returns caller's task id, with at most historyLength messages of
 // history (nil: all). Errors: ErrNotFound.
 func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLength *int) (*a2a.Task, error) {
-	rec, err := s.store.Get(ctx, caller.ID, id)
+	rec, err := s.store.Get(ctx, caller.ID, id, ScopeOf(historyLength, true))
 	if err != nil {
 		return nil, err
 	}
-	n := -1
-	if historyLength != nil {
-		n = *historyLength
-	}
-	t := rec.Task.WithHistoryLength(n)
+	t := rec.Task
 	return &t, nil
 }
 
@@ -660,7 +654,7 @@ func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string)
 
 func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
-	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, func(r *Record) ([]Event, error) {
+	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, Whole, func(r *Record) ([]Event, error) {
 		if r.State().Terminal() {
 			return nil, ErrNotCancelable
 		}
@@ -684,9 +678,10 @@ func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string
 }
 
 // wait blocks until rec's task settles, the blocking cap passes or ctx
-// ends, and returns the task as it then stands. sub, when not nil, is a
-// subscription to the task made before it was stored.
-func (s *Service) wait(ctx context.Context, rec *Record, sub *Subscription) *Record {
+// ends, and returns the task as it then stands, with at least what sc
+// asks for. sub, when not nil, is a subscription to the task made before
+// it was stored.
+func (s *Service) wait(ctx context.Context, rec *Record, sub *Subscription, sc Scope) *Record {
 	id := rec.Task.ID
 	timer := time.NewTimer(s.cfg.BlockingTimeout)
 	defer timer.Stop()
@@ -694,7 +689,7 @@ func (s *Service) wait(ctx context.Context, rec *Record, sub *Subscription) *Rec
 		if sub == nil {
 			sub = s.broker.Subscribe(id, 8)
 			defer s.broker.Unsubscribe(sub)
-			cur, err := s.store.Get(ctx, rec.Owner, id)
+			cur, err := s.store.Get(ctx, rec.Owner, id, sc)
 			if err != nil {
 				return rec
 			}
@@ -710,22 +705,23 @@ func (s *Service) wait(ctx context.Context, rec *Record, sub *Subscription) *Rec
 			case e.Final() && e.rec != nil:
 				return e.rec
 			case e.Final():
-				return s.current(ctx, rec)
+				return s.current(ctx, rec, sc)
 			}
 		case <-timer.C:
-			return s.current(ctx, rec)
+			return s.current(ctx, rec, sc)
 		case <-ctx.Done():
 			return rec
 		case <-s.ctx.Done():
 			// Shutting down: answer with the task as it stands.
-			return s.current(ctx, rec)
+			return s.current(ctx, rec, sc)
 		}
 	}
 }
 
-// current reads rec's task again, or returns rec if that fails.
-func (s *Service) current(ctx context.Context, rec *Record) *Record {
-	if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, rec.Task.ID); err == nil {
+// current reads rec's task again, with what sc asks for, or returns rec
+// if that fails.
+func (s *Service) current(ctx context.Context, rec *Record, sc Scope) *Record {
+	if cur, err := s.store.Get(context.WithoutCancel(ctx), rec.Owner, rec.Task.ID, sc); err == nil {
 		return cur
 	}
 	return rec

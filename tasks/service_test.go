@@ -327,6 +327,38 @@ func TestSendToTerminalTaskIsRefused(t *testing.T) {
 	}
 }
 
+// TestRetryOfAFollowUpToAFinishedTask: a follow-up message that a task
+// took, sent again after the task finished, returns the task (and runs
+// nothing); the same messageId with another message is refused.
+func TestRetryOfAFollowUpToAFinishedTask(t *testing.T) {
+	b := echoBackend()
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b))
+	first, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello")))
+	if err != nil || first.Status.State != a2a.StateInputRequired {
+		t.Fatalf("first message: %v, %v; want input-required", first, err)
+	}
+	follow := dataMsg("m2", "demo::echo", `{"a":1}`)
+	follow.TaskID = first.ID
+	done, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
+	if err != nil || done.Status.State != a2a.StateCompleted {
+		t.Fatalf("follow-up: %v, %v; want completed", done, err)
+	}
+	again, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(done)
+	c, _ := json.Marshal(again)
+	if string(a) != string(c) || b.calls.Load() != 1 {
+		t.Fatalf("retried follow-up changed the task or ran again (calls %d):\n%s\n%s", b.calls.Load(), a, c)
+	}
+	other := dataMsg("m2", "demo::echo", `{"a":2}`)
+	other.TaskID = first.ID
+	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(other)); !errors.Is(err, tasks.ErrMessageIDReused) {
+		t.Fatalf("messageId reused with another message on a finished task: %v, want ErrMessageIDReused", err)
+	}
+}
+
 func TestCancelStopsTheRunningCall(t *testing.T) {
 	sawCancel := make(chan struct{})
 	b := &Backend{Fn: func(ctx context.Context, _ json.RawMessage) (functions.Result, error) {

@@ -52,7 +52,11 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 	defer s.broker.Unsubscribe(sub)
 	s.met.Subscribers(1)
 	defer s.met.Subscribers(-1)
-	rec, err := s.store.Get(ctx, caller.ID, id)
+	sc := Whole // the task comes first
+	if after != nil {
+		sc = Head // the events after after: the task's head is enough
+	}
+	rec, err := s.store.Get(ctx, caller.ID, id, sc)
 	if err != nil {
 		return err
 	}

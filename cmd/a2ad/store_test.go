@@ -206,7 +206,7 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("stdout (-want +got):\n%s", diff)
 	}
-	n, err := strconv.Atoi(regexp.MustCompile(`^checked .*: schema "4", (\d+) tasks$`).FindStringSubmatch(got[1] + "")[1])
+	n, err := strconv.Atoi(regexp.MustCompile(`^checked .*: schema "5", (\d+) tasks$`).FindStringSubmatch(got[1] + "")[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestStoreBackupOffline(t *testing.T) {
 	}
 	want := append([]string{
 		fmt.Sprintf("copied %d bytes from %s to %s (synced to disk)", fileSize(t, out), path, out),
-		fmt.Sprintf(`checked %s: schema "4", 5 tasks`, out),
+		fmt.Sprintf(`checked %s: schema "5", 5 tasks`, out),
 	}, bucketLines(t, out)...)
 	want = append(want, "no problems found")
 	if diff := cmp.Diff(want, lines(stdout)); diff != "" {
@@ -358,7 +358,7 @@ func TestStoreCompactAndCheck(t *testing.T) {
 	}
 
 	code, stdout, stderr = runA2AD(t, nil, "store", "check", "--store", path)
-	want = append([]string{fmt.Sprintf(`checked %s: schema "4", 40 tasks`, path)}, bucketLines(t, path)...)
+	want = append([]string{fmt.Sprintf(`checked %s: schema "5", 40 tasks`, path)}, bucketLines(t, path)...)
 	want = append(want, "no problems found")
 	if diff := cmp.Diff(want, lines(stdout)); code != 0 || stderr != "" || diff != "" {
 		t.Fatalf("a2ad store check = %d, stderr %q, stdout (-want +got):\n%s", code, stderr, diff)
@@ -436,7 +436,9 @@ func TestStoreCheckFindsCorruption(t *testing.T) {
 		if err := tx.Bucket([]byte("active")).Delete([]byte(sleepID)); err != nil {
 			return err
 		}
-		return tx.Bucket([]byte("tasks")).Put([]byte(ids[0]), append(be.BigEndian.AppendUint64(nil, 1), `{"task":{"id":`...))
+		// A head cut short: seq, the layout byte, the anonymous owner, no
+		// history, and the start of its JSON.
+		return tx.Bucket([]byte("tasks")).Put([]byte(ids[0]), append(be.BigEndian.AppendUint64(nil, 1), "\x01\x00\x00{\"task\":{\"id\":"...))
 	})
 
 	code, stdout, stderr := runA2AD(t, nil, "store", "check", "--store", path)
@@ -452,7 +454,7 @@ func TestStoreCheckFindsCorruption(t *testing.T) {
 	if diff := cmp.Diff(wantErr, lines(stderr)); diff != "" {
 		t.Errorf("stderr (-want +got):\n%s", diff)
 	}
-	wantOut := append([]string{fmt.Sprintf(`checked %s: schema "4", 5 tasks`, path)}, bucketLines(t, path)...)
+	wantOut := append([]string{fmt.Sprintf(`checked %s: schema "5", 5 tasks`, path)}, bucketLines(t, path)...)
 	if diff := cmp.Diff(wantOut, lines(stdout)); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}

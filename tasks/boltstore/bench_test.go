@@ -128,7 +128,7 @@ func BenchmarkGet(b *testing.B) {
 				j := rng.IntN(n)
 				id, owner := benchTaskID(j), benchOwner(j)
 				start := time.Now()
-				rec, err := s.Get(ctx, owner, id)
+				rec, err := s.Get(ctx, owner, id, tasks.Whole)
 				lat[i] = time.Since(start)
 				if err != nil {
 					b.Fatalf("get task %d (%s): %v", j, id, err)
@@ -212,7 +212,7 @@ func TestRSSChild(t *testing.T) {
 	}
 	for range gets {
 		j := rng.IntN(n)
-		if _, err := s.Get(ctx, benchOwner(j), benchTaskID(j)); err != nil {
+		if _, err := s.Get(ctx, benchOwner(j), benchTaskID(j), tasks.Whole); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -345,7 +345,7 @@ func rearm(tb testing.TB, path string, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, _, err := s.Update(ctx, benchOwner(j), benchTaskID(j), nil, func(r *tasks.Record) ([]tasks.Event, error) {
+			_, _, _, err := s.Update(ctx, benchOwner(j), benchTaskID(j), nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 				if r.State() == a2a.StateWorking {
 					return nil, nil
 				}
@@ -444,11 +444,11 @@ func checkPreloaded(path string, n int) error {
 	// A sample of a thousand tasks, the first and last included.
 	step := max(1, n/1000)
 	for j := 0; j < n; j += step {
-		if _, err := s.Get(ctx, benchOwner(j), benchTaskID(j)); err != nil {
+		if _, err := s.Get(ctx, benchOwner(j), benchTaskID(j), tasks.Whole); err != nil {
 			return fmt.Errorf("task %d: %w", j, err)
 		}
 	}
-	if _, err := s.Get(ctx, benchOwner(n-1), benchTaskID(n-1)); err != nil {
+	if _, err := s.Get(ctx, benchOwner(n-1), benchTaskID(n-1), tasks.Whole); err != nil {
 		return fmt.Errorf("task %d: %w", n-1, err)
 	}
 	// Once per process, count them all.

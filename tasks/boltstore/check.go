@@ -19,7 +19,7 @@ import (
 )
 
 // knownSchemas are the schema versions Check understands.
-var knownSchemas = []string{"2", "3", "4"}
+var knownSchemas = []string{"2", "3", "4", "5"}
 
 // MaxProblems caps the problems a Report lists; the rest are counted.
 const MaxProblems = 1000
@@ -115,12 +115,20 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 // have it (c.lookup finds the task). task checks that one decoded task has
 // the entries it should in the bucket; it runs after every entry of every
 // bucket was seen, so entry may count what task compares. Either may be
-// nil. Checking a new index is one more row.
+// nil; a row without a bucket has a task check only. Checking a new index
+// is one more row.
 type invariant struct {
 	bucket []byte
 	entry  func(c *checker, k, v []byte)
 	task   func(c *checker, id string, t *taskInfo)
 	since  string // the schema version that brought the bucket; "" for all
+	until  string // the schema version that took it away; "" for none
+}
+
+// applies reports whether the row applies to a file of schema: one whose
+// migration has not finished (migrating) has the buckets of both.
+func (inv invariant) applies(schema string, migrating bool) bool {
+	return inv.since <= schema && (inv.until == "" || schema < inv.until || migrating)
 }
 
 // invariants, in the order they are checked and reported.
@@ -136,10 +144,9 @@ type invariant struct {
 //	expiry  entry: the key parses; the task exists, is terminal, and the
 //	               key's time is its last update
 //	        task:  a terminal task has its entry
-//	events  entry: the key parses, the event decodes and holds the key's
-//	               sequence; the task exists and the sequence is not past
-//	               its last
-//	        task:  a task has exactly its sequences 1..last
+//	events  (schemas 2 to 4) entry: the key parses, the event decodes
+//	               and holds the key's sequence; the task exists and the
+//	               sequence is not past its last
 //	outbox  entry: the key is 8 bytes and the delivery decodes and names a
 //	               task; from schema 4, also a webhook, the task exists,
 //	               and the delivery has its entries in pending and due.
@@ -157,20 +164,33 @@ type invariant struct {
 //	               is of that task and webhook
 //	due     (schema 4) entry: the key parses; the delivery exists and is
 //	               due at the key's time
-//	usage   (once meta "usage" is set) see usage.go
+//	body    (schema 5) entry: the key parses; the task exists; an event
+//	               is as in events; a history message is within the
+//	               task's history and decodes; an artifact key is in the
+//	               task's artifact index, and decodes (an artifact with
+//	               the index's id, or parts); an input is JSON
+//	        task:  a task has every message of its history, every key its
+//	               artifact index counts, and artifacts of the sizes the
+//	               index says
+//	(events of either bucket) task: a task has exactly its sequences
+//	               1..last
+//	usage   (once meta "usage" is set) see usage.go; last, as it compares
+//	               only when nothing else was found
 var invariants = []invariant{
-	{bucketActive, activeEntry, activeTask, ""},
-	{bucketOwners, ownersEntry, ownersTask, ""},
-	{bucketIdem, idemEntry, idemTask, ""},
-	{bucketExpiry, expiryEntry, expiryTask, ""},
-	{bucketEvents, eventsEntry, eventsTask, ""},
-	{bucketOutbox, deliveryEntry, nil, ""},
-	{bucketDead, deadEntry, nil, ""},
-	{bucketRecent, recentEntry, recentTask, "3"},
-	{bucketCounts, countsEntry, countsTask, "3"},
-	{bucketPending, pendingEntry, nil, "4"},
-	{bucketDue, dueEntry, nil, "4"},
-	{bucketUsage, usageEntry, usageTask, ""},
+	{bucketActive, activeEntry, activeTask, "", ""},
+	{bucketOwners, ownersEntry, ownersTask, "", ""},
+	{bucketIdem, idemEntry, idemTask, "", ""},
+	{bucketExpiry, expiryEntry, expiryTask, "", ""},
+	{bucketEventsV3, eventsEntry, nil, "", "5"},
+	{bucketOutbox, deliveryEntry, nil, "", ""},
+	{bucketDead, deadEntry, nil, "", ""},
+	{bucketRecent, recentEntry, recentTask, "3", ""},
+	{bucketCounts, countsEntry, countsTask, "3", ""},
+	{bucketPending, pendingEntry, nil, "4", ""},
+	{bucketDue, dueEntry, nil, "4", ""},
+	{bucketBody, bodyEntry, bodyTask, "5", ""},
+	{nil, nil, eventsTask, "", ""},
+	{bucketUsage, usageEntry, usageTask, "", ""},
 }
 
 // taskInfo is what the checks need of a task; the records themselves are
@@ -188,14 +208,24 @@ type taskInfo struct {
 	listKey    []byte // its recent entry
 	listValue  []byte
 	listed     bool // recentEntry found its entry
+	// split: the record is a head, with its events, history, artifacts,
+	// input and message ids in body (schema 5)
+	split      bool
+	historyLen uint64
+	arts       []artRef
+	messages   uint64  // history messages found in body
+	chunks     uint64  // artifact keys found in body
+	artBytes   []int64 // what each artifact's keys hold (tasks.PartBytes)
+	artBad     bool    // an artifact key does not decode (reported)
 }
 
 type checker struct {
-	tx     *bolt.Tx
-	bucket string   // the bucket whose entries are being checked
-	ids    []string // in key order
-	tasks  map[string]*taskInfo
-	report *Report
+	tx        *bolt.Tx
+	migrating bool     // a migration has not finished: the file has both layouts
+	bucket    string   // the bucket whose entries are being checked
+	ids       []string // in key order
+	tasks     map[string]*taskInfo
+	report    *Report
 	// recent entries and counts by owner, for the counts checks
 	recentOwners map[string]uint64
 	countsSeen   map[string]bool
@@ -250,12 +280,14 @@ func check(tx *bolt.Tx, pages bool) *Report {
 	c.records()
 	kept := usageKept(tx)
 	for _, inv := range invariants {
-		if inv.since > r.Schema || (!kept && usageBucket(inv.bucket)) {
-			continue // an older file: Open builds the bucket
+		if inv.bucket == nil || !inv.applies(r.Schema, c.migrating) || (!kept && usageBucket(inv.bucket)) {
+			continue // an older file: Open builds the bucket; a newer one dropped it
 		}
 		b := tx.Bucket(inv.bucket)
 		if b == nil {
-			c.problem(string(inv.bucket), "", "bucket missing")
+			if !c.migrating {
+				c.problem(string(inv.bucket), "", "bucket missing")
+			}
 			continue
 		}
 		if inv.entry != nil {
@@ -267,7 +299,7 @@ func check(tx *bolt.Tx, pages bool) *Report {
 		}
 	}
 	for _, inv := range invariants {
-		if inv.task == nil || inv.since > r.Schema || (!kept && usageBucket(inv.bucket)) || tx.Bucket(inv.bucket) == nil {
+		if inv.task == nil || !inv.applies(r.Schema, c.migrating) || (!kept && usageBucket(inv.bucket)) || (inv.bucket != nil && tx.Bucket(inv.bucket) == nil) {
 			continue
 		}
 		for _, id := range c.ids {
@@ -302,12 +334,22 @@ func (c *checker) schema() {
 	}
 }
 
-// records decodes every task record into c.tasks.
+// records decodes every task record into c.tasks: heads (schema 5), and
+// whole records in the layout of schemas 2 to 4, which a schema 5 file
+// holds only while a migration has not finished.
 func (c *checker) records() {
 	b := c.tx.Bucket(bucketTasks)
 	if b == nil {
 		c.problem("tasks", "", "bucket missing")
 		return
+	}
+	split := c.report.Schema >= "5"
+	if meta := c.tx.Bucket(bucketMeta); meta != nil {
+		if to := meta.Get(keyMigrating); to != nil {
+			c.migrating = true
+			c.problem("meta", strconv.Quote(string(keyMigrating)), "the migration to schema %q did not finish: open the store with a2ad to finish it", to)
+			split = false // both layouts are expected
+		}
 	}
 	_ = b.ForEach(func(k, v []byte) error {
 		id := string(k)
@@ -315,12 +357,33 @@ func (c *checker) records() {
 		key := strconv.Quote(id)
 		t := &taskInfo{bad: true}
 		c.tasks[id] = t
-		if len(v) < 8 {
-			c.problem("tasks", key, "record of %d bytes is shorter than its sequence", len(v))
+		var (
+			rec *tasks.Record
+			err error
+		)
+		switch {
+		case len(v) < 9:
+			c.problem("tasks", key, "record of %d bytes is shorter than its header", len(v))
 			return nil
+		case v[8] == headFormat:
+			h, herr := splitHead(v)
+			if herr != nil {
+				c.problem("tasks", key, "head does not parse")
+				return nil
+			}
+			rec, t.arts, err = h.decode(id)
+			t.split, t.historyLen = true, h.historyLen
+		default:
+			if split {
+				c.problem("tasks", key, "record is whole, in the layout before schema 5, not of schema %s", c.report.Schema)
+				return nil
+			}
+			var r tasks.Record
+			if err = json.Unmarshal(v[8:], &r); err == nil {
+				rec = &r
+			}
 		}
-		var rec tasks.Record
-		if err := json.Unmarshal(v[8:], &rec); err != nil {
+		if err != nil {
 			c.problem("tasks", key, "does not decode: %s", jsonProblem(err))
 			return nil
 		}
@@ -328,12 +391,17 @@ func (c *checker) records() {
 			c.problem("tasks", key, "holds task %q", rec.Task.ID)
 			return nil
 		}
-		*t = taskInfo{
+		ti := taskInfo{
 			owner: rec.Owner, contextID: rec.Task.ContextID, state: rec.State(),
 			createdAt: rec.CreatedAt, updatedAt: rec.UpdatedAt,
 			seq: binary.BigEndian.Uint64(v), messageIDs: rec.MessageIDs,
-			listKey: listKey(&rec), listValue: listValue(&rec),
+			listKey: listKey(rec), listValue: listValue(rec),
+			split: t.split, historyLen: t.historyLen, arts: t.arts,
 		}
+		if ti.split && c.tx.Bucket(bucketBody) != nil {
+			ti.messageIDs = messageIDs(c.tx, id)
+		}
+		*t = ti
 		return nil
 	})
 }
@@ -478,20 +546,27 @@ func eventsEntry(c *checker, k, v []byte) {
 		c.problem("events", strconv.Quote(string(k)), "key does not parse")
 		return
 	}
-	id := string(k[:len(k)-9])
-	seq := binary.BigEndian.Uint64(k[len(k)-8:])
+	countEvent(c, "events", string(k[:len(k)-9]), binary.BigEndian.Uint64(k[len(k)-8:]), v)
+}
+
+// countEvent checks the event seq of task id, whose value is v, and counts
+// it.
+func countEvent(c *checker, bucket, id string, seq uint64, v []byte) {
 	key := strconv.Quote(id) + " " + strconv.FormatUint(seq, 10)
+	if bucket == "body" {
+		key = strconv.Quote(id) + " event " + strconv.FormatUint(seq, 10)
+	}
 	var e tasks.Event
 	if err := json.Unmarshal(v, &e); err != nil {
-		c.problem("events", key, "does not decode: %s", jsonProblem(err))
+		c.problem(bucket, key, "does not decode: %s", jsonProblem(err))
 	} else if e.Seq != seq {
-		c.problem("events", key, "event holds sequence %d", e.Seq)
+		c.problem(bucket, key, "event holds sequence %d", e.Seq)
 	}
-	t := c.lookup("events", key, id)
+	t := c.lookup(bucket, key, id)
 	switch {
 	case t == nil:
 	case seq == 0 || seq > t.seq:
-		c.problem("events", key, "outside the task's sequences 1..%d", t.seq)
+		c.problem(bucket, key, "outside the task's sequences 1..%d", t.seq)
 	default:
 		t.events++
 	}
@@ -501,7 +576,11 @@ func eventsTask(c *checker, id string, t *taskInfo) {
 	// Keys are unique and eventsEntry counted only those in 1..seq, so
 	// the count tells how many are missing.
 	if t.events < t.seq {
-		c.problem("events", strconv.Quote(id), "%d of the task's %d events missing", t.seq-t.events, t.seq)
+		bucket := "events"
+		if t.split {
+			bucket = "body"
+		}
+		c.problem(bucket, strconv.Quote(id), "%d of the task's %d events missing", t.seq-t.events, t.seq)
 	}
 }
 
@@ -666,4 +745,114 @@ func entries(n uint64) string {
 		return "1 entry"
 	}
 	return strconv.FormatUint(n, 10) + " entries"
+}
+
+func bodyEntry(c *checker, k, v []byte) {
+	id, rest, ok := parseLengthPrefixed(k)
+	if !ok || rest == "" {
+		c.problem("body", strconv.Quote(string(k)), "key does not parse")
+		return
+	}
+	kind, rest := rest[0], rest[1:]
+	switch {
+	case kind == kindEvent && len(rest) == 8:
+		countEvent(c, "body", id, binary.BigEndian.Uint64([]byte(rest)), v)
+	case kind == kindHistory && len(rest) == 8:
+		n := binary.BigEndian.Uint64([]byte(rest))
+		key := strconv.Quote(id) + " message " + strconv.FormatUint(n, 10)
+		var m a2a.Message
+		if err := json.Unmarshal(v, &m); err != nil {
+			c.problem("body", key, "does not decode: %s", jsonProblem(err))
+		}
+		switch t := c.lookup("body", key, id); {
+		case t == nil:
+		case !t.split:
+			c.problem("body", key, "task is whole, in the layout before schema 5")
+		case n >= t.historyLen:
+			c.problem("body", key, "past the task's history of %d messages", t.historyLen)
+		default:
+			t.messages++
+		}
+	case kind == kindArtifact && len(rest) == 8:
+		i, j := binary.BigEndian.Uint32([]byte(rest)), binary.BigEndian.Uint32([]byte(rest[4:]))
+		key := strconv.Quote(id) + " artifact " + strconv.FormatUint(uint64(i), 10) + " chunk " + strconv.FormatUint(uint64(j), 10)
+		var (
+			a     a2a.Artifact
+			parts []a2a.Part
+			err   error
+		)
+		if j == 0 {
+			err = json.Unmarshal(v, &a)
+			parts = a.Parts
+		} else {
+			err = json.Unmarshal(v, &parts)
+		}
+		if err != nil {
+			c.problem("body", key, "does not decode: %s", jsonProblem(err))
+		}
+		switch t := c.lookup("body", key, id); {
+		case t == nil:
+		case !t.split:
+			c.problem("body", key, "task is whole, in the layout before schema 5")
+		case int(i) >= len(t.arts):
+			c.problem("body", key, "past the task's %s", count(len(t.arts), "artifact"))
+		case j >= t.arts[i].Chunks:
+			c.problem("body", key, "past the artifact's %s", count(int(t.arts[i].Chunks), "key"))
+		default:
+			t.chunks++
+			t.artBad = t.artBad || err != nil
+			if t.artBytes == nil {
+				t.artBytes = make([]int64, len(t.arts))
+			}
+			t.artBytes[i] += tasks.PartBytes(parts)
+			if j == 0 && err == nil && a.ArtifactID != t.arts[i].ID {
+				c.problem("body", key, "holds artifact %q, but the task's index names %q", a.ArtifactID, t.arts[i].ID)
+			}
+		}
+	case kind == kindInput && rest == "":
+		key := strconv.Quote(id) + " input"
+		if !json.Valid(v) {
+			c.problem("body", key, "is not JSON")
+		}
+		if t := c.lookup("body", key, id); t != nil && !t.split {
+			c.problem("body", key, "task is whole, in the layout before schema 5")
+		}
+	case kind == kindMsgID && rest != "":
+		key := strconv.Quote(id) + " message id " + strconv.Quote(rest)
+		if t := c.lookup("body", key, id); t != nil && !t.split {
+			c.problem("body", key, "task is whole, in the layout before schema 5")
+		}
+	default:
+		c.problem("body", strconv.Quote(string(k)), "key does not parse")
+	}
+}
+
+func bodyTask(c *checker, id string, t *taskInfo) {
+	if !t.split {
+		return
+	}
+	if t.messages < t.historyLen {
+		c.problem("body", strconv.Quote(id), "%d of the task's %s missing", t.historyLen-t.messages, count(int(t.historyLen), "history message"))
+	}
+	var want uint64
+	for _, a := range t.arts {
+		want += uint64(a.Chunks)
+	}
+	if t.chunks < want {
+		c.problem("body", strconv.Quote(id), "%d of the task's %s missing", want-t.chunks, count(int(want), "artifact key"))
+		return
+	}
+	for i, a := range t.arts {
+		if got := t.artBytes[i]; got != a.Bytes && !t.artBad {
+			c.problem("body", strconv.Quote(id)+" artifact "+strconv.Itoa(i), "holds %d bytes, but the task's index says %d", got, a.Bytes)
+		}
+	}
+}
+
+// count says n things, "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }

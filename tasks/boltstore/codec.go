@@ -9,17 +9,19 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// appendRecord appends rec's JSON, field for field what encoding/json
-// would write for tasks.Record (which is how it is read back), without
-// reflection: the task is the bulk of every write.
-func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
+// appendHead appends the JSON of rec's head (storedHead) with arts, its
+// artifacts' index: field for field what encoding/json would write (which
+// is how it is read back), without reflection, since a head is written
+// with every change. The task's history, artifacts and input, its owner
+// and its message ids are kept elsewhere (layout.go) and not written.
+func appendHead(dst []byte, rec *tasks.Record, arts []artRef) ([]byte, error) {
 	dst = append(dst, `{"task":`...)
+	t := rec.Task
+	t.History, t.Artifacts = nil, nil
 	var err error
-	if dst, err = rec.Task.AppendJSON(dst); err != nil {
+	if dst, err = t.AppendJSON(dst); err != nil {
 		return nil, err
 	}
-	dst = append(dst, `,"owner":`...)
-	dst = a2a.AppendString(dst, rec.Owner)
 	if len(rec.CallerTiers) > 0 {
 		dst = append(dst, `,"callerTiers":[`...)
 		for i, t := range rec.CallerTiers {
@@ -37,23 +39,6 @@ func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
 	if rec.FunctionID != "" {
 		dst = append(dst, `,"functionId":`...)
 		dst = a2a.AppendString(dst, rec.FunctionID)
-	}
-	if len(rec.Input) > 0 {
-		if !json.Valid(rec.Input) {
-			return nil, &json.UnsupportedValueError{Str: "input is not valid JSON"}
-		}
-		dst = append(dst, `,"input":`...)
-		dst = append(dst, rec.Input...)
-	}
-	if len(rec.MessageIDs) > 0 {
-		dst = append(dst, `,"messageIds":[`...)
-		for i, m := range rec.MessageIDs {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = a2a.AppendString(dst, m)
-		}
-		dst = append(dst, ']')
 	}
 	if len(rec.PushConfigs) > 0 {
 		b, err := json.Marshal(rec.PushConfigs) // rare: reflection is fine
@@ -80,6 +65,22 @@ func appendRecord(dst []byte, rec *tasks.Record) ([]byte, error) {
 	dst = appendTime(dst, rec.CreatedAt)
 	dst = append(dst, `,"updatedAt":`...)
 	dst = appendTime(dst, rec.UpdatedAt)
+	if len(arts) > 0 {
+		dst = append(dst, `,"artifacts":[`...)
+		for i, a := range arts {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = a2a.AppendString(dst, a.ID)
+			dst = append(dst, `,"chunks":`...)
+			dst = strconv.AppendUint(dst, uint64(a.Chunks), 10)
+			dst = append(dst, `,"bytes":`...)
+			dst = strconv.AppendInt(dst, a.Bytes, 10)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
 	return append(dst, '}'), nil
 }
 

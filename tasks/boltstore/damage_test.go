@@ -216,7 +216,7 @@ func TestDamagedFiles(t *testing.T) {
 				_, err = s.Active(ctx)
 				wantDamaged("Active", err)
 				// What does not reach the damaged page is served.
-				if _, err := s.Get(ctx, "o", "t-00000"); err != nil {
+				if _, err := s.Get(ctx, "o", "t-00000", tasks.Whole); err != nil {
 					t.Errorf("Get of a task beside the damage: %v", err)
 				}
 				if err := s.Close(); err != nil {

@@ -79,11 +79,11 @@ func TestHooksSeeCommitsAndTransitions(t *testing.T) {
 		}
 	}
 	for _, st := range []a2a.TaskState{a2a.StateWorking, a2a.StateWorking, a2a.StateInputRequired, a2a.StateCompleted} {
-		if _, _, _, err := s.Update(ctx, "alice", "t00", nil, to(st)); err != nil {
+		if _, _, _, err := s.Update(ctx, "alice", "t00", nil, tasks.Whole, to(st)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, _, err := s.Update(ctx, "alice", "t01", nil, to(a2a.StateWorking)); err != nil {
+	if _, _, _, err := s.Update(ctx, "alice", "t01", nil, tasks.Whole, to(a2a.StateWorking)); err != nil {
 		t.Fatal(err)
 	}
 	h.mu.Lock()

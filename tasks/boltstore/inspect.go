@@ -155,7 +155,7 @@ func countNonTerminal(tx *bolt.Tx, o *Overview) error {
 	}
 	tb := tx.Bucket(bucketTasks)
 	return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-		h, err := decodeHead(k, tb.Get(k))
+		h, err := decodeFilter(k, tb.Get(k))
 		if err != nil {
 			return err
 		}
@@ -164,30 +164,31 @@ func countNonTerminal(tx *bolt.Tx, o *Overview) error {
 	})
 }
 
-// recordHead is the part of a stored record the filters read; decoding
-// only it skips the history, artifacts and input.
-type recordHead struct {
+// filterHead is the part of a head the filters read; decoding only it
+// skips the input and the webhooks.
+type filterHead struct {
 	Task struct {
 		Status struct {
 			State a2a.TaskState `json:"state"`
 		} `json:"status"`
 	} `json:"task"`
-	Owner      string `json:"owner"`
 	FunctionID string `json:"functionId"`
+	owner      []byte
 }
 
-func decodeHead(id, v []byte) (*recordHead, error) {
+func decodeFilter(id, v []byte) (*filterHead, error) {
 	if v == nil {
 		return nil, fmt.Errorf("index entry points at missing task %q", id)
 	}
-	if len(v) < 8 {
-		return nil, fmt.Errorf("decode task %s: value of %d bytes", id, len(v))
-	}
-	var h recordHead
-	if err := json.Unmarshal(v[8:], &h); err != nil {
+	h, err := splitHead(v)
+	if err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	return &h, nil
+	f := filterHead{owner: h.owner}
+	if err := json.Unmarshal(h.json, &f); err != nil {
+		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	}
+	return &f, nil
 }
 
 // TaskQuery selects tasks; its zero value selects every task.
@@ -214,7 +215,8 @@ type TaskPage struct {
 	Scanned int
 }
 
-// Tasks returns up to limit tasks that match q, with ids below after
+// Tasks returns the heads (no history, no artifacts) of up to limit tasks
+// that match q, with ids below after
 // ("": from the highest). It walks an index where one serves: the
 // caller's (owners) when q names an owner, else the non-terminal one
 // (active) for a non-terminal state; otherwise the tasks themselves. The
@@ -275,13 +277,13 @@ func (in *Inspector) Tasks(ctx context.Context, q TaskQuery, after string, limit
 			}
 			page.Scanned++
 			last = id
-			h, err := decodeHead(id, v)
+			h, err := decodeFilter(id, v)
 			if err != nil {
 				return err
 			}
 			if (q.State != "" && h.Task.Status.State != q.State) ||
 				(q.FunctionID != "" && h.FunctionID != q.FunctionID) ||
-				(q.Owner != nil && h.Owner != *q.Owner) {
+				(q.Owner != nil && string(h.owner) != *q.Owner) {
 				continue
 			}
 			if len(ids) == limit {
@@ -299,7 +301,7 @@ func (in *Inspector) Tasks(ctx context.Context, q TaskQuery, after string, limit
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	for i, v := range vals {
-		r, err := decodeRecord(string(ids[i]), v)
+		r, _, err := decodeHead(string(ids[i]), v)
 		if err != nil {
 			return nil, fmt.Errorf("list tasks: %w", err)
 		}
@@ -317,27 +319,37 @@ func startBelow(c *bolt.Cursor, after string) ([]byte, []byte) {
 	return below(c, []byte(after))
 }
 
-// Task returns task id, whoever owns it, with its whole event log in
-// sequence order, from one snapshot. Returns tasks.ErrNotFound if no task
-// has that id.
+// Task returns task id, whoever owns it, whole and with its input and
+// message ids,
+// and its whole event log in sequence order, from one snapshot. Returns
+// tasks.ErrNotFound if no task has that id.
 func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []tasks.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	var (
-		v   []byte
-		evs [][]byte
+		rt        *rawTask
+		msgIDs    []string
+		taskInput json.RawMessage
+		evs       [][]byte
 	)
 	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		if id == "" {
 			return nil
 		}
-		v = append(v, tx.Bucket(bucketTasks).Get([]byte(id))...)
+		v := tx.Bucket(bucketTasks).Get([]byte(id))
 		if v == nil {
 			return nil
 		}
-		prefix := append([]byte(id), 0)
-		c := tx.Bucket(bucketEvents).Cursor()
+		h, err := splitHead(v)
+		if err != nil {
+			return fmt.Errorf("read task %s: %w", id, err)
+		}
+		rt = newRawTask(v, h)
+		rt.readParts(tx, id, h.historyLen, tasks.Whole)
+		msgIDs, taskInput = messageIDs(tx, id), input(tx, id)
+		prefix := bodyPrefix(id, kindEvent)
+		c := tx.Bucket(bucketBody).Cursor()
 		for k, ev := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ev = c.Next() {
 			evs = append(evs, append([]byte(nil), ev...))
 		}
@@ -346,13 +358,14 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 	if err != nil {
 		return nil, nil, fmt.Errorf("inspect task %s: %w", id, err)
 	}
-	if v == nil {
+	if rt == nil {
 		return nil, nil, tasks.ErrNotFound
 	}
-	r, err := decodeRecord(id, v)
+	r, _, err := rt.decode(id)
 	if err != nil {
 		return nil, nil, err
 	}
+	r.MessageIDs, r.Input = msgIDs, taskInput
 	out := make([]tasks.Event, len(evs))
 	for i, b := range evs {
 		if err := json.Unmarshal(b, &out[i]); err != nil {

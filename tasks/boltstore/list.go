@@ -97,7 +97,7 @@ func countOf(v []byte) uint64 {
 // store, in the transaction that opens it.
 func migrateListing(tx *bolt.Tx) error {
 	return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
-		r, err := decodeRecord(string(k), v)
+		r, err := decodeSchema3(string(k), v)
 		if err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func matches(e entry, f *tasks.ListFilter, bound uint64) bool {
 // entries and the owner's count; a filtered one also walks the owner's
 // entries (keys and small values, no task) down to the StatusAfter bound,
 // to count the matches.
-func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, after *tasks.Cursor, limit int) ([]*tasks.Record, int, *tasks.Cursor, error) {
+func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, after *tasks.Cursor, limit int, sc tasks.Scope) ([]*tasks.Record, int, *tasks.Cursor, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 	}
 	var (
 		ids    [][]byte
-		vals   [][]byte
+		raws   []*rawTask
 		total  int
 		more   bool
 		lastAt uint64
@@ -201,14 +201,18 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 			ids = append(ids, append([]byte(nil), e.id(p)...))
 			lastAt = e.at(p)
 		}
-		tb := tx.Bucket(bucketTasks)
-		vals = make([][]byte, len(ids))
+		raws = make([]*rawTask, len(ids))
 		for i, id := range ids {
-			v := tb.Get(id)
-			if v == nil {
+			rt, err := readTask(tx, owner, string(id), sc)
+			switch {
+			case errors.Is(err, tasks.ErrNotOwner):
+				return errors.New("listing entry points at a task of another owner")
+			case errors.Is(err, tasks.ErrNotFound):
 				return fmt.Errorf("listing entry of owner %q points at missing task %q", owner, id)
+			case err != nil:
+				return err
 			}
-			vals[i] = append([]byte(nil), v...)
+			raws[i] = rt
 		}
 		return nil
 	})
@@ -216,13 +220,10 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		return nil, 0, nil, err
 	}
 	recs := make([]*tasks.Record, len(ids))
-	for i, v := range vals {
-		r, err := decodeRecord(string(ids[i]), v)
+	for i, rt := range raws {
+		r, _, err := rt.decode(string(ids[i]))
 		if err != nil {
 			return nil, 0, nil, err
-		}
-		if r.Owner != owner {
-			return nil, 0, nil, errors.New("listing entry points at a task of another owner")
 		}
 		recs[i] = r
 	}

@@ -64,25 +64,25 @@ func BenchmarkList(b *testing.B) {
 	s := listBenchStore(b)
 	ctx := context.Background()
 	owner := "caller-0" // holds the 100 tasks left working
-	_, total, _, err := s.List(ctx, owner, tasks.ListFilter{}, nil, 1)
+	_, total, _, err := s.List(ctx, owner, tasks.ListFilter{}, nil, 1, tasks.Whole)
 	if err != nil || total != listBenchTasks/listBenchOwners {
 		b.Fatalf("owner has %d tasks, %v", total, err)
 	}
 	// The cursor half-way down the owner's tasks.
-	recs, _, _, err := s.List(ctx, owner, tasks.ListFilter{}, nil, 100)
+	recs, _, _, err := s.List(ctx, owner, tasks.ListFilter{}, nil, 100, tasks.Whole)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var middle *tasks.Cursor
 	for range 4 {
-		_, _, middle, err = s.List(ctx, owner, tasks.ListFilter{}, middle, 100)
+		_, _, middle, err = s.List(ctx, owner, tasks.ListFilter{}, middle, 100, tasks.Whole)
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
 	// About the 100 newest (status times have milliseconds).
 	recent, _ := time.Parse(time.RFC3339Nano, recs[99].Task.Status.Timestamp)
-	_, recentTotal, _, err := s.List(ctx, owner, tasks.ListFilter{StatusAfter: recent}, nil, 1)
+	_, recentTotal, _, err := s.List(ctx, owner, tasks.ListFilter{StatusAfter: recent}, nil, 1, tasks.Whole)
 	if err != nil || recentTotal < 100 || recentTotal > 200 {
 		b.Fatalf("status after the 100th newest: %d tasks, %v", recentTotal, err)
 	}
@@ -106,7 +106,7 @@ func BenchmarkList(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				recs, total, _, err := s.List(ctx, owner, c.f, c.after, c.limit)
+				recs, total, _, err := s.List(ctx, owner, c.f, c.after, c.limit, tasks.Whole)
 				if err != nil || total != c.total || len(recs) != min(c.limit, c.total) {
 					b.Fatalf("List: %d tasks, total %d (want %d), %v", len(recs), total, c.total, err)
 				}

@@ -47,11 +47,11 @@ func checkListing(tb testing.TB, db *bolt.DB) {
 		want := map[string][]byte{}
 		counts := map[string]uint64{}
 		err := tx.Bucket([]byte("tasks")).ForEach(func(k, v []byte) error {
-			var r tasks.Record
-			if err := json.Unmarshal(v[8:], &r); err != nil {
+			r, _, err := headOf(v)
+			if err != nil {
 				return fmt.Errorf("task %q: %w", k, err)
 			}
-			want[string(wantListKey(&r))] = wantListValue(&r)
+			want[string(wantListKey(r))] = wantListValue(r)
 			owner := binary.AppendUvarint(nil, uint64(len(r.Owner)))
 			counts[string(append(owner, r.Owner...))]++
 			return nil
@@ -99,7 +99,7 @@ func listIDs(tb testing.TB, s *boltstore.Store, owner string, f tasks.ListFilter
 		total = -1
 	)
 	for page := 0; ; page++ {
-		recs, n, next, err := s.List(ctx, owner, f, after, limit)
+		recs, n, next, err := s.List(ctx, owner, f, after, limit, tasks.Whole)
 		if err != nil {
 			tb.Fatalf("List page %d: %v", page, err)
 		}
@@ -152,7 +152,7 @@ func TestListingIndexFollowsEveryWrite(t *testing.T) {
 	}
 
 	// An update moves the task to the top, with its new state.
-	if _, _, _, err := s.Update(ctx, "alice", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "alice", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.UpdatedAt = base.Add(time.Minute)
 		r.Task.Status = a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: a2a.Timestamp(r.UpdatedAt)}
 		return []tasks.Event{statusEvent(a2a.StateCompleted)}, nil
@@ -168,7 +168,7 @@ func TestListingIndexFollowsEveryWrite(t *testing.T) {
 	}
 	// An update that changes nothing the index holds leaves it as it was;
 	// so does a change of webhooks.
-	if _, _, _, err := s.Update(ctx, "alice", "t2", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "alice", "t2", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		return []tasks.Event{{Artifact: &a2a.Artifact{ArtifactID: "a"}}}, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestListingIndexFollowsEveryWrite(t *testing.T) {
 		t.Fatalf("after expiry = %v", got)
 	}
 	// The last task of an owner takes its count with it.
-	if _, _, _, err := s.Update(ctx, "bob", "b0", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "bob", "b0", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Task.Status.State = a2a.StateFailed
 		return []tasks.Event{statusEvent(a2a.StateFailed)}, nil
 	}); err != nil {
@@ -207,7 +207,7 @@ func TestListingIndexFollowsEveryWrite(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if recs, total, next, err := s.List(ctx, "bob", tasks.ListFilter{}, nil, 10); err != nil || len(recs) != 0 || total != 0 || next != nil {
+	if recs, total, next, err := s.List(ctx, "bob", tasks.ListFilter{}, nil, 10, tasks.Whole); err != nil || len(recs) != 0 || total != 0 || next != nil {
 		t.Fatalf("bob after expiry: %d tasks, total %d, next %v, err %v", len(recs), total, next, err)
 	}
 }
@@ -366,7 +366,7 @@ func TestListCursorIsStableUnderInserts(t *testing.T) {
 	for i := range 10 {
 		create(t, s, newRecord(fmt.Sprintf("t%d", i), "o", a2a.StateWorking, base.Add(time.Duration(i)*time.Second)))
 	}
-	recs, total, next, err := s.List(ctx, "o", tasks.ListFilter{}, nil, 4)
+	recs, total, next, err := s.List(ctx, "o", tasks.ListFilter{}, nil, 4, tasks.Whole)
 	if err != nil || total != 10 || len(recs) != 4 || next == nil {
 		t.Fatalf("page 1: %d tasks, total %d, next %v, err %v", len(recs), total, next, err)
 	}
@@ -378,7 +378,7 @@ func TestListCursorIsStableUnderInserts(t *testing.T) {
 		create(t, s, newRecord(fmt.Sprintf("new%d", i), "o", a2a.StateWorking, base.Add(time.Hour+time.Duration(i))))
 	}
 	// t1, not yet listed, is updated: it moves above the cursor.
-	if _, _, _, err := s.Update(ctx, "o", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.UpdatedAt = base.Add(2 * time.Hour)
 		return []tasks.Event{statusEvent(a2a.StateWorking)}, nil
 	}); err != nil {
@@ -386,7 +386,7 @@ func TestListCursorIsStableUnderInserts(t *testing.T) {
 	}
 	var rest []string
 	for next != nil {
-		recs, total, next, err = s.List(ctx, "o", tasks.ListFilter{}, next, 4)
+		recs, total, next, err = s.List(ctx, "o", tasks.ListFilter{}, next, 4, tasks.Whole)
 		if err != nil || total != 15 {
 			t.Fatalf("later page: total %d, err %v", total, err)
 		}
@@ -474,8 +474,8 @@ func TestOpenMigratesSchema2(t *testing.T) {
 	s := MustOpen(t, path)
 	checkListing(t, s.DB())
 	if err := s.DB().View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "4" {
-			t.Errorf("schema after open = %q, want \"4\"", v)
+		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "5" {
+			t.Errorf("schema after open = %q, want \"5\"", v)
 		}
 		return nil
 	}); err != nil {
@@ -495,7 +495,7 @@ func TestOpenMigratesSchema2(t *testing.T) {
 	if got := listIDs(t, s, "bob", tasks.ListFilter{State: a2a.StateCompleted}, 2); !slices.Equal(got, wantBobDone) {
 		t.Errorf("bob's completed after migration = %v\nwant %v", got, wantBobDone)
 	}
-	// The migrated store goes on as a schema 4 one.
+	// The migrated store goes on as a schema 5 one.
 	r := newRecord("t99", "alice", a2a.StateWorking, base.Add(time.Hour))
 	create(t, s, r)
 	if got := listIDs(t, s, "alice", tasks.ListFilter{}, 100); len(got) != 16 || got[0] != "t99" {
@@ -518,13 +518,13 @@ func TestOpenRejectsUnknownSchema(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte("schema"), []byte("5"))
+		return b.Put([]byte("schema"), []byte("9"))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	_, err = boltstore.Open(path, boltstore.Options{})
-	want := `open task store ` + path + `: store schema version "5" is not supported (want "4")`
+	want := `open task store ` + path + `: store schema version "9" is not supported (want "5")`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open = %v, want %s", err, want)
 	}
@@ -534,7 +534,7 @@ func TestListRefusesACanceledContext(t *testing.T) {
 	s := MustOpen(t, "")
 	c, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, _, err := s.List(c, "o", tasks.ListFilter{}, nil, 10); !errors.Is(err, context.Canceled) {
+	if _, _, _, err := s.List(c, "o", tasks.ListFilter{}, nil, 10, tasks.Whole); !errors.Is(err, context.Canceled) {
 		t.Fatalf("List on a canceled context: %v", err)
 	}
 }

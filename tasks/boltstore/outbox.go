@@ -536,44 +536,35 @@ func (s *Store) DeadLetterCount(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// PushConfigs implements tasks.Store. The write checks that the record is
+// PushConfigs implements tasks.Store. The write checks that the head is
 // byte for byte what was read, so concurrent changes never lose one.
 func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error) {
 	for {
-		var read []byte
-		if err := s.view(func(tx *bolt.Tx) error {
-			read = append(read, tx.Bucket(bucketTasks).Get([]byte(id))...)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		if read == nil {
-			return nil, tasks.ErrNotFound
-		}
-		r, err := decodeRecord(id, read)
+		rt, err := s.read(ctx, owner, id, tasks.Head)
 		if err != nil {
 			return nil, err
 		}
-		if r.Owner != owner {
-			return nil, tasks.ErrNotOwner
+		r, arts, err := decodeHead(id, rt.head)
+		if err != nil {
+			return nil, err
 		}
 		cfgs, err := fn(append([]a2a.PushConfig(nil), r.PushConfigs...))
 		if err != nil {
 			return nil, err
 		}
 		r.PushConfigs = cfgs
-		e, err := encode(r, nil)
+		v, err := appendHeadValue(make([]byte, 0, len(rt.head)+256), r, uint64(r.HistoryLen), arts)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("encode task: %w", err)
 		}
 		err = s.update(ctx, func(tx *bolt.Tx) error {
-			if !bytes.Equal(tx.Bucket(bucketTasks).Get([]byte(id)), read) {
+			if !bytes.Equal(tx.Bucket(bucketTasks).Get([]byte(id)), rt.head) {
 				return errStale
 			}
-			if err := addUsage(tx, owner, int64(len(e.value)-len(read))); err != nil {
+			if err := addUsage(tx, owner, int64(len(v)-len(rt.head))); err != nil {
 				return err
 			}
-			return tx.Bucket(bucketTasks).Put([]byte(id), e.value)
+			return tx.Bucket(bucketTasks).Put([]byte(id), v)
 		})
 		if errors.Is(err, errStale) {
 			continue

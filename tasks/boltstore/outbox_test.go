@@ -31,7 +31,7 @@ func flip(st a2a.TaskState) tasks.UpdateFunc {
 
 func mustUpdate(tb testing.TB, s *boltstore.Store, owner, id string, fn tasks.UpdateFunc) *tasks.Record {
 	tb.Helper()
-	r, _, _, err := s.Update(ctx, owner, id, nil, fn)
+	r, _, _, err := s.Update(ctx, owner, id, nil, tasks.Whole, fn)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestUpdateKeepsAWebhookAddedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := false
-	_, _, _, err := s.Update(ctx, "o", "t", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	_, _, _, err := s.Update(ctx, "o", "t", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		if !added {
 			// The webhook lands between Update's read and its write.
 			added = true
@@ -424,7 +424,7 @@ func TestUpdateKeepsAWebhookAddedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.Get(ctx, "o", "t")
+	got, _ := s.Get(ctx, "o", "t", tasks.Whole)
 	if got.State() != a2a.StateCompleted || len(got.PushConfigs) != 1 {
 		t.Fatalf("after the race: state %s, %d webhooks; want completed with the webhook", got.State(), len(got.PushConfigs))
 	}
@@ -446,18 +446,18 @@ type oldDelivery struct {
 
 // TestOpenMigratesSchema3Outbox: a schema 3 store whose outbox holds
 // three copies for one webhook, one for another, and one of a task
-// retention deleted opens as schema 4 with one delivery per webhook (the
+// retention deleted opens as schema 5 (4, then 5) with one delivery per webhook (the
 // oldest, with its attempts), the outbox sequence kept, old dead letters
 // readable, and a clean check.
 func TestOpenMigratesSchema3Outbox(t *testing.T) {
+	// A store of the whole-record layout (schemas 2 to 4), taken to 3.
 	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
+	last := newRecord("t1", "o", a2a.StateInputRequired, time.Now())
+	for i := range 2 {
+		last.PushConfigs = append(last.PushConfigs, a2a.PushConfig{ID: fmt.Sprintf("c%d", i), URL: fmt.Sprintf("https://x.example/t1/%d", i)})
 	}
-	withHooks(t, s, "t1", 2)
-	last := mustUpdate(t, s, "o", "t1", flip(a2a.StateInputRequired))
-	if err := s.Close(); err != nil {
+	writeSchema2(t, path, []*tasks.Record{last})
+	if err := boltstore.MigrateTo(path, "3", -1); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -499,10 +499,10 @@ func TestOpenMigratesSchema3Outbox(t *testing.T) {
 		t.Fatalf("the schema 3 file: schema %q, problems %q", r.Schema, problems(r))
 	}
 
-	s = MustOpen(t, path)
+	s := MustOpen(t, path)
 	_ = s.DB().View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "4" {
-			t.Errorf("schema after open = %q, want \"4\"", v)
+		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "5" {
+			t.Errorf("schema after open = %q, want \"5\"", v)
 		}
 		if seq := tx.Bucket([]byte("outbox")).Sequence(); seq != 20 {
 			t.Errorf("outbox sequence after migration = %d, want 20", seq)

@@ -3,8 +3,18 @@
 // Buckets, all created at open, with composite keys (big-endian numbers so
 // they sort):
 //
-//	tasks   taskID                          → seq(8) Record JSON
-//	events  taskID 0x00 seq(8)              → Event JSON
+//	tasks   taskID                          → seq(8) 0x01 len(owner) owner
+//	                                          historyLen head JSON: the task
+//	                                          without history and artifacts
+//	body    len(taskID) taskID 'a' i(4) j(4)
+//	                                        → artifact i JSON (j = 0), or
+//	                                          parts appended to it (j > 0)
+//	        len(taskID) taskID 'e' seq(8)   → Event JSON
+//	        len(taskID) taskID 'h' n(8)     → history message n JSON
+//	        len(taskID) taskID 'i'          → the current call's input JSON
+//	        len(taskID) taskID 'm' messageID
+//	                                        → (empty) a message id the task
+//	                                          holds (layout.go)
 //	active  taskID                          → (empty) the non-terminal index
 //	owners  len(owner) owner taskID         → (empty) the index by owner
 //	idem    len(owner) owner messageID      → taskID 0x00 sha256(message)
@@ -20,9 +30,11 @@
 //	due     nextAt(8) id(8)                 → (empty) deliveries by due time
 //	dead    id(8)                           → dead letter JSON
 //	usage   len(owner) owner                → bytes(8) the owner's tasks take (usage.go)
-//	meta    "schema"                        → schema version ("4"; a "2" store
-//	                                          gets recent and counts at open, a
-//	                                          "2" or "3" one pending and due)
+//	meta    "schema"                        → schema version (schemaVersion;
+//	                                          older ones are migrated at open,
+//	                                          migrate.go)
+//	        "migrating"                     → the version a migration that
+//	                                          has not finished goes to
 //	        "usage"                         → "1" once usage is kept;
 //	                                          a store without it gets it at open
 //
@@ -53,20 +65,14 @@ import (
 
 var (
 	bucketTasks  = []byte("tasks")
-	bucketEvents = []byte("events")
 	bucketActive = []byte("active")
 	bucketOwners = []byte("owners")
 	bucketIdem   = []byte("idem")
 	bucketExpiry = []byte("expiry")
 	bucketMeta   = []byte("meta")
 
-	keySchema     = []byte("schema")
-	schemaVersion = []byte("4")
-	// schemaV2 is the schema before the listing index, schemaV3 the one
-	// whose outbox held a copy of the task per delivery; Open migrates
-	// both.
-	schemaV2 = []byte("2")
-	schemaV3 = []byte("3")
+	keySchema    = []byte("schema")
+	keyMigrating = []byte("migrating")
 )
 
 // Closed reports whether Close has begun.
@@ -180,39 +186,29 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		return nil, openError(path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketTasks, bucketEvents, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
+		if err := createBuckets(tx); err != nil {
+			return err
 		}
 		meta := tx.Bucket(bucketMeta)
-		switch v := meta.Get(keySchema); {
-		case v == nil:
-			if err := meta.Put(keySchema, schemaVersion); err != nil {
-				return err
-			}
-		case bytes.Equal(v, schemaV2):
-			if err := migrateListing(tx); err != nil {
-				return fmt.Errorf("migrate store schema 2 to 3: %w", err)
-			}
-			fallthrough
-		case bytes.Equal(v, schemaV3):
-			if err := migrateOutbox(tx); err != nil {
-				return fmt.Errorf("migrate store schema 3 to 4: %w", err)
-			}
-			if err := meta.Put(keySchema, schemaVersion); err != nil {
-				return err
-			}
-		case !bytes.Equal(v, schemaVersion):
-			return fmt.Errorf("store schema version %q is not supported (want %q)", v, schemaVersion)
-		}
-		if meta.Get(keyUsage) == nil {
-			if err := rebuildUsage(tx); err != nil {
-				return fmt.Errorf("compute stored bytes per owner: %w", err)
-			}
+		if meta.Get(keySchema) == nil {
+			return meta.Put(keySchema, []byte(schemaVersion))
 		}
 		return nil
 	})
+	if err == nil {
+		err = migrate(db)
+	}
+	if err == nil {
+		err = db.Update(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketMeta).Get(keyUsage) != nil {
+				return nil
+			}
+			if err := rebuildUsage(tx); err != nil {
+				return fmt.Errorf("compute stored bytes per owner: %w", err)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
@@ -228,6 +224,17 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.writer() }()
 	return s, nil
+}
+
+// createBuckets creates every bucket a store has, those that migrations
+// fill included.
+func createBuckets(tx *bolt.Tx) error {
+	for _, b := range [][]byte{bucketTasks, bucketBody, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage} {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close waits for queued writes to commit, then closes the file.
@@ -357,42 +364,106 @@ func (s *Store) commit(batch []*write) {
 	}
 }
 
-// A record's value is its sequence number (8 bytes, big-endian) and its
-// JSON. The writer compares the sequence to detect a change made since
-// the record was read, without decoding it: all JSON work happens in the
-// callers' goroutines, outside the single writer.
+// A task's head value starts with its sequence number (8 bytes,
+// big-endian). The writer compares the whole head to detect a change made
+// since it was read, without decoding it: every change of a task rewrites
+// its head, so an unchanged head means an unchanged task. All JSON work
+// happens in the callers' goroutines, outside the single writer.
 
-// encoded is a record and its new events, ready to write.
+// encoded is a change of one task, ready to write.
 type encoded struct {
 	rec        *tasks.Record
-	value      []byte
-	events     [][]byte
+	value      []byte           // the head
+	body       bodyOps          // events, history, artifacts, input, message ids
 	deliveries []queuedDelivery // push deliveries the transition queues
 	listed     []byte           // the task's key in recent before the change; nil for a new task
-	evBytes    int64            // what the events take (eventBytes)
 }
 
-// encode assigns the events' sequence numbers after rec's and encodes
-// rec and the events. rec.Seq ends at the last event's sequence.
-func encode(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
-	e := &encoded{rec: rec, events: make([][]byte, len(events))}
+// encodeEvents assigns the events' sequence numbers after rec's and
+// encodes them. rec.Seq ends at the last event's sequence.
+func (e *encoded) encodeEvents(events []tasks.Event) error {
 	for i := range events {
-		rec.Seq++
-		events[i].Seq = rec.Seq
-		b, err := appendEvent(make([]byte, 0, 256), &events[i])
-		if err != nil {
-			return nil, fmt.Errorf("encode event: %w", err)
+		e.rec.Seq++
+		events[i].Seq = e.rec.Seq
+		if err := e.body.putEvent(e.rec.Task.ID, e.rec.Seq, &events[i]); err != nil {
+			return err
 		}
-		e.events[i] = b
-		e.evBytes += eventBytes(rec.Task.ID, b)
 	}
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 1024), rec.Seq)
-	v, err := appendRecord(v, rec)
+	return nil
+}
+
+// encodeNew encodes rec, whole, as a new task with its first events: its
+// head, its history, its artifacts and its message ids.
+func encodeNew(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
+	e := &encoded{rec: rec}
+	if err := e.encodeEvents(events); err != nil {
+		return nil, err
+	}
+	id := rec.Task.ID
+	if err := e.body.appendHistory(id, 0, rec.Task.History); err != nil {
+		return nil, err
+	}
+	arts := make([]artRef, len(rec.Task.Artifacts))
+	for i := range rec.Task.Artifacts {
+		arts[i] = artRef{ID: rec.Task.Artifacts[i].ArtifactID, Chunks: 1, Bytes: tasks.PartBytes(rec.Task.Artifacts[i].Parts)}
+		if err := e.body.newArtifact(id, uint32(i), &rec.Task.Artifacts[i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(rec.Input) > 0 {
+		if err := e.body.putInput(id, rec.Input); err != nil {
+			return nil, fmt.Errorf("encode task: %w", err)
+		}
+	}
+	for _, m := range rec.MessageIDs {
+		e.body.putMessageID(id, m)
+	}
+	rec.HistoryLen = len(rec.Task.History)
+	return e, e.encodeHead(arts)
+}
+
+// encodeChange encodes what an UpdateFunc did to rec, the head of a task
+// whose history held rec.HistoryLen messages and whose artifacts arts
+// indexes: the messages it appended to rec.Task.History, the artifact
+// events among events, the input it set, and key's message id if key is
+// not nil. Nothing already stored is written again but the head.
+func encodeChange(rec *tasks.Record, arts []artRef, events []tasks.Event, key *tasks.IdemKey) (*encoded, error) {
+	e := &encoded{rec: rec}
+	if err := e.encodeEvents(events); err != nil {
+		return nil, err
+	}
+	id := rec.Task.ID
+	if err := e.body.appendHistory(id, uint64(rec.HistoryLen), rec.Task.History); err != nil {
+		return nil, err
+	}
+	arts = append([]artRef(nil), arts...)
+	for i := range events {
+		if a := events[i].Artifact; a != nil {
+			var err error
+			if arts, err = e.body.applyArtifact(id, arts, a, events[i].Append); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(rec.Input) > 0 {
+		if err := e.body.putInput(id, rec.Input); err != nil {
+			return nil, fmt.Errorf("encode task: %w", err)
+		}
+	}
+	if key != nil {
+		e.body.putMessageID(id, key.MessageID)
+	}
+	rec.HistoryLen += len(rec.Task.History)
+	return e, e.encodeHead(arts)
+}
+
+func (e *encoded) encodeHead(arts []artRef) error {
+	v, err := appendHeadValue(make([]byte, 0, 512), e.rec, uint64(e.rec.HistoryLen), arts)
 	if err != nil {
-		return nil, fmt.Errorf("encode task: %w", err)
+		return fmt.Errorf("encode task: %w", err)
 	}
 	e.value = v
-	return e, nil
+	return nil
 }
 
 // put writes e and keeps the active and expiry indexes in step with the
@@ -400,17 +471,12 @@ func encode(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
 func (e *encoded) put(tx *bolt.Tx, prev a2a.TaskState) error {
 	rec := e.rec
 	id := []byte(rec.Task.ID)
-	evb := tx.Bucket(bucketEvents)
-	evb.FillPercent = appendFill
-	first := rec.Seq - uint64(len(e.events))
-	for i, b := range e.events {
-		if err := evb.Put(eventKey(rec.Task.ID, first+uint64(i)+1), b); err != nil {
-			return err
-		}
-	}
 	tb := tx.Bucket(bucketTasks)
 	tb.FillPercent = appendFill
 	if err := tb.Put(id, e.value); err != nil {
+		return err
+	}
+	if err := e.body.apply(tx); err != nil {
 		return err
 	}
 	if err := putListing(tx, e.listed, rec); err != nil {
@@ -447,14 +513,14 @@ const appendFill = 0.9
 func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
 	r := *rec
 	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
-	e, err := encode(&r, events)
+	e, err := encodeNew(&r, events)
 	if err != nil {
 		return nil, false, err
 	}
 	if e.deliveries, err = deliveries(&r, ""); err != nil {
 		return nil, false, err
 	}
-	size := int64(len(r.Task.ID)+len(e.value)) + e.evBytes + idemBytes(&key, r.Task.ID) + indexBytes(r.Owner, r.Task.ID)
+	size := int64(len(r.Task.ID)+len(e.value)) + e.body.added() + idemBytes(&key, r.Task.ID) + indexBytes(r.Owner, r.Task.ID)
 	var boundTo string
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		boundTo = ""
@@ -495,7 +561,7 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		s.transition("", r.State())
 	}
 	if boundTo != "" {
-		got, err := s.Get(ctx, key.Owner, boundTo)
+		got, err := s.Get(ctx, key.Owner, boundTo, tasks.Whole)
 		if errors.Is(err, tasks.ErrNotFound) {
 			// Expired between the two reads: the key went with it.
 			return s.Create(ctx, key, rec, events)
@@ -527,39 +593,32 @@ func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, e
 	case hash != key.Hash:
 		return nil, tasks.ErrMessageIDReused
 	}
-	return s.Get(ctx, key.Owner, id)
+	return s.Get(ctx, key.Owner, id, tasks.Whole)
 }
 
 // Get implements tasks.Store.
-func (s *Store) Get(ctx context.Context, owner, id string) (*tasks.Record, error) {
-	r, _, err := s.getRaw(ctx, owner, id)
+func (s *Store) Get(ctx context.Context, owner, id string, sc tasks.Scope) (*tasks.Record, error) {
+	rt, err := s.read(ctx, owner, id, sc)
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := rt.decode(id)
 	return r, err
 }
 
-// getRaw is Get, with the stored value it decoded.
-func (s *Store) getRaw(ctx context.Context, owner, id string) (*tasks.Record, []byte, error) {
+// read copies task id of owner out of the store with what sc asks for
+// (readTask: a foreign task is ErrNotOwner before anything of it is read).
+func (s *Store) read(ctx context.Context, owner, id string, sc tasks.Scope) (*rawTask, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var v []byte
+	var rt *rawTask
 	err := s.view(func(tx *bolt.Tx) error {
-		v = append(v, tx.Bucket(bucketTasks).Get([]byte(id))...)
-		return nil
+		var err error
+		rt, err = readTask(tx, owner, id, sc)
+		return err
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if v == nil {
-		return nil, nil, tasks.ErrNotFound
-	}
-	r, err := decodeRecord(id, v)
-	if err != nil {
-		return nil, nil, err
-	}
-	if r.Owner != owner {
-		return nil, nil, tasks.ErrNotOwner
-	}
-	return r, v, nil
+	return rt, err
 }
 
 // errStale: the record changed between the read and the write.
@@ -568,33 +627,42 @@ var errStale = errors.New("stale record")
 // errBound: the idempotency key was bound meanwhile.
 var errBound = errors.New("idempotency key bound")
 
-// Update implements tasks.Store. It reads the record, applies fn and
-// encodes the result outside the writer, then writes it only if the
-// record is still at the sequence it read (optimistic concurrency); if
-// not, it starts again, so fn may run more than once.
-func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
+// Update implements tasks.Store. It reads the head (and what sc asks for),
+// applies fn and encodes the change outside the writer, then writes it
+// only if the head is still the one it read (optimistic concurrency); if
+// not, it starts again, so fn may run more than once. What it writes is
+// the new head, the events, and what fn added: appended messages and
+// artifact chunks, each under a key of its own.
+func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey, sc tasks.Scope, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
 	for {
-		r, read, err := s.getRaw(ctx, owner, id)
+		rt, err := s.read(ctx, owner, id, sc)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		r, arts, err := rt.decode(id)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		if key != nil {
 			if dup, err := s.boundTo(key, id); err != nil || dup {
-				return r, nil, dup, err
+				if err != nil {
+					return nil, nil, false, err
+				}
+				return r, nil, true, nil
 			}
 		}
+		// fn gets the head: what sc asked for waits for the answer.
+		read := r.Task
+		r.Task.History, r.Task.Artifacts = nil, nil
 		prev, listed := r.State(), listKey(r)
 		evs, err := fn(r)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		if evs == nil && key == nil {
-			return r, nil, false, nil // nothing changed
+			return completed(r, &read, rt.all, sc, nil), nil, false, nil // nothing changed
 		}
-		if key != nil {
-			r.MessageIDs = append(r.MessageIDs, key.MessageID)
-		}
-		e, err := encode(r, evs)
+		e, err := encodeChange(r, arts, evs, key)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -602,7 +670,9 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if e.deliveries, err = deliveries(r, prev); err != nil {
 			return nil, nil, false, err
 		}
-		grow := int64(len(e.value)-len(read)) + e.evBytes
+		// What the change adds: the head's growth, the body's new keys
+		// (less what they replace, counted in the transaction), the key.
+		grow := int64(len(e.value) - len(rt.head))
 		if key != nil {
 			grow += idemBytes(key, id)
 		}
@@ -611,11 +681,12 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 			if v == nil {
 				return tasks.ErrNotFound
 			}
-			// The whole value, not just its event sequence: a change of
+			// The whole head, not just its event sequence: a change of
 			// webhooks (PushConfigs) adds no event but must not be lost.
-			if !bytes.Equal(v, read) {
+			if !bytes.Equal(v, rt.head) {
 				return errStale
 			}
+			grow := grow + e.body.growth(tx)
 			if key != nil {
 				if _, _, ok := getIdem(tx, key.Owner, key.MessageID); ok {
 					return errBound
@@ -640,8 +711,38 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		}
 		s.queued(e)
 		s.transition(prev, r.State())
-		return r, evs, false, nil
+		return completed(r, &read, rt.all, sc, evs), evs, false, nil
 	}
+}
+
+// completed completes r, a head an UpdateFunc appended r.Task.History to
+// and returned evs for, with what sc asks for: read holds the history
+// (its last messages, as sc asked) and, if all, the artifacts of the task
+// before fn. The history is the read one and the appended messages, its
+// last sc.History; the artifacts, the read ones with evs applied.
+func completed(r *tasks.Record, read *a2a.Task, all bool, sc tasks.Scope, evs []tasks.Event) *tasks.Record {
+	hist := r.Task.History
+	if len(read.History) > 0 {
+		hist = append(read.History[:len(read.History):len(read.History)], hist...)
+	}
+	if sc.History >= 0 && len(hist) > sc.History {
+		hist = hist[len(hist)-sc.History:]
+	}
+	if len(hist) == 0 {
+		hist = nil
+	}
+	r.Task.History = hist
+	r.Task.Artifacts = nil
+	if all {
+		arts := read.Artifacts
+		for i := range evs {
+			if a := evs[i].Artifact; a != nil {
+				arts = tasks.ApplyArtifact(arts, a, evs[i].Append)
+			}
+		}
+		r.Task.Artifacts = arts
+	}
+	return r
 }
 
 // boundTo reports whether key is bound to task id already; a key bound to
@@ -686,8 +787,12 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 		tb := tx.Bucket(bucketTasks)
 		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
 			v := tb.Get(k)
-			if len(v) < 8 {
+			if v == nil {
 				return fmt.Errorf("active task %s: no record", k)
+			}
+			h, err := splitHead(v)
+			if err != nil {
+				return fmt.Errorf("active task %s: %w", k, err)
 			}
 			var r struct {
 				Task struct {
@@ -696,7 +801,7 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 					} `json:"status"`
 				} `json:"task"`
 			}
-			if err := json.Unmarshal(v[8:], &r); err != nil {
+			if err := json.Unmarshal(h.json, &r); err != nil {
 				return fmt.Errorf("active task %s: %w", k, err)
 			}
 			out[r.Task.Status.State]++
@@ -711,18 +816,37 @@ func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []*tasks.Record
+	var (
+		heads  [][]byte
+		ids    []string
+		inputs []json.RawMessage
+	)
 	err := s.view(func(tx *bolt.Tx) error {
+		tb := tx.Bucket(bucketTasks)
 		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-			r, err := getRecord(tx, string(k))
-			if err != nil {
-				return fmt.Errorf("active task %s: %w", k, err)
+			v := tb.Get(k)
+			if v == nil {
+				return fmt.Errorf("active task %s: no record", k)
 			}
-			out = append(out, r)
+			ids = append(ids, string(k))
+			heads = append(heads, append([]byte(nil), v...))
+			inputs = append(inputs, input(tx, string(k)))
 			return nil
 		})
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*tasks.Record, len(heads))
+	for i, v := range heads {
+		r, _, err := decodeHead(ids[i], v)
+		if err != nil {
+			return nil, fmt.Errorf("active task %s: %w", ids[i], err)
+		}
+		r.Input = inputs[i]
+		out[i] = r
+	}
+	return out, nil
 }
 
 // Events implements tasks.Store.
@@ -732,8 +856,8 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	}
 	var out []tasks.Event
 	err := s.view(func(tx *bolt.Tx) error {
-		prefix := append([]byte(id), 0)
-		c := tx.Bucket(bucketEvents).Cursor()
+		prefix := bodyPrefix(id, kindEvent)
+		c := tx.Bucket(bucketBody).Cursor()
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var e tasks.Event
 			if err := json.Unmarshal(v, &e); err != nil {
@@ -780,26 +904,25 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, e
 	return n, err
 }
 
+// deleteTask deletes task id with everything that is its: its body (its
+// events among it) and the idempotency keys its message ids name, its
+// pending push deliveries and its index entries, and counts out what it
+// took (storedSize). The expiry entry is the caller's.
 func deleteTask(tx *bolt.Tx, id string) error {
-	r, err := getRecord(tx, id)
-	if errors.Is(err, tasks.ErrNotFound) {
+	v := tx.Bucket(bucketTasks).Get([]byte(id))
+	if v == nil {
 		return nil
 	}
+	r, _, err := decodeHead(id, v)
 	if err != nil {
 		return err
 	}
-	// What the task took is counted as it is deleted (storedSize).
-	size := int64(len(id)+len(tx.Bucket(bucketTasks).Get([]byte(id)))) + indexBytes(r.Owner, id)
-	ib := tx.Bucket(bucketIdem)
-	for _, m := range r.MessageIDs {
-		k := idemKey(r.Owner, m)
-		if v := ib.Get(k); v != nil {
-			size += int64(len(k) + len(v))
-		}
-		if err := ib.Delete(k); err != nil {
-			return err
-		}
+	size := int64(len(id)+len(v)) + indexBytes(r.Owner, id)
+	body, err := deleteBody(tx, r.Owner, id)
+	if err != nil {
+		return err
 	}
+	size += body
 	if err := tx.Bucket(bucketOwners).Delete(ownerKey(r.Owner, id)); err != nil {
 		return err
 	}
@@ -812,38 +935,31 @@ func deleteTask(tx *bolt.Tx, id string) error {
 	if err := tx.Bucket(bucketActive).Delete([]byte(id)); err != nil {
 		return err
 	}
-	prefix := append([]byte(id), 0)
-	c := tx.Bucket(bucketEvents).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Seek(prefix) {
-		size += eventBytes(id, v)
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
 	if err := addUsage(tx, r.Owner, -size); err != nil {
 		return err
 	}
 	return tx.Bucket(bucketTasks).Delete([]byte(id))
 }
 
+// getRecord returns the whole task id, whoever owns it, with its input
+// and message ids; ErrNotFound if there is none.
 func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
 		return nil, tasks.ErrNotFound
 	}
-	return decodeRecord(id, v)
-}
-
-func decodeRecord(id string, v []byte) (*tasks.Record, error) {
-	if len(v) < 8 {
-		return nil, fmt.Errorf("decode task %s: value of %d bytes", id, len(v))
+	h, err := splitHead(v)
+	if err != nil {
+		return nil, fmt.Errorf("read task %s: %w", id, err)
 	}
-	var r tasks.Record
-	if err := json.Unmarshal(v[8:], &r); err != nil {
-		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	rt := newRawTask(v, h)
+	rt.readParts(tx, id, h.historyLen, tasks.Whole)
+	r, _, err := rt.decode(id)
+	if err != nil {
+		return nil, err
 	}
-	r.Seq = binary.BigEndian.Uint64(v)
-	return &r, nil
+	r.MessageIDs, r.Input = messageIDs(tx, id), input(tx, id)
+	return r, nil
 }
 
 func getIdem(tx *bolt.Tx, owner, messageID string) (taskID string, hash [32]byte, ok bool) {
@@ -875,10 +991,7 @@ func idemKey(owner, messageID string) []byte { return lengthPrefixed(owner, mess
 func ownerKey(owner, taskID string) []byte   { return lengthPrefixed(owner, taskID) }
 
 func eventKey(id string, seq uint64) []byte {
-	k := make([]byte, 0, len(id)+9)
-	k = append(k, id...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint64(k, seq)
+	return binary.BigEndian.AppendUint64(bodyPrefix(id, kindEvent), seq)
 }
 
 // expiryKey orders by time. Times before 1970 (a cutoff computed from a

@@ -3,9 +3,12 @@ package boltstore_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +60,35 @@ func check(tb testing.TB, s *boltstore.Store) {
 
 var ctx = context.Background()
 
+// headOf decodes a value of the tasks bucket, its layout written out again
+// here so that a change to it fails these tests: seq(8), 0x01, the owner
+// and the history's length (uvarint-prefixed, uvarint), then the head's
+// JSON.
+func headOf(v []byte) (*tasks.Record, uint64, error) {
+	if len(v) < 9 || v[8] != 0x01 {
+		return nil, 0, fmt.Errorf("value %q is not a head", v)
+	}
+	n, w := binary.Uvarint(v[9:])
+	if w <= 0 || uint64(len(v)-9-w) < n {
+		return nil, 0, fmt.Errorf("value %q: owner does not parse", v)
+	}
+	owner := string(v[9+w : 9+w+int(n)])
+	rest := v[9+w+int(n):]
+	historyLen, w := binary.Uvarint(rest)
+	if w <= 0 {
+		return nil, 0, fmt.Errorf("value %q: history length does not parse", v)
+	}
+	var r tasks.Record
+	if err := json.Unmarshal(rest[w:], &r); err != nil {
+		return nil, 0, err
+	}
+	if r.Seq != binary.BigEndian.Uint64(v) {
+		return nil, 0, fmt.Errorf("value %q: sequence %d, JSON says %d", v, binary.BigEndian.Uint64(v), r.Seq)
+	}
+	r.Owner = owner
+	return &r, historyLen, nil
+}
+
 func key(owner, msgID, body string) tasks.IdemKey {
 	return tasks.IdemKey{Owner: owner, MessageID: msgID, Hash: sha256.Sum256([]byte(body))}
 }
@@ -91,7 +123,7 @@ func TestCreateGetAndIdempotency(t *testing.T) {
 	if err != nil || created || again.Task.ID != "t1" {
 		t.Fatalf("duplicate Create = %v, created %v, task %s; want t1, not created", err, created, again.Task.ID)
 	}
-	if _, err := s.Get(ctx, "alice", "t2"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, "alice", "t2", tasks.Whole); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("duplicate Create stored t2: %v", err)
 	}
 	// The same id with another message is refused.
@@ -103,10 +135,10 @@ func TestCreateGetAndIdempotency(t *testing.T) {
 		t.Fatalf("bob's m1: %v, created %v", err, created)
 	}
 	// Ownership is part of the lookup.
-	if _, err := s.Get(ctx, "bob", "t1"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, "bob", "t1", tasks.Whole); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("bob read alice's task: err = %v", err)
 	}
-	if _, err := s.Get(ctx, "alice", "nope"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, "alice", "nope", tasks.Whole); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("unknown task: err = %v", err)
 	}
 }
@@ -121,7 +153,7 @@ func TestUpdateAppendsEventsAndKeepsIndexes(t *testing.T) {
 	if _, _, err := s.Create(ctx, key("", "m1", "a"), newRecord("t1", "", a2a.StateSubmitted, now), []tasks.Event{statusEvent(a2a.StateSubmitted)}); err != nil {
 		t.Fatal(err)
 	}
-	rec, evs, dup, err := s.Update(ctx, "", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	rec, evs, dup, err := s.Update(ctx, "", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Task.Status.State = a2a.StateWorking
 		return []tasks.Event{statusEvent(a2a.StateWorking)}, nil
 	})
@@ -134,17 +166,17 @@ func TestUpdateAppendsEventsAndKeepsIndexes(t *testing.T) {
 	}
 	// An error from fn writes nothing.
 	boom := errors.New("boom")
-	if _, _, _, err := s.Update(ctx, "", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Task.Status.State = a2a.StateFailed
 		return nil, boom
 	}); !errors.Is(err, boom) {
 		t.Fatalf("Update err = %v, want boom", err)
 	}
-	if got, _ := s.Get(ctx, "", "t1"); got.State() != a2a.StateWorking {
+	if got, _ := s.Get(ctx, "", "t1", tasks.Whole); got.State() != a2a.StateWorking {
 		t.Fatalf("failed Update changed the state to %s", got.State())
 	}
 	// Complete: leaves the active index.
-	if _, _, _, err := s.Update(ctx, "", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Task.Status.State = a2a.StateCompleted
 		return []tasks.Event{{Artifact: &a2a.Artifact{ArtifactID: "a"}}, statusEvent(a2a.StateCompleted)}, nil
 	}); err != nil {
@@ -154,7 +186,7 @@ func TestUpdateAppendsEventsAndKeepsIndexes(t *testing.T) {
 		t.Fatalf("Active after completion = %d tasks, want 0", len(active))
 	}
 	// Another caller cannot update it.
-	if _, _, _, err := s.Update(ctx, "mallory", "t1", nil, func(*tasks.Record) ([]tasks.Event, error) { return nil, nil }); !errors.Is(err, tasks.ErrNotFound) {
+	if _, _, _, err := s.Update(ctx, "mallory", "t1", nil, tasks.Whole, func(*tasks.Record) ([]tasks.Event, error) { return nil, nil }); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("foreign Update: err = %v, want ErrNotFound", err)
 	}
 
@@ -197,18 +229,21 @@ func TestUpdateWithKeyIsIdempotent(t *testing.T) {
 		return []tasks.Event{statusEvent(a2a.StateSubmitted)}, nil
 	}
 	k := key("", "m2", "follow-up")
-	if _, _, dup, err := s.Update(ctx, "", "t1", &k, fn); err != nil || dup {
+	if _, _, dup, err := s.Update(ctx, "", "t1", &k, tasks.Whole, fn); err != nil || dup {
 		t.Fatalf("first follow-up: %v dup %v", err, dup)
 	}
-	rec, evs, dup, err := s.Update(ctx, "", "t1", &k, fn)
+	rec, evs, dup, err := s.Update(ctx, "", "t1", &k, tasks.Whole, fn)
 	if err != nil || !dup || len(evs) != 0 || calls != 1 {
 		t.Fatalf("repeated follow-up: err %v dup %v events %d calls %d; want dup, no events, 1 call", err, dup, len(evs), calls)
 	}
-	if len(rec.MessageIDs) != 2 {
-		t.Fatalf("messageIds = %v", rec.MessageIDs)
+	if rec.Task.ID != "t1" || rec.State() != a2a.StateSubmitted {
+		t.Fatalf("duplicate follow-up answered %s, %s", rec.Task.ID, rec.State())
+	}
+	if got, _, err := s.Inspector().Task(ctx, "t1"); err != nil || !slices.Equal(got.MessageIDs, []string{"m1", "m2"}) {
+		t.Fatalf("message ids held: %v, %v; want [m1 m2]", got.MessageIDs, err)
 	}
 	other := key("", "m2", "different")
-	if _, _, _, err := s.Update(ctx, "", "t1", &other, fn); !errors.Is(err, tasks.ErrMessageIDReused) {
+	if _, _, _, err := s.Update(ctx, "", "t1", &other, tasks.Whole, fn); !errors.Is(err, tasks.ErrMessageIDReused) {
 		t.Fatalf("reused follow-up id: %v", err)
 	}
 }
@@ -233,7 +268,7 @@ func TestConcurrentWritesAreGrouped(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, _, err := s.Update(ctx, "", "missing", nil, nil); !errors.Is(err, tasks.ErrNotFound) {
+			if _, _, _, err := s.Update(ctx, "", "missing", nil, tasks.Whole, nil); !errors.Is(err, tasks.ErrNotFound) {
 				t.Errorf("update of a missing task: %v", err)
 			}
 		}()
@@ -270,6 +305,9 @@ func TestExpireDeletesEverythingOfOldTerminalTasks(t *testing.T) {
 	} {
 		id := fmt.Sprintf("t%d", i)
 		rec := newRecord(id, "o", c.st, c.at)
+		rec.Task.History = []a2a.Message{{MessageID: "m" + id, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("hi")}}}
+		rec.Task.Artifacts = []a2a.Artifact{{ArtifactID: "a" + id, Parts: []a2a.Part{a2a.TextPart("out")}}}
+		rec.Input = json.RawMessage(`{}`)
 		if _, _, err := s.Create(ctx, key("o", "m"+id, id), rec, []tasks.Event{statusEvent(c.st)}); err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +323,7 @@ func TestExpireDeletesEverythingOfOldTerminalTasks(t *testing.T) {
 	}
 	for i := range 6 {
 		id := fmt.Sprintf("t%d", i)
-		_, err := s.Get(ctx, "o", id)
+		_, err := s.Get(ctx, "o", id, tasks.Whole)
 		gone := errors.Is(err, tasks.ErrNotFound)
 		if want := i < 3; gone != want {
 			t.Errorf("task %s gone = %v, want %v", id, gone, want)
@@ -301,8 +339,10 @@ func TestExpireDeletesEverythingOfOldTerminalTasks(t *testing.T) {
 	}
 	// Nothing of the deleted tasks is left in any bucket.
 	err = s.DB().View(func(tx *bolt.Tx) error {
-		for _, b := range []string{"owners", "idem", "expiry"} {
-			want := map[string]int{"owners": 4, "idem": 4, "expiry": 1}[b]
+		// body: the 3 tasks kept have an event, a message, an artifact,
+		// an input and a message id each; t0b its message id.
+		for _, b := range []string{"owners", "idem", "expiry", "body"} {
+			want := map[string]int{"owners": 4, "idem": 4, "expiry": 1, "body": 3*5 + 1}[b]
 			if got := tx.Bucket([]byte(b)).Stats().KeyN; got != want {
 				t.Errorf("bucket %s has %d keys, want %d", b, got, want)
 			}
@@ -377,16 +417,16 @@ func TestUpdateWithoutEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := functions.ProcessGroup{ID: 4242, LeaderStart: 99, Session: 7, BootID: "b"}
-	if _, _, _, err := s.Update(ctx, "alice", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "alice", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Group = &g
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Get(ctx, "alice", "t1"); err != nil || got.Group != nil {
+	if got, err := s.Get(ctx, "alice", "t1", tasks.Whole); err != nil || got.Group != nil {
 		t.Fatalf("after nil events: group %+v, err %v; want nothing written", got.Group, err)
 	}
-	rec, evs, _, err := s.Update(ctx, "alice", "t1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	rec, evs, _, err := s.Update(ctx, "alice", "t1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Group = &g
 		return []tasks.Event{}, nil
 	})
@@ -398,7 +438,7 @@ func TestUpdateWithoutEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = MustOpen(t, path)
-	got, err := s.Get(ctx, "alice", "t1")
+	got, err := s.Get(ctx, "alice", "t1", tasks.Whole)
 	if err != nil || got.Group == nil || *got.Group != g {
 		t.Fatalf("after reopening: group %+v, err %v; want %+v", got.Group, err, g)
 	}

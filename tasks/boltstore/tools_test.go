@@ -57,7 +57,7 @@ func seedStore(tb testing.TB) string {
 	}
 	update := func(owner, id string, k *tasks.IdemKey, fn tasks.UpdateFunc) {
 		tb.Helper()
-		if _, _, _, err := s.Update(ctx, owner, id, k, fn); err != nil {
+		if _, _, _, err := s.Update(ctx, owner, id, k, tasks.Whole, fn); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -98,7 +98,8 @@ func ownerKeyOf(owner, rest string) []byte {
 }
 
 func eventKeyOf(id string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte(id), 0), seq)
+	k := append(binary.AppendUvarint(nil, uint64(len(id))), id...)
+	return binary.BigEndian.AppendUint64(append(k, 'e'), seq)
 }
 
 func expiryKeyOf(at time.Time, id string) []byte {
@@ -125,6 +126,14 @@ func putDeliveryOf(tx *bolt.Tx, id uint64, taskID, configID string, nextAt, dueA
 		return err
 	}
 	return tx.Bucket([]byte("due")).Put(dueKeyOf(dueAt, id), nil)
+}
+
+// headValueOf is a value of the tasks bucket: seq, the layout byte, the
+// owner, the history's length and the head's JSON.
+func headValueOf(seq uint64, owner string, historyLen uint64, js string) []byte {
+	v := append(u64(seq), 0x01)
+	v = append(binary.AppendUvarint(v, uint64(len(owner))), owner...)
+	return append(binary.AppendUvarint(v, historyLen), js...)
 }
 
 func recentKeyOf(owner string, at time.Time, id string) []byte {
@@ -155,14 +164,14 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 		t.Fatalf("problems in a store written by its own API:\n%s", strings.Join(problems(r), "\n"))
 	}
 	want := []boltstore.BucketKeys{
-		{"active", 3}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"events", 7}, {"expiry", 1}, {"idem", 5}, {"meta", 2},
+		{"active", 3}, {"body", 5 + 7}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"expiry", 1}, {"idem", 5}, {"meta", 2},
 		{"outbox", 0}, {"owners", 4}, {"pending", 0}, {"recent", 4}, {"tasks", 4}, {"usage", 2},
 	}
 	if diff := cmp.Diff(want, r.Buckets); diff != "" {
 		t.Errorf("buckets (-want +got):\n%s", diff)
 	}
-	if r.Schema != "4" || r.Tasks != 4 {
-		t.Errorf("schema %q, %d tasks; want 4, 4", r.Schema, r.Tasks)
+	if r.Schema != "5" || r.Tasks != 4 {
+		t.Errorf("schema %q, %d tasks; want 5, 4", r.Schema, r.Tasks)
 	}
 }
 
@@ -178,7 +187,7 @@ func TestCheckFindsWhatTheIssueNames(t *testing.T) {
 		if err := tx.Bucket([]byte("active")).Delete([]byte("t-2")); err != nil {
 			return err
 		}
-		return tx.Bucket([]byte("tasks")).Put([]byte("t-3"), append(u64(1), `{"task":`...))
+		return tx.Bucket([]byte("tasks")).Put([]byte("t-3"), headValueOf(1, "bob", 0, `{"task":`))
 	})
 	r := mustCheck(t, path)
 	want := []string{
@@ -214,12 +223,26 @@ func TestCheckInvariants(t *testing.T) {
 		{
 			name: "record shorter than its sequence",
 			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), []byte("abc")) },
-			want: []string{`tasks "t-9": record of 3 bytes is shorter than its sequence`},
+			want: []string{`tasks "t-9": record of 3 bytes is shorter than its header`},
+		},
+		{
+			name: "head that does not parse",
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), append(u64(0), 0x01, 9, 'b', 'o', 'b'))
+			},
+			want: []string{`tasks "t-9": head does not parse`},
+		},
+		{
+			name: "record in the whole layout of schemas 2 to 4",
+			fn: func(tx *bolt.Tx) error {
+				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), append(u64(0), `{"task":{"id":"t-9"}}`...))
+			},
+			want: []string{`tasks "t-9": record is whole, in the layout before schema 5, not of schema 5`},
 		},
 		{
 			name: "record with a field of the wrong type",
 			fn: func(tx *bolt.Tx) error {
-				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), append(u64(0), `{"task":{"id":7}}`...))
+				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), headValueOf(0, "bob", 0, `{"task":{"id":7}}`))
 			},
 			want: []string{`tasks "t-9": does not decode: field task.id: a JSON number where a string belongs`},
 		},
@@ -305,29 +328,29 @@ func TestCheckInvariants(t *testing.T) {
 		},
 		{
 			name: "event missing",
-			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("events")).Delete(eventKeyOf("t-1", 2)) },
-			want: []string{`events "t-1": 1 of the task's 3 events missing`},
+			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("body")).Delete(eventKeyOf("t-1", 2)) },
+			want: []string{`body "t-1": 1 of the task's 3 events missing`},
 		},
 		{
 			name: "event past the task's last",
 			fn: func(tx *bolt.Tx) error {
-				return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 9), []byte(`{"seq":9}`))
+				return tx.Bucket([]byte("body")).Put(eventKeyOf("t-2", 9), []byte(`{"seq":9}`))
 			},
-			want: []string{`events "t-2" 9: outside the task's sequences 1..1`},
+			want: []string{`body "t-2" event 9: outside the task's sequences 1..1`},
 		},
 		{
 			name: "event of no task, holding another sequence",
 			fn: func(tx *bolt.Tx) error {
-				return tx.Bucket([]byte("events")).Put(eventKeyOf("t-0", 1), []byte(`{"seq":2}`))
+				return tx.Bucket([]byte("body")).Put(eventKeyOf("t-0", 1), []byte(`{"seq":2}`))
 			},
-			want: []string{`events "t-0" 1: event holds sequence 2`, `events "t-0" 1: no such task`},
+			want: []string{`body "t-0" event 1: event holds sequence 2`, `body "t-0" event 1: no such task`},
 		},
 		{
 			name: "event that does not decode",
 			fn: func(tx *bolt.Tx) error {
-				return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 1), []byte(`{"seq":`))
+				return tx.Bucket([]byte("body")).Put(eventKeyOf("t-2", 1), []byte(`{"seq":`))
 			},
-			want: []string{`events "t-2" 1: does not decode: unexpected end of JSON input (byte 7)`},
+			want: []string{`body "t-2" event 1: does not decode: unexpected end of JSON input (byte 7)`},
 		},
 		{
 			name: "delivery that does not decode",
@@ -392,36 +415,9 @@ func TestCheckInvariants(t *testing.T) {
 			want: []string{`due 2025-01-02T03:04:05Z 9: delivery 9 does not exist`},
 		},
 		{
-			name: "a schema 3 delivery of a task retention deleted is fine",
-			fn: func(tx *bolt.Tx) error {
-				for _, b := range []string{"pending", "due"} {
-					if err := tx.DeleteBucket([]byte(b)); err != nil {
-						return err
-					}
-				}
-				if err := tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("3")); err != nil {
-					return err
-				}
-				return tx.Bucket([]byte("outbox")).Put(u64(5), []byte(`{"taskId":"t-expired","body":{}}`))
-			},
-			want: []string{},
-		},
-		{
 			name: "unknown schema",
 			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("7")) },
-			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3" "4"])`},
-		},
-		{
-			name: "schema 2 is known, without the listing index",
-			fn: func(tx *bolt.Tx) error {
-				for _, b := range []string{"recent", "counts"} {
-					if err := tx.DeleteBucket([]byte(b)); err != nil {
-						return err
-					}
-				}
-				return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("2"))
-			},
-			want: []string{},
+			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3" "4" "5"])`},
 		},
 		{
 			name: "recent entry without a task",
@@ -561,7 +557,7 @@ func TestCheckCleanAfterTheStoreAtWork(t *testing.T) {
 				if i%2 == 0 {
 					at = time.Now() // too young to expire
 				}
-				if _, _, _, err := s.Update(ctx, owner, id, k, setState(st, at)); err != nil {
+				if _, _, _, err := s.Update(ctx, owner, id, k, tasks.Whole, setState(st, at)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -708,10 +704,10 @@ func TestBackupIsASnapshotWhileWritesGoOn(t *testing.T) {
 		t.Fatalf("the copy: %d tasks, problems %q; want 10 and none", r.Tasks, problems(r))
 	}
 	c := MustOpen(t, copyPath)
-	if _, err := c.Get(ctx, "o", "t-9"); err != nil {
+	if _, err := c.Get(ctx, "o", "t-9", tasks.Whole); err != nil {
 		t.Fatalf("a task from before the backup: %v", err)
 	}
-	if _, err := c.Get(ctx, "o", "t-late"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := c.Get(ctx, "o", "t-late", tasks.Whole); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("the task written during the backup is in the copy: %v", err)
 	}
 }
@@ -851,7 +847,7 @@ func TestCompactInPlace(t *testing.T) {
 	s := MustOpen(t, path)
 	for i := range n {
 		id := fmt.Sprintf("t-%05d", i)
-		rec, err := s.Get(ctx, "o", id)
+		rec, _, err := s.Inspector().Task(ctx, id)
 		switch {
 		case i%2 == 0 && !errors.Is(err, tasks.ErrNotFound):
 			t.Fatalf("expired %s: %v, want ErrNotFound", id, err)

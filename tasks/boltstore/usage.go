@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -18,9 +19,10 @@ import (
 //	usage  len(owner) owner  → bytes(8): what the owner's tasks take; an
 //	                           owner with nothing stored has no entry
 //
-// What a task takes (storedSize) is its record (key and value), its events
-// and idempotency keys (keys and values), and indexBytes for its index
-// entries. It is approximate (page overhead is not counted) but exact in
+// What a task takes (storedSize) is its head (key and value), its body
+// (keys and values: events, history, artifacts, input, message ids), the
+// idempotency keys its message ids name (keys and values), and indexBytes
+// for its index entries. It is approximate (page overhead is not counted) but exact in
 // its own terms: each write adds what it adds (the change of the record's
 // length, the new events and key), and deleting a task subtracts what it
 // held, counted as it is deleted. Outbox entries are not counted: they
@@ -87,11 +89,18 @@ func addUsage(tx *bolt.Tx, owner string, delta int64) error {
 	return ub.Put(k, binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(n)))
 }
 
-// storedSize is what task id, whose record is v, takes in the store.
-func storedSize(tx *bolt.Tx, id string, v []byte, r *tasks.Record) int64 {
+// storedSize is what task id of owner, whose head is v, takes in the
+// store.
+func storedSize(tx *bolt.Tx, id string, v []byte, owner string) int64 {
+	return int64(len(id)+len(v)) + indexBytes(owner, id) + bodySize(tx, owner, id)
+}
+
+// storedSizeWhole is storedSize of a task kept whole, as stores before
+// schema 5 keep them: its record v, its events in their own bucket.
+func storedSizeWhole(tx *bolt.Tx, id string, v []byte, r *tasks.Record) int64 {
 	n := int64(len(id)+len(v)) + indexBytes(r.Owner, id)
 	prefix := append([]byte(id), 0)
-	c := tx.Bucket(bucketEvents).Cursor()
+	c := tx.Bucket(bucketEventsV3).Cursor()
 	for k, ev := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, ev = c.Next() {
 		n += eventBytes(id, ev)
 	}
@@ -115,11 +124,11 @@ func rebuildUsage(tx *bolt.Tx) error {
 		return err
 	}
 	err := tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
-		r, err := decodeRecord(string(k), v)
+		h, err := splitHead(v)
 		if err != nil {
-			return err
+			return fmt.Errorf("task %s: %w", k, err)
 		}
-		return addUsage(tx, r.Owner, storedSize(tx, string(k), v, r))
+		return addUsage(tx, string(h.owner), storedSize(tx, string(k), v, string(h.owner)))
 	})
 	if err != nil {
 		return err
@@ -134,7 +143,7 @@ func (s *Store) Usage(ctx context.Context, owner string) (tasks.Usage, error) {
 		return tasks.Usage{}, err
 	}
 	var u tasks.Usage
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		u.Tasks = int64(countOf(tx.Bucket(bucketCounts).Get(lengthPrefixed(owner, ""))))
 		u.Bytes = usageOf(tx, owner)
 		return nil
@@ -207,7 +216,11 @@ func usageTask(c *checker, _ string, _ *taskInfo) {
 	tb := c.tx.Bucket(bucketTasks)
 	for _, id := range c.ids {
 		t := c.tasks[id]
-		want[t.owner] += storedSize(c.tx, id, tb.Get([]byte(id)), &tasks.Record{Owner: t.owner, MessageIDs: t.messageIDs})
+		if t.split {
+			want[t.owner] += storedSize(c.tx, id, tb.Get([]byte(id)), t.owner)
+		} else {
+			want[t.owner] += storedSizeWhole(c.tx, id, tb.Get([]byte(id)), &tasks.Record{Owner: t.owner, MessageIDs: t.messageIDs})
+		}
 	}
 	owners := make([]string, 0, len(want)+len(u.entries))
 	for o := range want {

@@ -115,7 +115,7 @@ func TestUsageFollowsEveryWrite(t *testing.T) {
 	before := usage(t, s, "alice").Bytes
 	follow := key("alice", "m-a-0b", "more")
 	big := strings.Repeat("y", 5000)
-	if _, _, _, err := s.Update(ctx, "alice", "a-0", &follow, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "alice", "a-0", &follow, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		r.Task.History = append(r.Task.History, a2a.Message{MessageID: "m-a-0b", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(big)}})
 		r.Task.Status.State = a2a.StateWorking
 		return []tasks.Event{statusEvent(a2a.StateWorking)}, nil
@@ -127,7 +127,7 @@ func TestUsageFollowsEveryWrite(t *testing.T) {
 	}
 
 	// An artifact, a transition that shrinks the record, a webhook.
-	if _, _, _, err := s.Update(ctx, "alice", "a-1", nil, func(r *tasks.Record) ([]tasks.Event, error) {
+	if _, _, _, err := s.Update(ctx, "alice", "a-1", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
 		art := a2a.Artifact{ArtifactID: "x", Parts: []a2a.Part{a2a.TextPart(strings.Repeat("z", 3000))}}
 		r.Task.Artifacts = append(r.Task.Artifacts, art)
 		r.Input = nil
@@ -146,11 +146,11 @@ func TestUsageFollowsEveryWrite(t *testing.T) {
 
 	// Expiry subtracts each task's size; the last one leaves nothing.
 	for _, id := range []string{"a-0", "a-2"} {
-		if _, _, _, err := s.Update(ctx, "alice", id, nil, setState(a2a.StateCompleted, old)); err != nil {
+		if _, _, _, err := s.Update(ctx, "alice", id, nil, tasks.Whole, setState(a2a.StateCompleted, old)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, _, err := s.Update(ctx, "bob", "b-0", nil, setState(a2a.StateCompleted, old)); err != nil {
+	if _, _, _, err := s.Update(ctx, "bob", "b-0", nil, tasks.Whole, setState(a2a.StateCompleted, old)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Expire(ctx, old.Add(time.Second), 2); err != nil || n != 2 {
@@ -254,7 +254,7 @@ func TestQuotaRefusesAndStoresNothing(t *testing.T) {
 	}
 	before = snapshot(t, s)
 	big := quotaKey("alice", "m-big", tight)
-	_, _, _, err = s.Update(ctx, "alice", "t-0", &big, msg(2000))
+	_, _, _, err = s.Update(ctx, "alice", "t-0", &big, tasks.Whole, msg(2000))
 	refused("a 2000-byte message with 1000 bytes left", err, tasks.QuotaError{Which: tasks.QuotaBytes, Used: used, Limit: used + 1000})
 	if diff := cmp.Diff(before, snapshot(t, s)); diff != "" {
 		t.Fatalf("a refused message changed the store:\n%s", diff)
@@ -263,11 +263,11 @@ func TestQuotaRefusesAndStoresNothing(t *testing.T) {
 		t.Fatalf("Lookup of the refused message = %v, want ErrNotFound (not bound)", err)
 	}
 	small := quotaKey("alice", "m-small", tight)
-	if _, _, _, err := s.Update(ctx, "alice", "t-0", &small, msg(100)); err != nil {
+	if _, _, _, err := s.Update(ctx, "alice", "t-0", &small, tasks.Whole, msg(100)); err != nil {
 		t.Fatalf("a 100-byte message with 1000 bytes left = %v", err)
 	}
 	// A write without a key (a call's result) is counted, never refused.
-	if _, _, _, err := s.Update(ctx, "alice", "t-1", nil, msg(5000)); err != nil {
+	if _, _, _, err := s.Update(ctx, "alice", "t-1", nil, tasks.Whole, msg(5000)); err != nil {
 		t.Fatalf("a result past the quota = %v, want it stored", err)
 	}
 	if u := usage(t, s, "alice").Bytes; u <= tight.Bytes {
@@ -358,9 +358,9 @@ func TestCheckUsage(t *testing.T) {
 		{
 			name: "an event changed behind the store's back: reported once, as an event",
 			fn: func(tx *bolt.Tx) error {
-				return tx.Bucket([]byte("events")).Put(eventKeyOf("t-2", 1), []byte("{}"))
+				return tx.Bucket([]byte("body")).Put(eventKeyOf("t-2", 1), []byte("{}"))
 			},
-			want: []string{`events "t-2" 1: event holds sequence 0`},
+			want: []string{`body "t-2" event 1: event holds sequence 0`},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,115 @@
+package boltstore_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore"
+)
+
+// Benchmarks of appends to a task that holds much already (issue 13 item
+// 4: an append costs what it adds). Each op is one Update of a task whose
+// history (or artifact) holds n entries of 1 KiB when the benchmark
+// starts; written-B/op is the bytes of the pages the commits wrote
+// (bbolt's TxStats.PageAlloc), head-B the size of the task's value in the
+// tasks bucket at the end. NoSync: the fsync is the same for every n, and
+// not what these measure. Run with a fixed count, so that the history
+// grows alike in every case:
+//
+//	go test -run '^$' -bench 'BenchmarkAppend' -benchtime 200x ./tasks/boltstore/
+
+const appendEntry = 1024 // bytes of text per appended message or chunk
+
+var appendSizes = []int{10, 100, 1000, 5000}
+
+func openAppendBench(b *testing.B) *boltstore.Store {
+	b.Helper()
+	s, err := boltstore.Open(filepath.Join(b.TempDir(), "a2ad.db"), boltstore.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// reportWrites reports written-B/op since before, and head-B of task t1.
+func reportWrites(b *testing.B, s *boltstore.Store, before int64) {
+	b.Helper()
+	b.ReportMetric(float64(pageAlloc(s)-before)/float64(b.N), "written-B/op")
+	b.ReportMetric(float64(headSize(b, s, "t1")), "head-B")
+}
+
+// BenchmarkAppendMessage: a follow-up message, as an input-required loop
+// sends them: one message appended, its id bound, the task back to
+// input-required.
+func BenchmarkAppendMessage(b *testing.B) {
+	text := strings.Repeat("y", appendEntry)
+	for _, n := range appendSizes {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			s := openAppendBench(b)
+			r := newRecord("t1", "o", a2a.StateInputRequired, time.Now())
+			for i := range n {
+				r.Task.History = append(r.Task.History, userMsg("h"+strconv.Itoa(i), text))
+			}
+			if _, _, err := s.Create(ctx, key("o", "m0", "first"), r, []tasks.Event{statusEvent(a2a.StateInputRequired)}); err != nil {
+				b.Fatal(err)
+			}
+			before := pageAlloc(s)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				id := "a" + strconv.Itoa(i)
+				k := key("o", id, id)
+				if _, _, _, err := s.Update(ctx, "o", "t1", &k, tasks.Head, appendMessage(userMsg(id, text), a2a.StateInputRequired)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportWrites(b, s, before)
+		})
+	}
+}
+
+// BenchmarkAppendChunk: a streamed artifact chunk, as a function's
+// progress reports it: one chunk appended to an artifact of n chunks.
+func BenchmarkAppendChunk(b *testing.B) {
+	text := strings.Repeat("z", appendEntry)
+	for _, n := range appendSizes {
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			s := openAppendBench(b)
+			r := newRecord("t1", "o", a2a.StateWorking, time.Now())
+			if _, _, err := s.Create(ctx, key("o", "m0", "first"), r, []tasks.Event{statusEvent(a2a.StateWorking)}); err != nil {
+				b.Fatal(err)
+			}
+			// The artifact as a stream leaves it: n chunks, each appended.
+			chunk := artifactEvent("out", true, text)
+			for range n {
+				if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Head, chunk); err != nil {
+					b.Fatal(err)
+				}
+			}
+			before := pageAlloc(s)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Head, chunk); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportWrites(b, s, before)
+		})
+	}
+}
+
+// pageAlloc is the bytes of pages the store's commits have written.
+func pageAlloc(s *boltstore.Store) int64 {
+	st := s.DB().Stats()
+	return st.TxStats.GetPageAlloc()
+}
