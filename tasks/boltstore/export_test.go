@@ -28,7 +28,7 @@ func MigrateTo(path, version string, stopAfter int) error {
 		if !ok {
 			return fmt.Errorf("no migration from %q", v)
 		}
-		if m.to == version && stopAfter >= 0 && m.marked {
+		if m.to == version && stopAfter >= 0 && m.run != nil {
 			m.run = func(db *bolt.DB) error {
 				if err := convertTasks(db, stopAfter); err != nil {
 					return err

@@ -11,27 +11,23 @@ import (
 // of an older one, one step of migrations at a time.
 const schemaVersion = "5"
 
-// migration upgrades a store from one schema version to the next. run
-// does it in one transaction or several; a step of several transactions
-// marks the store first (meta "migrating" = to, "schema" = to), so that
+// migration upgrades a store from one schema version to the next: tx in
+// one transaction, which also writes the new version; or run, in several,
+// after marking the store (meta "migrating" = to, "schema" = to) so that
 // an older a2ad refuses the half-migrated file and the next Open resumes
-// the step, which must therefore be safe to run again; Open removes the
-// mark when run returns.
+// the step, which must therefore be safe to run again; the mark goes when
+// run returns.
 type migration struct {
 	from, to string
+	tx       func(tx *bolt.Tx) error
 	run      func(db *bolt.DB) error
-	marked   bool // run takes several transactions
 }
 
 // migrations, in order: each step's from is the previous step's to.
 var migrations = []migration{
-	{from: "2", to: "3", run: inOneTx(migrateListing)},
-	{from: "3", to: "4", run: inOneTx(migrateOutbox)},
-	{from: "4", to: "5", run: migrateLayout, marked: true},
-}
-
-func inOneTx(fn func(tx *bolt.Tx) error) func(db *bolt.DB) error {
-	return func(db *bolt.DB) error { return db.Update(fn) }
+	{from: "2", to: "3", tx: migrateListing},
+	{from: "3", to: "4", tx: migrateOutbox},
+	{from: "4", to: "5", run: migrateLayout},
 }
 
 // migrate brings the store to schemaVersion, resuming a step an earlier
@@ -65,7 +61,7 @@ func migrate(db *bolt.DB) error {
 // or the one from version.
 func nextMigration(version, resume string) (migration, bool) {
 	for _, m := range migrations {
-		if (resume != "" && m.to == resume && m.marked) || (resume == "" && m.from == version) {
+		if (resume != "" && m.to == resume && m.run != nil) || (resume == "" && m.from == version) {
 			return m, true
 		}
 	}
@@ -74,11 +70,13 @@ func nextMigration(version, resume string) (migration, bool) {
 
 // apply runs m; resuming, the mark is set already.
 func (m migration) apply(db *bolt.DB, resuming bool) error {
-	if !m.marked {
-		if err := m.run(db); err != nil {
-			return err
-		}
-		return db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte(m.to)) })
+	if m.run == nil {
+		return db.Update(func(tx *bolt.Tx) error {
+			if err := m.tx(tx); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Put(keySchema, []byte(m.to))
+		})
 	}
 	if !resuming {
 		if err := db.Update(func(tx *bolt.Tx) error {
