@@ -48,7 +48,7 @@ import (
 const (
 	// benchSchema is the store schema the cached files were built with;
 	// a cached file with another one is rebuilt.
-	benchSchema = "4"
+	benchSchema = "5"
 	// benchDataVersion changes whenever benchTask changes what it stores.
 	benchDataVersion = 2
 	// benchActive is how many tasks of a preloaded store are left working,
