@@ -437,8 +437,8 @@ func TestStoreCheckFindsCorruption(t *testing.T) {
 			return err
 		}
 		// A head cut short: seq, the layout byte, the anonymous owner, no
-		// history, and the start of its JSON.
-		return tx.Bucket([]byte("tasks")).Put([]byte(ids[0]), append(be.BigEndian.AppendUint64(nil, 1), "\x01\x00\x00{\"task\":{\"id\":"...))
+		// history, no artifacts, and the start of its JSON.
+		return tx.Bucket([]byte("tasks")).Put([]byte(ids[0]), append(be.BigEndian.AppendUint64(nil, 1), "\x01\x00\x00\x00{\"task\":{\"id\":"...))
 	})
 
 	code, stdout, stderr := runA2AD(t, nil, "store", "check", "--store", path)

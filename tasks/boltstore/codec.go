@@ -9,12 +9,11 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// appendHead appends the JSON of rec's head (storedHead) with arts, its
-// artifacts' index: field for field what encoding/json would write (which
-// is how it is read back), without reflection, since a head is written
-// with every change. The task's history, artifacts and input, its owner
+// appendHead appends the JSON of rec's head (storedHead): field for field
+// what encoding/json would write (which is how it is read back), without
+// reflection, since a head is written with every change. The task's history, artifacts and input, its owner
 // and its message ids are kept elsewhere (layout.go) and not written.
-func appendHead(dst []byte, rec *tasks.Record, arts []artRef) ([]byte, error) {
+func appendHead(dst []byte, rec *tasks.Record) ([]byte, error) {
 	dst = append(dst, `{"task":`...)
 	t := rec.Task
 	t.History, t.Artifacts = nil, nil
@@ -65,22 +64,6 @@ func appendHead(dst []byte, rec *tasks.Record, arts []artRef) ([]byte, error) {
 	dst = appendTime(dst, rec.CreatedAt)
 	dst = append(dst, `,"updatedAt":`...)
 	dst = appendTime(dst, rec.UpdatedAt)
-	if len(arts) > 0 {
-		dst = append(dst, `,"artifacts":[`...)
-		for i, a := range arts {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"id":`...)
-			dst = a2a.AppendString(dst, a.ID)
-			dst = append(dst, `,"chunks":`...)
-			dst = strconv.AppendUint(dst, uint64(a.Chunks), 10)
-			dst = append(dst, `,"bytes":`...)
-			dst = strconv.AppendInt(dst, a.Bytes, 10)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
 	return append(dst, '}'), nil
 }
 

@@ -345,8 +345,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		if err != nil {
 			return fmt.Errorf("read task %s: %w", id, err)
 		}
-		rt = newRawTask(v, h)
-		rt.readParts(tx, id, h.historyLen, tasks.Whole)
+		rt = copyTask(tx, id, v, h, tasks.Whole)
 		msgIDs, taskInput = messageIDs(tx, id), input(tx, id)
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()
@@ -361,7 +360,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 	if rt == nil {
 		return nil, nil, tasks.ErrNotFound
 	}
-	r, _, err := rt.decode(id)
+	r, _, err := rt.decode(id, false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,30 +4,35 @@ package boltstore
 // so that an append writes what it adds and a read of a foreign task
 // stops at the owner:
 //
-//	tasks  taskID → seq(8) 0x01 len(owner) owner historyLen head JSON
+//	tasks  taskID → seq(8) 0x01 len(owner) owner historyLen len(index) index
+//	                head JSON (schema 5)
 //	body   len(taskID) taskID 'a' i(4) j(4) → artifact i: its JSON (j = 0),
 //	                                          or parts appended to it
 //	                                          (j > 0, a JSON array)
-//	       len(taskID) taskID 'e' seq(8)    → event seq, JSON
 //	       len(taskID) taskID 'h' n(8)      → history message n, JSON
 //	       len(taskID) taskID 'i'           → the input of the task's
 //	                                          current or last call, JSON
 //	       len(taskID) taskID 'm' messageID → (empty) an idempotency key
 //	                                          the task holds
+//	       len(taskID) taskID 's' seq(8)    → event seq, JSON (the task's
+//	                                          stream)
 //
-// len(x) and historyLen are uvarints; the length prefix keeps one task's
-// keys from running into another's whatever bytes the ids hold; a task's
-// keys are together, so that a change of it writes the pages of one key
-// range, and the bucket is one more that a write touches, not three. The owner
-// comes before anything that needs decoding, so that a read checks it
-// first. The head JSON (storedHead) is the task without its history,
-// artifacts and input, with an index of the artifacts: each one's id and
-// how many body keys it has. Every change rewrites the head, so it is
-// kept small; what grows, or may be large, is written once, when it is
-// added.
+// len(x), historyLen and len(index) are uvarints; the length prefix keeps
+// one task's keys from running into another's whatever bytes the ids hold.
+// index is the artifacts' index: per artifact, in order, len(id) id
+// chunks bytes (uvarints): its id, how many body keys it has (the
+// artifact, then the chunks appended to it) and what its parts take
+// (tasks.PartBytes). A task's keys are together, so that a change of it
+// writes the pages of one key range, and its artifacts and history come
+// first, so that a read of the whole task is one seek. The owner comes
+// before anything that needs decoding, so that a read checks it first.
+// The head JSON (storedHead) is the task without its history, artifacts
+// and input. Every change rewrites the head, so it is kept small; what
+// grows, or may be large, is written once, when it is added.
 //
-// The schema 3 value, seq(8) then the whole record's JSON, is read only
-// by the migration and by Check.
+// The whole record of schemas 2 to 4, seq(8) then the record's JSON (with
+// its history, artifacts, input and message ids), and the events bucket
+// beside it, are read only by the migration to 5 and by Check.
 
 import (
 	"bytes"
@@ -35,6 +40,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -46,30 +52,31 @@ import (
 
 var bucketBody = []byte("body")
 
-// headFormat is the byte after a head's sequence; a schema 3 record has
-// its JSON's '{' there.
+// headFormat is the byte after a head's sequence; a whole record (of
+// schemas 2 to 4) has its JSON's '{' there.
 const headFormat = 0x01
 
-// The kinds of body keys.
+// The kinds of body keys, in their order.
 const (
 	kindArtifact = 'a'
-	kindEvent    = 'e'
 	kindHistory  = 'h'
 	kindInput    = 'i'
 	kindMsgID    = 'm'
+	kindEvent    = 's'
 )
 
 // artRef is an artifact in a head's index: its id, how many body keys
 // (the artifact, then the chunks appended to it) it has, and what its
 // parts take as tasks.ArtifactBytes counts it.
 type artRef struct {
-	ID     string `json:"id"`
-	Chunks uint32 `json:"chunks"`
-	Bytes  int64  `json:"bytes"`
+	ID     string
+	Chunks uint32
+	Bytes  int64
 }
 
 // storedHead is the head's JSON: what appendHead writes is what
-// encoding/json writes for it.
+// encoding/json writes for it. Its fields are tasks.Record's, with the
+// same names: a head decodes into a tasks.Record.
 type storedHead struct {
 	Task        a2a.Task                `json:"task"` // without history and artifacts
 	CallerTiers []string                `json:"callerTiers,omitempty"`
@@ -80,7 +87,6 @@ type storedHead struct {
 	Seq         uint64                  `json:"seq"`
 	CreatedAt   time.Time               `json:"createdAt"`
 	UpdatedAt   time.Time               `json:"updatedAt"`
-	Artifacts   []artRef                `json:"artifacts,omitempty"`
 }
 
 // head is a head value split, nothing decoded.
@@ -88,6 +94,7 @@ type head struct {
 	seq        uint64
 	owner      []byte
 	historyLen uint64
+	index      []byte // the artifacts' index, encoded
 	json       []byte
 }
 
@@ -108,8 +115,49 @@ func splitHead(v []byte) (head, error) {
 	if h.historyLen, w = binary.Uvarint(rest); w <= 0 {
 		return head{}, errLayout
 	}
-	h.json = rest[w:]
+	rest = rest[w:]
+	if n, w = binary.Uvarint(rest); w <= 0 || uint64(len(rest)-w) < n {
+		return head{}, errLayout
+	}
+	h.index, h.json = rest[w:w+int(n)], rest[w+int(n):]
 	return h, nil
+}
+
+// arts decodes the artifacts' index.
+func (h head) arts() ([]artRef, error) {
+	var out []artRef
+	for b := h.index; len(b) > 0; {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n {
+			return nil, errLayout
+		}
+		a := artRef{ID: string(b[w : w+int(n)])}
+		b = b[w+int(n):]
+		chunks, w := binary.Uvarint(b)
+		if w <= 0 || chunks > math.MaxUint32 {
+			return nil, errLayout
+		}
+		b = b[w:]
+		size, w := binary.Uvarint(b)
+		if w <= 0 || size > math.MaxInt64 {
+			return nil, errLayout
+		}
+		b = b[w:]
+		a.Chunks, a.Bytes = uint32(chunks), int64(size)
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// appendIndex appends the artifacts' index arts.
+func appendIndex(dst []byte, arts []artRef) []byte {
+	for _, a := range arts {
+		dst = binary.AppendUvarint(dst, uint64(len(a.ID)))
+		dst = append(dst, a.ID...)
+		dst = binary.AppendUvarint(dst, uint64(a.Chunks))
+		dst = binary.AppendUvarint(dst, uint64(a.Bytes))
+	}
+	return dst
 }
 
 // appendHeadValue appends rec's head value: its history holds historyLen
@@ -120,7 +168,11 @@ func appendHeadValue(dst []byte, rec *tasks.Record, historyLen uint64, arts []ar
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Owner)))
 	dst = append(dst, rec.Owner...)
 	dst = binary.AppendUvarint(dst, historyLen)
-	return appendHead(dst, rec, arts)
+	var idx [128]byte
+	index := appendIndex(idx[:0], arts)
+	dst = binary.AppendUvarint(dst, uint64(len(index)))
+	dst = append(dst, index...)
+	return appendHead(dst, rec)
 }
 
 // decodeHead decodes a head value of task id into a record without
@@ -133,35 +185,44 @@ func decodeHead(id string, v []byte) (*tasks.Record, []artRef, error) {
 	return h.decode(id)
 }
 
+// decode decodes h into a record without history and artifacts, with
+// the artifacts' index.
 func (h head) decode(id string) (*tasks.Record, []artRef, error) {
-	var sh storedHead
-	if err := json.Unmarshal(h.json, &sh); err != nil {
+	r := new(tasks.Record)
+	if err := json.Unmarshal(h.json, r); err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	return h.record(&sh), sh.Artifacts, nil
+	arts, err := h.arts()
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode task %s: the artifacts' index: %w", id, err)
+	}
+	h.fill(r)
+	r.ArtifactSizes = artifactSizes(arts)
+	return r, arts, nil
 }
 
-// record is the record of the head h, whose JSON decoded to sh.
-func (h head) record(sh *storedHead) *tasks.Record {
-	r := &tasks.Record{
-		Task: sh.Task, Owner: string(h.owner), CallerTiers: sh.CallerTiers, CallerTier: sh.CallerTier,
-		FunctionID: sh.FunctionID, PushConfigs: sh.PushConfigs, Group: sh.Group,
-		Seq: h.seq, CreatedAt: sh.CreatedAt, UpdatedAt: sh.UpdatedAt, HistoryLen: int(h.historyLen),
-	}
-	if len(sh.Artifacts) > 0 {
-		r.ArtifactSizes = make([]tasks.ArtifactSize, len(sh.Artifacts))
-		for i, a := range sh.Artifacts {
-			r.ArtifactSizes[i] = tasks.ArtifactSize{ID: a.ID, Bytes: a.Bytes}
-		}
-	}
-	return r
+// fill sets what the header of h says in r, whose JSON h's decoded to.
+func (h head) fill(r *tasks.Record) {
+	r.Owner, r.Seq, r.HistoryLen = string(h.owner), h.seq, int(h.historyLen)
 }
 
-// decodeSchema3 decodes a record of the schema 3 layout: seq(8) and the
-// whole record's JSON.
-func decodeSchema3(id string, v []byte) (*tasks.Record, error) {
+// artifactSizes is the index arts as a record shows it.
+func artifactSizes(arts []artRef) []tasks.ArtifactSize {
+	if len(arts) == 0 {
+		return nil
+	}
+	out := make([]tasks.ArtifactSize, len(arts))
+	for i, a := range arts {
+		out[i] = tasks.ArtifactSize{ID: a.ID, Bytes: a.Bytes}
+	}
+	return out
+}
+
+// decodeWhole decodes a whole record, of schemas 2 to 4: seq(8) and the
+// record's JSON.
+func decodeWhole(id string, v []byte) (*tasks.Record, error) {
 	if len(v) < 9 || v[8] != '{' {
-		return nil, fmt.Errorf("decode task %s: not a record of schema 3", id)
+		return nil, fmt.Errorf("decode task %s: not a whole record (schemas 2 to 4)", id)
 	}
 	var r tasks.Record
 	if err := json.Unmarshal(v[8:], &r); err != nil {
@@ -199,20 +260,10 @@ type rawTask struct {
 
 // storedTask is what rawTask.doc holds.
 type storedTask struct {
-	Head      storedHead     `json:"head"`
+	Head      tasks.Record   `json:"head"` // storedHead's fields
 	History   []a2a.Message  `json:"history"`
 	Artifacts []a2a.Artifact `json:"artifacts"`
 	Chunks    [][]a2a.Part   `json:"chunks"`
-}
-
-// newRawTask starts a rawTask of the head value v, split as h. The head
-// and the document share one buffer, with room for a small task's body.
-func newRawTask(v []byte, h head) *rawTask {
-	buf := make([]byte, 0, len(v)+len(h.json)+1024)
-	buf = append(buf, v...)
-	rt := &rawTask{head: buf[:len(v):len(v)]}
-	rt.doc = append(append(buf[len(v):], `{"head":`...), h.json...)
-	return rt
 }
 
 // readTask copies task id of owner out of tx with what sc asks for. The
@@ -222,7 +273,23 @@ func newRawTask(v []byte, h head) *rawTask {
 // all the same. A foreign task is then tasks.ErrNotOwner at the cost of a
 // missing one, tasks.ErrNotFound.
 func readTask(tx *bolt.Tx, owner, id string, sc tasks.Scope) (*rawTask, error) {
-	k, v := tx.Bucket(bucketTasks).Cursor().Seek([]byte(id))
+	return newReader(tx).read(owner, id, sc)
+}
+
+// reader reads tasks in one transaction, with one cursor per bucket (the
+// body's opened when a read first needs it).
+type reader struct {
+	tx          *bolt.Tx
+	tasks, body *bolt.Cursor
+}
+
+func newReader(tx *bolt.Tx) *reader {
+	return &reader{tx: tx, tasks: tx.Bucket(bucketTasks).Cursor()}
+}
+
+// read is readTask.
+func (rd *reader) read(owner, id string, sc tasks.Scope) (*rawTask, error) {
+	k, v := rd.tasks.Seek([]byte(id))
 	owned := ownedBy(v, owner)
 	switch {
 	case string(k) != id:
@@ -234,9 +301,7 @@ func readTask(tx *bolt.Tx, owner, id string, sc tasks.Scope) (*rawTask, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %s: %w", id, err)
 	}
-	rt := newRawTask(v, h)
-	rt.readParts(tx, id, h.historyLen, sc)
-	return rt, nil
+	return rd.copy(id, v, h, sc), nil
 }
 
 // ownedBy reports whether the head value v names owner, reading no more
@@ -249,11 +314,65 @@ func ownedBy(v []byte, owner string) bool {
 	return w > 0 && n == uint64(len(owner)) && uint64(len(v)-9-w) >= n && string(v[9+w:9+w+int(n)]) == owner
 }
 
-// readParts copies the history and artifacts sc asks for into the
-// document, with one pass of one cursor when the whole history is asked
-// for: a task's artifact keys come right before its history.
-func (rt *rawTask) readParts(tx *bolt.Tx, id string, historyLen uint64, sc tasks.Scope) {
-	defer func() { rt.doc = append(rt.doc, '}') }()
+// parts are the values of a task's body a read copies, still in the
+// transaction's memory; the usual task's fit in the arrays.
+type parts struct {
+	arts, chunks, history [][]byte
+	chunkOf               []uint32
+	size                  int // of all the values
+	err                   error
+	a, c, hs              [4][]byte
+}
+
+// copyTask copies the head value v of task id, split as h, and the
+// history and artifacts sc asks for, out of tx: into one buffer, the head
+// then the document, sized once.
+func copyTask(tx *bolt.Tx, id string, v []byte, h head, sc tasks.Scope) *rawTask {
+	return newReader(tx).copy(id, v, h, sc)
+}
+
+// copy is copyTask.
+func (rd *reader) copy(id string, v []byte, h head, sc tasks.Scope) *rawTask {
+	var p parts
+	p.arts, p.chunks, p.history = p.a[:0], p.c[:0], p.hs[:0]
+	if sc.Artifacts || (sc.History != 0 && h.historyLen > 0) {
+		if rd.body == nil {
+			rd.body = rd.tx.Bucket(bucketBody).Cursor()
+		}
+		p.read(rd.body, id, h.historyLen, sc)
+	}
+	const frame = len(`{"head":,"artifacts":[],"chunks":[],"history":[]}`)
+	n := len(v) + len(h.json) + frame + p.size + len(p.arts) + len(p.chunks) + len(p.history)
+	buf := append(make([]byte, 0, n), v...)
+	rt := &rawTask{head: buf[:len(v):len(v)], chunkOf: p.chunkOf, err: p.err, all: sc.Artifacts}
+	doc := append(append(buf[len(v):], `{"head":`...), h.json...)
+	if sc.Artifacts {
+		doc = appendList(append(doc, `,"artifacts":`...), p.arts)
+		doc = appendList(append(doc, `,"chunks":`...), p.chunks)
+	}
+	if len(p.history) > 0 {
+		doc = appendList(append(doc, `,"history":`...), p.history)
+	}
+	rt.doc = append(doc, '}')
+	return rt
+}
+
+// appendList appends vals as a JSON array.
+func appendList(dst []byte, vals [][]byte) []byte {
+	dst = append(dst, '[')
+	for i, v := range vals {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, v...)
+	}
+	return append(dst, ']')
+}
+
+// read gathers the history and artifacts sc asks for, with one pass of
+// one cursor when the whole history is asked for: a task's artifact keys
+// come right before its history.
+func (p *parts) read(c *bolt.Cursor, id string, historyLen uint64, sc tasks.Scope) {
 	wantHistory := sc.History != 0 && historyLen > 0
 	if !wantHistory && !sc.Artifacts {
 		return
@@ -264,38 +383,26 @@ func (rt *rawTask) readParts(tx *bolt.Tx, id string, historyLen uint64, sc tasks
 	}
 	var keys [2][64]byte // the prefixes, on the stack for the usual ids
 	prefix := appendBodyPrefix(keys[0][:0], id, kindArtifact)
-	c := tx.Bucket(bucketBody).Cursor()
 	var k, v []byte
 	if sc.Artifacts {
-		// The artifacts go into the document as they come; the chunks
-		// appended to them, rarer, into a list of their own after it.
-		rt.all = true
-		rt.doc = append(rt.doc, `,"artifacts":[`...)
-		var chunks []byte
 		var n uint32 // artifacts so far
 		for k, v = c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			if len(k) != len(prefix)+8 {
 				continue // Check reports it
 			}
 			i, j := binary.BigEndian.Uint32(k[len(prefix):]), binary.BigEndian.Uint32(k[len(prefix)+4:])
+			p.size += len(v)
 			if j > 0 {
-				if len(rt.chunkOf) > 0 {
-					chunks = append(chunks, ',')
-				}
-				chunks = append(chunks, v...)
-				rt.chunkOf = append(rt.chunkOf, i)
+				p.chunks = append(p.chunks, v)
+				p.chunkOf = append(p.chunkOf, i)
 				continue
 			}
 			if i != n {
-				rt.err = fmt.Errorf("artifact %d out of order", i)
+				p.err = fmt.Errorf("artifact %d out of order", i)
 			}
-			if n > 0 {
-				rt.doc = append(rt.doc, ',')
-			}
-			rt.doc = append(rt.doc, v...)
+			p.arts = append(p.arts, v)
 			n++
 		}
-		rt.doc = append(append(append(rt.doc, `],"chunks":[`...), chunks...), ']')
 	}
 	if !wantHistory {
 		return
@@ -304,21 +411,16 @@ func (rt *rawTask) readParts(tx *bolt.Tx, id string, historyLen uint64, sc tasks
 	if !sc.Artifacts || from > 0 || k == nil || !bytes.HasPrefix(k, hist) {
 		k, v = c.Seek(binary.BigEndian.AppendUint64(hist[:len(hist):len(hist)], from))
 	}
-	rt.doc = append(rt.doc, `,"history":[`...)
-	first := true
 	for ; k != nil && bytes.HasPrefix(k, hist); k, v = c.Next() {
-		if !first {
-			rt.doc = append(rt.doc, ',')
-		}
-		first = false
-		rt.doc = append(rt.doc, v...)
+		p.size += len(v)
+		p.history = append(p.history, v)
 	}
-	rt.doc = append(rt.doc, ']')
 }
 
-// decode decodes rt into a record holding what was read, and the index of
-// its artifacts.
-func (rt *rawTask) decode(id string) (*tasks.Record, []artRef, error) {
+// decode decodes rt into a record holding what was read. With index, the
+// record has its ArtifactSizes and the artifacts' index is returned too
+// (an update needs them; a read does not).
+func (rt *rawTask) decode(id string, index bool) (*tasks.Record, []artRef, error) {
 	if rt.err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, rt.err)
 	}
@@ -330,7 +432,8 @@ func (rt *rawTask) decode(id string) (*tasks.Record, []artRef, error) {
 	if err := json.Unmarshal(rt.doc, &st); err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	r := h.record(&st.Head)
+	r := &st.Head
+	h.fill(r)
 	if len(st.History) > 0 {
 		r.Task.History = st.History
 	}
@@ -346,7 +449,15 @@ func (rt *rawTask) decode(id string) (*tasks.Record, []artRef, error) {
 			r.Task.Artifacts = st.Artifacts
 		}
 	}
-	return r, st.Head.Artifacts, nil
+	if !index {
+		return r, nil, nil
+	}
+	arts, err := h.arts()
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode task %s: the artifacts' index: %w", id, err)
+	}
+	r.ArtifactSizes = artifactSizes(arts)
+	return r, arts, nil
 }
 
 // bodyOps are the body writes of a change, encoded outside the writer:

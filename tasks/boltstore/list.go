@@ -97,7 +97,7 @@ func countOf(v []byte) uint64 {
 // store, in the transaction that opens it.
 func migrateListing(tx *bolt.Tx) error {
 	return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
-		r, err := decodeSchema3(string(k), v)
+		r, err := decodeWhole(string(k), v)
 		if err != nil {
 			return err
 		}
@@ -202,8 +202,9 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 			lastAt = e.at(p)
 		}
 		raws = make([]*rawTask, len(ids))
+		rd := newReader(tx)
 		for i, id := range ids {
-			rt, err := readTask(tx, owner, string(id), sc)
+			rt, err := rd.read(owner, string(id), sc)
 			switch {
 			case errors.Is(err, tasks.ErrNotOwner):
 				return errors.New("listing entry points at a task of another owner")
@@ -221,7 +222,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 	}
 	recs := make([]*tasks.Record, len(ids))
 	for i, rt := range raws {
-		r, _, err := rt.decode(string(ids[i]))
+		r, _, err := rt.decode(string(ids[i]), false)
 		if err != nil {
 			return nil, 0, nil, err
 		}

@@ -167,7 +167,7 @@ func convertTasks(db *bolt.DB, limit int) error {
 // convertTask rewrites one record of schema 4 (or before) in the new
 // layout, and moves its events.
 func convertTask(tx *bolt.Tx, id string, v []byte) error {
-	r, err := decodeSchema3(id, v)
+	r, err := decodeWhole(id, v)
 	if err != nil {
 		return err
 	}

@@ -5,16 +5,16 @@
 //
 //	tasks   taskID                          → seq(8) 0x01 len(owner) owner
 //	                                          historyLen head JSON: the task
-//	                                          without history and artifacts
+//	                                          without what grows (layout.go)
 //	body    len(taskID) taskID 'a' i(4) j(4)
 //	                                        → artifact i JSON (j = 0), or
 //	                                          parts appended to it (j > 0)
-//	        len(taskID) taskID 'e' seq(8)   → Event JSON
 //	        len(taskID) taskID 'h' n(8)     → history message n JSON
 //	        len(taskID) taskID 'i'          → the current call's input JSON
 //	        len(taskID) taskID 'm' messageID
 //	                                        → (empty) a message id the task
-//	                                          holds (layout.go)
+//	                                          holds
+//	        len(taskID) taskID 's' seq(8)   → Event JSON (layout.go)
 //	active  taskID                          → (empty) the non-terminal index
 //	owners  len(owner) owner taskID         → (empty) the index by owner
 //	idem    len(owner) owner messageID      → taskID 0x00 sha256(message)
@@ -377,6 +377,7 @@ type encoded struct {
 	body       bodyOps          // events, history, artifacts, input, message ids
 	deliveries []queuedDelivery // push deliveries the transition queues
 	listed     []byte           // the task's key in recent before the change; nil for a new task
+	arts       []artRef         // the artifacts' index after the change
 }
 
 // encodeEvents assigns the events' sequence numbers after rec's and
@@ -462,7 +463,7 @@ func (e *encoded) encodeHead(arts []artRef) error {
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}
-	e.value = v
+	e.value, e.arts = v, arts
 	return nil
 }
 
@@ -602,7 +603,7 @@ func (s *Store) Get(ctx context.Context, owner, id string, sc tasks.Scope) (*tas
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := rt.decode(id)
+	r, _, err := rt.decode(id, false)
 	return r, err
 }
 
@@ -639,7 +640,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if err != nil {
 			return nil, nil, false, err
 		}
-		r, arts, err := rt.decode(id)
+		r, arts, err := rt.decode(id, true)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -711,6 +712,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		}
 		s.queued(e)
 		s.transition(prev, r.State())
+		r.ArtifactSizes = artifactSizes(e.arts)
 		return completed(r, &read, rt.all, sc, evs), evs, false, nil
 	}
 }
@@ -952,9 +954,8 @@ func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %s: %w", id, err)
 	}
-	rt := newRawTask(v, h)
-	rt.readParts(tx, id, h.historyLen, tasks.Whole)
-	r, _, err := rt.decode(id)
+	rt := copyTask(tx, id, v, h, tasks.Whole)
+	r, _, err := rt.decode(id, false)
 	if err != nil {
 		return nil, err
 	}

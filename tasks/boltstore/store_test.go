@@ -62,8 +62,8 @@ var ctx = context.Background()
 
 // headOf decodes a value of the tasks bucket, its layout written out again
 // here so that a change to it fails these tests: seq(8), 0x01, the owner
-// and the history's length (uvarint-prefixed, uvarint), then the head's
-// JSON.
+// (uvarint-prefixed), the history's length (uvarint), the artifacts'
+// index (uvarint-prefixed), then the head's JSON.
 func headOf(v []byte) (*tasks.Record, uint64, error) {
 	if len(v) < 9 || v[8] != 0x01 {
 		return nil, 0, fmt.Errorf("value %q is not a head", v)
@@ -78,8 +78,13 @@ func headOf(v []byte) (*tasks.Record, uint64, error) {
 	if w <= 0 {
 		return nil, 0, fmt.Errorf("value %q: history length does not parse", v)
 	}
+	rest = rest[w:]
+	if n, w = binary.Uvarint(rest); w <= 0 || uint64(len(rest)-w) < n {
+		return nil, 0, fmt.Errorf("value %q: the artifacts' index does not parse", v)
+	}
+	rest = rest[w+int(n):]
 	var r tasks.Record
-	if err := json.Unmarshal(rest[w:], &r); err != nil {
+	if err := json.Unmarshal(rest, &r); err != nil {
 		return nil, 0, err
 	}
 	if r.Seq != binary.BigEndian.Uint64(v) {

@@ -99,7 +99,7 @@ func ownerKeyOf(owner, rest string) []byte {
 
 func eventKeyOf(id string, seq uint64) []byte {
 	k := append(binary.AppendUvarint(nil, uint64(len(id))), id...)
-	return binary.BigEndian.AppendUint64(append(k, 'e'), seq)
+	return binary.BigEndian.AppendUint64(append(k, 's'), seq)
 }
 
 func expiryKeyOf(at time.Time, id string) []byte {
@@ -129,11 +129,13 @@ func putDeliveryOf(tx *bolt.Tx, id uint64, taskID, configID string, nextAt, dueA
 }
 
 // headValueOf is a value of the tasks bucket: seq, the layout byte, the
-// owner, the history's length and the head's JSON.
+// owner, the history's length, an empty artifacts' index and the head's
+// JSON.
 func headValueOf(seq uint64, owner string, historyLen uint64, js string) []byte {
 	v := append(u64(seq), 0x01)
 	v = append(binary.AppendUvarint(v, uint64(len(owner))), owner...)
-	return append(binary.AppendUvarint(v, historyLen), js...)
+	v = append(binary.AppendUvarint(v, historyLen), 0)
+	return append(v, js...)
 }
 
 func recentKeyOf(owner string, at time.Time, id string) []byte {
@@ -228,7 +230,7 @@ func TestCheckInvariants(t *testing.T) {
 		{
 			name: "head that does not parse",
 			fn: func(tx *bolt.Tx) error {
-				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), append(u64(0), 0x01, 9, 'b', 'o', 'b'))
+				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), append(u64(0), 0x01, 3, 'b', 'o', 'b', 0, 9))
 			},
 			want: []string{`tasks "t-9": head does not parse`},
 		},
