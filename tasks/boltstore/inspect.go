@@ -345,7 +345,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		if err != nil {
 			return fmt.Errorf("read task %s: %w", id, err)
 		}
-		rt = copyTask(tx, id, v, h, tasks.Whole)
+		rt = copyTask(tx, nil, id, v, h, tasks.Whole)
 		msgIDs, taskInput = messageIDs(tx, id), input(tx, id)
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()

@@ -273,14 +273,36 @@ type storedTask struct {
 // all the same. A foreign task is then tasks.ErrNotOwner at the cost of a
 // missing one, tasks.ErrNotFound.
 func readTask(tx *bolt.Tx, owner, id string, sc tasks.Scope) (*rawTask, error) {
-	return newReader(tx).read(owner, id, sc)
+	k, v := tx.Bucket(bucketTasks).Cursor().Seek([]byte(id))
+	h, err := headOf(k, v, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	return copyTask(tx, nil, id, v, h, sc), nil
 }
 
-// reader reads tasks in one transaction, with one cursor per bucket (the
-// body's opened when a read first needs it).
+// headOf is the head of task id of owner from a seek for it that found k
+// and v: ErrNotFound if k is not id; ErrNotOwner if v is not owner's.
+func headOf(k, v []byte, owner, id string) (head, error) {
+	owned := ownedBy(v, owner)
+	switch {
+	case string(k) != id:
+		return head{}, tasks.ErrNotFound
+	case !owned:
+		return head{}, tasks.ErrNotOwner // or a head that does not parse: Check reports it
+	}
+	h, err := splitHead(v)
+	if err != nil {
+		return head{}, fmt.Errorf("read task %s: %w", id, err)
+	}
+	return h, nil
+}
+
+// reader reads tasks of one transaction with one cursor per bucket: a
+// page of a listing reads many.
 type reader struct {
 	tx          *bolt.Tx
-	tasks, body *bolt.Cursor
+	tasks, body *bolt.Cursor // body: opened when a read first needs it
 }
 
 func newReader(tx *bolt.Tx) *reader {
@@ -290,18 +312,14 @@ func newReader(tx *bolt.Tx) *reader {
 // read is readTask.
 func (rd *reader) read(owner, id string, sc tasks.Scope) (*rawTask, error) {
 	k, v := rd.tasks.Seek([]byte(id))
-	owned := ownedBy(v, owner)
-	switch {
-	case string(k) != id:
-		return nil, tasks.ErrNotFound
-	case !owned:
-		return nil, tasks.ErrNotOwner // or a head that does not parse: Check reports it
-	}
-	h, err := splitHead(v)
+	h, err := headOf(k, v, owner, id)
 	if err != nil {
-		return nil, fmt.Errorf("read task %s: %w", id, err)
+		return nil, err
 	}
-	return rd.copy(id, v, h, sc), nil
+	if rd.body == nil && needsBody(h, sc) {
+		rd.body = rd.tx.Bucket(bucketBody).Cursor()
+	}
+	return copyTask(rd.tx, rd.body, id, v, h, sc), nil
 }
 
 // ownedBy reports whether the head value v names owner, reading no more
@@ -324,22 +342,23 @@ type parts struct {
 	a, c, hs              [4][]byte
 }
 
-// copyTask copies the head value v of task id, split as h, and the
-// history and artifacts sc asks for, out of tx: into one buffer, the head
-// then the document, sized once.
-func copyTask(tx *bolt.Tx, id string, v []byte, h head, sc tasks.Scope) *rawTask {
-	return newReader(tx).copy(id, v, h, sc)
+// needsBody reports whether a read of h with sc reads any of its body.
+func needsBody(h head, sc tasks.Scope) bool {
+	return sc.Artifacts || (sc.History != 0 && h.historyLen > 0)
 }
 
-// copy is copyTask.
-func (rd *reader) copy(id string, v []byte, h head, sc tasks.Scope) *rawTask {
+// copyTask copies the head value v of task id, split as h, and the
+// history and artifacts sc asks for, out of tx (with body, a cursor of
+// its body bucket, when not nil): into one buffer, the head then the
+// document, sized once.
+func copyTask(tx *bolt.Tx, body *bolt.Cursor, id string, v []byte, h head, sc tasks.Scope) *rawTask {
 	var p parts
 	p.arts, p.chunks, p.history = p.a[:0], p.c[:0], p.hs[:0]
-	if sc.Artifacts || (sc.History != 0 && h.historyLen > 0) {
-		if rd.body == nil {
-			rd.body = rd.tx.Bucket(bucketBody).Cursor()
+	if needsBody(h, sc) {
+		if body == nil {
+			body = tx.Bucket(bucketBody).Cursor()
 		}
-		p.read(rd.body, id, h.historyLen, sc)
+		p.read(body, id, h.historyLen, sc)
 	}
 	const frame = len(`{"head":,"artifacts":[],"chunks":[],"history":[]}`)
 	n := len(v) + len(h.json) + frame + p.size + len(p.arts) + len(p.chunks) + len(p.history)

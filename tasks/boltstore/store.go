@@ -954,7 +954,7 @@ func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read task %s: %w", id, err)
 	}
-	rt := copyTask(tx, id, v, h, tasks.Whole)
+	rt := copyTask(tx, nil, id, v, h, tasks.Whole)
 	r, _, err := rt.decode(id, false)
 	if err != nil {
 		return nil, err
