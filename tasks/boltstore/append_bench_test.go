@@ -1,6 +1,7 @@
 package boltstore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -23,6 +24,9 @@ import (
 // grows alike in every case:
 //
 //	go test -run '^$' -bench 'BenchmarkAppend' -benchtime 200x ./tasks/boltstore/
+//
+// BenchmarkSendWrites is here too: the writes of a send, for the cost of
+// the layout on the hot path.
 
 const appendEntry = 1024 // bytes of text per appended message or chunk
 
@@ -112,4 +116,32 @@ func BenchmarkAppendChunk(b *testing.B) {
 func pageAlloc(s *boltstore.Store) int64 {
 	st := s.DB().Stats()
 	return st.TxStats.GetPageAlloc()
+}
+
+// BenchmarkSendWrites measures a send's two writes, CPU only (NoSync):
+// create a task working with the user's message and input, then complete
+// it with an artifact and its status, reading it whole for the answer.
+func BenchmarkSendWrites(b *testing.B) {
+	s := openAppendBench(b)
+	in := json.RawMessage(`{"message":"hello"}`)
+	msg := json.RawMessage(`{"skill":"demo::echo","input":{"message":"hello"}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		id := "t" + strconv.Itoa(1000000+i)
+		r := newRecord(id, "o", a2a.StateWorking, time.Now())
+		r.Task.History = []a2a.Message{{MessageID: "m" + id, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(msg)}}}
+		r.Input, r.FunctionID = in, "demo::echo"
+		if _, _, err := s.Create(ctx, key("o", "m"+id, id), r, []tasks.Event{statusEvent(a2a.StateSubmitted), statusEvent(a2a.StateWorking)}); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, _, err := s.Update(ctx, "o", id, nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
+			st := a2a.TaskStatus{State: a2a.StateCompleted}
+			r.Task.Status = st
+			art := a2a.Artifact{ArtifactID: "a" + id, Name: "demo::echo", Parts: []a2a.Part{a2a.DataPart(in)}}
+			return []tasks.Event{{Artifact: &art, LastChunk: true}, {Status: &st}}, nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
