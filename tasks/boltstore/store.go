@@ -943,8 +943,9 @@ func deleteTask(tx *bolt.Tx, id string) error {
 	return tx.Bucket(bucketTasks).Delete([]byte(id))
 }
 
-// getRecord returns the whole task id, whoever owns it, with its input
-// and message ids; ErrNotFound if there is none.
+// getRecord returns the whole task id, whoever owns it (its history and
+// artifacts; not its input and message ids); ErrNotFound if there is
+// none.
 func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
@@ -956,11 +957,7 @@ func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
 	}
 	rt := copyTask(tx, nil, id, v, h, tasks.Whole)
 	r, _, err := rt.decode(id, false)
-	if err != nil {
-		return nil, err
-	}
-	r.MessageIDs, r.Input = messageIDs(tx, id), input(tx, id)
-	return r, nil
+	return r, err
 }
 
 func getIdem(tx *bolt.Tx, owner, messageID string) (taskID string, hash [32]byte, ok bool) {
