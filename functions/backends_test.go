@@ -826,23 +826,3 @@ func TestBuiltinAsk(t *testing.T) {
 		})
 	}
 }
-
-// TestExecBackend_Nice: the child runs at the niceness its backend sets,
-// so that a busy function yields the CPU to a2ad's request handling.
-func TestExecBackend_Nice(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("niceness is set on Linux only")
-	}
-	own, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if own != 20 { // the raw value is 20 - nice: this test runs at nice 0
-		t.Skipf("the test process runs at nice %d", 20-own)
-	}
-	for _, nice := range []int{0, functions.DefaultNice, 19} {
-		b := &functions.ExecBackend{Argv: []string{"sh", "-c", `printf '{"nice":%s}' "$(nice)"`}, Nice: nice}
-		res, err := b.Invoke(context.Background(), json.RawMessage(`{}`))
-		AssertOutput(t, res, err, fmt.Sprintf(`{"nice":%d}`, nice))
-	}
-}

@@ -54,9 +54,10 @@ type ExecBackend struct {
 	// DefaultMaxResponseBytes. All of stdout, progress lines included, is
 	// capped at 4 times as much.
 	MaxOutputBytes int64
-	// Nice is the niceness the child's process group runs at (0 to 19;
-	// the catalogue's default is DefaultNice), so that a busy function
-	// slows other functions before it slows a2ad's own request handling.
+	// Nice is the niceness the child runs at (0 to 19; the catalogue's
+	// default is DefaultNice), and its children after it, so that a busy
+	// function slows other functions before it slows a2ad's own request
+	// handling. The child inherits it from the thread that starts it.
 	Nice int
 }
 
@@ -200,10 +201,16 @@ type started struct {
 // kernel's parent-death signal (see sysProcAttr) fires when the thread
 // that started the child ends: while locked, no other goroutine uses the
 // thread, and the runtime never ends a thread that a running goroutine
-// holds. It unlocks before returning, so the thread is kept.
+// holds. It unlocks before returning, so the thread is kept, unless it
+// was made nicer for the child (see niceThread): a thread cannot be made
+// less nice again without privilege, so it ends with this goroutine (a
+// goroutine that exits locked ends its thread) and nothing else runs at
+// its niceness.
 func (b *ExecBackend) runChild(startc chan<- started, waitc chan<- error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if b.Nice <= 0 || !niceThread(b.Nice) {
+		defer runtime.UnlockOSThread()
+	}
 	p, err := b.start()
 	startc <- started{p: p, err: err}
 	if err != nil {
@@ -261,11 +268,6 @@ func (b *ExecBackend) start() (*process, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	if err := cmd.Start(); err != nil {
 		return fail(err)
-	}
-	if b.Nice > 0 {
-		// Its group, grandchildren already started included; later ones
-		// inherit it. Best effort: a2ad running nicer still runs it.
-		setNice(cmd.Process.Pid, b.Nice)
 	}
 	// The child has its own copies now.
 	_ = stdinR.Close()

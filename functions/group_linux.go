@@ -165,6 +165,9 @@ func leftRunning(g ProcessGroup) (bool, error) {
 	return running, nil
 }
 
-// setNice sets the niceness of process group pgid. An error (a2ad itself
-// runs nicer, and may not lower it) leaves the group as it is.
-func setNice(pgid, nice int) { _ = syscall.Setpriority(syscall.PRIO_PGRP, pgid, nice) }
+// niceThread sets the niceness of the calling OS thread, which a child it
+// starts inherits, and reports whether it did (a2ad running nicer may not
+// lower it: the child then runs at a2ad's niceness).
+func niceThread(nice int) bool {
+	return syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice) == nil
+}

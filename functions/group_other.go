@@ -17,5 +17,5 @@ func groupOf(int) (ProcessGroup, bool) { return ProcessGroup{}, false }
 // KillLeftover does nothing outside Linux, where no group is recorded.
 func KillLeftover(ProcessGroup) (killed bool, err error) { return false, nil }
 
-// setNice does nothing outside Linux.
-func setNice(pgid, nice int) {}
+// niceThread does nothing outside Linux, where niceness is not per thread.
+func niceThread(int) bool { return false }
