@@ -26,16 +26,17 @@ func (s *Service) checkPushConfig(ctx context.Context, taskID, path string, cfg 
 		cfg.ID = taskID
 	}
 	if s.cfg.PushGuard == nil {
-		return a2a.ErrPushNotSupported
+		return ErrPushUnavailable
 	}
 	if err := s.cfg.PushGuard.Check(ctx, cfg.URL); err != nil {
-		return a2a.InvalidParams(a2a.Problem{Path: path + "/url", Message: err.Error()})
+		return invalid(path+"/url", err.Error())
 	}
 	return nil
 }
 
 // SetPushConfig adds or replaces (by id) a webhook of caller's task.
-// Errors: ErrNotFound, -32602 for a refused URL or too many webhooks.
+// Errors: ErrNotFound, ErrPushUnavailable, an *InputError for a refused
+// URL or too many webhooks.
 func (s *Service) SetPushConfig(ctx context.Context, caller Caller, taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error) {
 	if _, err := s.store.Get(ctx, caller.ID, taskID, Head); err != nil {
 		return nil, err // an unknown task reads as unknown before any URL check
@@ -111,7 +112,7 @@ func upsertPushConfig(cfgs []a2a.PushConfig, cfg a2a.PushConfig, path string) ([
 		}
 	}
 	if len(cfgs) >= MaxPushConfigs {
-		return nil, a2a.InvalidParams(a2a.Problem{Path: path, Message: "a task may have at most 10 push notification configs"})
+		return nil, invalid(path, "a task may have at most 10 push notification configs")
 	}
 	return append(cfgs, cfg), nil
 }

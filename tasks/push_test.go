@@ -58,14 +58,15 @@ func TestPushConfigsOfATask(t *testing.T) {
 		t.Fatalf("deleted config: %v", err)
 	}
 	// Refused URLs name the problem and store nothing.
-	var ae *a2a.Error
+	var ie *tasks.InputError
 	_, err = e.svc.SetPushConfig(ctx, tasks.Caller{ID: "o"}, task.ID, a2a.PushConfig{URL: "https://internal/x"})
-	if !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams || !strings.Contains(ae.Message, "private address") {
+	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Path != "/pushNotificationConfig/url" ||
+		!strings.Contains(ie.Problems[0].Message, "private address") {
 		t.Fatalf("refused URL: %v", err)
 	}
 	bad := nonBlocking(dataMsg("m3", "demo::slow", `{}`))
 	bad.PushConfig = &a2a.PushConfig{URL: "https://internal/x"}
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, bad); !errors.As(err, &ae) || !strings.HasPrefix(ae.Message, "Invalid parameters: /configuration/pushNotificationConfig/url:") {
+	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, bad); !errors.As(err, &ie) || ie.Problems[0].Path != "/configuration/pushNotificationConfig/url" {
 		t.Fatalf("refused URL on send: %v", err)
 	}
 	if active, _ := e.store.Active(ctx); len(active) != 1 {
@@ -78,7 +79,7 @@ func TestPushConfigsOfATask(t *testing.T) {
 	// Without a guard, push is off.
 	e2 := newEnv(t, tasks.Config{}, fn(t, "demo::echo", echoBackend()))
 	task2, _ := e2.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
-	if _, err := e2.svc.SetPushConfig(ctx, tasks.Caller{}, task2.ID, a2a.PushConfig{URL: "https://hooks.example/a"}); !errors.Is(err, a2a.ErrPushNotSupported) {
+	if _, err := e2.svc.SetPushConfig(ctx, tasks.Caller{}, task2.ID, a2a.PushConfig{URL: "https://hooks.example/a"}); !errors.Is(err, tasks.ErrPushUnavailable) {
 		t.Fatalf("no guard: %v", err)
 	}
 }

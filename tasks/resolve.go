@@ -28,7 +28,7 @@ type call struct {
 //     as JSON, else {"text": rest}.
 //
 // A message that matches neither names no function.
-func resolveCall(msg *a2a.Message) (call, *a2a.Error) {
+func resolveCall(msg *a2a.Message) (call, *InputError) {
 	for i, p := range msg.Parts {
 		if p.Kind != a2a.PartData {
 			continue
@@ -47,10 +47,10 @@ func resolveCall(msg *a2a.Message) (call, *a2a.Error) {
 		path := "/message/parts/" + strconv.Itoa(i) + "/data/"
 		var id string
 		if err := json.Unmarshal(d[idKey], &id); err != nil || firstNonSpace(d[idKey]) != '"' {
-			return call{}, a2a.InvalidParams(a2a.Problem{Path: path + idKey, Message: "must be a string"})
+			return call{}, invalid(path+idKey, "must be a string")
 		}
 		if id == "" {
-			return call{}, a2a.InvalidParams(a2a.Problem{Path: path + idKey, Message: "must not be empty"})
+			return call{}, invalid(path+idKey, "must not be empty")
 		}
 		input := d[inKey]
 		if len(input) == 0 || string(input) == "null" {
@@ -79,17 +79,15 @@ func resolveCall(msg *a2a.Message) (call, *a2a.Error) {
 // function is already known: the first data part as it is (or its
 // "input" if it names the same skill), else the text, parsed as JSON, else
 // {"text": text}.
-func followUpInput(msg *a2a.Message, functionID string) (json.RawMessage, *a2a.Error) {
+func followUpInput(msg *a2a.Message, functionID string) (json.RawMessage, *InputError) {
 	c, err := resolveCall(msg)
 	if err != nil {
 		return nil, err
 	}
 	if c.Named {
 		if c.FunctionID != functionID {
-			return nil, a2a.InvalidParams(a2a.Problem{
-				Path:    "/message/parts",
-				Message: "names skill " + strconv.Quote(c.FunctionID) + ", but this task calls " + strconv.Quote(functionID),
-			})
+			return nil, invalid("/message/parts",
+				"names skill "+strconv.Quote(c.FunctionID)+", but this task calls "+strconv.Quote(functionID))
 		}
 		return c.Input, nil
 	}
@@ -103,7 +101,7 @@ func followUpInput(msg *a2a.Message, functionID string) (json.RawMessage, *a2a.E
 			return textInput(p.Text), nil
 		}
 	}
-	return nil, a2a.InvalidParams(a2a.Problem{Path: "/message/parts", Message: "must hold a data or text part with the input"})
+	return nil, invalid("/message/parts", "must hold a data or text part with the input")
 }
 
 func textInput(s string) json.RawMessage {

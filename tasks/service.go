@@ -182,7 +182,7 @@ func (s *Service) waitRuns(ctx context.Context) {
 // Send handles message/send for caller: it resolves the function the
 // message names, checks exposure and input, stores the task (idempotently
 // by messageId), starts the call and, when blocking, waits for the task to
-// end or be interrupted. Errors: *a2a.Error for invalid params,
+// end or be interrupted. Errors: an *InputError for invalid params,
 // ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrCallerBusy
 // past caller.MaxCalls, ErrClosed, a
 // *QuotaError past caller.Quota and a *TaskLimitError past
@@ -361,7 +361,7 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 			return nil, err
 		}
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
-			return nil, a2a.InvalidParams(a2a.Problem{Path: "/message/contextId", Message: "does not match the task's contextId"})
+			return nil, invalid("/message/contextId", "does not match the task's contextId")
 		}
 		rec, err = s.followUp(ctx, caller, msg, key, push, rec, sc)
 		if errors.Is(err, ErrConflict) && attempt < 3 {
@@ -543,19 +543,11 @@ func validateInput(fn *functions.Function, input json.RawMessage) error {
 	if len(problems) == 0 {
 		return nil
 	}
-	list := make([]any, len(problems))
+	list := make([]a2a.Problem, len(problems))
 	for i, p := range problems {
-		list[i] = map[string]any{"path": p.Path, "message": p.Message}
+		list[i] = a2a.Problem{Path: p.Path, Message: p.Message}
 	}
-	first := problems[0].Path
-	if first == "" {
-		first = "/"
-	}
-	return &a2a.Error{
-		Code:    a2a.CodeInvalidParams,
-		Message: fmt.Sprintf("Invalid parameters: input does not match the schema of skill %s: %s: %s", fn.ID, first, problems[0].Message),
-		Data:    map[string]any{"skill": fn.ID, "errors": list},
-	}
+	return &InputError{Skill: fn.ID, Problems: list}
 }
 
 // skillsHint is the status message of a task that waits for a message

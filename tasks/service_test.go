@@ -512,8 +512,10 @@ func TestBackendAsksForInput(t *testing.T) {
 	task2, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m3", "orders::place", `{}`)))
 	m4 := dataMsg("m4", "other::skill", `{}`)
 	m4.TaskID = task2.ID
-	var ae *a2a.Error
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m4)); !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
+	var ie *tasks.InputError
+	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m4)); !errors.As(err, &ie) || !errors.Is(err, tasks.ErrInvalidInput) ||
+		len(ie.Problems) != 1 || ie.Problems[0].Path != "/message/parts" ||
+		ie.Problems[0].Message != `names skill "other::skill", but this task calls "orders::place"` {
 		t.Fatalf("answer naming another skill: %v", err)
 	}
 }
@@ -556,11 +558,11 @@ func TestInvalidInputStoresNothing(t *testing.T) {
 	})
 	e := newEnv(t, tasks.Config{}, f)
 	_, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "pricing::quote", `{"quantity":0}`)))
-	var ae *a2a.Error
-	if !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
-		t.Fatalf("err = %v, want -32602", err)
+	var ie *tasks.InputError
+	if !errors.As(err, &ie) || !errors.Is(err, tasks.ErrInvalidInput) || ie.Skill != "pricing::quote" {
+		t.Fatalf("err = %v, want an InputError of pricing::quote", err)
 	}
-	b, _ := json.Marshal(ae.Data["errors"])
+	b, _ := json.Marshal(ie.Problems)
 	if !strings.Contains(string(b), `"path":"/quantity"`) || !strings.Contains(string(b), `"path":""`) {
 		t.Fatalf("errors %s: want /quantity and the missing sku at the root", b)
 	}

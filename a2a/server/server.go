@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -503,37 +504,97 @@ func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request
 }
 
 // rpcErrors maps service errors to JSON-RPC errors, in order: the first
-// match wins.
+// match wins. The typed errors, whose numbers or problems the answer
+// carries, come first; anything unmatched is -32603 "Internal error".
 var rpcErrors = []struct {
 	err error
-	rpc *a2a.Error
+	rpc func(err error) *a2a.Error
 }{
-	{tasks.ErrNotFound, a2a.ErrTaskNotFound},
-	{tasks.ErrPushConfigNotFound, a2a.ErrPushConfigNotFound},
-	{tasks.ErrNotCancelable, a2a.ErrTaskNotCancelable},
-	{tasks.ErrMessageIDReused, &a2a.Error{
-		Code:    a2a.CodeInvalidParams,
-		Message: "messageId reused with a different message",
-		Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},
-	}},
-	{tasks.ErrTaskBusy, a2a.ErrTaskBusy},
-	{tasks.ErrTaskTerminal, a2a.ErrTaskTerminal},
-	{tasks.ErrConflict, a2a.ErrTaskBusy},
-	{tasks.ErrBusy, a2a.ErrServerBusy},
-	{tasks.ErrCallerBusy, a2a.ErrCallerBusy},
-	{tasks.ErrClosed, a2a.ErrShuttingDown},
+	{tasks.ErrInvalidInput, inputError},
+	{tasks.ErrQuotaExceeded, quotaError},
+	{tasks.ErrTaskLimit, taskLimitError},
+	{tasks.ErrNotFound, is(a2a.ErrTaskNotFound)},
+	{tasks.ErrPushConfigNotFound, is(a2a.ErrPushConfigNotFound)},
+	{tasks.ErrPushUnavailable, is(a2a.ErrPushNotSupported)},
+	{tasks.ErrNotCancelable, is(a2a.ErrTaskNotCancelable)},
+	{tasks.ErrMessageIDReused, is(errMessageIDReused)},
+	{tasks.ErrTaskBusy, is(a2a.ErrTaskBusy)},
+	{tasks.ErrTaskTerminal, is(a2a.ErrTaskTerminal)},
+	{tasks.ErrConflict, is(a2a.ErrTaskBusy)},
+	{tasks.ErrBusy, is(a2a.ErrServerBusy)},
+	{tasks.ErrCallerBusy, is(a2a.ErrCallerBusy)},
+	{tasks.ErrClosed, is(a2a.ErrShuttingDown)},
 }
 
-// limitError is the JSON-RPC error of a refusal by a storage limit, with
-// its numbers; nil for any other error.
-func limitError(err error) *a2a.Error {
-	var qe *tasks.QuotaError
-	if errors.As(err, &qe) {
-		return a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit)
+var errMessageIDReused = &a2a.Error{
+	Code:    a2a.CodeInvalidParams,
+	Message: "messageId reused with a different message",
+	Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},
+}
+
+// is maps an error to the fixed JSON-RPC error e.
+func is(e *a2a.Error) func(error) *a2a.Error { return func(error) *a2a.Error { return e } }
+
+// inputError is the -32602 of a *tasks.InputError: its problems, or, when
+// a skill's schema refused the input, the first problem named with the
+// skill.
+func inputError(err error) *a2a.Error {
+	var ie *tasks.InputError
+	if !errors.As(err, &ie) {
+		return a2a.InvalidParams()
 	}
+	if ie.Skill == "" {
+		return a2a.InvalidParams(ie.Problems...)
+	}
+	list := make([]any, len(ie.Problems))
+	for i, p := range ie.Problems {
+		list[i] = map[string]any{"path": p.Path, "message": p.Message}
+	}
+	first, msg := "/", ""
+	if len(ie.Problems) > 0 {
+		if ie.Problems[0].Path != "" {
+			first = ie.Problems[0].Path
+		}
+		msg = ie.Problems[0].Message
+	}
+	return &a2a.Error{
+		Code:    a2a.CodeInvalidParams,
+		Message: fmt.Sprintf("Invalid parameters: input does not match the schema of skill %s: %s: %s", ie.Skill, first, msg),
+		Data:    map[string]any{"skill": ie.Skill, "errors": list},
+	}
+}
+
+// quotaError is the -32055 of a *tasks.QuotaError, with its numbers.
+func quotaError(err error) *a2a.Error {
+	var qe *tasks.QuotaError
+	if !errors.As(err, &qe) {
+		return a2a.ErrInternal
+	}
+	return a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit)
+}
+
+// taskLimitError is the -32056 of a *tasks.TaskLimitError, with its
+// numbers.
+func taskLimitError(err error) *a2a.Error {
 	var te *tasks.TaskLimitError
-	if errors.As(err, &te) {
-		return a2a.TaskLimitExceeded(te.Messages, te.Max)
+	if !errors.As(err, &te) {
+		return a2a.ErrInternal
+	}
+	return a2a.TaskLimitExceeded(te.Messages, te.Max)
+}
+
+// wireError converts a service error for the wire by rpcErrors; nil when
+// none matches. An error that is a JSON-RPC error already (a service
+// other than tasks may answer so) passes as it is.
+func wireError(err error) *a2a.Error {
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	for _, m := range rpcErrors {
+		if errors.Is(err, m.err) {
+			return m.rpc(err)
+		}
 	}
 	return nil
 }
@@ -541,20 +602,9 @@ func limitError(err error) *a2a.Error {
 // rpcError converts err for the wire. Anything unexpected is logged once
 // and answered with a bare "Internal error".
 func (s *Server) rpcError(ctx context.Context, method string, err error) *a2a.Error {
-	var ae *a2a.Error
-	if errors.As(err, &ae) {
-		noteError(ctx, ae, err)
-		return ae
-	}
-	if le := limitError(err); le != nil {
-		noteError(ctx, le, err)
-		return le
-	}
-	for _, m := range rpcErrors {
-		if errors.Is(err, m.err) {
-			noteError(ctx, m.rpc, err)
-			return m.rpc
-		}
+	if e := wireError(err); e != nil {
+		noteError(ctx, e, err)
+		return e
 	}
 	noteError(ctx, a2a.ErrInternal, err)
 	zerolog.Ctx(ctx).Error().Err(err).Str("rpc_method", method).Msg("internal error")
