@@ -3,9 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net/http"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -16,50 +13,25 @@ type Lister interface {
 	List(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
 }
 
-// list serves tasks/list, the a2a-go 0.3 extension. Without a Lister the
-// method is unknown (-32601), as on a server that does not offer it.
-func (s *Server) list(c echo.Context, req *a2a.Request) error {
-	r := c.Request()
-	op := bufPool.Get().(*[]byte)
-	defer bufPool.Put(op)
-	out := (*op)[:0]
-	res, rpcErr := s.listPage(r.Context(), r, req)
-	if rpcErr == nil {
-		out = a2a.AppendResultStart(out, req.ID)
-		var err error
-		if out, err = a2a.AppendListTasksResult(out, &res); err == nil {
-			out = append(out, '}')
-		} else {
-			rpcErr = s.rpcError(r.Context(), req.Method, err)
-		}
-	}
-	if rpcErr != nil {
-		out = a2a.AppendError(out[:0], req.ID, rpcErr)
-	}
-	*op = out
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
-}
-
-func (s *Server) listPage(ctx context.Context, r *http.Request, req *a2a.Request) (a2a.ListTasksResult, *a2a.Error) {
+// list03 serves tasks/list, the a2a-go 0.3 extension. Without a Lister
+// the method is unknown (-32601), as on a server that does not offer it.
+func (s *Server) list03(cl *call) (result, *a2a.Error) {
 	if s.cfg.Lister == nil {
-		e := a2a.MethodNotFound(req.Method)
-		noteError(ctx, e, nil)
-		return a2a.ListTasksResult{}, e
+		return nil, a2a.MethodNotFound(cl.req.Method)
 	}
-	if e := listRefused(ctx); e != nil {
-		noteError(ctx, e, nil)
-		return a2a.ListTasksResult{}, e
+	if e := listRefused(cl.p); e != nil {
+		return nil, e
 	}
-	p, perr := a2a.DecodeListTasks(req.Params)
+	p, perr := a2a.DecodeListTasks(cl.req.Params)
 	if perr != nil {
-		noteError(ctx, perr, nil)
-		return a2a.ListTasksResult{}, perr
+		return nil, perr
 	}
-	page, err := s.cfg.Lister.List(ctx, s.callerOf(r), listQuery(p))
+	page, err := s.cfg.Lister.List(cl.ctx, cl.caller, listQuery(p))
 	if err != nil {
-		return a2a.ListTasksResult{}, s.listError(ctx, req.Method, err, "/page_token")
+		return nil, s.listError(cl.ctx, cl.req.Method, err, "/page_token")
 	}
-	return listResult(page), nil
+	res := list03(listResult(page))
+	return &res, nil
 }
 
 // listQuery converts decoded list params, of either protocol version, to
@@ -102,8 +74,8 @@ func (s *Server) listError(ctx context.Context, method string, err error, tokenP
 // listRefused refuses listing to a principal whose owner is shared with
 // callers it cannot be told apart from: anonymous callers beside keyed
 // ones would list each other's tasks.
-func listRefused(ctx context.Context) *a2a.Error {
-	if p, ok := principalFrom(ctx); ok && p.SharedOwner {
+func listRefused(p Principal) *a2a.Error {
+	if p.SharedOwner {
 		return a2a.ErrListNeedsKey
 	}
 	return nil

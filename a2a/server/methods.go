@@ -1,19 +1,118 @@
 package server
 
-// methods are the JSON-RPC methods the endpoint knows, 0.3 names then
-// 1.0 names. A method may be known and still be turned off (no stream or
-// push service): it is answered, not "method not found".
-var methods = []string{
-	"message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe", "tasks/list",
-	"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
-	"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
-	"agent/getAuthenticatedExtendedCard",
+import (
+	"context"
+	"net/http"
 
-	"SendMessage", "SendStreamingMessage", "GetTask", "CancelTask", "SubscribeToTask", "ListTasks",
-	"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-	"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard",
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// method is one JSON-RPC method the endpoint knows. A method may be known
+// and still be turned off (no stream, push or list service): it is
+// answered, not "method not found".
+type method struct {
+	name string
+	// version is the protocol the name belongs to: it picks the shapes
+	// of the params, the result and the errors.
+	version a2a.Version
+	// streams: answered as server-sent events (see Server.stream), when a
+	// StreamService is configured; serve is nil.
+	streams bool
+	// stateful: the call changes or follows a task, and its answer says
+	// how the task ended; the audit record's reason is the task's state
+	// rather than a plain "ok".
+	stateful bool
+	// authOnly: when the server offers it (an extended card is
+	// configured), an anonymous caller is refused with HTTP 401.
+	authOnly bool
+	// serve serves one call of a method that does not stream.
+	serve func(s *Server, cl *call) (result, *a2a.Error)
+}
+
+// call is one admitted, parsed request to a known method.
+type call struct {
+	ctx    context.Context
+	r      *http.Request
+	req    *a2a.Request
+	caller tasks.Caller
+	p      Principal
+}
+
+// result is a method's result, which appends its JSON in the shape of the
+// method's version.
+type result interface {
+	appendJSON(dst []byte) ([]byte, error)
+}
+
+// methods are the JSON-RPC methods, 0.3 names then 1.0 names. The 1.0
+// names do not collide with the 0.3 ones, so one endpoint serves both.
+var methods = []method{
+	{name: "message/send", version: a2a.V03, stateful: true, serve: (*Server).send03},
+	{name: "message/stream", version: a2a.V03, streams: true, stateful: true},
+	{name: "tasks/get", version: a2a.V03, serve: (*Server).get03},
+	{name: "tasks/cancel", version: a2a.V03, stateful: true, serve: (*Server).cancel03},
+	{name: "tasks/resubscribe", version: a2a.V03, streams: true, stateful: true},
+	{name: "tasks/list", version: a2a.V03, serve: (*Server).list03}, // a2a-go's extension of 0.3
+	{name: "tasks/pushNotificationConfig/set", version: a2a.V03, serve: (*Server).pushSet03},
+	{name: "tasks/pushNotificationConfig/get", version: a2a.V03, serve: (*Server).pushGet03},
+	{name: "tasks/pushNotificationConfig/list", version: a2a.V03, serve: (*Server).pushList03},
+	{name: "tasks/pushNotificationConfig/delete", version: a2a.V03, serve: (*Server).pushDelete03},
+	{name: "agent/getAuthenticatedExtendedCard", version: a2a.V03, authOnly: true, serve: (*Server).card03},
+
+	{name: "SendMessage", version: a2a.V10, stateful: true, serve: (*Server).sendV1},
+	{name: "SendStreamingMessage", version: a2a.V10, streams: true, stateful: true},
+	{name: "GetTask", version: a2a.V10, serve: (*Server).getV1},
+	{name: "CancelTask", version: a2a.V10, stateful: true, serve: (*Server).cancelV1},
+	{name: "SubscribeToTask", version: a2a.V10, streams: true, stateful: true},
+	{name: "ListTasks", version: a2a.V10, serve: (*Server).listV1},
+	{name: "CreateTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushCreateV1},
+	{name: "GetTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushGetV1},
+	{name: "ListTaskPushNotificationConfigs", version: a2a.V10, serve: (*Server).pushListV1},
+	{name: "DeleteTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushDeleteV1},
+	{name: "GetExtendedAgentCard", version: a2a.V10, authOnly: true, serve: (*Server).cardV1},
+}
+
+// methodsByName indexes methods.
+var methodsByName = func() map[string]*method {
+	m := make(map[string]*method, len(methods))
+	for i := range methods {
+		m[methods[i].name] = &methods[i]
+	}
+	return m
+}()
+
+// lookup finds the method named name.
+func lookup(name string) (*method, bool) {
+	m, ok := methodsByName[name]
+	return m, ok
 }
 
 // Methods returns the names of the JSON-RPC methods the endpoint knows:
 // a fixed set, unlike the method of a request, which the caller chooses.
-func Methods() []string { return append([]string(nil), methods...) }
+func Methods() []string {
+	out := make([]string, len(methods))
+	for i := range methods {
+		out[i] = methods[i].name
+	}
+	return out
+}
+
+// The results, by shape.
+type (
+	// task03 is a task in the 0.3 shape.
+	task03 struct{ t *a2a.Task }
+	// rawJSON is a result already in JSON.
+	rawJSON []byte
+	// list03 is a page of tasks/list.
+	list03 a2a.ListTasksResult
+	// v1 is a result in the 1.0 shapes.
+	v1 struct{ r a2a.ResultV1 }
+)
+
+func (r task03) appendJSON(dst []byte) ([]byte, error)  { return r.t.AppendJSON(dst) }
+func (r rawJSON) appendJSON(dst []byte) ([]byte, error) { return append(dst, r...), nil }
+func (r *list03) appendJSON(dst []byte) ([]byte, error) {
+	return a2a.AppendListTasksResult(dst, (*a2a.ListTasksResult)(r))
+}
+func (r v1) appendJSON(dst []byte) ([]byte, error) { return r.r.AppendJSONV1(dst) }

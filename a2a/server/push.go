@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"strings"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -18,72 +16,83 @@ type PushService interface {
 	DeletePushConfig(ctx context.Context, caller tasks.Caller, taskID, configID string) error
 }
 
-func isPushMethod(m string) bool { return strings.HasPrefix(m, "tasks/pushNotificationConfig/") }
+// The 0.3 push config methods. Without a PushService they answer -32003.
 
-// push serves the tasks/pushNotificationConfig methods and returns the
-// result's JSON.
-func (s *Server) push(ctx context.Context, r *http.Request, req *a2a.Request) ([]byte, *a2a.Error) {
+func (s *Server) pushSet03(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	caller := s.callerOf(r)
-	var (
-		result any
-		err    error
-	)
-	switch req.Method {
-	case "tasks/pushNotificationConfig/set":
-		p, perr := a2a.DecodePushSet(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.TaskID)
-		var cfg *a2a.TaskPushConfig
-		if cfg, err = s.cfg.Push.SetPushConfig(ctx, caller, p.TaskID, p.Config); err == nil {
-			result = wire03(cfg)
-		}
-	case "tasks/pushNotificationConfig/get":
-		p, perr := a2a.DecodePushRef(req.Params, false)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.TaskID)
-		var cfg *a2a.TaskPushConfig
-		if cfg, err = s.cfg.Push.PushConfig(ctx, caller, p.TaskID, p.ConfigID); err == nil {
-			result = wire03(cfg)
-		}
-	case "tasks/pushNotificationConfig/list":
-		p, perr := a2a.DecodePushRef(req.Params, false)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.TaskID)
-		var list []a2a.TaskPushConfig
-		if list, err = s.cfg.Push.PushConfigList(ctx, caller, p.TaskID); err == nil {
-			out := make([]*a2a.TaskPushConfig, len(list))
-			for i := range list {
-				out[i] = wire03(&list[i])
-			}
-			result = out
-		}
-	case "tasks/pushNotificationConfig/delete":
-		p, perr := a2a.DecodePushRef(req.Params, true)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.TaskID)
-		err = s.cfg.Push.DeletePushConfig(ctx, caller, p.TaskID, p.ConfigID)
-	default:
-		return nil, a2a.MethodNotFound(req.Method)
+	p, perr := a2a.DecodePushSet(cl.req.Params)
+	if perr != nil {
+		return nil, perr
 	}
+	noteTask(cl.ctx, p.TaskID)
+	cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
 	if err != nil {
-		return nil, s.rpcError(ctx, req.Method, err)
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
 	}
-	b, err := json.Marshal(result) // delete's nil result is JSON null
+	return s.json03(cl, wire03(cfg))
+}
+
+func (s *Server) pushGet03(cl *call) (result, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return nil, a2a.ErrPushNotSupported
+	}
+	p, perr := a2a.DecodePushRef(cl.req.Params, false)
+	if perr != nil {
+		return nil, perr
+	}
+	noteTask(cl.ctx, p.TaskID)
+	cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
 	if err != nil {
-		return nil, s.rpcError(ctx, req.Method, err)
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
 	}
-	return b, nil
+	return s.json03(cl, wire03(cfg))
+}
+
+func (s *Server) pushList03(cl *call) (result, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return nil, a2a.ErrPushNotSupported
+	}
+	p, perr := a2a.DecodePushRef(cl.req.Params, false)
+	if perr != nil {
+		return nil, perr
+	}
+	noteTask(cl.ctx, p.TaskID)
+	list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	out := make([]*a2a.TaskPushConfig, len(list))
+	for i := range list {
+		out[i] = wire03(&list[i])
+	}
+	return s.json03(cl, out)
+}
+
+// pushDelete03's result is JSON null.
+func (s *Server) pushDelete03(cl *call) (result, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return nil, a2a.ErrPushNotSupported
+	}
+	p, perr := a2a.DecodePushRef(cl.req.Params, true)
+	if perr != nil {
+		return nil, perr
+	}
+	noteTask(cl.ctx, p.TaskID)
+	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return rawJSON("null"), nil
+}
+
+// json03 is v as a result, encoded by encoding/json.
+func (s *Server) json03(cl *call, v any) (result, *a2a.Error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return rawJSON(b), nil
 }
 
 // wire03 is cfg as 0.3 shows it: without the version it was set with,

@@ -252,28 +252,50 @@ func etagMatch(header, etag string) bool {
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
+// jsonrpc serves POST /a2a as a pipeline: authenticate, admit, read,
+// then serve (parse, look up, serve, encode). Each step that refuses the
+// request answers it and stops the pipeline; the call's one audit record
+// is written at the end, whatever step it ended in.
 func (s *Server) jsonrpc(c echo.Context) error {
-	r := c.Request()
-	addr := ClientAddr(r, s.cfg.TrustedProxies)
+	addr := ClientAddr(c.Request(), s.cfg.TrustedProxies)
 	ac := &auditCall{start: time.Now(), client: addr}
 	defer func() { s.writeAudit(ac, c.Response().Header().Get(echo.HeaderXRequestID)) }()
-	// An address that failed to authenticate too often is refused before
-	// its credentials are looked at, and its refusals are audited in
-	// summary.
+	p, ok, err := s.authenticate(c, ac, addr)
+	if !ok {
+		return err
+	}
+	release, ok, err := s.admit(c, ac, p)
+	defer release()
+	if !ok {
+		return err
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	body, ok, err := s.read(c, ac, p, (*bp)[:0])
+	*bp = body
+	if !ok {
+		return err
+	}
+	return s.serve(c, ac, p, body)
+}
+
+// authenticate finds the request's principal. An address that failed to
+// authenticate too often is refused before its credentials are looked
+// at, and its refusals are audited in summary. Authentication comes
+// before admission: a request that is refused costs no body read. The
+// body of a refused request is left unread: its answer has id null and
+// the version the A2A-Version header asks for.
+func (s *Server) authenticate(c echo.Context, ac *auditCall, addr string) (Principal, bool, error) {
+	r := c.Request()
 	if s.cfg.Throttle != nil {
 		if retry, report, ok := s.cfg.Throttle.Check(addr); !ok {
 			d := &Denial{Scope: "auth", RateLimited: true, RetryAfter: retry}
 			ac.denial, ac.rpcErr, ac.refused = d, deniedError(d), report
 			ver, _ := requestVersion(r)
 			leaveBody(c.Response(), r)
-			return s.denied(c, ver, nil, d)
+			return Principal{}, false, s.denied(c, ver, nil, d)
 		}
 	}
-	// Authentication comes first, then admission: a request that is
-	// refused costs no body read, and one admitted holds its caller's
-	// in-flight slot while its body arrives, so slow bodies run into the
-	// caller's cap. The body of a refused request is left unread: its
-	// answer has id null and the version the A2A-Version header asks for.
 	p, res := s.principal(r, addr)
 	ac.principal = p
 	if res != Authenticated {
@@ -285,43 +307,59 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		ac.rpcErr = e
 		ver, _ := requestVersion(r)
 		leaveBody(c.Response(), r)
-		return s.unauthorized(c, ver, nil, e, challenge)
+		return p, false, s.unauthorized(c, ver, nil, e, challenge)
 	}
+	return p, true, nil
+}
+
+// admit checks the request's headers, then applies the rate limits and
+// in-flight caps, before the body is read: an admitted request holds its
+// caller's in-flight slot while its body arrives, so slow bodies run into
+// the caller's cap. Every request takes a token, a malformed one too. The
+// body is charged as declared before it is read, so that many bodies at
+// once cannot all pass a caller's budget (read charges the rest). release
+// frees the in-flight slot once the call is answered; it is never nil,
+// and is to be called even when ok is false.
+func (s *Server) admit(c echo.Context, ac *auditCall, p Principal) (release func(), ok bool, err error) {
+	r := c.Request()
+	release = func() {}
 	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
 		ac.rpcErr = a2a.ErrInvalidRequest
 		leaveBody(c.Response(), r)
-		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return release, false, echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		ac.rpcErr = a2a.ErrInvalidRequest
 		leaveBody(c.Response(), r)
-		return s.tooLarge()
+		return release, false, s.tooLarge()
 	}
-	ver, verr := requestVersion(r)
-	// Every request takes a token, a malformed one too.
+	refuse := func(d *Denial) error {
+		ac.denial = d
+		ac.rpcErr = deniedError(d)
+		leaveBody(c.Response(), r)
+		ver, _ := requestVersion(r)
+		return s.denied(c, ver, nil, d)
+	}
 	if s.cfg.Admit != nil {
-		release, d := s.cfg.Admit.Admit(p)
+		rel, d := s.cfg.Admit.Admit(p)
 		if d != nil {
-			ac.denial = d
-			ac.rpcErr = deniedError(d)
-			leaveBody(c.Response(), r)
-			return s.denied(c, ver, nil, d)
+			return release, false, refuse(d)
 		}
-		defer release()
+		release = rel
 	}
-	// The body is charged as declared before it is read, so that many
-	// bodies at once cannot all pass a caller's budget; then as read.
-	declared := max(r.ContentLength, 0)
 	if s.cfg.Bytes != nil {
-		if d := s.cfg.Bytes.TakeBytes(p, declared); d != nil {
-			ac.denial = d
-			ac.rpcErr = deniedError(d)
-			leaveBody(c.Response(), r)
-			return s.denied(c, ver, nil, d)
+		if d := s.cfg.Bytes.TakeBytes(p, max(r.ContentLength, 0)); d != nil {
+			return release, false, refuse(d)
 		}
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	return release, true, nil
+}
+
+// read reads the body into buf, within the read timeout and rate floor
+// and the size cap, and charges the caller's byte budget with what came
+// beyond (or short of) what was declared.
+func (s *Server) read(c echo.Context, ac *auditCall, p Principal, buf []byte) ([]byte, bool, error) {
+	r := c.Request()
 	br := &bodyReader{
 		r: r.Body, rc: http.NewResponseController(c.Response()), start: time.Now(),
 		grace: s.cfg.BodyGrace, rate: s.cfg.MinBodyRate,
@@ -329,33 +367,37 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	if s.cfg.ReadTimeout > 0 {
 		br.end = br.start.Add(s.cfg.ReadTimeout)
 	}
-	body, err := readAll((*bp)[:0], io.LimitReader(br, s.cfg.MaxBodyBytes+1))
-	*bp = body
-	if s.cfg.Bytes != nil && int64(len(body)) != declared {
+	body, err := readAll(buf, io.LimitReader(br, s.cfg.MaxBodyBytes+1))
+	if declared := max(r.ContentLength, 0); s.cfg.Bytes != nil && int64(len(body)) != declared {
 		s.cfg.Bytes.ChargeBytes(p, int64(len(body))-declared)
 	}
 	if err != nil {
 		ac.rpcErr = a2a.ErrInvalidRequest
 		if errors.Is(err, errBodyTimeout) || errors.Is(err, errBodyTooSlow) {
 			ac.bodyLate = true
-			return s.bodyDeadlineError(c.Response(), err)
+			return body, false, s.bodyDeadlineError(c.Response(), err)
 		}
-		return echo.NewHTTPError(http.StatusBadRequest, "could not read the request body")
+		return body, false, echo.NewHTTPError(http.StatusBadRequest, "could not read the request body")
 	}
 	if int64(len(body)) > s.cfg.MaxBodyBytes {
 		ac.rpcErr = a2a.ErrInvalidRequest
-		return s.tooLarge()
+		return body, false, s.tooLarge()
 	}
+	return body, true, nil
+}
+
+// serve parses the body, looks its method up, serves it and encodes the
+// answer in the shapes of the method's version.
+func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) error {
+	r := c.Request()
 	req, rpcErr := a2a.ParseRequest(body)
 	ac.method = req.Method
-	// The method name picks the shapes; the version a request asks for
-	// must be one a2ad speaks.
-	wire := ver
-	switch {
-	case isV1Method(req.Method):
-		wire = a2a.V10
-	case is03Method(req.Method):
-		wire = a2a.V03 // the method name picks the shapes, errors included
+	m, known := lookup(req.Method)
+	// The method name picks the shapes, errors included; the version a
+	// request asks for must be one a2ad speaks.
+	wire, verr := requestVersion(r)
+	if known {
+		wire = m.version
 	}
 	ctx := context.WithValue(r.Context(), principalKey{}, p)
 	ctx = context.WithValue(tasks.WithCallInfo(ctx, &ac.info), auditKey{}, ac)
@@ -368,60 +410,44 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		ac.rpcErr = rpcErr
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, req.ID, rpcErr))
 	}
-	isCard := req.Method == "agent/getAuthenticatedExtendedCard" || req.Method == "GetExtendedAgentCard"
-	switch {
-	case isCard && s.cfg.ExtendedCard != nil && p.Anonymous:
-		// The extended card is for authenticated callers only.
+	if !known {
+		// An unknown method is answered in the 0.3 shapes, whatever
+		// version the request asks for.
+		return s.answer(c, ac, &req, a2a.V03, nil, a2a.MethodNotFound(req.Method))
+	}
+	if m.authOnly && s.cfg.ExtendedCard != nil && p.Anonymous {
 		ac.authFail = true
 		ac.rpcErr = a2a.ErrExtendedCardAuth
 		return s.unauthorized(c, wire, req.ID, a2a.ErrExtendedCardAuth, challengeMissing)
-	case isStreamMethod(req.Method) && s.cfg.Streams != nil:
-		ac.stateful = true
-		return s.stream(c, &req, wire)
-	case isV1Method(req.Method):
-		return s.serveV1(c, &req)
-	case req.Method == "agent/getAuthenticatedExtendedCard" && s.cfg.ExtendedCard != nil:
-		card := s.cfg.ExtendedCard(p)
-		return s.rawResult(c, &req, card.JSON, nil)
-	case isPushMethod(req.Method):
-		result, perr := s.push(ctx, r, &req)
-		return s.rawResult(c, &req, result, perr)
-	case req.Method == "tasks/list":
-		return s.list(c, &req)
 	}
-	ac.stateful = req.Method == "message/send" || req.Method == "tasks/cancel"
-	task, rpcErr := s.dispatch(ctx, r, &req)
+	ac.stateful = m.stateful
+	if m.streams {
+		if s.cfg.Streams == nil {
+			return s.answer(c, ac, &req, m.version, nil, a2a.ErrStreamingNotSupport)
+		}
+		return s.stream(c, &req, m.version)
+	}
+	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, caller: s.callerOf(r), p: p})
+	return s.answer(c, ac, &req, m.version, res, rpcErr)
+}
+
+// answer encodes a call's result, or rpcErr, in the shapes of version v.
+// The result is written straight into the response buffer.
+func (s *Server) answer(c echo.Context, ac *auditCall, req *a2a.Request, v a2a.Version, res result, rpcErr *a2a.Error) error {
 	op := bufPool.Get().(*[]byte)
 	defer bufPool.Put(op)
 	out := (*op)[:0]
 	if rpcErr == nil {
-		noteResult(ctx, task)
-		// The task is written straight into the response.
-		out = a2a.AppendResultStart(out, req.ID)
-		if out, err = task.AppendJSON(out); err == nil {
-			out = append(out, '}')
+		b, err := res.appendJSON(a2a.AppendResultStart(out, req.ID))
+		if err == nil {
+			out = append(b, '}')
 		} else {
-			rpcErr = s.rpcError(ctx, req.Method, err)
+			rpcErr = s.rpcError(c.Request().Context(), req.Method, err)
 		}
 	}
 	if rpcErr != nil {
 		ac.rpcErr = rpcErr
-		out = a2a.AppendError(out[:0], req.ID, rpcErr)
-	}
-	*op = out
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
-}
-
-// rawResult answers with a result already in JSON, or with perr.
-func (s *Server) rawResult(c echo.Context, req *a2a.Request, result []byte, perr *a2a.Error) error {
-	op := bufPool.Get().(*[]byte)
-	defer bufPool.Put(op)
-	out := (*op)[:0]
-	if perr != nil {
-		noteError(c.Request().Context(), perr, nil)
-		out = a2a.AppendError(out, req.ID, perr)
-	} else {
-		out = a2a.AppendResult(out, req.ID, result)
+		out = appendErrorFor(out[:0], v, req.ID, rpcErr)
 	}
 	*op = out
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
@@ -456,51 +482,6 @@ func isJSON(ct string) bool {
 		return false
 	}
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
-}
-
-// dispatch runs one JSON-RPC method and returns its result.
-func (s *Server) dispatch(ctx context.Context, r *http.Request, req *a2a.Request) (*a2a.Task, *a2a.Error) {
-	caller := s.callerOf(r)
-	var (
-		task *a2a.Task
-		err  error
-	)
-	switch req.Method {
-	case "message/send":
-		p, perr := a2a.DecodeSendParams(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.Message.TaskID)
-		task, err = s.cfg.Tasks.Send(ctx, caller, p)
-	case "tasks/get":
-		q, perr := a2a.DecodeTaskQuery(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, q.ID)
-		task, err = s.cfg.Tasks.Get(ctx, caller, q.ID, q.HistoryLength)
-	case "tasks/cancel":
-		id, perr := a2a.DecodeTaskID(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, id)
-		task, err = s.cfg.Tasks.Cancel(ctx, caller, id)
-	case "message/stream", "tasks/resubscribe":
-		return nil, a2a.ErrStreamingNotSupport
-	case "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
-		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete":
-		return nil, a2a.ErrPushNotSupported
-	case "agent/getAuthenticatedExtendedCard":
-		return nil, a2a.ErrUnsupportedOp
-	default:
-		return nil, a2a.MethodNotFound(req.Method)
-	}
-	if err != nil {
-		return nil, s.rpcError(ctx, req.Method, err)
-	}
-	return task, nil
 }
 
 // rpcErrors maps service errors to JSON-RPC errors, in order: the first

@@ -31,14 +31,6 @@ const LastEventIDKey = "a2ad.lastEventId"
 // DefaultKeepAlive is the interval of SSE comment keep-alives.
 const DefaultKeepAlive = 15 * time.Second
 
-func isStreamMethod(m string) bool {
-	switch m {
-	case "message/stream", "tasks/resubscribe", "SendStreamingMessage", "SubscribeToTask":
-		return true
-	}
-	return false
-}
-
 // stream serves message/stream and tasks/resubscribe as server-sent
 // events: each data line is one JSON-RPC response carrying the request id,
 // each SSE id the task's event sequence. Errors before the first event

@@ -1,39 +1,12 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 )
-
-// The A2A 1.0 method names. They do not collide with the 0.3 ones, so one
-// endpoint serves both: the method name picks the shapes.
-func isV1Method(m string) bool {
-	switch m {
-	case "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
-		"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-		"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard":
-		return true
-	}
-	return false
-}
-
-// is03Method reports whether m is an A2A 0.3 method name (or a2a-go's
-// tasks/list).
-func is03Method(m string) bool {
-	switch m {
-	case "message/send", "message/stream", "tasks/get", "tasks/list", "tasks/cancel", "tasks/resubscribe",
-		"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
-		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete", "agent/getAuthenticatedExtendedCard":
-		return true
-	}
-	return false
-}
 
 // requestVersion reads the A2A-Version header, else the query parameter
 // of that name; missing or empty means 0.3.
@@ -53,182 +26,155 @@ func appendErrorFor(dst []byte, wire a2a.Version, id []byte, e *a2a.Error) []byt
 	return a2a.AppendError(dst, id, e)
 }
 
-// serveV1 serves one 1.0 method, but for the streaming ones.
-func (s *Server) serveV1(c echo.Context, req *a2a.Request) error {
-	r := c.Request()
-	ctx := r.Context()
-	result, rpcErr := s.dispatchV1(ctx, r, req)
-	op := bufPool.Get().(*[]byte)
-	defer bufPool.Put(op)
-	out := (*op)[:0]
-	if rpcErr == nil {
-		var err error
-		if out, err = a2a.AppendResultV1(out, req.ID, result); err != nil {
-			rpcErr = s.rpcError(ctx, req.Method, err)
-		}
+// The A2A 1.0 methods that do not stream.
+
+func (s *Server) sendV1(cl *call) (result, *a2a.Error) {
+	p, perr := a2a.DecodeSendParamsV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
 	}
-	if rpcErr != nil {
-		noteError(ctx, rpcErr, nil)
-		out = a2a.AppendErrorV1(out[:0], req.ID, rpcErr)
+	if p.PushConfig != nil {
+		p.PushConfig.Wire = a2a.V10
 	}
-	*op = out
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+	noteTask(cl.ctx, p.Message.TaskID)
+	task, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	noteResult(cl.ctx, task)
+	return v1{&a2a.StreamResponseV1{Task: task}}, nil
 }
 
-func (s *Server) dispatchV1(ctx context.Context, r *http.Request, req *a2a.Request) (a2a.ResultV1, *a2a.Error) {
-	caller := s.callerOf(r)
-	ac := auditFrom(ctx)
-	fail := func(err error) (a2a.ResultV1, *a2a.Error) { return nil, s.rpcError(ctx, req.Method, err) }
-	switch req.Method {
-	case "SendMessage":
-		p, perr := a2a.DecodeSendParamsV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		if p.PushConfig != nil {
-			p.PushConfig.Wire = a2a.V10
-		}
-		if ac != nil {
-			ac.stateful = true
-		}
-		noteTask(ctx, p.Message.TaskID)
-		task, err := s.cfg.Tasks.Send(ctx, caller, p)
-		if err != nil {
-			return fail(err)
-		}
-		noteResult(ctx, task)
-		return &a2a.StreamResponseV1{Task: task}, nil
-	case "GetTask":
-		q, perr := a2a.DecodeTaskQueryV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, q.ID)
-		task, err := s.cfg.Tasks.Get(ctx, caller, q.ID, q.HistoryLength)
-		if err != nil {
-			return fail(err)
-		}
-		return task, nil
-	case "CancelTask":
-		p, perr := a2a.DecodeTaskIDParamsV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		if ac != nil {
-			ac.stateful = true
-		}
-		noteTask(ctx, p.ID)
-		task, err := s.cfg.Tasks.Cancel(ctx, caller, p.ID)
-		if errors.Is(err, tasks.ErrNotCancelable) {
-			// 1.0: cancel is idempotent; a task canceled already is
-			// answered as it stands (another terminal state is not).
-			if t, gerr := s.cfg.Tasks.Get(ctx, caller, p.ID, nil); gerr == nil && t.Status.State == a2a.StateCanceled {
-				task, err = t, nil
-			}
-		}
-		if err != nil {
-			return fail(err)
-		}
-		noteResult(ctx, task)
-		return task, nil
-	case "ListTasks":
-		return s.listV1(ctx, caller, req)
-	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-		"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-		return s.pushV1(ctx, caller, req)
-	case "GetExtendedAgentCard":
-		if perr := a2a.DecodeNoParamsV1(req.Params); perr != nil {
-			return nil, perr
-		}
-		if s.cfg.ExtendedCard == nil {
-			return nil, a2a.ErrUnsupportedOp
-		}
-		p, _ := principalFrom(ctx)
-		return rawV1(s.cfg.ExtendedCard(p).JSON), nil
-	case "SendStreamingMessage", "SubscribeToTask":
-		return nil, a2a.ErrStreamingNotSupport
+func (s *Server) getV1(cl *call) (result, *a2a.Error) {
+	q, perr := a2a.DecodeTaskQueryV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
 	}
-	return nil, a2a.MethodNotFound(req.Method)
+	noteTask(cl.ctx, q.ID)
+	task, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, q.ID, q.HistoryLength)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return v1{task}, nil
 }
 
-// rawV1 is a result already in JSON.
-type rawV1 []byte
+func (s *Server) cancelV1(cl *call) (result, *a2a.Error) {
+	p, perr := a2a.DecodeTaskIDParamsV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
+	}
+	noteTask(cl.ctx, p.ID)
+	task, err := s.cfg.Tasks.Cancel(cl.ctx, cl.caller, p.ID)
+	if errors.Is(err, tasks.ErrNotCancelable) {
+		// 1.0: cancel is idempotent; a task canceled already is
+		// answered as it stands (another terminal state is not).
+		if t, gerr := s.cfg.Tasks.Get(cl.ctx, cl.caller, p.ID, nil); gerr == nil && t.Status.State == a2a.StateCanceled {
+			task, err = t, nil
+		}
+	}
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	noteResult(cl.ctx, task)
+	return v1{task}, nil
+}
 
-func (b rawV1) AppendJSONV1(dst []byte) ([]byte, error) { return append(dst, b...), nil }
+// cardV1 serves GetExtendedAgentCard, which takes no params.
+func (s *Server) cardV1(cl *call) (result, *a2a.Error) {
+	if perr := a2a.DecodeNoParamsV1(cl.req.Params); perr != nil {
+		return nil, perr
+	}
+	if s.cfg.ExtendedCard == nil {
+		return nil, a2a.ErrUnsupportedOp
+	}
+	return rawJSON(s.cfg.ExtendedCard(cl.p).JSON), nil
+}
 
-func (s *Server) pushV1(ctx context.Context, caller tasks.Caller, req *a2a.Request) (a2a.ResultV1, *a2a.Error) {
+func (s *Server) pushCreateV1(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	fail := func(err error) (a2a.ResultV1, *a2a.Error) { return nil, s.rpcError(ctx, req.Method, err) }
-	switch req.Method {
-	case "CreateTaskPushNotificationConfig":
-		p, perr := a2a.DecodePushCreateV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		p.Config.Wire = a2a.V10
-		noteTask(ctx, p.TaskID)
-		cfg, err := s.cfg.Push.SetPushConfig(ctx, caller, p.TaskID, p.Config)
-		if err != nil {
-			return fail(err)
-		}
-		return cfg, nil
-	case "GetTaskPushNotificationConfig":
-		p, perr := a2a.DecodePushRefV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.TaskID)
-		cfg, err := s.cfg.Push.PushConfig(ctx, caller, p.TaskID, p.ConfigID)
-		if err != nil {
-			return fail(err)
-		}
-		return cfg, nil
-	case "ListTaskPushNotificationConfigs":
-		p, perr := a2a.DecodePushListV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		if p.PageToken != "" {
-			// Every config fits on one page: a2ad never hands out a token.
-			return nil, a2a.InvalidParams(a2a.Problem{Path: "/pageToken", Message: "is not a token this server issued (every config fits on one page)"})
-		}
-		noteTask(ctx, p.TaskID)
-		list, err := s.cfg.Push.PushConfigList(ctx, caller, p.TaskID)
-		if err != nil {
-			return fail(err)
-		}
-		return &a2a.PushConfigListV1{Configs: list}, nil
-	default: // DeleteTaskPushNotificationConfig: idempotent
-		p, perr := a2a.DecodePushRefV1(req.Params)
-		if perr != nil {
-			return nil, perr
-		}
-		noteTask(ctx, p.TaskID)
-		if err := s.cfg.Push.DeletePushConfig(ctx, caller, p.TaskID, p.ConfigID); err != nil {
-			return fail(err)
-		}
-		return a2a.EmptyV1{}, nil
+	p, perr := a2a.DecodePushCreateV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
 	}
+	p.Config.Wire = a2a.V10
+	noteTask(cl.ctx, p.TaskID)
+	cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return v1{cfg}, nil
+}
+
+func (s *Server) pushGetV1(cl *call) (result, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return nil, a2a.ErrPushNotSupported
+	}
+	p, perr := a2a.DecodePushRefV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
+	}
+	noteTask(cl.ctx, p.TaskID)
+	cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return v1{cfg}, nil
+}
+
+func (s *Server) pushListV1(cl *call) (result, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return nil, a2a.ErrPushNotSupported
+	}
+	p, perr := a2a.DecodePushListV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
+	}
+	if p.PageToken != "" {
+		// Every config fits on one page: a2ad never hands out a token.
+		return nil, a2a.InvalidParams(a2a.Problem{Path: "/pageToken", Message: "is not a token this server issued (every config fits on one page)"})
+	}
+	noteTask(cl.ctx, p.TaskID)
+	list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
+	if err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return v1{&a2a.PushConfigListV1{Configs: list}}, nil
+}
+
+// pushDeleteV1 is idempotent: deleting what is not there is no error.
+func (s *Server) pushDeleteV1(cl *call) (result, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return nil, a2a.ErrPushNotSupported
+	}
+	p, perr := a2a.DecodePushRefV1(cl.req.Params)
+	if perr != nil {
+		return nil, perr
+	}
+	noteTask(cl.ctx, p.TaskID)
+	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
+		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+	}
+	return v1{a2a.EmptyV1{}}, nil
 }
 
 // listV1 serves ListTasks; without a Lister the method is unknown, as
 // tasks/list is.
-func (s *Server) listV1(ctx context.Context, caller tasks.Caller, req *a2a.Request) (a2a.ResultV1, *a2a.Error) {
+func (s *Server) listV1(cl *call) (result, *a2a.Error) {
 	if s.cfg.Lister == nil {
-		return nil, a2a.MethodNotFound(req.Method)
+		return nil, a2a.MethodNotFound(cl.req.Method)
 	}
-	if e := listRefused(ctx); e != nil {
+	if e := listRefused(cl.p); e != nil {
 		return nil, e
 	}
-	p, perr := a2a.DecodeListTasksV1(req.Params)
+	p, perr := a2a.DecodeListTasksV1(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
-	page, err := s.cfg.Lister.List(ctx, caller, listQuery(p))
+	page, err := s.cfg.Lister.List(cl.ctx, cl.caller, listQuery(p))
 	if err != nil {
-		return nil, s.listError(ctx, req.Method, err, "/pageToken")
+		return nil, s.listError(cl.ctx, cl.req.Method, err, "/pageToken")
 	}
-	return &a2a.TaskListV1[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}, nil
+	return v1{&a2a.TaskListV1[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}}, nil
 }

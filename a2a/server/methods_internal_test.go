@@ -1,0 +1,75 @@
+package server
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// TestMethodTable pins the method table: every method once, with its
+// version and flags, and a handler exactly when it does not stream.
+func TestMethodTable(t *testing.T) {
+	type flags struct {
+		version                     a2a.Version
+		streams, stateful, authOnly bool
+	}
+	v03, v10 := a2a.V03, a2a.V10
+	want := []struct {
+		name string
+		flags
+	}{
+		{"message/send", flags{v03, false, true, false}},
+		{"message/stream", flags{v03, true, true, false}},
+		{"tasks/get", flags{v03, false, false, false}},
+		{"tasks/cancel", flags{v03, false, true, false}},
+		{"tasks/resubscribe", flags{v03, true, true, false}},
+		{"tasks/list", flags{v03, false, false, false}},
+		{"tasks/pushNotificationConfig/set", flags{v03, false, false, false}},
+		{"tasks/pushNotificationConfig/get", flags{v03, false, false, false}},
+		{"tasks/pushNotificationConfig/list", flags{v03, false, false, false}},
+		{"tasks/pushNotificationConfig/delete", flags{v03, false, false, false}},
+		{"agent/getAuthenticatedExtendedCard", flags{v03, false, false, true}},
+		{"SendMessage", flags{v10, false, true, false}},
+		{"SendStreamingMessage", flags{v10, true, true, false}},
+		{"GetTask", flags{v10, false, false, false}},
+		{"CancelTask", flags{v10, false, true, false}},
+		{"SubscribeToTask", flags{v10, true, true, false}},
+		{"ListTasks", flags{v10, false, false, false}},
+		{"CreateTaskPushNotificationConfig", flags{v10, false, false, false}},
+		{"GetTaskPushNotificationConfig", flags{v10, false, false, false}},
+		{"ListTaskPushNotificationConfigs", flags{v10, false, false, false}},
+		{"DeleteTaskPushNotificationConfig", flags{v10, false, false, false}},
+		{"GetExtendedAgentCard", flags{v10, false, false, true}},
+	}
+	if len(methods) != len(want) {
+		t.Fatalf("%d methods, want %d", len(methods), len(want))
+	}
+	var names []string
+	for i, w := range want {
+		names = append(names, w.name)
+		m := methods[i]
+		if m.name != w.name {
+			t.Errorf("methods[%d] = %q, want %q", i, m.name, w.name)
+			continue
+		}
+		got := flags{m.version, m.streams, m.stateful, m.authOnly}
+		if got != w.flags {
+			t.Errorf("%s: %+v, want %+v", m.name, got, w.flags)
+		}
+		if (m.serve == nil) != m.streams {
+			t.Errorf("%s: streams %v, has a handler %v: want a handler exactly when it does not stream", m.name, m.streams, m.serve != nil)
+		}
+		if l, ok := lookup(w.name); !ok || l != &methods[i] {
+			t.Errorf("lookup(%q) = %v, %v: want methods[%d]", w.name, l, ok, i)
+		}
+	}
+	if got := Methods(); !slices.Equal(got, names) {
+		t.Errorf("Methods() = %q, want %q", got, names)
+	}
+	for _, name := range []string{"", "tasks/Get", "sendMessage", "tasks/pushNotificationConfig/", "tasks/pushNotificationConfig/x"} {
+		if m, ok := lookup(name); ok {
+			t.Errorf("lookup(%q) = %s, want no method", name, m.name)
+		}
+	}
+}
