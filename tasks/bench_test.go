@@ -24,7 +24,7 @@ func BenchmarkSendEcho(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				id := "m" + strconv.FormatInt(next.Add(1), 10)
-				task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(id, "demo::echo", `{"message":"hello"}`)))
+				task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(id, "demo::echo", `{"message":"hello"}`)))
 				if err != nil {
 					b.Error(err)
 					return

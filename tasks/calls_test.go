@@ -21,7 +21,7 @@ func sendUntil(tb testing.TB, e *env, caller tasks.Caller, p a2a.SendParams) *a2
 	tb.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		task, err := e.svc.Send(ctx, caller, p)
+		task, _, err := e.svc.Send(ctx, caller, p)
 		if err == nil {
 			return task
 		}
@@ -48,16 +48,16 @@ func TestCallerCapRefusesAndStoresNothing(t *testing.T) {
 	// A blocking retry-safe call runs before its task is stored (then
 	// returns working once BlockingTimeout passes), two more run: all
 	// three count.
-	if task, err := e.svc.Send(ctx, a, send(dataMsg("a0", "demo::fast", `{}`))); err != nil || task.Status.State != a2a.StateWorking {
+	if task, _, err := e.svc.Send(ctx, a, send(dataMsg("a0", "demo::fast", `{}`))); err != nil || task.Status.State != a2a.StateWorking {
 		t.Fatalf("a's blocking call: %v %v", err, task)
 	}
 	for i := 1; i < 3; i++ {
-		if _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg(fmt.Sprint("a", i), "demo::slow", `{}`))); err != nil {
+		if _, _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg(fmt.Sprint("a", i), "demo::slow", `{}`))); err != nil {
 			t.Fatalf("a's call %d: %v", i, err)
 		}
 	}
 	for range 2 {
-		_, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("a3", "demo::slow", `{}`)))
+		_, _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("a3", "demo::slow", `{}`)))
 		if !errors.Is(err, tasks.ErrCallerBusy) {
 			t.Fatalf("a's fourth call: %v, want ErrCallerBusy (again on a retry: its messageId is free)", err)
 		}
@@ -68,26 +68,26 @@ func TestCallerCapRefusesAndStoresNothing(t *testing.T) {
 	// Another caller, and anonymous callers, go on: b waits for a slot
 	// behind a's running calls, under its own cap.
 	b := tasks.Caller{ID: "b", MaxCalls: 1}
-	if _, err := e.svc.Send(ctx, b, nonBlocking(dataMsg("b0", "demo::slow", `{}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, b, nonBlocking(dataMsg("b0", "demo::slow", `{}`))); err != nil {
 		t.Fatalf("b's call: %v", err)
 	}
-	if _, err := e.svc.Send(ctx, b, nonBlocking(dataMsg("b1", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
+	if _, _, err := e.svc.Send(ctx, b, nonBlocking(dataMsg("b1", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
 		t.Fatalf("b's second call: %v, want ErrCallerBusy", err)
 	}
 	// Anonymous callers count by group: one address's calls are not
 	// another's, but the same group shares one count.
 	anon := func(group string) tasks.Caller { return tasks.Caller{MaxCalls: 1, CallGroup: group} }
-	if _, err := e.svc.Send(ctx, anon("10.0.0.1"), nonBlocking(dataMsg("x0", "demo::slow", `{}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, anon("10.0.0.1"), nonBlocking(dataMsg("x0", "demo::slow", `{}`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Send(ctx, anon("10.0.0.2"), nonBlocking(dataMsg("y0", "demo::slow", `{}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, anon("10.0.0.2"), nonBlocking(dataMsg("y0", "demo::slow", `{}`))); err != nil {
 		t.Fatalf("another address's call: %v", err)
 	}
-	if _, err := e.svc.Send(ctx, anon("10.0.0.1"), nonBlocking(dataMsg("x1", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
+	if _, _, err := e.svc.Send(ctx, anon("10.0.0.1"), nonBlocking(dataMsg("x1", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
 		t.Fatalf("the address's second call: %v, want ErrCallerBusy", err)
 	}
 	// A caller named "10.0.0.1" is not the anonymous group of that name.
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "10.0.0.1", MaxCalls: 1}, nonBlocking(dataMsg("z0", "demo::slow", `{}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "10.0.0.1", MaxCalls: 1}, nonBlocking(dataMsg("z0", "demo::slow", `{}`))); err != nil {
 		t.Fatalf("a caller named as an address: %v", err)
 	}
 
@@ -109,16 +109,16 @@ func TestCallerCapCountsResumedTasks(t *testing.T) {
 	}}
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::ask", asks), fn(t, "demo::slow", blockingBackend(release)))
 	a := tasks.Caller{ID: "a", MaxCalls: 1}
-	task, err := e.svc.Send(ctx, a, send(dataMsg("q", "demo::ask", `{}`)))
+	task, _, err := e.svc.Send(ctx, a, send(dataMsg("q", "demo::ask", `{}`)))
 	if err != nil || task.Status.State != a2a.StateInputRequired {
 		t.Fatalf("ask: %v %v", err, task)
 	}
-	if _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("s", "demo::slow", `{}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("s", "demo::slow", `{}`))); err != nil {
 		t.Fatal(err)
 	}
 	answer := textMsg("answer", "yes")
 	answer.TaskID = task.ID
-	if _, err := e.svc.Send(ctx, a, nonBlocking(answer)); !errors.Is(err, tasks.ErrCallerBusy) {
+	if _, _, err := e.svc.Send(ctx, a, nonBlocking(answer)); !errors.Is(err, tasks.ErrCallerBusy) {
 		t.Fatalf("an answer while at the cap: %v, want ErrCallerBusy", err)
 	}
 	got, err := e.svc.Get(ctx, a, task.ID, nil)
@@ -136,14 +136,14 @@ func TestServerQueueFullBeforeCallerCap(t *testing.T) {
 	e := newEnv(t, tasks.Config{MaxConcurrent: 1, MaxQueue: 1}, fn(t, "demo::slow", blockingBackend(release)))
 	a := tasks.Caller{ID: "a", MaxCalls: 2}
 	for i := range 2 {
-		if _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg(fmt.Sprint("a", i), "demo::slow", `{}`))); err != nil {
+		if _, _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg(fmt.Sprint("a", i), "demo::slow", `{}`))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "b", MaxCalls: 2}, nonBlocking(dataMsg("b", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrBusy) {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "b", MaxCalls: 2}, nonBlocking(dataMsg("b", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrBusy) {
 		t.Fatalf("b with the queue full: %v, want ErrBusy", err)
 	}
-	if _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("a2", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
+	if _, _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("a2", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
 		t.Fatalf("a at its cap with the queue full: %v, want ErrCallerBusy", err)
 	}
 }
@@ -174,10 +174,10 @@ func TestRecoveredCallsCountForTheirOwner(t *testing.T) {
 	release := make(chan struct{})
 	e := openEnv(t, path, tasks.Config{}, fn(t, "demo::slow", blockingBackend(release), func(f *functions.Function) { f.RetrySafe = true }))
 	a := tasks.Caller{ID: "a", MaxCalls: 2}
-	if _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("new", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
+	if _, _, err := e.svc.Send(ctx, a, nonBlocking(dataMsg("new", "demo::slow", `{}`))); !errors.Is(err, tasks.ErrCallerBusy) {
 		t.Fatalf("a's call beside 3 recovered ones under a cap of 2: %v, want ErrCallerBusy", err)
 	}
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "b", MaxCalls: 2}, nonBlocking(dataMsg("b", "demo::slow", `{}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "b", MaxCalls: 2}, nonBlocking(dataMsg("b", "demo::slow", `{}`))); err != nil {
 		t.Fatalf("b: %v", err)
 	}
 	close(release)

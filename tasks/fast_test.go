@@ -41,7 +41,7 @@ func TestRetrySafeQuickCallIsOneCommit(t *testing.T) {
 	b := echoBackend()
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b, retrySafe))
 	before, _ := e.store.Counts()
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
 	if err != nil || task.Status.State != a2a.StateCompleted || len(task.Artifacts) != 1 {
 		t.Fatalf("send: %v %+v", err, task)
 	}
@@ -53,11 +53,11 @@ func TestRetrySafeQuickCallIsOneCommit(t *testing.T) {
 		t.Fatalf("events %s", got)
 	}
 	// A retry finds the task and does not call again.
-	again, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
 	if err != nil || again.ID != task.ID || b.calls.Load() != 1 {
 		t.Fatalf("retry: %v, task %s, calls %d", err, again.ID, b.calls.Load())
 	}
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":2}`))); err != tasks.ErrMessageIDReused {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":2}`))); err != tasks.ErrMessageIDReused {
 		t.Fatalf("reused id: %v", err)
 	}
 }
@@ -70,7 +70,7 @@ func TestRetrySafeSlowCallIsStoredWorking(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", b, retrySafe))
 	done := make(chan *a2a.Task, 1)
 	go func() {
-		task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`)))
 		if err != nil {
 			t.Error(err)
 		}
@@ -104,7 +104,7 @@ func TestRetrySafeSlowCallIsStoredWorking(t *testing.T) {
 func TestRetrySafeSlowCallCanBeCanceled(t *testing.T) {
 	b := blockingBackend(make(chan struct{}))
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", b, retrySafe))
-	go func() { _, _ = e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`))) }()
+	go func() { _, _, _ = e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`))) }()
 	var id string
 	for id == "" {
 		if active, _ := e.store.Active(ctx); len(active) == 1 {
@@ -135,7 +135,7 @@ func TestRetrySafeDuplicatesRunOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(fmt.Sprint("r", round), "demo::echo", `{}`)))
+				task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(fmt.Sprint("r", round), "demo::echo", `{}`)))
 				if err != nil {
 					t.Error(err)
 					return
@@ -161,7 +161,7 @@ func TestNonBlockingRetrySafeStoresFirst(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", blockingBackend(release), retrySafe))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +180,14 @@ func TestSpeculationWithACanceledRequest(t *testing.T) {
 	e := newEnv(t, tasks.Config{MaxConcurrent: 1, MaxQueue: 1}, fn(t, "demo::echo", b, retrySafe))
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := e.svc.Send(cctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`))); err == nil {
+	if _, _, err := e.svc.Send(cctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`))); err == nil {
 		t.Fatal("a send with a canceled context succeeded")
 	}
 	if active, _ := e.store.Active(ctx); len(active) != 0 {
 		t.Fatalf("%d tasks stored for a canceled request", len(active))
 	}
 	time.Sleep(20 * time.Millisecond)
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
 	if err != nil || task.Status.State != a2a.StateCompleted {
 		t.Fatalf("the same message afterwards: %v %+v", err, task)
 	}

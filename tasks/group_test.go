@@ -98,7 +98,7 @@ func TestExecCallStoresItsGroup(t *testing.T) {
 			}
 			done := make(chan *a2a.Task, 1)
 			go func() {
-				task, err := e.svc.Send(ctx, tasks.Caller{}, p)
+				task, _, err := e.svc.Send(ctx, tasks.Caller{}, p)
 				if err != nil {
 					t.Error(err)
 				}

@@ -33,7 +33,7 @@ func createTasks(tb testing.TB, e *env, caller tasks.Caller, n int, contextOf fu
 				if contextOf != nil {
 					m.ContextID = contextOf(i)
 				}
-				task, err := e.svc.Send(ctx, caller, send(m))
+				task, _, err := e.svc.Send(ctx, caller, send(m))
 				if err == nil && task.Status.State != a2a.StateInputRequired {
 					err = fmt.Errorf("task %d is %s, want input-required", i, task.Status.State)
 				}
@@ -184,7 +184,7 @@ func TestListFiltersAndShapes(t *testing.T) {
 	sendOne := func(m a2a.Message, ctxID string) *a2a.Task {
 		t.Helper()
 		m.ContextID = ctxID
-		task, err := e.svc.Send(ctx, alice, send(m))
+		task, _, err := e.svc.Send(ctx, alice, send(m))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestListPagesStayStableWhileTasksArrive(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range 20 {
-			if _, err := e.svc.Send(ctx, alice, send(textMsg(fmt.Sprintf("late-%d", i), "hi"))); err != nil {
+			if _, _, err := e.svc.Send(ctx, alice, send(textMsg(fmt.Sprintf("late-%d", i), "hi"))); err != nil {
 				t.Error(err)
 			}
 		}

@@ -81,11 +81,11 @@ func TestMetricsQueuedAndRunningCalls(t *testing.T) {
 	release := make(chan struct{})
 	e := newEnv(t, tasks.Config{Metrics: met},
 		fn(t, "demo::block", blockingBackend(release), func(f *functions.Function) { f.MaxConcurrency = 1 }))
-	first, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::block", `{}`)))
+	first, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::block", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m2", "demo::block", `{}`)))
+	second, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m2", "demo::block", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,30 +114,30 @@ func TestMetricsIdempotentReplays(t *testing.T) {
 		fn(t, "demo::echo", echoBackend()), fn(t, "demo::block", blockingBackend(release)))
 	// A new task's message again, on the speculative and the stored paths.
 	for _, p := range []a2a.SendParams{send(dataMsg("m1", "demo::echo", `{}`)), nonBlocking(dataMsg("m1", "demo::echo", `{}`))} {
-		if _, err := e.svc.Send(ctx, tasks.Caller{}, p); err != nil {
+		if _, _, err := e.svc.Send(ctx, tasks.Caller{}, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A follow-up message, again while its call runs and again once the
 	// task is done.
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("x1", "hello")))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("x1", "hello")))
 	if err != nil || task.Status.State != a2a.StateInputRequired {
 		t.Fatalf("no skill: %v %v", task, err)
 	}
 	follow := dataMsg("x2", "demo::block", `{}`)
 	follow.TaskID = task.ID
 	for range 2 {
-		if _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(follow)); err != nil {
+		if _, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(follow)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	close(release)
 	waitState(t, e, tasks.Caller{}, task.ID, a2a.StateCompleted)
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(follow)); err != nil {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(follow)); err != nil {
 		t.Fatal(err)
 	}
 	// A different message with a used id is refused, not replayed.
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"x":1}`))); !errors.Is(err, tasks.ErrMessageIDReused) {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"x":1}`))); !errors.Is(err, tasks.ErrMessageIDReused) {
 		t.Fatalf("reused messageId: %v", err)
 	}
 	if _, _, replays, _, _, _ := met.snapshot(); replays != 3 {
@@ -153,7 +153,7 @@ func TestMetricsStreams(t *testing.T) {
 		return progressBackend(20, nil).Fn(ctx, in)
 	}}
 	e := newEnv(t, tasks.Config{Metrics: met, StreamBuffer: 2}, fn(t, "demo::progress", b))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestPushConfigsOfATask(t *testing.T) {
 	e := newEnv(t, tasks.Config{PushGuard: Guard{}}, fn(t, "demo::slow", blockingBackend(release)))
 	p := nonBlocking(dataMsg("m1", "demo::slow", `{}`))
 	p.PushConfig = &a2a.PushConfig{URL: "https://hooks.example/a", Token: "t1"}
-	task, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, p)
+	task, _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestPushConfigsOfATask(t *testing.T) {
 	m.TaskID = task.ID
 	fp := nonBlocking(m)
 	fp.PushConfig = &a2a.PushConfig{ID: "c", URL: "https://hooks.example/c"}
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, fp); !errors.Is(err, tasks.ErrTaskBusy) {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, fp); !errors.Is(err, tasks.ErrTaskBusy) {
 		t.Fatalf("follow-up to a running task: %v", err)
 	}
 	list, _ := e.svc.PushConfigList(ctx, tasks.Caller{ID: "o"}, task.ID)
@@ -66,7 +66,7 @@ func TestPushConfigsOfATask(t *testing.T) {
 	}
 	bad := nonBlocking(dataMsg("m3", "demo::slow", `{}`))
 	bad.PushConfig = &a2a.PushConfig{URL: "https://internal/x"}
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, bad); !errors.As(err, &ie) || ie.Problems[0].Path != "/configuration/pushNotificationConfig/url" {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "o"}, bad); !errors.As(err, &ie) || ie.Problems[0].Path != "/configuration/pushNotificationConfig/url" {
 		t.Fatalf("refused URL on send: %v", err)
 	}
 	if active, _ := e.store.Active(ctx); len(active) != 1 {
@@ -78,7 +78,7 @@ func TestPushConfigsOfATask(t *testing.T) {
 	}
 	// Without a guard, push is off.
 	e2 := newEnv(t, tasks.Config{}, fn(t, "demo::echo", echoBackend()))
-	task2, _ := e2.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	task2, _, _ := e2.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
 	if _, err := e2.svc.SetPushConfig(ctx, tasks.Caller{}, task2.ID, a2a.PushConfig{URL: "https://hooks.example/a"}); !errors.Is(err, tasks.ErrPushUnavailable) {
 		t.Fatalf("no guard: %v", err)
 	}
@@ -87,7 +87,7 @@ func TestPushConfigsOfATask(t *testing.T) {
 // An accepted follow-up message adds its webhook to the task.
 func TestFollowUpAddsItsWebhook(t *testing.T) {
 	e := newEnv(t, tasks.Config{PushGuard: Guard{}}, fn(t, "demo::echo", echoBackend()))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello")))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello")))
 	if err != nil || task.Status.State != a2a.StateInputRequired {
 		t.Fatalf("send: %v", err)
 	}
@@ -95,7 +95,7 @@ func TestFollowUpAddsItsWebhook(t *testing.T) {
 	m.TaskID = task.ID
 	p := send(m)
 	p.PushConfig = &a2a.PushConfig{ID: "c", URL: "https://hooks.example/c"}
-	done, err := e.svc.Send(ctx, tasks.Caller{}, p)
+	done, _, err := e.svc.Send(ctx, tasks.Caller{}, p)
 	if err != nil || done.Status.State != a2a.StateCompleted {
 		t.Fatalf("follow-up: %v", err)
 	}

@@ -53,14 +53,14 @@ func TestQuotaRefusalsStoreNothing(t *testing.T) {
 	acme := tasks.Caller{ID: "acme", Quota: tasks.Quota{Tasks: 2}}
 	first := dataMsg("m-1", "demo::echo", `{"n":1}`)
 	for _, m := range []a2a.Message{first, dataMsg("m-2", "demo::echo", `{"n":2}`)} {
-		if task, err := e.svc.Send(ctx, acme, send(m)); err != nil || task.Status.State != a2a.StateCompleted {
+		if task, _, err := e.svc.Send(ctx, acme, send(m)); err != nil || task.Status.State != a2a.StateCompleted {
 			t.Fatalf("send %s = %v, %v", m.MessageID, task, err)
 		}
 	}
 	calls := echo.calls.Load()
 	third := dataMsg("m-3", "demo::echo", `{"n":3}`)
 	_, before := stored(t, e, acme, third)
-	_, err := e.svc.Send(ctx, acme, send(third))
+	_, _, err := e.svc.Send(ctx, acme, send(third))
 	var qe *tasks.QuotaError
 	if !errors.As(err, &qe) || *qe != (tasks.QuotaError{Which: tasks.QuotaTasks, Used: 2, Limit: 2}) {
 		t.Fatalf("third task of a 2-task quota = %v, want QuotaError{tasks, 2, 2}", err)
@@ -71,21 +71,21 @@ func TestQuotaRefusalsStoreNothing(t *testing.T) {
 	if n := echo.calls.Load(); n != calls {
 		t.Fatalf("the refused send ran the function (%d calls, was %d)", n, calls)
 	}
-	if task, err := e.svc.Send(ctx, acme, send(first)); err != nil || task.Status.State != a2a.StateCompleted {
+	if task, _, err := e.svc.Send(ctx, acme, send(first)); err != nil || task.Status.State != a2a.StateCompleted {
 		t.Fatalf("a retry of a taken message over the quota = %v, %v; want its task", task, err)
 	}
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "bob", Quota: acme.Quota}, send(third)); err != nil {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "bob", Quota: acme.Quota}, send(third)); err != nil {
 		t.Fatalf("bob's first task = %v", err)
 	}
 
 	// Bytes: a large input past what is left.
 	big := tasks.Caller{ID: "carol", Quota: tasks.Quota{Bytes: 4000}}
-	if _, err := e.svc.Send(ctx, big, send(dataMsg("c-1", "demo::echo", `{"s":"`+strings.Repeat("x", 1000)+`"}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, big, send(dataMsg("c-1", "demo::echo", `{"s":"`+strings.Repeat("x", 1000)+`"}`))); err != nil {
 		t.Fatal(err)
 	}
 	_, before = stored(t, e, big, third)
 	huge := dataMsg("c-2", "demo::echo", `{"s":"`+strings.Repeat("x", 3000)+`"}`)
-	_, err = e.svc.Send(ctx, big, send(huge))
+	_, _, err = e.svc.Send(ctx, big, send(huge))
 	if !errors.As(err, &qe) || *qe != (tasks.QuotaError{Which: tasks.QuotaBytes, Used: before.Bytes, Limit: 4000}) {
 		t.Fatalf("a 3000-byte input with %d of 4000 bytes used = %v", before.Bytes, err)
 	}
@@ -99,7 +99,7 @@ func TestQuotaRefusalsStoreNothing(t *testing.T) {
 func TestQuotaRefusesAFollowUp(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::ask", askBackend()))
 	acme := tasks.Caller{ID: "acme", Quota: tasks.Quota{Bytes: 6000}}
-	task, err := e.svc.Send(ctx, acme, send(dataMsg("m-1", "demo::ask", `{}`)))
+	task, _, err := e.svc.Send(ctx, acme, send(dataMsg("m-1", "demo::ask", `{}`)))
 	if err != nil || task.Status.State != a2a.StateInputRequired {
 		t.Fatalf("first send = %v, %v", task, err)
 	}
@@ -107,7 +107,7 @@ func TestQuotaRefusesAFollowUp(t *testing.T) {
 	answer.TaskID = task.ID
 	_, before := stored(t, e, acme, answer)
 	rec, _ := e.store.Get(ctx, "acme", task.ID, tasks.Whole)
-	_, err = e.svc.Send(ctx, acme, send(answer))
+	_, _, err = e.svc.Send(ctx, acme, send(answer))
 	if !errors.Is(err, tasks.ErrQuotaExceeded) {
 		t.Fatalf("a 5000-byte answer with %d of 6000 bytes used = %v, want ErrQuotaExceeded", before.Bytes, err)
 	}
@@ -123,7 +123,7 @@ func TestQuotaRefusesAFollowUp(t *testing.T) {
 func TestHistoryCap(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::ask", askBackend()))
 	acme := tasks.Caller{ID: "acme", MaxHistory: 6}
-	task, err := e.svc.Send(ctx, acme, send(dataMsg("m-0", "demo::ask", `{}`)))
+	task, _, err := e.svc.Send(ctx, acme, send(dataMsg("m-0", "demo::ask", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestHistoryCap(t *testing.T) {
 		}
 		m := textMsg(fmt.Sprintf("m-%d", i), "more")
 		m.TaskID = task.ID
-		got, err := e.svc.Send(ctx, acme, send(m))
+		got, _, err := e.svc.Send(ctx, acme, send(m))
 		if err != nil {
 			var te *tasks.TaskLimitError
 			if !errors.As(err, &te) || *te != (tasks.TaskLimitError{Messages: 6, Max: 6}) || !errors.Is(err, tasks.ErrTaskLimit) {
@@ -154,16 +154,16 @@ func TestHistoryCap(t *testing.T) {
 		}
 		last = m
 	}
-	if got, err := e.svc.Send(ctx, acme, send(last)); err != nil || len(got.History) != 6 {
+	if got, _, err := e.svc.Send(ctx, acme, send(last)); err != nil || len(got.History) != 6 {
 		t.Fatalf("a retry of the last answer taken = %v, %v; want the task", got, err)
 	}
 	// Without a cap the loop goes on.
 	free := tasks.Caller{ID: "free"}
-	task, _ = e.svc.Send(ctx, free, send(dataMsg("f-0", "demo::ask", `{}`)))
+	task, _, _ = e.svc.Send(ctx, free, send(dataMsg("f-0", "demo::ask", `{}`)))
 	for i := 1; i <= 5; i++ {
 		m := textMsg(fmt.Sprintf("f-%d", i), "more")
 		m.TaskID = task.ID
-		if _, err := e.svc.Send(ctx, free, send(m)); err != nil {
+		if _, _, err := e.svc.Send(ctx, free, send(m)); err != nil {
 			t.Fatalf("uncapped answer %d = %v", i, err)
 		}
 	}
@@ -176,11 +176,11 @@ func TestArtifactCap(t *testing.T) {
 	for _, opt := range []func(*functions.Function){retrySafe, notRetrySafe} {
 		e := newEnv(t, tasks.Config{MaxTaskArtifactBytes: 100}, fn(t, "demo::echo", echoBackend(), opt))
 		caller := tasks.Caller{ID: "acme"}
-		small, err := e.svc.Send(ctx, caller, send(dataMsg("m-1", "demo::echo", `{"s":"ok"}`)))
+		small, _, err := e.svc.Send(ctx, caller, send(dataMsg("m-1", "demo::echo", `{"s":"ok"}`)))
 		if err != nil || small.Status.State != a2a.StateCompleted || len(small.Artifacts) != 1 {
 			t.Fatalf("small output = %v, %v", small, err)
 		}
-		task, err := e.svc.Send(ctx, caller, send(dataMsg("m-2", "demo::echo", `{"s":"`+strings.Repeat("x", 200)+`"}`)))
+		task, _, err := e.svc.Send(ctx, caller, send(dataMsg("m-2", "demo::echo", `{"s":"`+strings.Repeat("x", 200)+`"}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestArtifactCapStopsAStreamingCall(t *testing.T) {
 	}}
 	e := newEnv(t, tasks.Config{MaxTaskArtifactBytes: 100}, fn(t, "demo::stream", b, notRetrySafe))
 	caller := tasks.Caller{ID: "acme"}
-	task, err := e.svc.Send(ctx, caller, send(dataMsg("m-1", "demo::stream", `{}`)))
+	task, _, err := e.svc.Send(ctx, caller, send(dataMsg("m-1", "demo::stream", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

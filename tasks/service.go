@@ -186,14 +186,17 @@ func (s *Service) waitRuns(ctx context.Context) {
 // ErrNotFound, ErrMessageIDReused, ErrTaskBusy, ErrBusy, ErrCallerBusy
 // past caller.MaxCalls, ErrClosed, a
 // *QuotaError past caller.Quota and a *TaskLimitError past
-// caller.MaxHistory (nothing stored for either).
-func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, error) {
+// caller.MaxHistory (nothing stored for either). The Outcome says what
+// the policy decided, with an error too.
+func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, Outcome, error) {
 	blocking := p.Blocking == nil || *p.Blocking
 	window := time.Duration(0)
 	if blocking {
 		window = min(speculationWindow, s.cfg.BlockingTimeout)
 	}
-	return s.send(ctx, caller, p, blocking, window)
+	var out Outcome
+	task, err := s.send(withOutcome(ctx, &out), caller, p, blocking, window)
+	return task, out, err
 }
 
 // send is Send; window is how long a retry-safe call may run before its

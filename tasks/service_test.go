@@ -173,7 +173,7 @@ func TestBlockingSendCompletesWithArtifact(t *testing.T) {
 	}{
 		{"object", `{"a":1}`, a2a.DataPart(json.RawMessage(`{"a":1}`))},
 	} {
-		task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m-"+tc.name, "demo::echo", tc.input)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m-"+tc.name, "demo::echo", tc.input)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestOutputParts(t *testing.T) {
 			return functions.Result{Output: json.RawMessage(out)}, nil
 		}}
 		e := newEnv(t, tasks.Config{}, fn(t, "demo::out", b))
-		task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m", "demo::out", `{}`)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m", "demo::out", `{}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestTextPartNamesFunction(t *testing.T) {
 		{`text::count hello world`, `{"text":"hello world"}`},
 		{`  text::count  `, `{}`},
 	} {
-		task, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m-"+tc.text, tc.text)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m-"+tc.text, tc.text)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,13 +236,13 @@ func TestTextPartNamesFunction(t *testing.T) {
 		}
 	}
 	// "please run text::count" names nothing: the first word must hold "::".
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m-please", "please run text::count")))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m-please", "please run text::count")))
 	if err != nil || task.Status.State != a2a.StateInputRequired {
 		t.Fatalf("please run: %v %v", err, task.Status.State)
 	}
 	// The iii form.
 	iii := a2a.Message{MessageID: "m-iii", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"function_id":"text::count","payload":{"x":1}}`))}}
-	task, err = e.svc.Send(ctx, tasks.Caller{}, send(iii))
+	task, _, err = e.svc.Send(ctx, tasks.Caller{}, send(iii))
 	if err != nil || string(task.Artifacts[0].Parts[0].Data) != `{"x":1}` {
 		t.Fatalf("iii form: %v %+v", err, task)
 	}
@@ -260,7 +260,7 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			task, err := e.svc.Send(ctx, tasks.Caller{ID: "alice"}, send(dataMsg("same", "demo::slow", `{"k":1}`)))
+			task, _, err := e.svc.Send(ctx, tasks.Caller{ID: "alice"}, send(dataMsg("same", "demo::slow", `{"k":1}`)))
 			if err != nil {
 				t.Error(err)
 				return
@@ -280,7 +280,7 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 		t.Fatalf("backend called %d times, want 1", c)
 	}
 	// Another caller with the same messageId gets its own task.
-	task, err := e.svc.Send(ctx, tasks.Caller{ID: "bob"}, send(dataMsg("same", "demo::slow", `{"k":1}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{ID: "bob"}, send(dataMsg("same", "demo::slow", `{"k":1}`)))
 	if err != nil || task.ID == ids[0] {
 		t.Fatalf("bob: %v, task %s", err, task.ID)
 	}
@@ -288,10 +288,10 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 
 func TestMessageIDReusedWithDifferentMessage(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", echoBackend()))
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`))); err != nil {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`))); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":2}`)))
+	_, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":2}`)))
 	if !errors.Is(err, tasks.ErrMessageIDReused) {
 		t.Fatalf("err = %v, want ErrMessageIDReused", err)
 	}
@@ -300,18 +300,18 @@ func TestMessageIDReusedWithDifferentMessage(t *testing.T) {
 func TestSendToTerminalTaskIsRefused(t *testing.T) {
 	b := echoBackend()
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b))
-	first, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	first, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := dataMsg("m2", "demo::echo", `{}`)
 	m.TaskID = first.ID
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); !errors.Is(err, tasks.ErrTaskTerminal) {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); !errors.Is(err, tasks.ErrTaskTerminal) {
 		t.Fatalf("message to a terminal task: err = %v, want ErrTaskTerminal", err)
 	}
 	// A retry of the message that made the task returns it unchanged.
 	retry := dataMsg("m1", "demo::echo", `{}`)
-	again, err := e.svc.Send(ctx, tasks.Caller{}, send(retry))
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(retry))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestSendToTerminalTaskIsRefused(t *testing.T) {
 	}
 	// A taskId the caller does not own is not found.
 	m.TaskID = first.ID
-	if _, err := e.svc.Send(ctx, tasks.Caller{ID: "mallory"}, send(m)); !errors.Is(err, tasks.ErrNotFound) {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "mallory"}, send(m)); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("foreign taskId: %v", err)
 	}
 }
@@ -367,7 +367,7 @@ func TestCancelStopsTheRunningCall(t *testing.T) {
 		return functions.Result{}, &functions.CallError{Reason: "call canceled"}
 	}}
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::wait", b))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m", "demo::wait", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m", "demo::wait", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestCancelCompleteRace(t *testing.T) {
 	}
 	var canceled, completed int
 	for i := range iterations {
-		task, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg(fmt.Sprint("m", i), "demo::quick", `{}`)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg(fmt.Sprint("m", i), "demo::quick", `{}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +449,7 @@ func TestCancelCompleteRace(t *testing.T) {
 func TestInputRequiredWhenNoSkillIsNamed(t *testing.T) {
 	hidden := fn(t, "demo::hidden", echoBackend(), func(f *functions.Function) { f.Metadata = nil })
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", echoBackend()), hidden)
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello there")))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello there")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,13 +463,13 @@ func TestInputRequiredWhenNoSkillIsNamed(t *testing.T) {
 	// A follow-up that still names nothing keeps it waiting.
 	m := textMsg("m2", "what?")
 	m.TaskID = task.ID
-	again, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
 	if err != nil || again.Status.State != a2a.StateInputRequired {
 		t.Fatalf("vague follow-up: %v %s", err, again.Status.State)
 	}
 	m = dataMsg("m3", "demo::echo", `{"x":1}`)
 	m.TaskID = task.ID
-	done, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
+	done, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
 	if err != nil || done.Status.State != a2a.StateCompleted || done.ID != task.ID {
 		t.Fatalf("follow-up naming a skill: %v %+v", err, done)
 	}
@@ -488,7 +488,7 @@ func TestBackendAsksForInput(t *testing.T) {
 		return functions.Result{Output: json.RawMessage(`{"ok":true}`)}, nil
 	}}
 	e := newEnv(t, tasks.Config{}, fn(t, "orders::place", b))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "orders::place", `{"sku":"a"}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "orders::place", `{"sku":"a"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestBackendAsksForInput(t *testing.T) {
 	}
 	// The answer is a plain data part: it is the function's new input.
 	m := a2a.Message{MessageID: "m2", TaskID: task.ID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"sku":"a","approved":true}`))}}
-	done, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
+	done, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
 	if err != nil || done.Status.State != a2a.StateCompleted {
 		t.Fatalf("answer: %v %s", err, done.Status.State)
 	}
@@ -505,15 +505,15 @@ func TestBackendAsksForInput(t *testing.T) {
 		t.Fatalf("calls = %d, want 2", b.calls.Load())
 	}
 	// Retrying the answer does not run the function a third time.
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); err != nil || b.calls.Load() != 2 {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); err != nil || b.calls.Load() != 2 {
 		t.Fatalf("retried answer: %v, calls %d", err, b.calls.Load())
 	}
 	// Naming another skill in the answer is refused.
-	task2, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m3", "orders::place", `{}`)))
+	task2, _, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m3", "orders::place", `{}`)))
 	m4 := dataMsg("m4", "other::skill", `{}`)
 	m4.TaskID = task2.ID
 	var ie *tasks.InputError
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m4)); !errors.As(err, &ie) || !errors.Is(err, tasks.ErrInvalidInput) ||
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m4)); !errors.As(err, &ie) || !errors.Is(err, tasks.ErrInvalidInput) ||
 		len(ie.Problems) != 1 || ie.Problems[0].Path != "/message/parts" ||
 		ie.Problems[0].Message != `names skill "other::skill", but this task calls "orders::place"` {
 		t.Fatalf("answer naming another skill: %v", err)
@@ -529,7 +529,7 @@ func TestRejectedTexts(t *testing.T) {
 	e := newEnv(t, tasks.Config{Policy: exposure.Policy{Tier: "internal"}}, notOptedIn, partner, floor)
 	texts := map[string]string{}
 	for _, id := range []string{"demo::quiet", "demo::partner", "demo::missing", "engine::status"} {
-		task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m-"+id, id, `{}`)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m-"+id, id, `{}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -557,7 +557,7 @@ func TestInvalidInputStoresNothing(t *testing.T) {
 		f.Input = mustSchema(t, `{"type":"object","required":["sku"],"properties":{"sku":{"type":"string"},"quantity":{"type":"integer","minimum":1}}}`)
 	})
 	e := newEnv(t, tasks.Config{}, f)
-	_, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "pricing::quote", `{"quantity":0}`)))
+	_, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "pricing::quote", `{"quantity":0}`)))
 	var ie *tasks.InputError
 	if !errors.As(err, &ie) || !errors.Is(err, tasks.ErrInvalidInput) || ie.Skill != "pricing::quote" {
 		t.Fatalf("err = %v, want an InputError of pricing::quote", err)
@@ -570,7 +570,7 @@ func TestInvalidInputStoresNothing(t *testing.T) {
 		t.Fatalf("an invalid call stored %d tasks", len(active))
 	}
 	// The messageId was not consumed: a corrected message with it runs.
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "pricing::quote", `{"sku":"a","quantity":1}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "pricing::quote", `{"sku":"a","quantity":1}`)))
 	if err != nil || task.Status.State != a2a.StateCompleted {
 		t.Fatalf("corrected message: %v", err)
 	}
@@ -592,7 +592,7 @@ func TestFailuresAreSanitised(t *testing.T) {
 		"demo::badout": "Function returned output that does not match its output schema",
 		"demo::slow":   "Function call timed out after 50ms",
 	} {
-		task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m-"+id, id, `{}`)))
+		task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m-"+id, id, `{}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -610,11 +610,11 @@ func TestQueueFullIsRefusedAndStoresNothing(t *testing.T) {
 	defer close(release)
 	e := newEnv(t, tasks.Config{MaxConcurrent: 1, MaxQueue: 1}, fn(t, "demo::slow", blockingBackend(release)))
 	for i := range 2 {
-		if _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg(fmt.Sprint("m", i), "demo::slow", `{}`))); err != nil {
+		if _, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg(fmt.Sprint("m", i), "demo::slow", `{}`))); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}
-	_, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m2", "demo::slow", `{}`)))
+	_, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m2", "demo::slow", `{}`)))
 	if !errors.Is(err, tasks.ErrBusy) {
 		t.Fatalf("third send: %v, want ErrBusy", err)
 	}
@@ -643,7 +643,7 @@ func TestPerFunctionConcurrencyCap(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(fmt.Sprint("m", i), "demo::capped", `{}`))); err != nil {
+			if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg(fmt.Sprint("m", i), "demo::capped", `{}`))); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -659,7 +659,7 @@ func TestBlockingCapReturnsTaskAsItStands(t *testing.T) {
 	defer close(release)
 	e := newEnv(t, tasks.Config{BlockingTimeout: 100 * time.Millisecond}, fn(t, "demo::slow", blockingBackend(release)))
 	start := time.Now()
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m", "demo::slow", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m", "demo::slow", `{}`)))
 	if err != nil || task.Status.State != a2a.StateWorking {
 		t.Fatalf("blocking send past the cap: %v %v", err, task.Status.State)
 	}
@@ -670,11 +670,11 @@ func TestBlockingCapReturnsTaskAsItStands(t *testing.T) {
 
 func TestHistoryLength(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", echoBackend()))
-	task, _ := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hi")))
+	task, _, _ := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hi")))
 	for i := 2; i <= 3; i++ {
 		m := textMsg(fmt.Sprint("m", i), "still nothing")
 		m.TaskID = task.ID
-		if _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); err != nil {
+		if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -750,11 +750,11 @@ func TestRetentionSweep(t *testing.T) {
 	now.Store(&t0)
 	clock := func() time.Time { return *now.Load() }
 	e := newEnv(t, tasks.Config{Retention: time.Hour, RetentionInterval: time.Hour, Now: clock}, fn(t, "demo::echo", echoBackend()))
-	old, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
-	waiting, _ := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m2", "hi")))
+	old, _, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	waiting, _, _ := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m2", "hi")))
 	later := t0.Add(2 * time.Hour)
 	now.Store(&later)
-	fresh, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m3", "demo::echo", `{}`)))
+	fresh, _, _ := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m3", "demo::echo", `{}`)))
 	if err := e.svc.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -767,7 +767,7 @@ func TestRetentionSweep(t *testing.T) {
 		}
 	}
 	// Its messageId is free again.
-	again, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{}`)))
 	if err != nil || again.ID == old.ID {
 		t.Fatalf("messageId of an expired task: %v", err)
 	}

@@ -185,11 +185,12 @@ func (w *watcher) status(st *a2a.TaskStatus) *a2a.StatusUpdateEvent {
 // With after set, it resumes that task's stream after that sequence
 // instead: a client that lost a stream sends the same message again with
 // the last event id it saw. Errors before the first event are Send's and
-// Watch's.
-func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, after *uint64, emit func(StreamEvent) error) error {
-	task, err := s.send(ctx, caller, p, false, streamSpeculationWindow)
+// Watch's. The Outcome is Send's.
+func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, after *uint64, emit func(StreamEvent) error) (Outcome, error) {
+	var out Outcome
+	task, err := s.send(withOutcome(ctx, &out), caller, p, false, streamSpeculationWindow)
 	if err != nil {
-		return err
+		return out, err
 	}
-	return s.Watch(ctx, caller, task.ID, after, emit)
+	return out, s.Watch(ctx, caller, task.ID, after, emit)
 }

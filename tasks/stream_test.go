@@ -74,7 +74,7 @@ func progressBackend(n int, step <-chan struct{}) *Backend {
 func TestWatchFollowsATaskToItsFinalEvent(t *testing.T) {
 	step := make(chan struct{})
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::progress", progressBackend(2, step)))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWatchFollowsATaskToItsFinalEvent(t *testing.T) {
 
 func TestWatchResumesAfterASequence(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::progress", progressBackend(3, nil)))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::progress", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::progress", `{}`)))
 	if err != nil || task.Status.State != a2a.StateCompleted {
 		t.Fatalf("send: %v", err)
 	}
@@ -144,7 +144,7 @@ func TestWatchErrors(t *testing.T) {
 	if _, err := collect(t, e, "no-such-task", nil); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("unknown task: %v", err)
 	}
-	task, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
+	task, _, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
 	if err := e.svc.Watch(ctx, tasks.Caller{ID: "mallory"}, task.ID, nil, func(tasks.StreamEvent) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("foreign task: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestWatchErrors(t *testing.T) {
 
 func TestCancelEndsTheStream(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", blockingBackend(make(chan struct{}))))
-	task, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
+	task, _, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::slow", `{}`)))
 	waitState(t, e, tasks.Caller{}, task.ID, a2a.StateWorking)
 	got := make(chan []string, 1)
 	go func() {
@@ -191,7 +191,7 @@ func TestCancelEndsTheStream(t *testing.T) {
 func TestManyWatchersSeeTheSameSequence(t *testing.T) {
 	step := make(chan struct{})
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::progress", progressBackend(5, step)))
-	task, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
+	task, _, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
 	waitState(t, e, tasks.Caller{}, task.ID, a2a.StateWorking)
 	const n = 100
 	var wg sync.WaitGroup
@@ -243,7 +243,7 @@ func TestSlowWatcherIsCutOffAndResumesWithoutLoss(t *testing.T) {
 		return progressBackend(20, nil).Fn(ctx, in)
 	}}
 	e := newEnv(t, tasks.Config{StreamBuffer: 2}, fn(t, "demo::progress", b))
-	task, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
+	task, _, _ := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m1", "demo::progress", `{}`)))
 	waitState(t, e, tasks.Caller{}, task.ID, a2a.StateWorking)
 
 	var seen []string
@@ -286,7 +286,7 @@ func TestSlowWatcherIsCutOffAndResumesWithoutLoss(t *testing.T) {
 // stored with the task.
 func TestProgressDuringSpeculationIsKept(t *testing.T) {
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::quick", progressBackend(2, nil), retrySafe))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::quick", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::quick", `{}`)))
 	if err != nil || task.Status.State != a2a.StateCompleted {
 		t.Fatalf("send: %v %+v", err, task)
 	}
@@ -301,7 +301,7 @@ func TestProgressDuringSpeculationIsKept(t *testing.T) {
 	e2 := newEnv(t, tasks.Config{}, fn(t, "demo::slow", progressBackend(3, step), retrySafe))
 	done := make(chan *a2a.Task, 1)
 	go func() {
-		task, _ := e2.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`)))
+		task, _, _ := e2.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::slow", `{}`)))
 		done <- task
 	}()
 	step <- struct{}{}                // inside the window
@@ -321,7 +321,7 @@ func TestProgressDuringSpeculationIsKept(t *testing.T) {
 func TestWatchAfterAnIDPastTheEnd(t *testing.T) {
 	release := make(chan struct{})
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::slow", blockingBackend(release)))
-	task, err := e.svc.Send(ctx, tasks.Caller{}, sendNonBlocking(dataMsg("m1", "demo::slow", `{}`)))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, sendNonBlocking(dataMsg("m1", "demo::slow", `{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

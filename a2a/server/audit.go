@@ -85,7 +85,7 @@ type auditCall struct {
 	principal Principal
 	method    string
 	taskID    string
-	info      tasks.CallInfo
+	outcome   tasks.Outcome // what the service decided: the function, the policy's decision
 	denial    *Denial
 	authFail  bool
 	refused   int  // throttled: the refusals the record stands for; 0: no record
@@ -167,7 +167,7 @@ func (ac *auditCall) classify() (Outcome, Reason) {
 	case ac.rpcErr != nil:
 		return classifyError(ac.rpcErr, ac.notOwner)
 	}
-	if d := ac.info.Decision; d != "" && d != exposure.Exposed {
+	if d := ac.outcome.Decision; d != "" && d != exposure.Exposed {
 		return OutcomePolicyDenied, deniedReason(d)
 	}
 	if !ac.stateful || ac.state == "" {
@@ -282,8 +282,8 @@ func (s *Server) writeAudit(ac *auditCall, reqID string) {
 		Strs("tiers", p.Caller.Tiers).
 		Str("rpc_method", truncate(ac.method, maxAuditMethod)).
 		Str("task_id", truncate(ac.taskID, maxAuditTaskID)).
-		Str("function_id", ac.info.FunctionID).
-		Str("decision", string(ac.info.Decision)).
+		Str("function_id", ac.outcome.FunctionID).
+		Str("decision", string(ac.outcome.Decision)).
 		Str("outcome", string(outcome)).
 		Str("reason", string(reason))
 	if ac.rpcErr != nil {

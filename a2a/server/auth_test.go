@@ -30,8 +30,8 @@ func (keyAuth) Authenticate(_ *http.Request, addr string) (server.Principal, ser
 // waits for its context to end.
 type watcher struct{ started chan struct{} }
 
-func (w watcher) Stream(ctx context.Context, _ tasks.Caller, _ a2a.SendParams, _ *uint64, _ func(tasks.StreamEvent) error) error {
-	return nil
+func (w watcher) Stream(ctx context.Context, _ tasks.Caller, _ a2a.SendParams, _ *uint64, _ func(tasks.StreamEvent) error) (tasks.Outcome, error) {
+	return tasks.Outcome{}, nil
 }
 
 func (w watcher) Watch(ctx context.Context, _ tasks.Caller, id string, _ *uint64, emit func(tasks.StreamEvent) error) error {

@@ -37,6 +37,7 @@ type call struct {
 	req    *a2a.Request
 	caller tasks.Caller
 	p      Principal
+	ac     *auditCall // the call's audit record
 }
 
 // result is a method's result, which appends its JSON in the shape of the

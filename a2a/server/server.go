@@ -25,7 +25,8 @@ import (
 
 // TaskService is what the JSON-RPC methods need of the task service.
 type TaskService interface {
-	Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, error)
+	// Send's Outcome (what the policy decided) goes into the audit record.
+	Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error)
 	Get(ctx context.Context, caller tasks.Caller, id string, historyLength *int) (*a2a.Task, error)
 	Cancel(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
 }
@@ -400,7 +401,7 @@ func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) 
 		wire = m.version
 	}
 	ctx := context.WithValue(r.Context(), principalKey{}, p)
-	ctx = context.WithValue(tasks.WithCallInfo(ctx, &ac.info), auditKey{}, ac)
+	ctx = context.WithValue(ctx, auditKey{}, ac)
 	r = r.WithContext(ctx)
 	c.SetRequest(r)
 	if verr != nil {
@@ -427,7 +428,7 @@ func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) 
 		}
 		return s.stream(c, &req, m.version)
 	}
-	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, caller: s.callerOf(r), p: p})
+	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, caller: s.callerOf(r), p: p, ac: ac})
 	return s.answer(c, ac, &req, m.version, res, rpcErr)
 }
 

@@ -30,6 +30,8 @@ type TaskService struct {
 	SendFn   func(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, error)
 	GetFn    func(ctx context.Context, caller tasks.Caller, id string, historyLength *int) (*a2a.Task, error)
 	CancelFn func(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
+	// Outcome is what Send returns beside SendFn's task and error.
+	Outcome tasks.Outcome
 
 	calls atomic.Int64
 }
@@ -38,13 +40,14 @@ var _ server.TaskService = (*TaskService)(nil)
 
 var errUnexpectedCall = errors.New("fake: unexpected call")
 
-func (s *TaskService) Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, error) {
+func (s *TaskService) Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error) {
 	s.calls.Add(1)
 	if s.SendFn == nil {
 		s.tb.Errorf("unexpected call to Send(%+v)", p)
-		return nil, errUnexpectedCall
+		return nil, tasks.Outcome{}, errUnexpectedCall
 	}
-	return s.SendFn(ctx, caller, p)
+	task, err := s.SendFn(ctx, caller, p)
+	return task, s.Outcome, err
 }
 
 func (s *TaskService) Get(ctx context.Context, caller tasks.Caller, id string, historyLength *int) (*a2a.Task, error) {

@@ -19,7 +19,7 @@ import (
 
 // StreamService is what the streaming methods need of the task service.
 type StreamService interface {
-	Stream(ctx context.Context, caller tasks.Caller, p a2a.SendParams, after *uint64, emit func(tasks.StreamEvent) error) error
+	Stream(ctx context.Context, caller tasks.Caller, p a2a.SendParams, after *uint64, emit func(tasks.StreamEvent) error) (tasks.Outcome, error)
 	Watch(ctx context.Context, caller tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error
 }
 
@@ -72,7 +72,11 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 		meta = p.Metadata
 		noteTask(ctx, p.Message.TaskID)
 		run = func(emit func(tasks.StreamEvent) error) error {
-			return s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
+			out, err := s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
+			if ac != nil {
+				ac.outcome = out
+			}
+			return err
 		}
 	default:
 		var (

@@ -13,7 +13,8 @@ func (s *Server) send03(cl *call) (result, *a2a.Error) {
 		return nil, perr
 	}
 	noteTask(cl.ctx, p.Message.TaskID)
-	task, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
+	task, out, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
+	cl.ac.outcome = out
 	if err != nil {
 		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
 	}

@@ -37,7 +37,8 @@ func (s *Server) sendV1(cl *call) (result, *a2a.Error) {
 		p.PushConfig.Wire = a2a.V10
 	}
 	noteTask(cl.ctx, p.Message.TaskID)
-	task, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
+	task, out, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
+	cl.ac.outcome = out
 	if err != nil {
 		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
 	}
