@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -100,23 +99,16 @@ type auditCall struct {
 	stateful bool
 }
 
-type auditKey struct{}
-
-func auditFrom(ctx context.Context) *auditCall {
-	ac, _ := ctx.Value(auditKey{}).(*auditCall)
-	return ac
-}
-
 // noteTask records the task a call is about.
-func noteTask(ctx context.Context, id string) {
-	if ac := auditFrom(ctx); ac != nil && id != "" {
+func (ac *auditCall) noteTask(id string) {
+	if id != "" {
 		ac.taskID = id
 	}
 }
 
 // noteResult records the task a call answered with.
-func noteResult(ctx context.Context, t *a2a.Task) {
-	if ac := auditFrom(ctx); ac != nil && t != nil {
+func (ac *auditCall) noteResult(t *a2a.Task) {
+	if t != nil {
 		ac.taskID = t.ID
 		ac.noteStatus(&t.Status)
 	}
@@ -134,12 +126,10 @@ func (ac *auditCall) noteStatus(st *a2a.TaskStatus) {
 
 // noteError records the error a call answered with; err is the service's
 // error it came from, if any.
-func noteError(ctx context.Context, e *a2a.Error, err error) {
-	if ac := auditFrom(ctx); ac != nil {
-		ac.rpcErr = e
-		if err != nil && errors.Is(err, tasks.ErrNotOwner) {
-			ac.notOwner = true
-		}
+func (ac *auditCall) noteError(e *a2a.Error, err error) {
+	ac.rpcErr = e
+	if err != nil && errors.Is(err, tasks.ErrNotOwner) {
+		ac.notOwner = true
 	}
 }
 

@@ -28,7 +28,7 @@ func (s *Server) list03(cl *call) (result, *a2a.Error) {
 	}
 	page, err := s.cfg.Lister.List(cl.ctx, cl.caller, listQuery(p))
 	if err != nil {
-		return nil, s.listError(cl.ctx, cl.req.Method, err, "/page_token")
+		return nil, s.listError(cl, err, "/page_token")
 	}
 	res := list03(listResult(page))
 	return &res, nil
@@ -57,7 +57,7 @@ func listResult(p tasks.ListPage) a2a.ListTasksResult {
 
 // listError converts a list error for the wire; a bad page token is
 // -32602 naming tokenPath, the token's field in the caller's protocol.
-func (s *Server) listError(ctx context.Context, method string, err error, tokenPath string) *a2a.Error {
+func (s *Server) listError(cl *call, err error, tokenPath string) *a2a.Error {
 	var e *a2a.Error
 	switch {
 	case errors.Is(err, tasks.ErrPageToken):
@@ -65,9 +65,9 @@ func (s *Server) listError(ctx context.Context, method string, err error, tokenP
 	case errors.Is(err, tasks.ErrPageTokenQuery):
 		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenOtherQuery})
 	default:
-		return s.rpcError(ctx, method, err)
+		return s.fail(cl, err)
 	}
-	noteError(ctx, e, err)
+	cl.ac.noteError(e, err)
 	return e
 }
 

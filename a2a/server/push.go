@@ -26,10 +26,10 @@ func (s *Server) pushSet03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return s.json03(cl, wire03(cfg))
 }
@@ -42,10 +42,10 @@ func (s *Server) pushGet03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return s.json03(cl, wire03(cfg))
 }
@@ -58,10 +58,10 @@ func (s *Server) pushList03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	out := make([]*a2a.TaskPushConfig, len(list))
 	for i := range list {
@@ -79,9 +79,9 @@ func (s *Server) pushDelete03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return rawJSON("null"), nil
 }
@@ -90,7 +90,7 @@ func (s *Server) pushDelete03(cl *call) (result, *a2a.Error) {
 func (s *Server) json03(cl *call, v any) (result, *a2a.Error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return rawJSON(b), nil
 }

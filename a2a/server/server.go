@@ -401,7 +401,6 @@ func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) 
 		wire = m.version
 	}
 	ctx := context.WithValue(r.Context(), principalKey{}, p)
-	ctx = context.WithValue(ctx, auditKey{}, ac)
 	r = r.WithContext(ctx)
 	c.SetRequest(r)
 	if verr != nil {
@@ -426,7 +425,7 @@ func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) 
 		if s.cfg.Streams == nil {
 			return s.answer(c, ac, &req, m.version, nil, a2a.ErrStreamingNotSupport)
 		}
-		return s.stream(c, &req, m.version)
+		return s.stream(c, ac, &req, m.version)
 	}
 	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, caller: s.callerOf(r), p: p, ac: ac})
 	return s.answer(c, ac, &req, m.version, res, rpcErr)
@@ -443,7 +442,7 @@ func (s *Server) answer(c echo.Context, ac *auditCall, req *a2a.Request, v a2a.V
 		if err == nil {
 			out = append(b, '}')
 		} else {
-			rpcErr = s.rpcError(c.Request().Context(), req.Method, err)
+			rpcErr = s.rpcError(c.Request().Context(), ac, req.Method, err)
 		}
 	}
 	if rpcErr != nil {
@@ -581,14 +580,20 @@ func wireError(err error) *a2a.Error {
 	return nil
 }
 
-// rpcError converts err for the wire. Anything unexpected is logged once
+// fail converts the service error err of cl for the wire (see rpcError).
+func (s *Server) fail(cl *call, err error) *a2a.Error {
+	return s.rpcError(cl.ctx, cl.ac, cl.req.Method, err)
+}
+
+// rpcError converts err for the wire, and notes it in the call's audit
+// record. Anything unexpected is logged once
 // and answered with a bare "Internal error".
-func (s *Server) rpcError(ctx context.Context, method string, err error) *a2a.Error {
+func (s *Server) rpcError(ctx context.Context, ac *auditCall, method string, err error) *a2a.Error {
 	if e := wireError(err); e != nil {
-		noteError(ctx, e, err)
+		ac.noteError(e, err)
 		return e
 	}
-	noteError(ctx, a2a.ErrInternal, err)
+	ac.noteError(a2a.ErrInternal, err)
 	zerolog.Ctx(ctx).Error().Err(err).Str("rpc_method", method).Msg("internal error")
 	return a2a.ErrInternal
 }

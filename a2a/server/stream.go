@@ -36,7 +36,7 @@ const DefaultKeepAlive = 15 * time.Second
 // each SSE id the task's event sequence. Errors before the first event
 // are answered as ordinary JSON-RPC errors: as a single SSE event to a
 // client that accepts text/event-stream, else as application/json.
-func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) error {
+func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, wire a2a.Version) error {
 	r := c.Request()
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
@@ -44,12 +44,9 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 	defer stop()
 	defer s.track(ctx, cancel)()
 	caller := s.callerOf(r)
-	ac := auditFrom(r.Context())
 	if errors.Is(context.Cause(ctx), errRevoked) {
-		if ac != nil {
-			ac.revoked = true
-		}
-		return s.streamError(c, req, wire, a2a.ErrKeyRevoked)
+		ac.revoked = true
+		return s.streamError(c, ac, req, wire, a2a.ErrKeyRevoked)
 	}
 	var run func(emit func(tasks.StreamEvent) error) error
 	var meta map[string]any
@@ -67,15 +64,13 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 			p, perr = a2a.DecodeSendParams(req.Params)
 		}
 		if perr != nil {
-			return s.streamError(c, req, wire, perr)
+			return s.streamError(c, ac, req, wire, perr)
 		}
 		meta = p.Metadata
-		noteTask(ctx, p.Message.TaskID)
+		ac.noteTask(p.Message.TaskID)
 		run = func(emit func(tasks.StreamEvent) error) error {
 			out, err := s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
-			if ac != nil {
-				ac.outcome = out
-			}
+			ac.outcome = out
 			return err
 		}
 	default:
@@ -89,19 +84,19 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 			p, perr = a2a.DecodeTaskIDParams(req.Params)
 		}
 		if perr != nil {
-			return s.streamError(c, req, wire, perr)
+			return s.streamError(c, ac, req, wire, perr)
 		}
 		meta = p.Metadata
-		noteTask(ctx, p.ID)
+		ac.noteTask(p.ID)
 		if wire == a2a.V10 && lastEventID(r, meta) == nil {
 			// 1.0: a finished task has nothing to subscribe to. A client
 			// resuming from an event id still gets what it missed.
 			t, err := s.cfg.Tasks.Get(ctx, caller, p.ID, nil)
 			if err != nil {
-				return s.streamError(c, req, wire, s.rpcError(ctx, req.Method, err))
+				return s.streamError(c, ac, req, wire, s.rpcError(ctx, ac, req.Method, err))
 			}
 			if t.Status.State.Terminal() {
-				return s.streamError(c, req, wire, a2a.ErrTaskTerminal)
+				return s.streamError(c, ac, req, wire, a2a.ErrTaskTerminal)
 			}
 		}
 		run = func(emit func(tasks.StreamEvent) error) error {
@@ -109,31 +104,26 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 		}
 	}
 	if v, ok := meta[LastEventIDKey]; ok && lastEventIDValue(v) == nil {
-		return s.streamError(c, req, wire, a2a.InvalidParams(a2a.Problem{
+		return s.streamError(c, ac, req, wire, a2a.InvalidParams(a2a.Problem{
 			Path: "/metadata/" + LastEventIDKey, Message: "must be a non-negative integer"}))
 	}
 	if h := r.Header.Get("Last-Event-ID"); h != "" {
 		if _, err := strconv.ParseUint(strings.TrimSpace(h), 10, 64); err != nil {
-			return s.streamError(c, req, wire, a2a.InvalidParams(a2a.Problem{
+			return s.streamError(c, ac, req, wire, a2a.InvalidParams(a2a.Problem{
 				Path: "Last-Event-ID", Message: "must be a non-negative integer"}))
 		}
 	}
 
 	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive, v1: wire == a2a.V10}
-	emit := sw.event
-	if ac != nil {
-		emit = func(e tasks.StreamEvent) error {
-			switch {
-			case e.Task != nil:
-				ac.taskID = e.Task.ID
-				ac.noteStatus(&e.Task.Status)
-			case e.Status != nil:
-				ac.noteStatus(&e.Status.Status)
-			}
-			return sw.event(e)
+	err := run(func(e tasks.StreamEvent) error {
+		switch {
+		case e.Task != nil:
+			ac.noteResult(e.Task)
+		case e.Status != nil:
+			ac.noteStatus(&e.Status.Status)
 		}
-	}
-	err := run(emit)
+		return sw.event(e)
+	})
 	// A stream that ended on its own before the revocation took effect
 	// ends as it would have.
 	revoked := err != nil && errors.Is(context.Cause(ctx), errRevoked)
@@ -144,18 +134,16 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 	if revoked {
 		// The key was revoked: the stream ends with an error event (or
 		// the error alone, if no event was sent yet).
-		if ac != nil {
-			ac.revoked = true
-		}
+		ac.revoked = true
 		if !sw.started {
-			return s.streamError(c, req, wire, a2a.ErrKeyRevoked)
+			return s.streamError(c, ac, req, wire, a2a.ErrKeyRevoked)
 		}
-		noteError(ctx, a2a.ErrKeyRevoked, nil)
+		ac.noteError(a2a.ErrKeyRevoked, nil)
 		sw.error(a2a.ErrKeyRevoked)
 		return nil
 	}
 	if !sw.started {
-		return s.streamError(c, req, wire, s.rpcError(ctx, req.Method, err))
+		return s.streamError(c, ac, req, wire, s.rpcError(ctx, ac, req.Method, err))
 	}
 	switch {
 	case err == nil, errors.Is(err, tasks.ErrSlowSubscriber), errors.Is(err, tasks.ErrClosed),
@@ -166,7 +154,7 @@ func (s *Server) stream(c echo.Context, req *a2a.Request, wire a2a.Version) erro
 			zerolog.Ctx(ctx).Debug().Err(err).Str("rpc_method", req.Method).Msg("stream ended early")
 		}
 	default:
-		sw.error(s.rpcError(ctx, req.Method, err))
+		sw.error(s.rpcError(ctx, ac, req.Method, err))
 	}
 	return nil
 }
@@ -254,8 +242,8 @@ func lastEventIDValue(v any) *uint64 {
 }
 
 // streamError answers an error that came before any event.
-func (s *Server) streamError(c echo.Context, req *a2a.Request, wire a2a.Version, e *a2a.Error) error {
-	if ac := auditFrom(c.Request().Context()); ac != nil && ac.rpcErr == nil {
+func (s *Server) streamError(c echo.Context, ac *auditCall, req *a2a.Request, wire a2a.Version, e *a2a.Error) error {
+	if ac.rpcErr == nil {
 		ac.rpcErr = e
 	}
 	out := appendErrorFor(nil, wire, req.ID, e)

@@ -12,13 +12,13 @@ func (s *Server) send03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.Message.TaskID)
+	cl.ac.noteTask(p.Message.TaskID)
 	task, out, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
 	cl.ac.outcome = out
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
-	noteResult(cl.ctx, task)
+	cl.ac.noteResult(task)
 	return task03{task}, nil
 }
 
@@ -27,12 +27,12 @@ func (s *Server) get03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, q.ID)
+	cl.ac.noteTask(q.ID)
 	task, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, q.ID, q.HistoryLength)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
-	noteResult(cl.ctx, task)
+	cl.ac.noteResult(task)
 	return task03{task}, nil
 }
 
@@ -41,12 +41,12 @@ func (s *Server) cancel03(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, id)
+	cl.ac.noteTask(id)
 	task, err := s.cfg.Tasks.Cancel(cl.ctx, cl.caller, id)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
-	noteResult(cl.ctx, task)
+	cl.ac.noteResult(task)
 	return task03{task}, nil
 }
 

@@ -36,13 +36,13 @@ func (s *Server) sendV1(cl *call) (result, *a2a.Error) {
 	if p.PushConfig != nil {
 		p.PushConfig.Wire = a2a.V10
 	}
-	noteTask(cl.ctx, p.Message.TaskID)
+	cl.ac.noteTask(p.Message.TaskID)
 	task, out, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
 	cl.ac.outcome = out
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
-	noteResult(cl.ctx, task)
+	cl.ac.noteResult(task)
 	return v1{&a2a.StreamResponseV1{Task: task}}, nil
 }
 
@@ -51,10 +51,10 @@ func (s *Server) getV1(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, q.ID)
+	cl.ac.noteTask(q.ID)
 	task, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, q.ID, q.HistoryLength)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return v1{task}, nil
 }
@@ -64,7 +64,7 @@ func (s *Server) cancelV1(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.ID)
+	cl.ac.noteTask(p.ID)
 	task, err := s.cfg.Tasks.Cancel(cl.ctx, cl.caller, p.ID)
 	if errors.Is(err, tasks.ErrNotCancelable) {
 		// 1.0: cancel is idempotent; a task canceled already is
@@ -74,9 +74,9 @@ func (s *Server) cancelV1(cl *call) (result, *a2a.Error) {
 		}
 	}
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
-	noteResult(cl.ctx, task)
+	cl.ac.noteResult(task)
 	return v1{task}, nil
 }
 
@@ -100,10 +100,10 @@ func (s *Server) pushCreateV1(cl *call) (result, *a2a.Error) {
 		return nil, perr
 	}
 	p.Config.Wire = a2a.V10
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return v1{cfg}, nil
 }
@@ -116,10 +116,10 @@ func (s *Server) pushGetV1(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return v1{cfg}, nil
 }
@@ -136,10 +136,10 @@ func (s *Server) pushListV1(cl *call) (result, *a2a.Error) {
 		// Every config fits on one page: a2ad never hands out a token.
 		return nil, a2a.InvalidParams(a2a.Problem{Path: "/pageToken", Message: "is not a token this server issued (every config fits on one page)"})
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
 	if err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return v1{&a2a.PushConfigListV1{Configs: list}}, nil
 }
@@ -153,9 +153,9 @@ func (s *Server) pushDeleteV1(cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	noteTask(cl.ctx, p.TaskID)
+	cl.ac.noteTask(p.TaskID)
 	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
-		return nil, s.rpcError(cl.ctx, cl.req.Method, err)
+		return nil, s.fail(cl, err)
 	}
 	return v1{a2a.EmptyV1{}}, nil
 }
@@ -175,7 +175,7 @@ func (s *Server) listV1(cl *call) (result, *a2a.Error) {
 	}
 	page, err := s.cfg.Lister.List(cl.ctx, cl.caller, listQuery(p))
 	if err != nil {
-		return nil, s.listError(cl.ctx, cl.req.Method, err, "/pageToken")
+		return nil, s.listError(cl, err, "/pageToken")
 	}
 	return v1{&a2a.TaskListV1[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}}, nil
 }
