@@ -16,9 +16,6 @@ type method struct {
 	// version is the protocol the name belongs to: it picks the shapes
 	// of the params, the result and the errors.
 	version a2a.Version
-	// streams: answered as server-sent events (see Server.stream), when a
-	// StreamService is configured; serve is nil.
-	streams bool
 	// stateful: the call changes or follows a task, and its answer says
 	// how the task ended; the audit record's reason is the task's state
 	// rather than a plain "ok".
@@ -26,9 +23,16 @@ type method struct {
 	// authOnly: when the server offers it (an extended card is
 	// configured), an anonymous caller is refused with HTTP 401.
 	authOnly bool
-	// serve serves one call of a method that does not stream.
+	// serve serves one call of a method that does not stream; open opens
+	// the stream of a method that does (see Server.stream). A method has
+	// one of the two.
 	serve func(s *Server, cl *call) (result, *a2a.Error)
+	open  func(s *Server, cl *call) (opened, *a2a.Error)
 }
+
+// streams reports whether m is answered as server-sent events (when a
+// StreamService is configured).
+func (m *method) streams() bool { return m.open != nil }
 
 // call is one admitted, parsed request to a known method.
 type call struct {
@@ -50,10 +54,10 @@ type result interface {
 // names do not collide with the 0.3 ones, so one endpoint serves both.
 var methods = []method{
 	{name: "message/send", version: a2a.V03, stateful: true, serve: (*Server).send03},
-	{name: "message/stream", version: a2a.V03, streams: true, stateful: true},
+	{name: "message/stream", version: a2a.V03, stateful: true, open: (*Server).stream03},
 	{name: "tasks/get", version: a2a.V03, serve: (*Server).get03},
 	{name: "tasks/cancel", version: a2a.V03, stateful: true, serve: (*Server).cancel03},
-	{name: "tasks/resubscribe", version: a2a.V03, streams: true, stateful: true},
+	{name: "tasks/resubscribe", version: a2a.V03, stateful: true, open: (*Server).resubscribe03},
 	{name: "tasks/list", version: a2a.V03, serve: (*Server).list03}, // a2a-go's extension of 0.3
 	{name: "tasks/pushNotificationConfig/set", version: a2a.V03, serve: (*Server).pushSet03},
 	{name: "tasks/pushNotificationConfig/get", version: a2a.V03, serve: (*Server).pushGet03},
@@ -62,10 +66,10 @@ var methods = []method{
 	{name: "agent/getAuthenticatedExtendedCard", version: a2a.V03, authOnly: true, serve: (*Server).card03},
 
 	{name: "SendMessage", version: a2a.V10, stateful: true, serve: (*Server).sendV1},
-	{name: "SendStreamingMessage", version: a2a.V10, streams: true, stateful: true},
+	{name: "SendStreamingMessage", version: a2a.V10, stateful: true, open: (*Server).streamV1},
 	{name: "GetTask", version: a2a.V10, serve: (*Server).getV1},
 	{name: "CancelTask", version: a2a.V10, stateful: true, serve: (*Server).cancelV1},
-	{name: "SubscribeToTask", version: a2a.V10, streams: true, stateful: true},
+	{name: "SubscribeToTask", version: a2a.V10, stateful: true, open: (*Server).subscribeV1},
 	{name: "ListTasks", version: a2a.V10, serve: (*Server).listV1},
 	{name: "CreateTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushCreateV1},
 	{name: "GetTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushGetV1},

@@ -8,7 +8,7 @@ import (
 )
 
 // TestMethodTable pins the method table: every method once, with its
-// version and flags, and a handler exactly when it does not stream.
+// version and flags, and one handler: open when it streams, else serve.
 func TestMethodTable(t *testing.T) {
 	type flags struct {
 		version                     a2a.Version
@@ -53,12 +53,12 @@ func TestMethodTable(t *testing.T) {
 			t.Errorf("methods[%d] = %q, want %q", i, m.name, w.name)
 			continue
 		}
-		got := flags{m.version, m.streams, m.stateful, m.authOnly}
+		got := flags{m.version, m.streams(), m.stateful, m.authOnly}
 		if got != w.flags {
 			t.Errorf("%s: %+v, want %+v", m.name, got, w.flags)
 		}
-		if (m.serve == nil) != m.streams {
-			t.Errorf("%s: streams %v, has a handler %v: want a handler exactly when it does not stream", m.name, m.streams, m.serve != nil)
+		if (m.serve == nil) == (m.open == nil) {
+			t.Errorf("%s: serve set %v, open set %v: want exactly one", m.name, m.serve != nil, m.open != nil)
 		}
 		if l, ok := lookup(w.name); !ok || l != &methods[i] {
 			t.Errorf("lookup(%q) = %v, %v: want methods[%d]", w.name, l, ok, i)

@@ -421,11 +421,11 @@ func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) 
 		return s.unauthorized(c, wire, req.ID, a2a.ErrExtendedCardAuth, challengeMissing)
 	}
 	ac.stateful = m.stateful
-	if m.streams {
+	if m.streams() {
 		if s.cfg.Streams == nil {
 			return s.answer(c, ac, &req, m.version, nil, a2a.ErrStreamingNotSupport)
 		}
-		return s.stream(c, ac, &req, m.version)
+		return s.stream(c, ac, &req, m)
 	}
 	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, caller: s.callerOf(r), p: p, ac: ac})
 	return s.answer(c, ac, &req, m.version, res, rpcErr)

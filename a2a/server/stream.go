@@ -31,78 +31,104 @@ const LastEventIDKey = "a2ad.lastEventId"
 // DefaultKeepAlive is the interval of SSE comment keep-alives.
 const DefaultKeepAlive = 15 * time.Second
 
-// stream serves message/stream and tasks/resubscribe as server-sent
-// events: each data line is one JSON-RPC response carrying the request id,
-// each SSE id the task's event sequence. Errors before the first event
-// are answered as ordinary JSON-RPC errors: as a single SSE event to a
-// client that accepts text/event-stream, else as application/json.
-func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, wire a2a.Version) error {
+// opened is a streaming call ready to run: what runs it, and the
+// metadata of its params (a client may resume from an event id there).
+type opened struct {
+	meta map[string]any
+	run  func(emit func(tasks.StreamEvent) error) error
+}
+
+// The streaming methods: each decodes its params and opens its stream.
+
+func (s *Server) stream03(cl *call) (opened, *a2a.Error) {
+	p, perr := a2a.DecodeSendParams(cl.req.Params)
+	if perr != nil {
+		return opened{}, perr
+	}
+	return s.openSend(cl, p), nil
+}
+
+func (s *Server) streamV1(cl *call) (opened, *a2a.Error) {
+	p, perr := a2a.DecodeSendParamsV1(cl.req.Params)
+	if perr != nil {
+		return opened{}, perr
+	}
+	if p.PushConfig != nil {
+		p.PushConfig.Wire = a2a.V10
+	}
+	return s.openSend(cl, p), nil
+}
+
+func (s *Server) resubscribe03(cl *call) (opened, *a2a.Error) {
+	p, perr := a2a.DecodeTaskIDParams(cl.req.Params)
+	if perr != nil {
+		return opened{}, perr
+	}
+	cl.ac.noteTask(p.ID)
+	return s.openWatch(cl, p), nil
+}
+
+// subscribeV1 serves SubscribeToTask: a finished task has nothing to
+// subscribe to, but a client resuming from an event id still gets what
+// it missed.
+func (s *Server) subscribeV1(cl *call) (opened, *a2a.Error) {
+	p, perr := a2a.DecodeTaskIDParamsV1(cl.req.Params)
+	if perr != nil {
+		return opened{}, perr
+	}
+	cl.ac.noteTask(p.ID)
+	if lastEventID(cl.r, p.Metadata) == nil {
+		t, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, p.ID, nil)
+		if err != nil {
+			return opened{}, s.fail(cl, err)
+		}
+		if t.Status.State.Terminal() {
+			return opened{}, a2a.ErrTaskTerminal
+		}
+	}
+	return s.openWatch(cl, p), nil
+}
+
+// openSend opens the stream of a message: it is sent, then its task
+// watched.
+func (s *Server) openSend(cl *call, p a2a.SendParams) opened {
+	cl.ac.noteTask(p.Message.TaskID)
+	return opened{meta: p.Metadata, run: func(emit func(tasks.StreamEvent) error) error {
+		out, err := s.cfg.Streams.Stream(cl.ctx, cl.caller, p, lastEventID(cl.r, p.Metadata), emit)
+		cl.ac.outcome = out
+		return err
+	}}
+}
+
+// openWatch opens the stream of a task's events.
+func (s *Server) openWatch(cl *call, p a2a.TaskIDParams) opened {
+	return opened{meta: p.Metadata, run: func(emit func(tasks.StreamEvent) error) error {
+		return s.cfg.Streams.Watch(cl.ctx, cl.caller, p.ID, lastEventID(cl.r, p.Metadata), emit)
+	}}
+}
+
+// stream serves a streaming method as server-sent events: each data line
+// is one JSON-RPC response carrying the request id, each SSE id the
+// task's event sequence. Errors before the first event are answered as
+// ordinary JSON-RPC errors: as a single SSE event to a client that accepts
+// text/event-stream, else as application/json.
+func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, m *method) error {
 	r := c.Request()
+	wire := m.version
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	stop := context.AfterFunc(s.streams, func() { cancel(nil) }) // shutdown ends open streams
 	defer stop()
 	defer s.track(ctx, cancel)()
-	caller := s.callerOf(r)
 	if errors.Is(context.Cause(ctx), errRevoked) {
 		ac.revoked = true
 		return s.streamError(c, ac, req, wire, a2a.ErrKeyRevoked)
 	}
-	var run func(emit func(tasks.StreamEvent) error) error
-	var meta map[string]any
-	switch req.Method {
-	case "message/stream", "SendStreamingMessage":
-		var (
-			p    a2a.SendParams
-			perr *a2a.Error
-		)
-		if wire == a2a.V10 {
-			if p, perr = a2a.DecodeSendParamsV1(req.Params); perr == nil && p.PushConfig != nil {
-				p.PushConfig.Wire = a2a.V10
-			}
-		} else {
-			p, perr = a2a.DecodeSendParams(req.Params)
-		}
-		if perr != nil {
-			return s.streamError(c, ac, req, wire, perr)
-		}
-		meta = p.Metadata
-		ac.noteTask(p.Message.TaskID)
-		run = func(emit func(tasks.StreamEvent) error) error {
-			out, err := s.cfg.Streams.Stream(ctx, caller, p, lastEventID(r, meta), emit)
-			ac.outcome = out
-			return err
-		}
-	default:
-		var (
-			p    a2a.TaskIDParams
-			perr *a2a.Error
-		)
-		if wire == a2a.V10 {
-			p, perr = a2a.DecodeTaskIDParamsV1(req.Params)
-		} else {
-			p, perr = a2a.DecodeTaskIDParams(req.Params)
-		}
-		if perr != nil {
-			return s.streamError(c, ac, req, wire, perr)
-		}
-		meta = p.Metadata
-		ac.noteTask(p.ID)
-		if wire == a2a.V10 && lastEventID(r, meta) == nil {
-			// 1.0: a finished task has nothing to subscribe to. A client
-			// resuming from an event id still gets what it missed.
-			t, err := s.cfg.Tasks.Get(ctx, caller, p.ID, nil)
-			if err != nil {
-				return s.streamError(c, ac, req, wire, s.rpcError(ctx, ac, req.Method, err))
-			}
-			if t.Status.State.Terminal() {
-				return s.streamError(c, ac, req, wire, a2a.ErrTaskTerminal)
-			}
-		}
-		run = func(emit func(tasks.StreamEvent) error) error {
-			return s.cfg.Streams.Watch(ctx, caller, p.ID, lastEventID(r, meta), emit)
-		}
+	o, perr := m.open(s, &call{ctx: ctx, r: r, req: req, caller: s.callerOf(r), p: ac.principal, ac: ac})
+	if perr != nil {
+		return s.streamError(c, ac, req, wire, perr)
 	}
+	meta := o.meta
 	if v, ok := meta[LastEventIDKey]; ok && lastEventIDValue(v) == nil {
 		return s.streamError(c, ac, req, wire, a2a.InvalidParams(a2a.Problem{
 			Path: "/metadata/" + LastEventIDKey, Message: "must be a non-negative integer"}))
@@ -115,7 +141,7 @@ func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, wire a2
 	}
 
 	sw := &sseWriter{w: c.Response(), id: req.ID, keepAlive: s.cfg.KeepAlive, v1: wire == a2a.V10}
-	err := run(func(e tasks.StreamEvent) error {
+	err := o.run(func(e tasks.StreamEvent) error {
 		switch {
 		case e.Task != nil:
 			ac.noteResult(e.Task)
