@@ -333,17 +333,17 @@ func TestSendToTerminalTaskIsRefused(t *testing.T) {
 func TestRetryOfAFollowUpToAFinishedTask(t *testing.T) {
 	b := echoBackend()
 	e := newEnv(t, tasks.Config{}, fn(t, "demo::echo", b))
-	first, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello")))
+	first, _, err := e.svc.Send(ctx, tasks.Caller{}, send(textMsg("m1", "hello")))
 	if err != nil || first.Status.State != a2a.StateInputRequired {
 		t.Fatalf("first message: %v, %v; want input-required", first, err)
 	}
 	follow := dataMsg("m2", "demo::echo", `{"a":1}`)
 	follow.TaskID = first.ID
-	done, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
+	done, _, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
 	if err != nil || done.Status.State != a2a.StateCompleted {
 		t.Fatalf("follow-up: %v, %v; want completed", done, err)
 	}
-	again, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestRetryOfAFollowUpToAFinishedTask(t *testing.T) {
 	}
 	other := dataMsg("m2", "demo::echo", `{"a":2}`)
 	other.TaskID = first.ID
-	if _, err := e.svc.Send(ctx, tasks.Caller{}, send(other)); !errors.Is(err, tasks.ErrMessageIDReused) {
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(other)); !errors.Is(err, tasks.ErrMessageIDReused) {
 		t.Fatalf("messageId reused with another message on a finished task: %v, want ErrMessageIDReused", err)
 	}
 }

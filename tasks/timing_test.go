@@ -23,7 +23,7 @@ func TestForeignTaskCostsWhatAMissingOneDoes(t *testing.T) {
 	e := newEnv(t, tasks.Config{PushGuard: Guard{}}, fn(t, "demo::echo", echoBackend()))
 	alice, bob := tasks.Caller{ID: "alice"}, tasks.Caller{ID: "bob"}
 	big := `{"message":"` + strings.Repeat("x", 900_000) + `"}`
-	task, err := e.svc.Send(ctx, alice, send(dataMsg("m-big", "demo::echo", big)))
+	task, _, err := e.svc.Send(ctx, alice, send(dataMsg("m-big", "demo::echo", big)))
 	if err != nil || task.Status.State != a2a.StateCompleted {
 		t.Fatalf("big task: %v, %v", task, err)
 	}
@@ -54,7 +54,7 @@ func TestForeignTaskCostsWhatAMissingOneDoes(t *testing.T) {
 		{"Send to the task", func(id string) error {
 			m := dataMsg("m-bob", "demo::echo", `{}`)
 			m.TaskID = id
-			_, err := e.svc.Send(ctx, bob, send(m))
+			_, _, err := e.svc.Send(ctx, bob, send(m))
 			return err
 		}},
 	}
