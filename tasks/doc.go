@@ -1,4 +1,5 @@
-// Package tasks owns the life of a task: the model and its state machine,
+// Package tasks owns the life of a task: the model and its state machine
+// (state.go: every status change goes through it),
 // the Store contract, the Service that turns a message into a function
 // call (resolution, exposure check, validation, idempotency), the executor
 // that runs calls under concurrency caps, cancellation, crash recovery,

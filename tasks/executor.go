@@ -138,8 +138,6 @@ func withRecord(evs []Event, rec *Record) []Event {
 	return evs
 }
 
-var errSkip = errors.New("task moved on")
-
 func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	if held != nil {
@@ -154,10 +152,9 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 		defer release()
 		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
 		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-			if r.State() != a2a.StateSubmitted {
-				return nil, errSkip
+			if err := s.move(r, onStart, working); err != nil {
+				return nil, err
 			}
-			s.setStatus(r, working)
 			return []Event{{Status: &working}}, nil
 		})
 		if err != nil {
@@ -181,10 +178,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 // the task instead, and stops the call.
 func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
 	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-		if r.State() != a2a.StateWorking {
-			return nil, errSkip
-		}
-		return s.applyProgress(r, p), nil
+		return s.applyProgress(r, p)
 	})
 	switch {
 	case errors.Is(err, errSkip):
@@ -204,8 +198,9 @@ func (s *Service) progress(ctx context.Context, owner, id string, p functions.Pr
 // task is no longer working.
 func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
 	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-		if r.State() != a2a.StateWorking {
-			return nil, errSkip
+		// A process group is news of a running call, as progress is.
+		if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
+			return nil, err
 		}
 		r.Group = &g
 		return []Event{}, nil // a change of the record, no event
@@ -220,12 +215,18 @@ func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.
 // which adds to, or appends to, its artifact (ApplyArtifact: the store
 // applies it, and foldArtifacts does on a record held whole); a chunk that
 // would take r's artifacts past MaxTaskArtifactBytes fails r instead
-// (tooLarge).
-func (s *Service) applyProgress(r *Record, p functions.Progress) []Event {
+// (tooLarge). Returns errSkip, and changes nothing, if r is no longer
+// working.
+func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error) {
+	if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
+		return nil, err
+	}
 	if pa := p.Artifact; pa != nil {
 		if st, over := s.tooLarge(r, pa); over {
-			s.setStatus(r, st)
-			return []Event{{Status: &st}}
+			if err := s.move(r, onProgress, st); err != nil {
+				return nil, err
+			}
+			return []Event{{Status: &st}}, nil
 		}
 		part := a2a.DataPart(pa.Data)
 		if pa.Text != nil {
@@ -237,15 +238,16 @@ func (s *Service) applyProgress(r *Record, p functions.Progress) []Event {
 		}
 		chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
 		r.UpdatedAt = s.cfg.Now()
-		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}
+		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}, nil
 	}
 	if p.Message == "" {
-		return nil
+		return nil, nil
 	}
 	st := s.status(a2a.StateWorking, agentText(r.Task.ID, r.Task.ContextID, p.Message))
-	r.Task.Status = st
-	r.UpdatedAt = s.cfg.Now()
-	return []Event{{Status: &st}}
+	if err := s.move(r, onProgress, st); err != nil {
+		return nil, err
+	}
+	return []Event{{Status: &st}}, nil
 }
 
 // callResult is what a finished call leaves for its task.
@@ -270,17 +272,26 @@ func (res *callResult) events() []Event {
 
 // apply records res on r: its status, and its artifact as an event; the
 // call's process group is gone. A result that would take r's artifacts
-// past MaxTaskArtifactBytes fails r instead, and is not stored.
-func (s *Service) apply(r *Record, res *callResult) []Event {
+// past MaxTaskArtifactBytes fails r instead, and is not stored. Returns
+// errSkip, and changes nothing, if r is no longer working (a result after
+// a cancel is discarded).
+func (s *Service) apply(r *Record, res *callResult) ([]Event, error) {
+	if err := transition(r.State(), res.status.State, onResult); err != nil {
+		return nil, err
+	}
 	r.Group = nil
 	if res.artifact != nil {
 		if st, over := s.resultTooLarge(r, res.artifact); over {
-			s.setStatus(r, st)
-			return []Event{{Status: &st}}
+			if err := s.move(r, onResult, st); err != nil {
+				return nil, err
+			}
+			return []Event{{Status: &st}}, nil
 		}
 	}
-	s.setStatus(r, res.status)
-	return res.events()
+	if err := s.move(r, onResult, res.status); err != nil {
+		return nil, err
+	}
+	return res.events(), nil
 }
 
 // foldArtifacts applies the artifact events to r's artifacts, for a record
@@ -325,10 +336,7 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 // the cancel).
 func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
 	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
-		if r.State() != a2a.StateWorking {
-			return nil, errSkip
-		}
-		return s.apply(r, &res), nil
+		return s.apply(r, &res)
 	})
 	switch {
 	case errors.Is(err, errSkip):
@@ -344,7 +352,7 @@ func (s *Service) finish(ctx context.Context, owner, id string, res callResult, 
 
 // outcome turns a call's result into the task's next status and artifact.
 func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, *a2a.Artifact) {
-	const ctxID = "" // setStatus fills in the task's context id
+	const ctxID = "" // advance fills in the task's context id
 	switch {
 	case timedOut:
 		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")

@@ -130,19 +130,20 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 		}
 		final := *rec
 		final.Task.Artifacts = nil
-		final.Task.Status = working
+		if err := s.move(&final, onStart, working); err != nil {
+			return nil, err
+		}
 		// final is held whole: each artifact event is folded into it as
 		// it comes, so that the artifact limit counts what came before.
 		for _, p := range sp.pending {
-			if final.State() != a2a.StateWorking {
+			evs, err := s.applyProgress(&final, p)
+			if err != nil {
 				break // a chunk past the artifact limit failed it
 			}
-			evs := s.applyProgress(&final, p)
 			foldArtifacts(&final, evs)
 			events = append(events, evs...)
 		}
-		if final.State() == a2a.StateWorking {
-			evs := s.apply(&final, res)
+		if evs, err := s.apply(&final, res); err == nil { // else failed by a chunk
 			foldArtifacts(&final, evs)
 			events = append(events, evs...)
 		}
@@ -157,7 +158,10 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	}
 	// The call is slow: store its task working now, with its process
 	// group if it has one already.
-	s.setStatus(rec, working)
+	if err := s.move(rec, onStart, working); err != nil {
+		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
+		return nil, err
+	}
 	sp.mu.Lock()
 	rec.Group = sp.group
 	sp.mu.Unlock()

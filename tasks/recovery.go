@@ -89,10 +89,12 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 		status = s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted", FailureInterrupted))
 	}
 	r, events, _, err := s.store.Update(ctx, rec.Owner, rec.Task.ID, nil, Head, func(r *Record) ([]Event, error) {
-		if r.State() != st {
+		if r.State() != st { // moved on since Active read it
 			return nil, errSkip
 		}
-		s.setStatus(r, status)
+		if err := s.move(r, onRecover, status); err != nil {
+			return nil, err
+		}
 		r.Group = nil
 		return []Event{{Status: &status}}, nil
 	})

@@ -304,7 +304,9 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 		rec.FunctionID, rec.Input = f.ID, c.Input
 		status = s.status(a2a.StateSubmitted, nil)
 	}
-	s.setStatus(rec, status)
+	if err := s.move(rec, onMessage, status); err != nil {
+		return nil, err
+	}
 	events := []Event{{Status: &status}}
 	var held func()
 	ck := caller.callKey()
@@ -328,10 +330,14 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 		// With a slot free now, store the task already working: one
 		// commit fewer than submitted, then working.
 		if ok {
-			held = release
 			working := s.status(a2a.StateWorking, nil)
+			if err := s.move(rec, onStart, working); err != nil {
+				release()
+				s.unreserve(ck)
+				return nil, err
+			}
+			held = release
 			events = append(events, Event{Status: &working})
-			s.setStatus(rec, working)
 		}
 	}
 	got, created, err := s.store.Create(ctx, key, rec, events)
@@ -389,15 +395,12 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		status  a2a.TaskStatus
 		rejectF string
 	)
-	switch st := snap.State(); {
-	case st.Terminal() || !st.Interrupted():
+	switch err := transition(snap.State(), a2a.StateSubmitted, onMessage); {
+	case errors.Is(err, ErrTaskTerminal), errors.Is(err, ErrTaskBusy):
 		// A finished task takes no more messages (A2A 1.0 says so; 0.3
 		// does the same here), and a running one none until it asks: only
 		// a retry of a message it already holds is fine, and returns it.
-		refuse := ErrTaskBusy
-		if st.Terminal() {
-			refuse = ErrTaskTerminal
-		}
+		refuse := err
 		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, sc, func(*Record) ([]Event, error) { return nil, refuse })
 		if err != nil {
 			return nil, err
@@ -407,6 +410,8 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 			return rec, nil
 		}
 		return nil, refuse
+	case err != nil:
+		return nil, err
 	case snap.FunctionID != "":
 		in, perr := followUpInput(msg, snap.FunctionID)
 		if perr != nil {
@@ -462,10 +467,12 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 				return nil, err
 			}
 		}
+		if err := s.move(r, onMessage, status); err != nil {
+			return nil, err
+		}
 		if fn != nil {
 			r.FunctionID, r.Input = fn.ID, input
 		}
-		s.setStatus(r, status)
 		return []Event{{Status: &status}}, nil
 	})
 	if err != nil || dup {
@@ -613,15 +620,10 @@ func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
 	return a2a.TaskStatus{State: st, Message: m, Timestamp: a2a.Timestamp(s.cfg.Now())}
 }
 
-// setStatus makes st the record's status; an agent message goes into the
-// history too, so the conversation reads in order.
-func (s *Service) setStatus(r *Record, st a2a.TaskStatus) {
-	if st.Message != nil {
-		st.Message.ContextID = r.Task.ContextID
-		r.Task.History = append(r.Task.History, *st.Message)
-	}
-	r.Task.Status = st
-	r.UpdatedAt = s.cfg.Now()
+// move is advance at the service's clock: it moves r to st on on, if the
+// state machine allows it (see transition for its errors).
+func (s *Service) move(r *Record, on trigger, st a2a.TaskStatus) error {
+	return advance(r, on, st, s.cfg.Now())
 }
 
 // Get returns caller's task id, with at most historyLength messages of
@@ -650,11 +652,10 @@ func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string)
 func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
 	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, Whole, func(r *Record) ([]Event, error) {
-		if r.State().Terminal() {
-			return nil, ErrNotCancelable
-		}
 		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
-		s.setStatus(r, status)
+		if err := s.move(r, onCancel, status); err != nil {
+			return nil, err
+		}
 		return []Event{{Status: &status}}, nil
 	})
 	if err != nil {

@@ -1,0 +1,157 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// The state machine of a task: which event may move a task from which
+// state to which. It does no I/O: every store Update closure that changes
+// a status calls advance, and the service decides what to do with its
+// refusal. The rules, as the table below spells them:
+//
+//   - terminal is final: no event leaves completed, canceled, failed or
+//     rejected;
+//   - cancel wins: a cancel moves any task that is not terminal to
+//     canceled, whatever its call is doing;
+//   - a result after a cancel is discarded: a call's progress and result
+//     apply only while the task is working, so once a cancel (or anything
+//     else) moved it on they are refused with errSkip;
+//   - input-required continues: a task waiting for the client (input- or
+//     auth-required) takes a message, which submits a call, is rejected
+//     or asks for input again.
+
+// trigger is what moves a task: a client's message, a step of its call,
+// a cancel or the recovery of a restart.
+type trigger uint8
+
+const (
+	// onMessage: a client message that creates the task or continues an
+	// interrupted one. Target: submitted (a call), rejected (a denied
+	// skill) or input-required (no skill named).
+	onMessage trigger = iota + 1
+	// onStart: the call took its slots. submitted → working.
+	onStart
+	// onProgress: the running call reported a note (working → working)
+	// or an output chunk past the task's artifact limit (→ failed).
+	onProgress
+	// onResult: the call ended. working → completed, failed or
+	// input-required.
+	onResult
+	// onCancel: the client or the operator canceled the task. Any state
+	// but a terminal one → canceled.
+	onCancel
+	// onRecover: a restart found the task submitted or working: it is
+	// submitted again (a retry-safe function) or failed.
+	onRecover
+)
+
+var triggerNames = map[trigger]string{
+	onMessage: "message", onStart: "start", onProgress: "progress",
+	onResult: "result", onCancel: "cancel", onRecover: "recover",
+}
+
+func (t trigger) String() string {
+	if n, ok := triggerNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("trigger(%d)", uint8(t))
+}
+
+// stateNew is the state of a task not stored yet: its first message
+// moves it.
+const stateNew a2a.TaskState = ""
+
+// transitions is the table of allowed moves: for each trigger, the states
+// it may fire in and the states it may lead to. Anything not listed is
+// refused.
+var transitions = []struct {
+	on   trigger
+	from []a2a.TaskState
+	to   []a2a.TaskState
+}{
+	{onMessage,
+		[]a2a.TaskState{stateNew, a2a.StateInputRequired, a2a.StateAuthRequired},
+		[]a2a.TaskState{a2a.StateSubmitted, a2a.StateRejected, a2a.StateInputRequired}},
+	{onStart,
+		[]a2a.TaskState{a2a.StateSubmitted},
+		[]a2a.TaskState{a2a.StateWorking}},
+	{onProgress,
+		[]a2a.TaskState{a2a.StateWorking},
+		[]a2a.TaskState{a2a.StateWorking, a2a.StateFailed}},
+	{onResult,
+		[]a2a.TaskState{a2a.StateWorking},
+		[]a2a.TaskState{a2a.StateCompleted, a2a.StateFailed, a2a.StateInputRequired}},
+	{onCancel,
+		[]a2a.TaskState{stateNew, a2a.StateSubmitted, a2a.StateWorking, a2a.StateInputRequired, a2a.StateAuthRequired, a2a.StateUnknown},
+		[]a2a.TaskState{a2a.StateCanceled}},
+	{onRecover,
+		[]a2a.TaskState{a2a.StateSubmitted, a2a.StateWorking},
+		[]a2a.TaskState{a2a.StateSubmitted, a2a.StateFailed}},
+}
+
+// errSkip refuses a step of a call (or of recovery) that the task has
+// moved past, such as the result of a call whose task was canceled: the
+// step is dropped, and nothing is written.
+var errSkip = errors.New("task moved on")
+
+// transition reports whether on may move a task from from to to. Its
+// refusals say why, in the errors the service answers with:
+// ErrNotCancelable for a cancel of a terminal task, ErrTaskTerminal for a
+// message to a terminal task, ErrTaskBusy for a message to a task whose
+// call is pending, errSkip for a step of a call or of recovery that the
+// task moved past; a target that on never leads to is a bug of the caller
+// (an error naming the move).
+func transition(from, to a2a.TaskState, on trigger) error {
+	for _, t := range transitions {
+		if t.on != on {
+			continue
+		}
+		if !slices.Contains(t.from, from) {
+			return refusal(from, on)
+		}
+		if !slices.Contains(t.to, to) {
+			return fmt.Errorf("tasks: no %s leads from %q to %q", on, from, to)
+		}
+		return nil
+	}
+	return fmt.Errorf("tasks: unknown %s", on)
+}
+
+// refusal is the error of on, fired in from where the table has no move.
+func refusal(from a2a.TaskState, on trigger) error {
+	switch on {
+	case onCancel:
+		return ErrNotCancelable
+	case onMessage:
+		if from.Terminal() {
+			return ErrTaskTerminal
+		}
+		return ErrTaskBusy
+	}
+	return errSkip
+}
+
+// advance moves r to st on on, if the table allows it from r's state (see
+// transition, whose error it returns, leaving r as it was). A status
+// message goes into the history too, so that the conversation reads in
+// order, unless it is a working note (transient). now is the time of the
+// change.
+func advance(r *Record, on trigger, st a2a.TaskStatus, now time.Time) error {
+	if err := transition(r.State(), st.State, on); err != nil {
+		return err
+	}
+	if st.Message != nil {
+		st.Message.ContextID = r.Task.ContextID
+		if st.State != a2a.StateWorking {
+			r.Task.History = append(r.Task.History, *st.Message)
+		}
+	}
+	r.Task.Status = st
+	r.UpdatedAt = now
+	return nil
+}
