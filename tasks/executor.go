@@ -2,110 +2,192 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
+	"sync"
 
-	"github.com/rs/zerolog"
-
-	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 )
 
+// Reasons a run is cancelled, read with context.Cause.
+var (
+	errCanceledByClient = errors.New("canceled by the client")
+	errShuttingDown     = errors.New("server shutting down")
+)
+
+// executor runs calls under the caps. It owns the places of calls
+// (reserved, queued or running: in all, and per caller), the concurrency
+// slots (global and per function), the cancel of each running call, and
+// the lifetime of runs. It knows nothing of tasks or the store: what a
+// run does is the function its owner hands to spawn.
+//
+// A place is held from reserve (or hold) until it is given back, by
+// unreserve or by the end of the run spawned with it; Close waits for
+// every place to be given back.
+type executor struct {
+	maxConcurrent int
+	maxQueue      int
+
+	ctx    context.Context // the lifetime of runs
+	cancel context.CancelCauseFunc
+
+	slots   chan struct{} // global concurrency cap
+	fnSlots sync.Map      // *functions.Function → chan struct{}
+
+	places sync.WaitGroup // one per place held; Add only under mu while open
+
+	mu       sync.Mutex
+	inflight int                                // places held
+	calls    map[callKey]int                    // the same, per caller (no zero entries)
+	runs     map[string]context.CancelCauseFunc // taskID → cancel of its run
+	closed   bool
+}
+
+func newExecutor(maxConcurrent, maxQueue int) *executor {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &executor{
+		maxConcurrent: maxConcurrent,
+		maxQueue:      maxQueue,
+		ctx:           ctx,
+		cancel:        cancel,
+		slots:         make(chan struct{}, maxConcurrent),
+		calls:         make(map[callKey]int),
+		runs:          make(map[string]context.CancelCauseFunc),
+	}
+}
+
 // reserve takes a place for one call of k among the running and queued
-// ones: at most MaxConcurrent run and MaxQueue wait in all, and at most
+// ones: at most maxConcurrent run and maxQueue wait in all, and at most
 // max (0: no cap) are k's. The caller's own cap is checked first: a
-// caller at its cap hears so even when the server is full too.
-func (s *Service) reserve(k callKey, max int) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+// caller at its cap hears so even when the server is full too. Errors:
+// ErrClosed, ErrCallerBusy, ErrBusy.
+func (ex *executor) reserve(k callKey, max int) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.closed {
 		return ErrClosed
 	}
-	if max > 0 && s.calls[k] >= max {
+	if max > 0 && ex.calls[k] >= max {
 		return ErrCallerBusy
 	}
-	if s.inflight >= s.cfg.MaxQueue+s.cfg.MaxConcurrent {
+	if ex.inflight >= ex.maxQueue+ex.maxConcurrent {
 		return ErrBusy
 	}
-	s.inflight++
-	s.calls[k]++
+	ex.count(k)
 	return nil
 }
 
 // hold takes a place for a call of k whatever the caps: a recovered run.
-func (s *Service) hold(k callKey) {
-	s.mu.Lock()
-	s.inflight++
-	s.calls[k]++
-	s.mu.Unlock()
+// It reports false, taking nothing, once the executor is closed.
+func (ex *executor) hold(k callKey) bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.closed {
+		return false
+	}
+	ex.count(k)
+	return true
 }
 
-// unreserve gives back k's place when a call ends (or never starts).
-func (s *Service) unreserve(k callKey) {
-	s.mu.Lock()
-	s.release(k)
-	s.mu.Unlock()
+// count counts a place of k; ex.mu is held and ex is open.
+func (ex *executor) count(k callKey) {
+	ex.places.Add(1)
+	ex.inflight++
+	ex.calls[k]++
 }
 
-// release gives back k's place; s.mu is held.
-func (s *Service) release(k callKey) {
-	s.inflight--
-	if n := s.calls[k]; n > 1 {
-		s.calls[k] = n - 1
+// unreserve gives back k's place when its call never starts.
+func (ex *executor) unreserve(k callKey) {
+	ex.mu.Lock()
+	ex.inflight--
+	if n := ex.calls[k]; n > 1 {
+		ex.calls[k] = n - 1
 	} else {
-		delete(s.calls, k)
+		delete(ex.calls, k)
+	}
+	ex.mu.Unlock()
+	ex.places.Done()
+}
+
+// spawn runs run in a goroutine as the call of task id, with a context
+// that stop and Close cancel; a place was taken for it under k, and is
+// given back when run returns. It returns the cancel of run's context.
+func (ex *executor) spawn(id string, k callKey, run func(ctx context.Context)) context.CancelCauseFunc {
+	ctx, cancel := context.WithCancelCause(ex.ctx)
+	ex.mu.Lock()
+	ex.runs[id] = cancel
+	ex.mu.Unlock()
+	go func() {
+		defer ex.unreserve(k) // last: Close may return once it is done
+		defer func() {
+			ex.mu.Lock()
+			delete(ex.runs, id)
+			ex.mu.Unlock()
+			cancel(nil)
+		}()
+		run(ctx)
+	}()
+	return cancel
+}
+
+// stop cancels the running call of task id, if any, with cause.
+func (ex *executor) stop(id string, cause error) {
+	ex.mu.Lock()
+	cancel := ex.runs[id]
+	ex.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
 	}
 }
 
-// start runs rec's call in the background; a place was reserved for it
-// under k. held, when not nil, releases the slots the call already holds:
-// its task was stored working, so the run goes straight to the call.
-func (s *Service) start(k callKey, rec *Record, fn *functions.Function, held func()) {
-	ctx, cancel := context.WithCancelCause(s.ctx)
-	s.mu.Lock()
-	s.runs[rec.Task.ID] = cancel
-	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.runs, rec.Task.ID)
-			s.release(k)
-			s.mu.Unlock()
-			cancel(nil)
-		}()
-		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input, held)
-	}()
+// drain refuses new places (ErrClosed) while the calls that hold one go
+// on.
+func (ex *executor) drain() {
+	ex.mu.Lock()
+	ex.closed = true
+	ex.mu.Unlock()
 }
 
-func (s *Service) fnSemaphore(fn *functions.Function) chan struct{} {
+// Close refuses new places, waits until every place is given back or ctx
+// is done, then cancels the runs left (errShuttingDown) and waits for
+// them to end.
+func (ex *executor) Close(ctx context.Context) {
+	ex.drain()
+	done := make(chan struct{})
+	go func() { ex.places.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	ex.cancel(errShuttingDown)
+	<-done
+}
+
+func (ex *executor) fnSemaphore(fn *functions.Function) chan struct{} {
 	if fn.MaxConcurrency <= 0 {
 		return nil
 	}
-	if v, ok := s.fnSlots.Load(fn); ok {
+	if v, ok := ex.fnSlots.Load(fn); ok {
 		return v.(chan struct{})
 	}
-	v, _ := s.fnSlots.LoadOrStore(fn, make(chan struct{}, fn.MaxConcurrency))
+	v, _ := ex.fnSlots.LoadOrStore(fn, make(chan struct{}, fn.MaxConcurrency))
 	return v.(chan struct{})
 }
 
 // acquire takes a slot of fn and a global one. With wait it waits for
 // them until ctx ends; without, it takes them only if both are free now.
-func (s *Service) acquire(ctx context.Context, fn *functions.Function, wait bool) (release func(), ok bool) {
-	fsem := s.fnSemaphore(fn)
+func (ex *executor) acquire(ctx context.Context, fn *functions.Function, wait bool) (release func(), ok bool) {
+	fsem := ex.fnSemaphore(fn)
 	if fsem != nil && !take(ctx, fsem, wait) {
 		return nil, false
 	}
-	if !take(ctx, s.slots, wait) {
+	if !take(ctx, ex.slots, wait) {
 		if fsem != nil {
 			<-fsem
 		}
 		return nil, false
 	}
 	return func() {
-		<-s.slots
+		<-ex.slots
 		if fsem != nil {
 			<-fsem
 		}
@@ -127,277 +209,4 @@ func take(ctx context.Context, sem chan struct{}, wait bool) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// withRecord attaches rec, the task after the events, to the last event,
-// so that waiters need not read it back from the store.
-func withRecord(evs []Event, rec *Record) []Event {
-	if len(evs) > 0 {
-		evs[len(evs)-1].rec = rec
-	}
-	return evs
-}
-
-func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
-	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
-	if held != nil {
-		defer held()
-	} else {
-		s.met.CallQueued(fn.ID, 1)
-		release, ok := s.acquire(ctx, fn, true)
-		s.met.CallQueued(fn.ID, -1)
-		if !ok {
-			return // canceled while queued, or shutting down: the task is as it should be
-		}
-		defer release()
-		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
-		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-			if err := s.move(r, onStart, working); err != nil {
-				return nil, err
-			}
-			return []Event{{Status: &working}}, nil
-		})
-		if err != nil {
-			if !errors.Is(err, errSkip) {
-				log.Error().Err(err).Msg("store working state")
-			}
-			return
-		}
-		s.broker.Publish(id, events)
-	}
-	report := func(p functions.Progress) { s.progress(ctx, owner, id, p, log) }
-	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
-	if res := s.call(ctx, id, fn, input, log, report, started); !res.stopped {
-		s.finish(ctx, owner, id, res, log)
-	}
-}
-
-// progress stores a report of a running call as an event, unless the task
-// is no longer working.
-// A chunk that takes the task's artifacts past MaxTaskArtifactBytes fails
-// the task instead, and stops the call.
-func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
-	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-		return s.applyProgress(r, p)
-	})
-	switch {
-	case errors.Is(err, errSkip):
-	case err != nil:
-		log.Error().Err(err).Msg("store call progress")
-	case rec.State() == a2a.StateFailed:
-		s.broker.Publish(id, evs) // rec is the head: a waiter reads the task
-		log.Warn().Int64("limit", s.cfg.MaxTaskArtifactBytes).Msg("call stopped: its output passed the task's artifact limit")
-		s.stopRun(id, errOutputTooLarge)
-	default:
-		s.broker.Publish(id, evs)
-	}
-}
-
-// storeGroup stores g, the process group of the task's running call, so
-// that if a2ad crashes the next start can kill it (see recover); unless the
-// task is no longer working.
-func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
-	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-		// A process group is news of a running call, as progress is.
-		if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
-			return nil, err
-		}
-		r.Group = &g
-		return []Event{}, nil // a change of the record, no event
-	})
-	if err != nil && !errors.Is(err, errSkip) {
-		log.Error().Err(err).Msg("store call process group")
-	}
-}
-
-// applyProgress records p on r: a note becomes r's working status (not
-// history: notes are transient), an artifact chunk is an artifact event,
-// which adds to, or appends to, its artifact (ApplyArtifact: the store
-// applies it, and foldArtifacts does on a record held whole); a chunk that
-// would take r's artifacts past MaxTaskArtifactBytes fails r instead
-// (tooLarge). Returns errSkip, and changes nothing, if r is no longer
-// working.
-func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error) {
-	if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
-		return nil, err
-	}
-	if pa := p.Artifact; pa != nil {
-		if st, over := s.tooLarge(r, pa); over {
-			if err := s.move(r, onProgress, st); err != nil {
-				return nil, err
-			}
-			return []Event{{Status: &st}}, nil
-		}
-		part := a2a.DataPart(pa.Data)
-		if pa.Text != nil {
-			part = a2a.TextPart(*pa.Text)
-		}
-		id := pa.ArtifactID
-		if id == "" {
-			id = newID()
-		}
-		chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
-		r.UpdatedAt = s.cfg.Now()
-		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}, nil
-	}
-	if p.Message == "" {
-		return nil, nil
-	}
-	st := s.status(a2a.StateWorking, agentText(r.Task.ID, r.Task.ContextID, p.Message))
-	if err := s.move(r, onProgress, st); err != nil {
-		return nil, err
-	}
-	return []Event{{Status: &st}}, nil
-}
-
-// callResult is what a finished call leaves for its task.
-type callResult struct {
-	status   a2a.TaskStatus
-	artifact *a2a.Artifact
-	// stopped: the call was cut short by a cancel or by shutdown, and
-	// leaves the task as it is.
-	stopped bool
-	started time.Time
-}
-
-// events returns the events that record res: the artifact, then the
-// status.
-func (res *callResult) events() []Event {
-	var out []Event
-	if res.artifact != nil {
-		out = append(out, Event{Artifact: res.artifact, LastChunk: true})
-	}
-	return append(out, Event{Status: &res.status})
-}
-
-// apply records res on r: its status, and its artifact as an event; the
-// call's process group is gone. A result that would take r's artifacts
-// past MaxTaskArtifactBytes fails r instead, and is not stored. Returns
-// errSkip, and changes nothing, if r is no longer working (a result after
-// a cancel is discarded).
-func (s *Service) apply(r *Record, res *callResult) ([]Event, error) {
-	if err := transition(r.State(), res.status.State, onResult); err != nil {
-		return nil, err
-	}
-	r.Group = nil
-	if res.artifact != nil {
-		if st, over := s.resultTooLarge(r, res.artifact); over {
-			if err := s.move(r, onResult, st); err != nil {
-				return nil, err
-			}
-			return []Event{{Status: &st}}, nil
-		}
-	}
-	if err := s.move(r, onResult, res.status); err != nil {
-		return nil, err
-	}
-	return res.events(), nil
-}
-
-// foldArtifacts applies the artifact events to r's artifacts, for a record
-// held whole (one about to be created); an update leaves that to the
-// store.
-func foldArtifacts(r *Record, evs []Event) {
-	for _, e := range evs {
-		if e.Artifact != nil {
-			r.Task.Artifacts = ApplyArtifact(r.Task.Artifacts, e.Artifact, e.Append)
-		}
-	}
-}
-
-// call invokes fn once, bounded by its timeout; the call's progress goes
-// to report, and the process group of an exec call to started.
-func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc, started functions.StartedFunc) callResult {
-	begun := time.Now()
-	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
-	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
-	callCtx = functions.WithStarted(callCtx, started)
-	s.met.CallRunning(fn.ID, 1)
-	res, callErr := fn.Backend.Invoke(callCtx, input)
-	s.met.CallRunning(fn.ID, -1)
-	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-	cancel()
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errShuttingDown):
-		log.Warn().Msg("call interrupted by shutdown; recovery will settle the task at the next start")
-		return callResult{stopped: true}
-	case errors.Is(cause, errCanceledByClient):
-		log.Info().Msg("call stopped: task canceled")
-		return callResult{stopped: true}
-	case errors.Is(cause, errOutputTooLarge):
-		return callResult{stopped: true} // the task is failed already
-	}
-	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
-	return callResult{status: status, artifact: artifact, started: begun}
-}
-
-// finish stores a call's result, unless the task was canceled meanwhile
-// (then the late result is discarded in the same transaction that sees
-// the cancel).
-func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
-	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
-		return s.apply(r, &res)
-	})
-	switch {
-	case errors.Is(err, errSkip):
-		log.Info().Msg("call result discarded: task no longer working")
-		return
-	case err != nil:
-		log.Error().Err(err).Msg("store call outcome")
-		return
-	}
-	s.broker.Publish(id, withRecord(evs, rec))
-	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
-}
-
-// outcome turns a call's result into the task's next status and artifact.
-func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, *a2a.Artifact) {
-	const ctxID = "" // advance fills in the task's context id
-	switch {
-	case timedOut:
-		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")
-		return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function call timed out after "+fn.Timeout.String(), FailureTimeout)), nil
-	case callErr != nil:
-		reason := "Function call failed"
-		var ce *functions.CallError
-		if errors.As(callErr, &ce) {
-			reason = ce.Reason
-		}
-		log.Warn().Err(callErr).Msg("call failed")
-		return s.status(a2a.StateFailed, failure(taskID, ctxID, reason, FailureInvoke)), nil
-	case res.InputRequired != "":
-		return s.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
-	}
-	if fn.Output != nil {
-		if problems := fn.Output.Validate(res.Output); len(problems) > 0 {
-			log.Warn().Str("path", problems[0].Path).Str("problem", problems[0].Message).Msg("output does not match the output schema")
-			return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function returned output that does not match its output schema", FailureOutput)), nil
-		}
-	}
-	return s.status(a2a.StateCompleted, nil), &a2a.Artifact{
-		ArtifactID: newID(),
-		Name:       fn.ID,
-		Parts:      []a2a.Part{outputPart(res.Output)},
-	}
-}
-
-// outputPart is the artifact part for a function's output: a data part
-// for an object, a data part {"items": [...]} for an array (0.3 data parts
-// hold objects), a text part for a string, and the JSON text otherwise.
-func outputPart(out json.RawMessage) a2a.Part {
-	switch firstNonSpace(out) {
-	case '{':
-		return a2a.DataPart(out)
-	case '[':
-		b := make([]byte, 0, len(out)+10)
-		b = append(b, `{"items":`...)
-		b = append(b, out...)
-		return a2a.DataPart(append(b, '}'))
-	case '"':
-		var str string
-		if json.Unmarshal(out, &str) == nil {
-			return a2a.TextPart(str)
-		}
-	}
-	return a2a.TextPart(string(out))
 }

@@ -23,15 +23,21 @@ const speculationWindow = 20 * time.Millisecond
 // its client waits for the first event, the task.
 const streamSpeculationWindow = 5 * time.Millisecond
 
-// flight lets one send per (caller, messageId) work at a time, so that
+// flights lets one send per (caller, messageId) work at a time, so that
 // concurrent duplicates never run a call twice: the others wait for it,
-// then find its task.
-func (s *Service) flight(ctx context.Context, key IdemKey, lead func() (*Record, error)) (*Record, error) {
+// then find its task. The zero value is ready.
+type flights struct {
+	mu sync.Mutex
+	m  map[string]chan struct{} // owner+messageId → closed when its send is done
+}
+
+// do runs lead as the one send of key, once no other send of key runs.
+func (f *flights) do(ctx context.Context, key IdemKey, lead func() (*Record, error)) (*Record, error) {
 	k := key.Owner + "\x00" + key.MessageID
 	for {
-		s.mu.Lock()
-		if done, busy := s.flights[k]; busy {
-			s.mu.Unlock()
+		f.mu.Lock()
+		if done, busy := f.m[k]; busy {
+			f.mu.Unlock()
 			select {
 			case <-done:
 				continue
@@ -39,13 +45,16 @@ func (s *Service) flight(ctx context.Context, key IdemKey, lead func() (*Record,
 				return nil, ctx.Err()
 			}
 		}
+		if f.m == nil {
+			f.m = make(map[string]chan struct{})
+		}
 		done := make(chan struct{})
-		s.flights[k] = done
-		s.mu.Unlock()
+		f.m[k] = done
+		f.mu.Unlock()
 		rec, err := lead()
-		s.mu.Lock()
-		delete(s.flights, k)
-		s.mu.Unlock()
+		f.mu.Lock()
+		delete(f.m, k)
+		f.mu.Unlock()
 		close(done)
 		return rec, err
 	}
@@ -68,22 +77,9 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	id := rec.Task.ID
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	sp := &speculation{ready: make(chan struct{})}
-	runCtx, cancel := context.WithCancelCause(s.ctx)
-	s.mu.Lock()
-	s.runs[id] = cancel
-	s.mu.Unlock()
 	input := rec.Input
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer func() {
-			held()
-			s.mu.Lock()
-			delete(s.runs, id)
-			s.release(ck)
-			s.mu.Unlock()
-			cancel(nil)
-		}()
+	cancel := s.ex.spawn(id, ck, func(runCtx context.Context) {
+		defer held()
 		report := func(p functions.Progress) {
 			sp.mu.Lock()
 			if !sp.stored {
@@ -116,7 +112,7 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 		sp.res = &res
 		sp.mu.Unlock()
 		close(sp.ready)
-	}()
+	})
 
 	working := s.status(a2a.StateWorking, nil)
 	events = append(events, Event{Status: &working})

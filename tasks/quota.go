@@ -129,16 +129,6 @@ func partBytes(parts []a2a.Part) int64 {
 // errOutputTooLarge stops a call whose streamed output failed its task.
 var errOutputTooLarge = errors.New("output past the task's artifact limit")
 
-// stopRun cancels the running call of task id, if any, with cause.
-func (s *Service) stopRun(id string, cause error) {
-	s.mu.Lock()
-	cancel := s.runs[id]
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
-	}
-}
-
 // tooLarge reports whether the chunk pa would take r's artifacts past
 // MaxTaskArtifactBytes, and if so the failed status r gets instead.
 func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskStatus, bool) {

@@ -112,7 +112,9 @@ func (s *Service) settle(ctx context.Context, rec *Record, st a2a.TaskState) (re
 	// of their own), but is never refused: it was accepted before.
 	r.Input = rec.Input // an update reads the head only
 	ck := callKey{owner: r.Owner}
-	s.hold(ck)
+	if !s.ex.hold(ck) {
+		return false, nil // closed meanwhile: the next start recovers it
+	}
 	s.start(ck, r, fn, nil)
 	return true, nil
 }

@@ -64,26 +64,13 @@ type Service struct {
 	log    zerolog.Logger
 	met    Metrics
 
-	ctx    context.Context // the lifetime of runs and background loops
+	ex      *executor // places, slots and runs of calls
+	flights flights   // one send at a time per messageId
+
+	ctx    context.Context // the lifetime of background loops and waits
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
-
-	slots   chan struct{} // global concurrency cap
-	fnSlots sync.Map      // *functions.Function → chan struct{}
-
-	mu       sync.Mutex
-	inflight int                                // calls reserved, queued or running
-	calls    map[callKey]int                    // the same, per caller (no zero entries)
-	runs     map[string]context.CancelCauseFunc // taskID → cancel of its run
-	flights  map[string]chan struct{}           // owner+messageId → closed when its send is done
-	closed   bool
 }
-
-// Reasons a run is cancelled, read with context.Cause.
-var (
-	errCanceledByClient = errors.New("canceled by the client")
-	errShuttingDown     = errors.New("server shutting down")
-)
 
 // New returns a Service. Call Start before serving, and Close to stop.
 func New(cfg Config) *Service {
@@ -113,17 +100,14 @@ func New(cfg Config) *Service {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Service{
-		cfg:     cfg,
-		store:   cfg.Store,
-		broker:  NewBroker(),
-		log:     cfg.Logger,
-		met:     cfg.Metrics,
-		ctx:     ctx,
-		cancel:  cancel,
-		slots:   make(chan struct{}, cfg.MaxConcurrent),
-		runs:    make(map[string]context.CancelCauseFunc),
-		calls:   make(map[callKey]int),
-		flights: make(map[string]chan struct{}),
+		cfg:    cfg,
+		store:  cfg.Store,
+		broker: NewBroker(),
+		log:    cfg.Logger,
+		met:    cfg.Metrics,
+		ex:     newExecutor(cfg.MaxConcurrent, cfg.MaxQueue),
+		ctx:    ctx,
+		cancel: cancel,
 	}
 }
 
@@ -145,8 +129,7 @@ func (s *Service) Start(ctx context.Context) error {
 // then cancels the rest. A call cancelled this way leaves its task as it
 // was, for recovery at the next start.
 func (s *Service) Close(ctx context.Context) error {
-	s.Drain()
-	s.waitRuns(ctx)
+	s.ex.Close(ctx)
 	s.cancel(errShuttingDown)
 	s.wg.Wait()
 	return nil
@@ -154,30 +137,7 @@ func (s *Service) Close(ctx context.Context) error {
 
 // Drain refuses new calls (ErrClosed) while running calls go on; blocking
 // senders keep waiting for them until Close ends the runs.
-func (s *Service) Drain() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-}
-
-// waitRuns returns when no call is running or queued, or ctx is done.
-func (s *Service) waitRuns(ctx context.Context) {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		s.mu.Lock()
-		n := len(s.runs)
-		s.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
+func (s *Service) Drain() { s.ex.drain() }
 
 // Send handles message/send for caller: it resolves the function the
 // message names, checks exposure and input, stores the task (idempotently
@@ -257,7 +217,7 @@ func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 // sendNew creates a task for a message that names none. Sends with the
 // same key take turns (see flight).
 func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
-	return s.flight(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, push, key, id, window) })
+	return s.flights.do(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, push, key, id, window) })
 }
 
 func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
@@ -311,10 +271,10 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	var held func()
 	ck := caller.callKey()
 	if fn != nil {
-		if err := s.reserve(ck, caller.MaxCalls); err != nil {
+		if err := s.ex.reserve(ck, caller.MaxCalls); err != nil {
 			return nil, err
 		}
-		release, ok := s.acquire(ctx, fn, false)
+		release, ok := s.ex.acquire(ctx, fn, false)
 		if ok && window > 0 && fn.RetrySafe {
 			// The call may run before its task is stored, unless this
 			// message already has a task.
@@ -323,7 +283,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 				return s.speculate(ctx, ck, key, rec, events, fn, release, window)
 			default:
 				release()
-				s.unreserve(ck)
+				s.ex.unreserve(ck)
 				return got, err
 			}
 		}
@@ -333,7 +293,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 			working := s.status(a2a.StateWorking, nil)
 			if err := s.move(rec, onStart, working); err != nil {
 				release()
-				s.unreserve(ck)
+				s.ex.unreserve(ck)
 				return nil, err
 			}
 			held = release
@@ -346,7 +306,7 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 			held()
 		}
 		if fn != nil {
-			s.unreserve(ck)
+			s.ex.unreserve(ck)
 		}
 		return got, err
 	}
@@ -450,7 +410,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		status = s.status(a2a.StateRejected, agentText(id, snap.Task.ContextID, rejectF))
 	case fn != nil:
 		status = s.status(a2a.StateSubmitted, nil)
-		if err := s.reserve(caller.callKey(), caller.MaxCalls); err != nil {
+		if err := s.ex.reserve(caller.callKey(), caller.MaxCalls); err != nil {
 			return nil, err
 		}
 	}
@@ -477,7 +437,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	})
 	if err != nil || dup {
 		if fn != nil {
-			s.unreserve(caller.callKey())
+			s.ex.unreserve(caller.callKey())
 		}
 		if dup {
 			s.met.IdempotentReplay()
@@ -662,12 +622,7 @@ func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string
 		return nil, err
 	}
 	s.broker.Publish(id, withRecord(events, rec))
-	s.mu.Lock()
-	cancel := s.runs[id]
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errCanceledByClient)
-	}
+	s.ex.stop(id, errCanceledByClient)
 	s.log.Info().Str("task_id", id).Str("caller", caller.ID).Msg("task canceled")
 	t := rec.Task
 	return &t, nil

@@ -1,0 +1,295 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// start runs rec's call in the background; a place was reserved for it
+// under k. held, when not nil, releases the slots the call already holds:
+// its task was stored working, so the run goes straight to the call.
+func (s *Service) start(k callKey, rec *Record, fn *functions.Function, held func()) {
+	s.ex.spawn(rec.Task.ID, k, func(ctx context.Context) {
+		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input, held)
+	})
+}
+
+// withRecord attaches rec, the task after the events, to the last event,
+// so that waiters need not read it back from the store.
+func withRecord(evs []Event, rec *Record) []Event {
+	if len(evs) > 0 {
+		evs[len(evs)-1].rec = rec
+	}
+	return evs
+}
+
+func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
+	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
+	if held != nil {
+		defer held()
+	} else {
+		s.met.CallQueued(fn.ID, 1)
+		release, ok := s.ex.acquire(ctx, fn, true)
+		s.met.CallQueued(fn.ID, -1)
+		if !ok {
+			return // canceled while queued, or shutting down: the task is as it should be
+		}
+		defer release()
+		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
+		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+			if err := s.move(r, onStart, working); err != nil {
+				return nil, err
+			}
+			return []Event{{Status: &working}}, nil
+		})
+		if err != nil {
+			if !errors.Is(err, errSkip) {
+				log.Error().Err(err).Msg("store working state")
+			}
+			return
+		}
+		s.broker.Publish(id, events)
+	}
+	report := func(p functions.Progress) { s.progress(ctx, owner, id, p, log) }
+	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
+	if res := s.call(ctx, id, fn, input, log, report, started); !res.stopped {
+		s.finish(ctx, owner, id, res, log)
+	}
+}
+
+// progress stores a report of a running call as an event, unless the task
+// is no longer working.
+// A chunk that takes the task's artifacts past MaxTaskArtifactBytes fails
+// the task instead, and stops the call.
+func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+		return s.applyProgress(r, p)
+	})
+	switch {
+	case errors.Is(err, errSkip):
+	case err != nil:
+		log.Error().Err(err).Msg("store call progress")
+	case rec.State() == a2a.StateFailed:
+		s.broker.Publish(id, evs) // rec is the head: a waiter reads the task
+		log.Warn().Int64("limit", s.cfg.MaxTaskArtifactBytes).Msg("call stopped: its output passed the task's artifact limit")
+		s.ex.stop(id, errOutputTooLarge)
+	default:
+		s.broker.Publish(id, evs)
+	}
+}
+
+// storeGroup stores g, the process group of the task's running call, so
+// that if a2ad crashes the next start can kill it (see recover); unless the
+// task is no longer working.
+func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
+	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+		// A process group is news of a running call, as progress is.
+		if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
+			return nil, err
+		}
+		r.Group = &g
+		return []Event{}, nil // a change of the record, no event
+	})
+	if err != nil && !errors.Is(err, errSkip) {
+		log.Error().Err(err).Msg("store call process group")
+	}
+}
+
+// applyProgress records p on r: a note becomes r's working status (not
+// history: notes are transient), an artifact chunk is an artifact event,
+// which adds to, or appends to, its artifact (ApplyArtifact: the store
+// applies it, and foldArtifacts does on a record held whole); a chunk that
+// would take r's artifacts past MaxTaskArtifactBytes fails r instead
+// (tooLarge). Returns errSkip, and changes nothing, if r is no longer
+// working.
+func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error) {
+	if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
+		return nil, err
+	}
+	if pa := p.Artifact; pa != nil {
+		if st, over := s.tooLarge(r, pa); over {
+			if err := s.move(r, onProgress, st); err != nil {
+				return nil, err
+			}
+			return []Event{{Status: &st}}, nil
+		}
+		part := a2a.DataPart(pa.Data)
+		if pa.Text != nil {
+			part = a2a.TextPart(*pa.Text)
+		}
+		id := pa.ArtifactID
+		if id == "" {
+			id = newID()
+		}
+		chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
+		r.UpdatedAt = s.cfg.Now()
+		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}, nil
+	}
+	if p.Message == "" {
+		return nil, nil
+	}
+	st := s.status(a2a.StateWorking, agentText(r.Task.ID, r.Task.ContextID, p.Message))
+	if err := s.move(r, onProgress, st); err != nil {
+		return nil, err
+	}
+	return []Event{{Status: &st}}, nil
+}
+
+// callResult is what a finished call leaves for its task.
+type callResult struct {
+	status   a2a.TaskStatus
+	artifact *a2a.Artifact
+	// stopped: the call was cut short by a cancel or by shutdown, and
+	// leaves the task as it is.
+	stopped bool
+	started time.Time
+}
+
+// events returns the events that record res: the artifact, then the
+// status.
+func (res *callResult) events() []Event {
+	var out []Event
+	if res.artifact != nil {
+		out = append(out, Event{Artifact: res.artifact, LastChunk: true})
+	}
+	return append(out, Event{Status: &res.status})
+}
+
+// apply records res on r: its status, and its artifact as an event; the
+// call's process group is gone. A result that would take r's artifacts
+// past MaxTaskArtifactBytes fails r instead, and is not stored. Returns
+// errSkip, and changes nothing, if r is no longer working (a result after
+// a cancel is discarded).
+func (s *Service) apply(r *Record, res *callResult) ([]Event, error) {
+	if err := transition(r.State(), res.status.State, onResult); err != nil {
+		return nil, err
+	}
+	r.Group = nil
+	if res.artifact != nil {
+		if st, over := s.resultTooLarge(r, res.artifact); over {
+			if err := s.move(r, onResult, st); err != nil {
+				return nil, err
+			}
+			return []Event{{Status: &st}}, nil
+		}
+	}
+	if err := s.move(r, onResult, res.status); err != nil {
+		return nil, err
+	}
+	return res.events(), nil
+}
+
+// foldArtifacts applies the artifact events to r's artifacts, for a record
+// held whole (one about to be created); an update leaves that to the
+// store.
+func foldArtifacts(r *Record, evs []Event) {
+	for _, e := range evs {
+		if e.Artifact != nil {
+			r.Task.Artifacts = ApplyArtifact(r.Task.Artifacts, e.Artifact, e.Append)
+		}
+	}
+}
+
+// call invokes fn once, bounded by its timeout; the call's progress goes
+// to report, and the process group of an exec call to started.
+func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc, started functions.StartedFunc) callResult {
+	begun := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
+	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
+	callCtx = functions.WithStarted(callCtx, started)
+	s.met.CallRunning(fn.ID, 1)
+	res, callErr := fn.Backend.Invoke(callCtx, input)
+	s.met.CallRunning(fn.ID, -1)
+	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errShuttingDown):
+		log.Warn().Msg("call interrupted by shutdown; recovery will settle the task at the next start")
+		return callResult{stopped: true}
+	case errors.Is(cause, errCanceledByClient):
+		log.Info().Msg("call stopped: task canceled")
+		return callResult{stopped: true}
+	case errors.Is(cause, errOutputTooLarge):
+		return callResult{stopped: true} // the task is failed already
+	}
+	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
+	return callResult{status: status, artifact: artifact, started: begun}
+}
+
+// finish stores a call's result, unless the task was canceled meanwhile
+// (then the late result is discarded in the same transaction that sees
+// the cancel).
+func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
+		return s.apply(r, &res)
+	})
+	switch {
+	case errors.Is(err, errSkip):
+		log.Info().Msg("call result discarded: task no longer working")
+		return
+	case err != nil:
+		log.Error().Err(err).Msg("store call outcome")
+		return
+	}
+	s.broker.Publish(id, withRecord(evs, rec))
+	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
+}
+
+// outcome turns a call's result into the task's next status and artifact.
+func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, *a2a.Artifact) {
+	const ctxID = "" // advance fills in the task's context id
+	switch {
+	case timedOut:
+		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")
+		return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function call timed out after "+fn.Timeout.String(), FailureTimeout)), nil
+	case callErr != nil:
+		reason := "Function call failed"
+		var ce *functions.CallError
+		if errors.As(callErr, &ce) {
+			reason = ce.Reason
+		}
+		log.Warn().Err(callErr).Msg("call failed")
+		return s.status(a2a.StateFailed, failure(taskID, ctxID, reason, FailureInvoke)), nil
+	case res.InputRequired != "":
+		return s.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
+	}
+	if fn.Output != nil {
+		if problems := fn.Output.Validate(res.Output); len(problems) > 0 {
+			log.Warn().Str("path", problems[0].Path).Str("problem", problems[0].Message).Msg("output does not match the output schema")
+			return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function returned output that does not match its output schema", FailureOutput)), nil
+		}
+	}
+	return s.status(a2a.StateCompleted, nil), &a2a.Artifact{
+		ArtifactID: newID(),
+		Name:       fn.ID,
+		Parts:      []a2a.Part{outputPart(res.Output)},
+	}
+}
+
+// outputPart is the artifact part for a function's output: a data part
+// for an object, a data part {"items": [...]} for an array (0.3 data parts
+// hold objects), a text part for a string, and the JSON text otherwise.
+func outputPart(out json.RawMessage) a2a.Part {
+	switch firstNonSpace(out) {
+	case '{':
+		return a2a.DataPart(out)
+	case '[':
+		b := make([]byte, 0, len(out)+10)
+		b = append(b, `{"items":`...)
+		b = append(b, out...)
+		return a2a.DataPart(append(b, '}'))
+	case '"':
+		var str string
+		if json.Unmarshal(out, &str) == nil {
+			return a2a.TextPart(str)
+		}
+	}
+	return a2a.TextPart(string(out))
+}
