@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -65,11 +64,11 @@ type Service struct {
 	met    Metrics
 
 	ex      *executor // places, slots and runs of calls
+	sw      *sweeper  // recovery at start, retention
 	flights flights   // one send at a time per messageId
 
-	ctx    context.Context // the lifetime of background loops and waits
+	ctx    context.Context // the lifetime of waits and streams
 	cancel context.CancelCauseFunc
-	wg     sync.WaitGroup
 }
 
 // New returns a Service. Call Start before serving, and Close to stop.
@@ -99,7 +98,7 @@ func New(cfg Config) *Service {
 		cfg.Metrics = nopMetrics{}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Service{
+	s := &Service{
 		cfg:    cfg,
 		store:  cfg.Store,
 		broker: NewBroker(),
@@ -109,6 +108,21 @@ func New(cfg Config) *Service {
 		ctx:    ctx,
 		cancel: cancel,
 	}
+	swCtx, swCancel := context.WithCancel(context.Background())
+	s.sw = &sweeper{
+		store:     cfg.Store,
+		broker:    s.broker,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		retention: cfg.Retention,
+		interval:  cfg.RetentionInterval,
+		batch:     cfg.RetentionBatch,
+		rerun:     s.rerun,
+		resume:    s.resume,
+		ctx:       swCtx,
+		cancel:    swCancel,
+	}
+	return s
 }
 
 // Broker returns the broker the service publishes committed events to.
@@ -117,12 +131,37 @@ func (s *Service) Broker() *Broker { return s.broker }
 // Start recovers the tasks a previous process left unfinished and starts
 // the retention sweeper.
 func (s *Service) Start(ctx context.Context) error {
-	if err := s.recover(ctx); err != nil {
+	if err := s.sw.recover(ctx); err != nil {
 		return fmt.Errorf("recover tasks: %w", err)
 	}
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.sweepLoop() }()
+	s.sw.start()
 	return nil
+}
+
+// Sweep deletes the terminal tasks older than the retention period, in
+// small transactions.
+func (s *Service) Sweep(ctx context.Context) error { return s.sw.sweep(ctx) }
+
+// rerun returns the function of rec, a task a restart cut short, if it is
+// retry-safe and its owner may still call it; else nil.
+func (s *Service) rerun(ctx context.Context, rec *Record) *functions.Function {
+	if f, denial := s.authorize(ctx, rec.Caller(), rec.FunctionID); denial == "" && f.RetrySafe {
+		return f
+	}
+	return nil
+}
+
+// resume starts the call of rec, resubmitted by recovery. A recovered
+// call counts for its owner (anonymous ones in a group of their own), but
+// is never refused: it was accepted before. False if the service is
+// closed.
+func (s *Service) resume(rec *Record, fn *functions.Function) bool {
+	ck := callKey{owner: rec.Owner}
+	if !s.ex.hold(ck) {
+		return false
+	}
+	s.start(ck, rec, fn, nil)
+	return true
 }
 
 // Close stops accepting calls, waits for running calls until ctx is done,
@@ -130,8 +169,8 @@ func (s *Service) Start(ctx context.Context) error {
 // was, for recovery at the next start.
 func (s *Service) Close(ctx context.Context) error {
 	s.ex.Close(ctx)
+	s.sw.Close()
 	s.cancel(errShuttingDown)
-	s.wg.Wait()
 	return nil
 }
 
