@@ -1,13 +1,33 @@
 package tasks
 
+// The Service is a façade: it takes the requests of the transport and
+// hands each part of the work to the collaborator that owns it.
+//
+//   - state.go, the state machine: which trigger may move a task from
+//     which state to which, and its rules (terminal is final, cancel wins,
+//     a late result is discarded, input-required continues). Every status
+//     change goes through advance, inside a store Update.
+//   - send.go (and fast.go): taking a message, new task or follow-up;
+//     flights (fast.go) let one send per messageId work at a time, and a
+//     short call may run before its task is stored (speculation).
+//   - skills.go and resolve.go: which function a message names, whether
+//     the caller may call it (the exposure policy), and its input.
+//   - executor.go, the executor: the places of calls (in all and per
+//     caller), the concurrency slots, the cancel of each running call and
+//     their lifetime; Close waits for them.
+//   - run.go: what a call does to its task, step by step against the
+//     store: start, progress, process group, result.
+//   - sweeper.go, the sweeper: recovery at start and retention.
+//   - Store (model.go): durability; the Broker (broker.go): committed
+//     events to waiters and streams (stream.go); push.go: webhooks;
+//     quota.go: per-caller and per-task limits; list.go: listing.
+//
+// This file holds the service's configuration, its life (New, Start,
+// Drain, Close) and the requests that read or cancel a task.
+
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -253,368 +273,6 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 // waits for the client.
 func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 
-// sendNew creates a task for a message that names none. Sends with the
-// same key take turns (see flight).
-func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
-	return s.flights.do(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, push, key, id, window) })
-}
-
-func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
-	c, perr := resolveCall(msg)
-	if perr != nil {
-		return nil, perr
-	}
-	now := s.cfg.Now()
-	contextID := msg.ContextID
-	if contextID == "" {
-		contextID = newID()
-	}
-	stored := *msg
-	stored.TaskID, stored.ContextID = id, contextID
-	rec := &Record{
-		Task:        a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
-		Owner:       caller.ID,
-		CallerTiers: caller.Tiers,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	if push != nil {
-		cfg := *push
-		if err := s.checkPushConfig(ctx, id, "/configuration/pushNotificationConfig", &cfg); err != nil {
-			return nil, err
-		}
-		rec.PushConfigs = []a2a.PushConfig{cfg}
-	}
-	var fn *functions.Function
-	var status a2a.TaskStatus
-	switch {
-	case !c.Named:
-		status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))
-	default:
-		f, denial := s.authorize(ctx, caller, c.FunctionID)
-		if denial != "" {
-			status = s.status(a2a.StateRejected, agentText(id, contextID, denial))
-			break
-		}
-		if err := validateInput(f, c.Input); err != nil {
-			return nil, err
-		}
-		fn = f
-		rec.FunctionID, rec.Input = f.ID, c.Input
-		status = s.status(a2a.StateSubmitted, nil)
-	}
-	if err := s.move(rec, onMessage, status); err != nil {
-		return nil, err
-	}
-	events := []Event{{Status: &status}}
-	var held func()
-	ck := caller.callKey()
-	if fn != nil {
-		if err := s.ex.reserve(ck, caller.MaxCalls); err != nil {
-			return nil, err
-		}
-		release, ok := s.ex.acquire(ctx, fn, false)
-		if ok && window > 0 && fn.RetrySafe {
-			// The call may run before its task is stored, unless this
-			// message already has a task.
-			switch got, err := s.store.Lookup(ctx, key); {
-			case errors.Is(err, ErrNotFound):
-				return s.speculate(ctx, ck, key, rec, events, fn, release, window)
-			default:
-				release()
-				s.ex.unreserve(ck)
-				return got, err
-			}
-		}
-		// With a slot free now, store the task already working: one
-		// commit fewer than submitted, then working.
-		if ok {
-			working := s.status(a2a.StateWorking, nil)
-			if err := s.move(rec, onStart, working); err != nil {
-				release()
-				s.ex.unreserve(ck)
-				return nil, err
-			}
-			held = release
-			events = append(events, Event{Status: &working})
-		}
-	}
-	got, created, err := s.store.Create(ctx, key, rec, events)
-	if err != nil || !created {
-		if held != nil {
-			held()
-		}
-		if fn != nil {
-			s.ex.unreserve(ck)
-		}
-		return got, err
-	}
-	s.broker.Publish(id, events)
-	fid := "" // only an id of ours: a refused one is whatever the caller sent
-	if fn != nil {
-		fid = fn.ID
-	}
-	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
-		Str("caller", caller.ID).Msg("task created")
-	if fn != nil {
-		s.start(ck, got, fn, held)
-	}
-	return got, nil
-}
-
-func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, sc Scope) (*Record, error) {
-	for attempt := 0; ; attempt++ {
-		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID, Head)
-		if err != nil {
-			return nil, err
-		}
-		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
-			return nil, invalid("/message/contextId", "does not match the task's contextId")
-		}
-		rec, err = s.followUp(ctx, caller, msg, key, push, rec, sc)
-		if errors.Is(err, ErrConflict) && attempt < 3 {
-			continue
-		}
-		return rec, err
-	}
-}
-
-// followUp sends msg to the task snap is the head of; the task it
-// returns holds what sc asks for.
-func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, snap *Record, sc Scope) (*Record, error) {
-	id := snap.Task.ID
-	stored := *msg
-	stored.ContextID = snap.Task.ContextID
-
-	// Work out what the message asks for, outside the transaction; the
-	// transaction checks that the task has not moved meanwhile.
-	var (
-		fn      *functions.Function
-		input   json.RawMessage
-		status  a2a.TaskStatus
-		rejectF string
-	)
-	switch err := transition(snap.State(), a2a.StateSubmitted, onMessage); {
-	case errors.Is(err, ErrTaskTerminal), errors.Is(err, ErrTaskBusy):
-		// A finished task takes no more messages (A2A 1.0 says so; 0.3
-		// does the same here), and a running one none until it asks: only
-		// a retry of a message it already holds is fine, and returns it.
-		refuse := err
-		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, sc, func(*Record) ([]Event, error) { return nil, refuse })
-		if err != nil {
-			return nil, err
-		}
-		if dup {
-			s.met.IdempotentReplay()
-			return rec, nil
-		}
-		return nil, refuse
-	case err != nil:
-		return nil, err
-	case snap.FunctionID != "":
-		in, perr := followUpInput(msg, snap.FunctionID)
-		if perr != nil {
-			return nil, perr
-		}
-		f, denial := s.authorize(ctx, caller, snap.FunctionID)
-		if denial != "" {
-			rejectF = denial
-			break
-		}
-		if err := validateInput(f, in); err != nil {
-			return nil, err
-		}
-		fn, input = f, in
-	default:
-		c, perr := resolveCall(msg)
-		if perr != nil {
-			return nil, perr
-		}
-		if !c.Named {
-			status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, snap.Task.ContextID))
-			break
-		}
-		f, denial := s.authorize(ctx, caller, c.FunctionID)
-		if denial != "" {
-			rejectF = denial
-			break
-		}
-		if err := validateInput(f, c.Input); err != nil {
-			return nil, err
-		}
-		fn, input = f, c.Input
-	}
-	switch {
-	case rejectF != "":
-		status = s.status(a2a.StateRejected, agentText(id, snap.Task.ContextID, rejectF))
-	case fn != nil:
-		status = s.status(a2a.StateSubmitted, nil)
-		if err := s.ex.reserve(caller.callKey(), caller.MaxCalls); err != nil {
-			return nil, err
-		}
-	}
-	rec, events, dup, err := s.store.Update(ctx, caller.ID, id, &key, sc, func(r *Record) ([]Event, error) {
-		if r.Seq != snap.Seq {
-			return nil, ErrConflict
-		}
-		if err := checkHistory(r, caller.MaxHistory); err != nil {
-			return nil, err
-		}
-		r.Task.History = append(r.Task.History, stored)
-		if push != nil {
-			if err := addPushConfig(r, *push); err != nil {
-				return nil, err
-			}
-		}
-		if err := s.move(r, onMessage, status); err != nil {
-			return nil, err
-		}
-		if fn != nil {
-			r.FunctionID, r.Input = fn.ID, input
-		}
-		return []Event{{Status: &status}}, nil
-	})
-	if err != nil || dup {
-		if fn != nil {
-			s.ex.unreserve(caller.callKey())
-		}
-		if dup {
-			s.met.IdempotentReplay()
-		}
-		return rec, err
-	}
-	s.broker.Publish(id, events)
-	if fn != nil {
-		s.start(caller.callKey(), rec, fn, nil)
-	}
-	return rec, nil
-}
-
-// authorize asks the policy, at call time, whether caller may call id.
-// It returns the function, or the text of a denial. Unknown and unexposed
-// functions get the same text, so that callers cannot probe what exists.
-func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*functions.Function, string) {
-	cat := s.cfg.Catalog()
-	var fn *functions.Function
-	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
-		if cat == nil {
-			return nil, false, errors.New("no catalogue loaded")
-		}
-		f, ok := cat.Lookup(id)
-		if !ok {
-			return nil, false, nil
-		}
-		fn = f
-		return f.Metadata, true, nil
-	})
-	noteDecision(ctx, id, d.Reason)
-	if d.Exposed {
-		return fn, ""
-	}
-	ev := s.log.Info()
-	if d.Reason == exposure.CatalogError {
-		ev = s.log.Error()
-	}
-	if d.Reason == exposure.UnknownFunction {
-		// Not an id of ours but whatever the caller sent: log its size,
-		// never its text.
-		ev = ev.Int("function_id_bytes", len(id))
-	} else {
-		ev = ev.Str("function_id", id)
-	}
-	ev.Str("caller", caller.ID).Str("reason", string(d.Reason)).Msg("call denied")
-	if d.Reason == exposure.HiddenPrefix {
-		return nil, fmt.Sprintf("Function '%s' is in a reserved namespace and is never exposed as an A2A skill", id)
-	}
-	return nil, fmt.Sprintf("Function '%s' is not an available skill", id)
-}
-
-// Skills lists the functions caller may call, in catalogue order.
-func (s *Service) Skills(caller Caller) []*functions.Function {
-	cat := s.cfg.Catalog()
-	if cat == nil {
-		return nil
-	}
-	var out []*functions.Function
-	for _, f := range cat.Functions {
-		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func validateInput(fn *functions.Function, input json.RawMessage) error {
-	if fn.Input == nil {
-		return nil
-	}
-	problems := fn.Input.Validate(input)
-	if len(problems) == 0 {
-		return nil
-	}
-	list := make([]a2a.Problem, len(problems))
-	for i, p := range problems {
-		list[i] = a2a.Problem{Path: p.Path, Message: p.Message}
-	}
-	return &InputError{Skill: fn.ID, Problems: list}
-}
-
-// skillsHint is the status message of a task that waits for a message
-// naming a skill.
-func (s *Service) skillsHint(caller Caller, taskID, contextID string) *a2a.Message {
-	skills := s.Skills(caller)
-	ids := make([]string, len(skills))
-	list := make([]map[string]any, len(skills))
-	for i, f := range skills {
-		ids[i] = f.ID
-		list[i] = map[string]any{"id": f.ID, "name": f.Name, "description": f.Description}
-	}
-	example := "<skill id>"
-	if len(ids) > 0 {
-		example = ids[0]
-	}
-	text := fmt.Sprintf("No skill named. Send a message with taskId %q and a data part "+
-		`{"skill": %q, "input": {...}}, or text that starts with the skill id. Skills you may use: %s.`,
-		taskID, example, strings.Join(ids, ", "))
-	if len(ids) == 0 {
-		text = "No skill named, and no skills are available to you."
-	}
-	data, _ := json.Marshal(map[string]any{"skills": list})
-	m := agentText(taskID, contextID, text)
-	m.Parts = append(m.Parts, a2a.DataPart(data))
-	return m
-}
-
-func agentText(taskID, contextID, text string) *a2a.Message {
-	return &a2a.Message{
-		MessageID: newID(),
-		TaskID:    taskID,
-		ContextID: contextID,
-		Role:      a2a.RoleAgent,
-		Parts:     []a2a.Part{a2a.TextPart(text)},
-	}
-}
-
-// FailureKey is the status message metadata key that classifies why a
-// task failed, so that clients and the audit trail need not parse text.
-const FailureKey = "a2ad.failure"
-
-// The failure classes.
-const (
-	FailureInvoke      = "invoke_error"     // the function reported an error
-	FailureTimeout     = "invoke_timeout"   // the call ran past its timeout
-	FailureOutput      = "invalid_output"   // the output broke its schema
-	FailureInterrupted = "interrupted"      // a restart cut the call short
-	FailureTooLarge    = "output_too_large" // the output passed the task's artifact limit
-)
-
-// failure is the agent message of a failed task, with its class.
-func failure(taskID, contextID, text, class string) *a2a.Message {
-	m := agentText(taskID, contextID, text)
-	m.Metadata = map[string]any{FailureKey: class}
-	return m
-}
-
 func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
 	return a2a.TaskStatus{State: st, Message: m, Timestamp: a2a.Timestamp(s.cfg.Now())}
 }
@@ -715,29 +373,4 @@ func (s *Service) current(ctx context.Context, rec *Record, sc Scope) *Record {
 		return cur
 	}
 	return rec
-}
-
-// newID returns a time-ordered (version 7) UUID: 48 bits of Unix
-// milliseconds, then random bits. Ids created together sort together, so
-// the store's B+tree takes new tasks at its right edge and a commit dirties
-// few pages.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[6:])
-	ms := uint64(time.Now().UnixMilli())
-	b[0], b[1], b[2] = byte(ms>>40), byte(ms>>32), byte(ms>>24)
-	b[3], b[4], b[5] = byte(ms>>16), byte(ms>>8), byte(ms)
-	b[6] = b[6]&0x0f | 0x70
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
 }

@@ -1,0 +1,108 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// authorize asks the policy, at call time, whether caller may call id.
+// It returns the function, or the text of a denial. Unknown and unexposed
+// functions get the same text, so that callers cannot probe what exists.
+func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*functions.Function, string) {
+	cat := s.cfg.Catalog()
+	var fn *functions.Function
+	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
+		if cat == nil {
+			return nil, false, errors.New("no catalogue loaded")
+		}
+		f, ok := cat.Lookup(id)
+		if !ok {
+			return nil, false, nil
+		}
+		fn = f
+		return f.Metadata, true, nil
+	})
+	noteDecision(ctx, id, d.Reason)
+	if d.Exposed {
+		return fn, ""
+	}
+	ev := s.log.Info()
+	if d.Reason == exposure.CatalogError {
+		ev = s.log.Error()
+	}
+	if d.Reason == exposure.UnknownFunction {
+		// Not an id of ours but whatever the caller sent: log its size,
+		// never its text.
+		ev = ev.Int("function_id_bytes", len(id))
+	} else {
+		ev = ev.Str("function_id", id)
+	}
+	ev.Str("caller", caller.ID).Str("reason", string(d.Reason)).Msg("call denied")
+	if d.Reason == exposure.HiddenPrefix {
+		return nil, fmt.Sprintf("Function '%s' is in a reserved namespace and is never exposed as an A2A skill", id)
+	}
+	return nil, fmt.Sprintf("Function '%s' is not an available skill", id)
+}
+
+// Skills lists the functions caller may call, in catalogue order.
+func (s *Service) Skills(caller Caller) []*functions.Function {
+	cat := s.cfg.Catalog()
+	if cat == nil {
+		return nil
+	}
+	var out []*functions.Function
+	for _, f := range cat.Functions {
+		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func validateInput(fn *functions.Function, input json.RawMessage) error {
+	if fn.Input == nil {
+		return nil
+	}
+	problems := fn.Input.Validate(input)
+	if len(problems) == 0 {
+		return nil
+	}
+	list := make([]a2a.Problem, len(problems))
+	for i, p := range problems {
+		list[i] = a2a.Problem{Path: p.Path, Message: p.Message}
+	}
+	return &InputError{Skill: fn.ID, Problems: list}
+}
+
+// skillsHint is the status message of a task that waits for a message
+// naming a skill.
+func (s *Service) skillsHint(caller Caller, taskID, contextID string) *a2a.Message {
+	skills := s.Skills(caller)
+	ids := make([]string, len(skills))
+	list := make([]map[string]any, len(skills))
+	for i, f := range skills {
+		ids[i] = f.ID
+		list[i] = map[string]any{"id": f.ID, "name": f.Name, "description": f.Description}
+	}
+	example := "<skill id>"
+	if len(ids) > 0 {
+		example = ids[0]
+	}
+	text := fmt.Sprintf("No skill named. Send a message with taskId %q and a data part "+
+		`{"skill": %q, "input": {...}}, or text that starts with the skill id. Skills you may use: %s.`,
+		taskID, example, strings.Join(ids, ", "))
+	if len(ids) == 0 {
+		text = "No skill named, and no skills are available to you."
+	}
+	data, _ := json.Marshal(map[string]any{"skills": list})
+	m := agentText(taskID, contextID, text)
+	m.Parts = append(m.Parts, a2a.DataPart(data))
+	return m
+}
