@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 )
@@ -120,40 +122,54 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	defer timer.Stop()
 	select {
 	case <-sp.ready:
-		res := sp.res
-		if res.stopped { // shutting down before anything was stored
-			return nil, ErrClosed
-		}
-		final := *rec
-		final.Task.Artifacts = nil
-		if err := s.move(&final, onStart, working); err != nil {
-			return nil, err
-		}
-		// final is held whole: each artifact event is folded into it as
-		// it comes, so that the artifact limit counts what came before.
-		for _, p := range sp.pending {
-			evs, err := s.applyProgress(&final, p)
-			if err != nil {
-				break // a chunk past the artifact limit failed it
-			}
-			foldArtifacts(&final, evs)
-			events = append(events, evs...)
-		}
-		if evs, err := s.apply(&final, res); err == nil { // else failed by a chunk
-			foldArtifacts(&final, evs)
-			events = append(events, evs...)
-		}
-		got, created, err := s.store.Create(ctx, key, &final, events)
-		if err != nil || !created {
-			return got, err
-		}
-		s.broker.Publish(id, withRecord(events, got))
-		log.Info().Str("state", string(got.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
-		return got, nil
+		return s.storeEnded(ctx, key, rec, events, working, sp, log)
 	case <-timer.C:
+		return s.storeRunning(ctx, key, rec, events, working, sp, cancel, log)
 	}
-	// The call is slow: store its task working now, with its process
-	// group if it has one already.
+}
+
+// storeEnded stores rec's task once its call ended within the window: in
+// one commit, with what the call reported and its result (events end with
+// the move to working).
+func (s *Service) storeEnded(ctx context.Context, key IdemKey, rec *Record, events []Event, working a2a.TaskStatus, sp *speculation, log zerolog.Logger) (*Record, error) {
+	res := sp.res
+	if res.stopped { // shutting down before anything was stored
+		return nil, ErrClosed
+	}
+	final := *rec
+	final.Task.Artifacts = nil
+	if err := s.move(&final, onStart, working); err != nil {
+		return nil, err
+	}
+	// final is held whole: each artifact event is folded into it as it
+	// comes, so that the artifact limit counts what came before.
+	for _, p := range sp.pending {
+		evs, err := s.applyProgress(&final, p)
+		if err != nil {
+			break // a chunk past the artifact limit failed it
+		}
+		foldArtifacts(&final, evs)
+		events = append(events, evs...)
+	}
+	if evs, err := s.apply(&final, res); err == nil { // else failed by a chunk
+		foldArtifacts(&final, evs)
+		events = append(events, evs...)
+	}
+	got, created, err := s.store.Create(ctx, key, &final, events)
+	if err != nil || !created {
+		return got, err
+	}
+	s.broker.Publish(rec.Task.ID, withRecord(events, got))
+	log.Info().Str("state", string(got.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
+	return got, nil
+}
+
+// storeRunning stores rec's task working, its call being slow, with its
+// process group if it has one already; then what the call reported
+// meanwhile, after which the call stores its own progress and result.
+// cancel stops the call if nothing could be stored.
+func (s *Service) storeRunning(ctx context.Context, key IdemKey, rec *Record, events []Event, working a2a.TaskStatus, sp *speculation, cancel context.CancelCauseFunc, log zerolog.Logger) (*Record, error) {
+	id := rec.Task.ID
 	if err := s.move(rec, onStart, working); err != nil {
 		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
 		return nil, err

@@ -20,54 +20,16 @@ func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, 
 	return s.flights.do(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, push, key, id, window) })
 }
 
+// createTask stores task id for msg, the first message, and starts its
+// call if it asks for one: stored working at once when a slot is free, or
+// run before the task is stored when it may (speculate).
 func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
-	c, perr := resolveCall(msg)
-	if perr != nil {
-		return nil, perr
-	}
-	now := s.cfg.Now()
-	contextID := msg.ContextID
-	if contextID == "" {
-		contextID = newID()
-	}
-	stored := *msg
-	stored.TaskID, stored.ContextID = id, contextID
-	rec := &Record{
-		Task:        a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
-		Owner:       caller.ID,
-		CallerTiers: caller.Tiers,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	if push != nil {
-		cfg := *push
-		if err := s.checkPushConfig(ctx, id, "/configuration/pushNotificationConfig", &cfg); err != nil {
-			return nil, err
-		}
-		rec.PushConfigs = []a2a.PushConfig{cfg}
-	}
-	var fn *functions.Function
-	var status a2a.TaskStatus
-	switch {
-	case !c.Named:
-		status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))
-	default:
-		f, denial := s.authorize(ctx, caller, c.FunctionID)
-		if denial != "" {
-			status = s.status(a2a.StateRejected, agentText(id, contextID, denial))
-			break
-		}
-		if err := validateInput(f, c.Input); err != nil {
-			return nil, err
-		}
-		fn = f
-		rec.FunctionID, rec.Input = f.ID, c.Input
-		status = s.status(a2a.StateSubmitted, nil)
-	}
-	if err := s.move(rec, onMessage, status); err != nil {
+	rec, fn, err := s.newRecord(ctx, caller, msg, push, id)
+	if err != nil {
 		return nil, err
 	}
-	events := []Event{{Status: &status}}
+	first := rec.Task.Status // a copy: a start moves rec on
+	events := []Event{{Status: &first}}
 	var held func()
 	ck := caller.callKey()
 	if fn != nil {
@@ -123,6 +85,76 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 	return got, nil
 }
 
+// newRecord builds task id for msg, its first message, moved to what msg
+// asks for (see askFor), with the webhook push if not nil; fn is the
+// function to call, if any. Errors: an *InputError for an invalid message,
+// input or webhook.
+func (s *Service) newRecord(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, id string) (rec *Record, fn *functions.Function, err error) {
+	c, perr := resolveCall(msg)
+	if perr != nil {
+		return nil, nil, perr
+	}
+	now := s.cfg.Now()
+	contextID := msg.ContextID
+	if contextID == "" {
+		contextID = newID()
+	}
+	stored := *msg
+	stored.TaskID, stored.ContextID = id, contextID
+	rec = &Record{
+		Task:        a2a.Task{ID: id, ContextID: contextID, History: []a2a.Message{stored}},
+		Owner:       caller.ID,
+		CallerTiers: caller.Tiers,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	if push != nil {
+		cfg := *push
+		if err := s.checkPushConfig(ctx, id, "/configuration/pushNotificationConfig", &cfg); err != nil {
+			return nil, nil, err
+		}
+		rec.PushConfigs = []a2a.PushConfig{cfg}
+	}
+	a, err := s.askFor(ctx, caller, c, id, contextID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.fn != nil {
+		rec.FunctionID, rec.Input = a.fn.ID, a.input
+	}
+	if err := s.move(rec, onMessage, a.status); err != nil {
+		return nil, nil, err
+	}
+	return rec, a.fn, nil
+}
+
+// ask is what a message asks of its task, worked out outside the
+// transaction: a call of fn with input (status submitted) or, without
+// fn, the status the task takes instead: rejected for a function the
+// caller may not call, input-required when the message names none.
+type ask struct {
+	fn     *functions.Function
+	input  json.RawMessage
+	status a2a.TaskStatus
+}
+
+// askFor works out what c asks of task id (in contextID): it asks the
+// policy whether caller may call c's function, then checks c's input
+// against its schema (an *InputError if it does not match).
+func (s *Service) askFor(ctx context.Context, caller Caller, c call, id, contextID string) (ask, error) {
+	if !c.Named {
+		return ask{status: s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
+	}
+	f, denial := s.authorize(ctx, caller, c.FunctionID)
+	if denial != "" {
+		return ask{status: s.status(a2a.StateRejected, agentText(id, contextID, denial))}, nil
+	}
+	if err := validateInput(f, c.Input); err != nil {
+		return ask{}, err
+	}
+	return ask{fn: f, input: c.Input, status: s.status(a2a.StateSubmitted, nil)}, nil
+}
+
 func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, sc Scope) (*Record, error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID, Head)
@@ -140,8 +172,11 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 	}
 }
 
-// followUp sends msg to the task snap is the head of; the task it
-// returns holds what sc asks for.
+// followUp takes msg into the task snap is the head of, which waited for
+// the client, in a transaction that checks the task has not moved since
+// snap; ErrConflict if it has. A task that takes no message answers with
+// the rule's error (ErrTaskTerminal, ErrTaskBusy), unless msg is a retry
+// of one it holds. The task it returns holds what sc asks for.
 func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, snap *Record, sc Scope) (*Record, error) {
 	id := snap.Task.ID
 	stored := *msg
@@ -149,67 +184,28 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 
 	// Work out what the message asks for, outside the transaction; the
 	// transaction checks that the task has not moved meanwhile.
-	var (
-		fn      *functions.Function
-		input   json.RawMessage
-		status  a2a.TaskStatus
-		rejectF string
-	)
-	switch err := transition(snap.State(), a2a.StateSubmitted, onMessage); {
-	case errors.Is(err, ErrTaskTerminal), errors.Is(err, ErrTaskBusy):
-		// A finished task takes no more messages (A2A 1.0 says so; 0.3
-		// does the same here), and a running one none until it asks: only
-		// a retry of a message it already holds is fine, and returns it.
-		refuse := err
-		rec, _, dup, err := s.store.Update(ctx, caller.ID, id, &key, sc, func(*Record) ([]Event, error) { return nil, refuse })
-		if err != nil {
-			return nil, err
-		}
-		if dup {
-			s.met.IdempotentReplay()
-			return rec, nil
-		}
-		return nil, refuse
-	case err != nil:
-		return nil, err
-	case snap.FunctionID != "":
-		in, perr := followUpInput(msg, snap.FunctionID)
-		if perr != nil {
-			return nil, perr
-		}
-		f, denial := s.authorize(ctx, caller, snap.FunctionID)
-		if denial != "" {
-			rejectF = denial
-			break
-		}
-		if err := validateInput(f, in); err != nil {
-			return nil, err
-		}
-		fn, input = f, in
-	default:
-		c, perr := resolveCall(msg)
-		if perr != nil {
-			return nil, perr
-		}
-		if !c.Named {
-			status = s.status(a2a.StateInputRequired, s.skillsHint(caller, id, snap.Task.ContextID))
-			break
-		}
-		f, denial := s.authorize(ctx, caller, c.FunctionID)
-		if denial != "" {
-			rejectF = denial
-			break
-		}
-		if err := validateInput(f, c.Input); err != nil {
-			return nil, err
-		}
-		fn, input = f, c.Input
+	if err := transition(snap.State(), a2a.StateSubmitted, onMessage); err != nil {
+		return s.refused(ctx, caller, key, snap, err, sc)
 	}
-	switch {
-	case rejectF != "":
-		status = s.status(a2a.StateRejected, agentText(id, snap.Task.ContextID, rejectF))
-	case fn != nil:
-		status = s.status(a2a.StateSubmitted, nil)
+	var (
+		c    call
+		perr *InputError
+	)
+	if snap.FunctionID != "" {
+		c = call{FunctionID: snap.FunctionID, Named: true}
+		c.Input, perr = followUpInput(msg, snap.FunctionID)
+	} else {
+		c, perr = resolveCall(msg)
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	a, err := s.askFor(ctx, caller, c, id, snap.Task.ContextID)
+	if err != nil {
+		return nil, err
+	}
+	fn, input, status := a.fn, a.input, a.status
+	if fn != nil {
 		if err := s.ex.reserve(caller.callKey(), caller.MaxCalls); err != nil {
 			return nil, err
 		}
@@ -249,4 +245,26 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 		s.start(caller.callKey(), rec, fn, nil)
 	}
 	return rec, nil
+}
+
+// refused answers a message to snap's task, which takes none (err, from
+// the state machine): a retry of a message the task holds returns the
+// task, with what sc asks for; anything else gets err.
+func (s *Service) refused(ctx context.Context, caller Caller, key IdemKey, snap *Record, err error, sc Scope) (*Record, error) {
+	if !errors.Is(err, ErrTaskTerminal) && !errors.Is(err, ErrTaskBusy) {
+		return nil, err
+	}
+	// A finished task takes no more messages (A2A 1.0 says so; 0.3 does
+	// the same here), and a running one none until it asks: only a retry
+	// of a message it already holds is fine, and returns it.
+	refuse := err
+	rec, _, dup, err := s.store.Update(ctx, caller.ID, snap.Task.ID, &key, sc, func(*Record) ([]Event, error) { return nil, refuse })
+	if err != nil {
+		return nil, err
+	}
+	if dup {
+		s.met.IdempotentReplay()
+		return rec, nil
+	}
+	return nil, refuse
 }
