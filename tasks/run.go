@@ -1,5 +1,9 @@
 package tasks
 
+// What a call does to its task, step by step against the store: start,
+// progress, process group, result. The executor runs these steps; the
+// state machine decides whether each still applies.
+
 import (
 	"context"
 	"encoding/json"
@@ -30,6 +34,10 @@ func withRecord(evs []Event, rec *Record) []Event {
 	return evs
 }
 
+// run is the life of one call, spawned by the executor: it waits for its
+// slots (unless held), moves the task to working, calls fn and stores the
+// result. Each step goes through the state machine, so a step the task
+// moved past (a cancel, say) is dropped.
 func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	if held != nil {
