@@ -23,8 +23,9 @@ import (
 )
 
 // The soak: one hostile caller (mallory) runs the attacks of issue 13
-// items 1, 2 and 4 against the real binary, all at once, while another
-// caller (alice) sends echo calls. alice's p99 must stay under 50 ms, every
+// items 1, 2 and 4 against the real binary (slow bodies throughout, the
+// others each in a phase of their own, see below), while another caller
+// (alice) sends echo calls. alice's p99 must stay under 50 ms, every
 // task she was answered for must be stored (read back after a SIGTERM and
 // a restart), and the server must stop promptly.
 //
@@ -54,8 +55,9 @@ const soakCatalog = `functions:
       argv: [./big.sh]
 `
 
-// big.sh prints one JSON object of about 15 MB: an output as large as a
-// function can make, to see what 16 of them at once cost.
+// big.sh prints one JSON object of about 15 MB, far past the output cap
+// (1 MiB by default): a2ad reads up to the cap and fails the call, and
+// 16 of these at once show what that costs.
 const soakBigScript = `#!/bin/sh
 printf '{"s":"'
 head -c 15000000 /dev/zero | tr '\0' a
