@@ -238,9 +238,12 @@ type IdemKey struct {
 	Quota Quota
 }
 
-// KeyFor returns the idempotency key of msg sent by owner.
+// KeyFor returns the idempotency key of msg sent by owner: its hash is
+// the sha256 of msg's canonical encoding (AppendCanonical). A message
+// without one (which the decoders refuse before it gets here) hashes as
+// no bytes at all, as it always has.
 func KeyFor(owner string, msg *a2a.Message) IdemKey {
-	b, _ := msg.AppendJSON(make([]byte, 0, 512)) // deterministic: fixed field order, sorted map keys
+	b, _ := AppendCanonical(make([]byte, 0, 512), msg)
 	return IdemKey{Owner: owner, MessageID: msg.MessageID, Hash: sha256.Sum256(b)}
 }
 

@@ -1,0 +1,128 @@
+// Package jsonw appends JSON to byte slices without reflection: the
+// pieces that hand-written encoders share (strings escaped as
+// encoding/json escapes them, arrays of strings, raw values compacted,
+// optional object members). The encoders that use it write fixed field
+// orders, so that what they write is deterministic.
+package jsonw
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, escaped as encoding/json does
+// (HTML-safe, U+2028 and U+2029 escaped, invalid UTF-8 replaced).
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = appendEscapedByte(append(dst, s[start:i]...), b)
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendEscapedByte appends the escape of an ASCII byte that may not
+// stand for itself in a JSON string.
+func appendEscapedByte(dst []byte, b byte) []byte {
+	switch b {
+	case '"', '\\':
+		return append(dst, '\\', b)
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+}
+
+// AppendStrings appends ss as a JSON array of strings ([] when empty).
+func AppendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// AppendStringMember appends prefix, which names an object member (such
+// as `,"name":`), and s, unless s is empty: an omitempty string.
+func AppendStringMember(dst []byte, prefix, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return AppendString(append(dst, prefix...), s)
+}
+
+// AppendStringsMember appends prefix and ss as an array, unless ss is
+// empty: an omitempty list of strings.
+func AppendStringsMember(dst []byte, prefix string, ss []string) []byte {
+	if len(ss) == 0 {
+		return dst
+	}
+	return AppendStrings(append(dst, prefix...), ss)
+}
+
+// AppendMapMember appends prefix and m as encoding/json writes a
+// map[string]any (keys sorted, strings escaped as AppendString does),
+// unless m is empty. It is for free-form maps, such as metadata, that are
+// rare enough for reflection.
+func AppendMapMember(dst []byte, prefix string, m map[string]any) ([]byte, error) {
+	if len(m) == 0 {
+		return dst, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(dst, prefix...), b...), nil
+}
+
+// AppendCompact appends raw, a JSON value that came from outside,
+// compacted (insignificant space removed, nothing else changed); raw
+// that is not valid JSON, or empty, is an error, as encoding/json makes
+// an invalid json.RawMessage.
+func AppendCompact(dst, raw []byte) ([]byte, error) {
+	n := len(dst)
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, raw); err != nil {
+		return nil, err
+	}
+	if buf.Len() == n {
+		return nil, &json.UnsupportedValueError{Str: "empty raw JSON"}
+	}
+	return buf.Bytes(), nil
+}
