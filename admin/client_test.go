@@ -12,7 +12,6 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // newClient runs s on a loopback port and returns a client of it.
@@ -39,15 +38,15 @@ func TestNewClientRefusesBadURLs(t *testing.T) {
 // TestClientTasks: the client sends the filter's fields that are set,
 // decodes the answers, and returns the server's errors as *StatusError.
 func TestClientTasks(t *testing.T) {
-	var gotQuery boltstore.TaskQuery
+	var gotQuery tasks.TaskQuery
 	var gotAfter string
 	var gotLimit int
 	rec := &tasks.Record{Owner: "bob", FunctionID: "demo::sleep",
 		Task: a2a.Task{ID: "a/b", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.StateWorking}}}
 	in := &fakeInspector{
-		tasks: func(q boltstore.TaskQuery, after string, limit int) (*boltstore.TaskPage, error) {
+		tasks: func(q tasks.TaskQuery, after string, limit int) (*tasks.TaskPage, error) {
 			gotQuery, gotAfter, gotLimit = q, after, limit
-			return &boltstore.TaskPage{Tasks: []*tasks.Record{rec}, Scanned: 1}, nil
+			return &tasks.TaskPage{Tasks: []*tasks.Record{rec}, Scanned: 1}, nil
 		},
 		task: func(id string) (*tasks.Record, []tasks.Event, error) {
 			if id != "a/b" {

@@ -6,6 +6,6 @@
 // Every route but the probes and /metrics answers loopback callers only,
 // and refuses requests a web page could send. The package reads and
 // changes the rest of a2ad only through the small interfaces it declares
-// (Inspector, Outbox, BackupSource, Canceler, Reloader); main wires the
-// store, the task service and itself in.
+// (Outbox, BackupSource, Canceler, Reloader) and the store's read-only
+// tasks.Inspector; main wires the store, the task service and itself in.
 package admin

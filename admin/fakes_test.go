@@ -15,37 +15,36 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // fakeInspector is an inspector whose answers the test sets.
 type fakeInspector struct {
-	overview    func() (*boltstore.Overview, error)
-	tasks       func(q boltstore.TaskQuery, after string, limit int) (*boltstore.TaskPage, error)
+	overview    func() (*tasks.Overview, error)
+	tasks       func(q tasks.TaskQuery, after string, limit int) (*tasks.TaskPage, error)
 	task        func(id string) (*tasks.Record, []tasks.Event, error)
-	deadLetters func(after uint64, limit int) ([]boltstore.DeadLetter, bool, error)
+	deadLetters func(after uint64, limit int) ([]tasks.DeadLetter, bool, error)
 }
 
-var _ admin.Inspector = (*fakeInspector)(nil)
+var _ tasks.Inspector = (*fakeInspector)(nil)
 
-func (f *fakeInspector) Overview(context.Context) (*boltstore.Overview, error) { return f.overview() }
-func (f *fakeInspector) Tasks(_ context.Context, q boltstore.TaskQuery, after string, limit int) (*boltstore.TaskPage, error) {
+func (f *fakeInspector) Overview(context.Context) (*tasks.Overview, error) { return f.overview() }
+func (f *fakeInspector) Tasks(_ context.Context, q tasks.TaskQuery, after string, limit int) (*tasks.TaskPage, error) {
 	return f.tasks(q, after, limit)
 }
 func (f *fakeInspector) Task(_ context.Context, id string) (*tasks.Record, []tasks.Event, error) {
 	return f.task(id)
 }
-func (f *fakeInspector) DeadLetters(_ context.Context, after uint64, limit int) ([]boltstore.DeadLetter, bool, error) {
+func (f *fakeInspector) DeadLetters(_ context.Context, after uint64, limit int) ([]tasks.DeadLetter, bool, error) {
 	return f.deadLetters(after, limit)
 }
 
 // fakeOutbox is a push outbox whose answers the test sets.
 type fakeOutbox struct {
-	deadLetters func(after uint64, limit int) ([]boltstore.DeadLetter, error)
+	deadLetters func(after uint64, limit int) ([]tasks.DeadLetter, error)
 	depth       int
 }
 
-func (f *fakeOutbox) DeadLetters(_ context.Context, after uint64, limit int) ([]boltstore.DeadLetter, error) {
+func (f *fakeOutbox) DeadLetters(_ context.Context, after uint64, limit int) ([]tasks.DeadLetter, error) {
 	return f.deadLetters(after, limit)
 }
 func (f *fakeOutbox) OutboxDepth(context.Context) (int, error) { return f.depth, nil }

@@ -35,7 +35,6 @@ import (
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // The operator view's paging: limit is 1..maxPageLimit, defaultPageLimit
@@ -49,7 +48,7 @@ const (
 // change a task, a timer or a rate bucket: observation only, by
 // construction.
 type opView struct {
-	store           Inspector
+	store           tasks.Inspector
 	stateCountLimit int
 	catalog         func() *functions.Catalog
 	policy          exposure.Policy
@@ -144,8 +143,8 @@ func (v *opView) buildOverview(ctx context.Context, q url.Values) (*Overview, er
 	out.Store.Path, out.Store.SizeBytes, out.Store.DataBytes = v.storePath, o.FileBytes, o.DataBytes
 	t := &out.Tasks
 	t.Total, t.NonTerminal, t.Terminal = o.Tasks, o.NonTerminal, o.Tasks-o.NonTerminal
-	t.ByState = make(map[string]*int, len(boltstore.States))
-	for _, st := range boltstore.States {
+	t.ByState = make(map[string]*int, len(tasks.States))
+	for _, st := range tasks.States {
 		t.ByState[string(st)] = nil
 	}
 	for st, n := range o.ByState {
@@ -165,10 +164,10 @@ func (v *opView) listTasks(ctx context.Context, q url.Values) (*TaskList, error)
 	if err := checkParams(q, "state", "function", "caller", "limit", "page_token"); err != nil {
 		return nil, err
 	}
-	var query boltstore.TaskQuery
+	var query tasks.TaskQuery
 	if q.Has("state") {
 		st := a2a.TaskState(q.Get("state"))
-		if !slices.Contains(boltstore.States, st) {
+		if !slices.Contains(tasks.States, st) {
 			return nil, badRequest("state: %q is not a task state (%s)", q.Get("state"), stateNames())
 		}
 		query.State = st
@@ -377,8 +376,8 @@ func pageLimit(q url.Values) (int, error) {
 }
 
 func stateNames() string {
-	names := make([]string, len(boltstore.States))
-	for i, st := range boltstore.States {
+	names := make([]string, len(tasks.States))
+	for i, st := range tasks.States {
 		names[i] = string(st)
 	}
 	return strings.Join(names, ", ")

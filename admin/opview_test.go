@@ -9,11 +9,10 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // serveView answers one GET of path from a view on in.
-func serveView(tb testing.TB, in admin.Inspector, path string) (int, string) {
+func serveView(tb testing.TB, in tasks.Inspector, path string) (int, string) {
 	tb.Helper()
 	return serve(tb, newServer(admin.Config{Inspector: in}), http.MethodGet, path)
 }
@@ -21,8 +20,8 @@ func serveView(tb testing.TB, in admin.Inspector, path string) (int, string) {
 // TestOpViewCountsBeyondTheBound: states the store did not count are
 // null, never 0; uptime is whole seconds; no catalogue gives zeros.
 func TestOpViewCountsBeyondTheBound(t *testing.T) {
-	in := &fakeInspector{overview: func() (*boltstore.Overview, error) {
-		return &boltstore.Overview{
+	in := &fakeInspector{overview: func() (*tasks.Overview, error) {
+		return &tasks.Overview{
 			Tasks: 25, NonTerminal: 3, FileBytes: 4096, DataBytes: 2048, OutboxDepth: 2, DeadLetters: 1,
 			ByState: map[a2a.TaskState]int{a2a.StateSubmitted: 0, a2a.StateWorking: 3, a2a.StateInputRequired: 0, a2a.StateAuthRequired: 0, a2a.StateUnknown: 0},
 		}, nil
@@ -44,15 +43,15 @@ func TestOpViewCountsBeyondTheBound(t *testing.T) {
 func TestOpViewShortPageAndErrors(t *testing.T) {
 	var gotAfter string
 	in := &fakeInspector{
-		tasks: func(q boltstore.TaskQuery, after string, limit int) (*boltstore.TaskPage, error) {
+		tasks: func(q tasks.TaskQuery, after string, limit int) (*tasks.TaskPage, error) {
 			gotAfter = after
 			if q.FunctionID == "broken" {
 				return nil, errors.New("decode task x: secret detail")
 			}
-			return &boltstore.TaskPage{Next: "id/with\x00odd?bytes", Scanned: 10000}, nil
+			return &tasks.TaskPage{Next: "id/with\x00odd?bytes", Scanned: 10000}, nil
 		},
 		task: func(string) (*tasks.Record, []tasks.Event, error) { return nil, nil, errors.New("disk on fire") },
-		deadLetters: func(after uint64, limit int) ([]boltstore.DeadLetter, bool, error) {
+		deadLetters: func(after uint64, limit int) ([]tasks.DeadLetter, bool, error) {
 			return nil, false, errors.New("disk on fire")
 		},
 	}

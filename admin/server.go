@@ -17,25 +17,11 @@ import (
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
-
-// Inspector is what the operator view reads: a store it cannot write to.
-type Inspector interface {
-	Overview(ctx context.Context) (*boltstore.Overview, error)
-	// Tasks returns a page of the tasks q selects, after the task id
-	// after ("" for the first page).
-	Tasks(ctx context.Context, q boltstore.TaskQuery, after string, limit int) (*boltstore.TaskPage, error)
-	// Task returns a task and its event log, or tasks.ErrNotFound.
-	Task(ctx context.Context, id string) (*tasks.Record, []tasks.Event, error)
-	// DeadLetters returns up to limit dead letters after the id after, and
-	// whether more follow.
-	DeadLetters(ctx context.Context, after uint64, limit int) ([]boltstore.DeadLetter, bool, error)
-}
 
 // Outbox is what GET /admin/push/dead-letters reads of the push outbox.
 type Outbox interface {
-	DeadLetters(ctx context.Context, after uint64, limit int) ([]boltstore.DeadLetter, error)
+	DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, error)
 	OutboxDepth(ctx context.Context) (int, error)
 }
 
@@ -62,7 +48,9 @@ type Reloader interface {
 // Config is what the admin listener serves. Every field but Now and
 // Audit is required.
 type Config struct {
-	Inspector Inspector
+	// Inspector is what the operator view reads: a store it cannot write
+	// to.
+	Inspector tasks.Inspector
 	// StateCountLimit is the number of tasks above which the overview
 	// does not count terminal states (the inspector's bound).
 	StateCountLimit int
@@ -218,7 +206,11 @@ func (s *Server) outboxDeadLetters(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, OutboxList{DeadLetters: list, OutboxDepth: depth})
+	out := OutboxList{DeadLetters: make([]DeadLetter, len(list)), OutboxDepth: depth}
+	for i, d := range list {
+		out.DeadLetters[i] = DeadLetter(d)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // reload is POST /admin/v1/reload: 200 with the report when every part

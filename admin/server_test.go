@@ -12,7 +12,6 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // TestAdminRefusals: the probes and /metrics answer anyone; every other
@@ -91,9 +90,9 @@ func TestReadyzAndReload(t *testing.T) {
 func TestOutboxDeadLetters(t *testing.T) {
 	var gotAfter uint64
 	var gotLimit int
-	ob := &fakeOutbox{depth: 4, deadLetters: func(after uint64, limit int) ([]boltstore.DeadLetter, error) {
+	ob := &fakeOutbox{depth: 4, deadLetters: func(after uint64, limit int) ([]tasks.DeadLetter, error) {
 		gotAfter, gotLimit = after, limit
-		return []boltstore.DeadLetter{{ID: 7, TaskID: "t1", ConfigID: "c1", URL: "https://hooks.example/x", Attempts: 5,
+		return []tasks.DeadLetter{{ID: 7, TaskID: "t1", ConfigID: "c1", URL: "https://hooks.example/x", Attempts: 5,
 			LastError: "HTTP 404", CreatedAt: testStart, DeadAt: testStart}}, nil
 	}}
 	s := newServer(admin.Config{Outbox: ob})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // Overview is GET /admin/v1/overview.
@@ -152,8 +151,8 @@ type ErrorBody struct {
 // OutboxList is GET /admin/push/dead-letters: the dead letters of the
 // push outbox, oldest first, and the number of deliveries waiting.
 type OutboxList struct {
-	DeadLetters []boltstore.DeadLetter `json:"deadLetters"`
-	OutboxDepth int                    `json:"outboxDepth"`
+	DeadLetters []DeadLetter `json:"deadLetters"`
+	OutboxDepth int          `json:"outboxDepth"`
 }
 
 // ReloadReport says what a reload did. Its JSON is the answer of

@@ -10,7 +10,6 @@ import (
 
 // What the admin listener reads and changes, and who provides it.
 var (
-	_ admin.Inspector    = (*boltstore.Inspector)(nil)
 	_ admin.Outbox       = (*boltstore.Store)(nil)
 	_ admin.BackupSource = (*boltstore.Store)(nil)
 	_ admin.Canceler     = (*tasks.Service)(nil)

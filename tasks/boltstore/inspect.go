@@ -31,14 +31,9 @@ const (
 	DefaultScanLimit = 10_000
 )
 
-// States are the task states in the order the operator's view lists them:
-// the non-terminal ones, then the terminal ones.
-var States = []a2a.TaskState{
-	a2a.StateSubmitted, a2a.StateWorking, a2a.StateInputRequired, a2a.StateAuthRequired, a2a.StateUnknown,
-	a2a.StateCompleted, a2a.StateFailed, a2a.StateCanceled, a2a.StateRejected,
-}
-
 // Inspector reads a store for the operator's view; see Store.Inspector.
+// Its bounds are the tasks.Inspector's: StateCountLimit is the
+// Overview's, ScanLimit the bound of what one Tasks call examines.
 type Inspector struct {
 	db *bolt.DB
 	// StateCountLimit bounds the walk that counts tasks by state.
@@ -47,43 +42,23 @@ type Inspector struct {
 	ScanLimit int
 }
 
+var _ tasks.Inspector = (*Inspector)(nil)
+
 // Inspector returns a read-only view of s with the default bounds. It is
 // safe for concurrent use, and stays usable as long as s is open.
 func (s *Store) Inspector() *Inspector {
 	return &Inspector{db: s.db, StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
 }
 
-// Overview is the store at a glance.
-type Overview struct {
-	// Tasks counts every task, NonTerminal those not in a terminal state;
-	// both are exact (from the per-owner counts and the active index).
-	Tasks, NonTerminal int
-	// ByState counts tasks per state, for the states it has a key for
-	// (a counted state without tasks is there with 0): every state of
-	// States when the store holds at most StateCountLimit tasks; else the
-	// non-terminal ones when at most that many are non-terminal; else
-	// none. A state outside States, which a2ad never writes, gets its own
-	// key.
-	ByState map[a2a.TaskState]int
-	// ByStateComplete is true when ByState counts every task.
-	ByStateComplete bool
-	// FileBytes is the size of the file on disk; DataBytes the size of
-	// the database in it (the rest is space allocated ahead).
-	FileBytes, DataBytes int64
-	// OutboxDepth counts the push deliveries waiting, DeadLetters those
-	// given up on.
-	OutboxDepth, DeadLetters int
-}
-
 // Overview counts the store's tasks, deliveries and bytes, from one
 // consistent snapshot. Its cost is bounded: the per-state walk stops at
 // StateCountLimit entries, and the other counts come from bucket page
 // statistics (one read per page, not per key).
-func (in *Inspector) Overview(ctx context.Context) (*Overview, error) {
+func (in *Inspector) Overview(ctx context.Context) (*tasks.Overview, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	o := &Overview{ByState: map[a2a.TaskState]int{}}
+	o := &tasks.Overview{ByState: map[a2a.TaskState]int{}}
 	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		o.DataBytes = tx.Size()
 		_ = tx.Bucket(bucketCounts).ForEach(func(_, v []byte) error {
@@ -119,7 +94,7 @@ func (in *Inspector) Overview(ctx context.Context) (*Overview, error) {
 // countAll counts every task by state from the listing index, whose
 // values carry the state: no task is decoded. It stops at the limit even
 // if the counts bucket said there were fewer, and then counts nothing.
-func countAll(tx *bolt.Tx, o *Overview, limit int) error {
+func countAll(tx *bolt.Tx, o *tasks.Overview, limit int) error {
 	byState := map[a2a.TaskState]int{}
 	n := 0
 	c := tx.Bucket(bucketRecent).Cursor()
@@ -136,7 +111,7 @@ func countAll(tx *bolt.Tx, o *Overview, limit int) error {
 		}
 		byState[a2a.TaskState(st)]++
 	}
-	for _, st := range States {
+	for _, st := range tasks.States {
 		o.ByState[st] = 0
 	}
 	for st, n := range byState {
@@ -147,8 +122,8 @@ func countAll(tx *bolt.Tx, o *Overview, limit int) error {
 }
 
 // countNonTerminal counts the tasks of the active index by state.
-func countNonTerminal(tx *bolt.Tx, o *Overview) error {
-	for _, st := range States {
+func countNonTerminal(tx *bolt.Tx, o *tasks.Overview) error {
+	for _, st := range tasks.States {
 		if !st.Terminal() {
 			o.ByState[st] = 0
 		}
@@ -191,30 +166,6 @@ func decodeFilter(id, v []byte) (*filterHead, error) {
 	return &f, nil
 }
 
-// TaskQuery selects tasks; its zero value selects every task.
-type TaskQuery struct {
-	// State is the state to match; "" matches any.
-	State a2a.TaskState
-	// FunctionID is the function to match; "" matches any.
-	FunctionID string
-	// Owner, when not nil, is the caller to match ("" is the anonymous
-	// caller).
-	Owner *string
-}
-
-// TaskPage is one page of Tasks.
-type TaskPage struct {
-	// Tasks are the matches, by task id, highest first (a2ad's ids are
-	// time-ordered: newest created first).
-	Tasks []*tasks.Record
-	// Next, when not "", is the id to pass as after for the next page. It
-	// may be set while Tasks is short of the limit, even empty: the scan
-	// bound was reached before the page filled.
-	Next string
-	// Scanned counts the tasks examined.
-	Scanned int
-}
-
 // Tasks returns the heads (no history, no artifacts) of up to limit tasks
 // that match q, with ids below after
 // ("": from the highest). It walks an index where one serves: the
@@ -222,7 +173,7 @@ type TaskPage struct {
 // (active) for a non-terminal state; otherwise the tasks themselves. The
 // other filters are checked on each task, and at most ScanLimit tasks are
 // examined per call.
-func (in *Inspector) Tasks(ctx context.Context, q TaskQuery, after string, limit int) (*TaskPage, error) {
+func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string, limit int) (*tasks.TaskPage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -233,7 +184,7 @@ func (in *Inspector) Tasks(ctx context.Context, q TaskQuery, after string, limit
 	if scanLimit <= 0 {
 		scanLimit = DefaultScanLimit
 	}
-	page := &TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
+	page := &tasks.TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
 	var ids, vals [][]byte
 	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
@@ -377,11 +328,11 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 // DeadLetters returns up to limit dead letters with ids above after,
 // oldest first, and whether more follow. Tokens, credentials and bodies
 // are never shown.
-func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) ([]DeadLetter, bool, error) {
+func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	out := make([]DeadLetter, 0, min(limit, 64))
+	out := make([]tasks.DeadLetter, 0, min(limit, 64))
 	if after == math.MaxUint64 || limit <= 0 {
 		return out, false, nil
 	}

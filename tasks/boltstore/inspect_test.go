@@ -64,7 +64,7 @@ func newInspectFixture(tb testing.TB) *inspectFixture {
 }
 
 // want returns the ids of the fixture's tasks that match q, highest first.
-func (f *inspectFixture) want(q boltstore.TaskQuery) []string {
+func (f *inspectFixture) want(q tasks.TaskQuery) []string {
 	var ids []string
 	for _, r := range slices.Backward(f.recs) {
 		if (q.State == "" || r.State() == q.State) && (q.FunctionID == "" || r.FunctionID == q.FunctionID) &&
@@ -77,7 +77,7 @@ func (f *inspectFixture) want(q boltstore.TaskQuery) []string {
 
 // pageAll pages through Tasks with limit and returns every id, checking
 // that each page holds at most limit tasks and that the walk ends.
-func pageAll(tb testing.TB, in *boltstore.Inspector, q boltstore.TaskQuery, limit int) (ids []string, pages int) {
+func pageAll(tb testing.TB, in *boltstore.Inspector, q tasks.TaskQuery, limit int) (ids []string, pages int) {
 	tb.Helper()
 	after := ""
 	for {
@@ -112,10 +112,10 @@ func TestInspectorOverview(t *testing.T) {
 		t.Fatal(err)
 	}
 	zero := map[a2a.TaskState]int{}
-	for _, st := range boltstore.States {
+	for _, st := range tasks.States {
 		zero[st] = 0
 	}
-	if diff := cmp.Diff(&boltstore.Overview{ByState: zero, ByStateComplete: true, FileBytes: o.FileBytes, DataBytes: o.DataBytes}, o); diff != "" {
+	if diff := cmp.Diff(&tasks.Overview{ByState: zero, ByStateComplete: true, FileBytes: o.FileBytes, DataBytes: o.DataBytes}, o); diff != "" {
 		t.Errorf("empty store (-want +got):\n%s", diff)
 	}
 	if fi, err := os.Stat(s.DB().Path()); err != nil || o.FileBytes != fi.Size() || o.DataBytes <= 0 || o.DataBytes > o.FileBytes {
@@ -159,7 +159,7 @@ func TestInspectorOverview(t *testing.T) {
 func TestInspectorTasksFiltersAndPages(t *testing.T) {
 	f := newInspectFixture(t)
 	in := f.s.Inspector()
-	queries := []boltstore.TaskQuery{
+	queries := []tasks.TaskQuery{
 		{},
 		{State: a2a.StateCompleted},
 		{State: a2a.StateWorking},
@@ -193,7 +193,7 @@ func TestInspectorTasksFiltersAndPages(t *testing.T) {
 
 	// A page's records are the whole tasks.
 	in.ScanLimit = boltstore.DefaultScanLimit
-	p, err := in.Tasks(ctx, boltstore.TaskQuery{}, "t05", 1)
+	p, err := in.Tasks(ctx, tasks.TaskQuery{}, "t05", 1)
 	if err != nil || len(p.Tasks) != 1 || p.Next != "t04" || p.Scanned != 2 {
 		t.Fatalf("Tasks after t05: %+v, %v", p, err)
 	}
@@ -202,11 +202,11 @@ func TestInspectorTasksFiltersAndPages(t *testing.T) {
 	}
 	// The scan bound stops a page short, and says where to go on.
 	in.ScanLimit = 4
-	p, err = in.Tasks(ctx, boltstore.TaskQuery{FunctionID: "nope"}, "", 10)
+	p, err = in.Tasks(ctx, tasks.TaskQuery{FunctionID: "nope"}, "", 10)
 	if err != nil || len(p.Tasks) != 0 || p.Next != "t26" || p.Scanned != 4 {
 		t.Errorf("Tasks with a scan bound of 4: %+v, %v; want no tasks, next t26, 4 scanned", p, err)
 	}
-	if _, err := in.Tasks(ctx, boltstore.TaskQuery{}, "", 0); err == nil {
+	if _, err := in.Tasks(ctx, tasks.TaskQuery{}, "", 0); err == nil {
 		t.Error("Tasks with limit 0: no error")
 	}
 }
@@ -228,12 +228,12 @@ func TestInspectorTasksIDsAndOwnersWithAnyBytes(t *testing.T) {
 		w := slices.Clone(want[owner])
 		slices.Sort(w)
 		slices.Reverse(w)
-		got, _ := pageAll(t, in, boltstore.TaskQuery{Owner: strp(owner)}, 3)
+		got, _ := pageAll(t, in, tasks.TaskQuery{Owner: strp(owner)}, 3)
 		if diff := cmp.Diff(w, got); diff != "" {
 			t.Errorf("owner %q (-want +got):\n%s", owner, diff)
 		}
 	}
-	got, _ := pageAll(t, in, boltstore.TaskQuery{State: a2a.StateCompleted}, 5)
+	got, _ := pageAll(t, in, tasks.TaskQuery{State: a2a.StateCompleted}, 5)
 	if len(got) != n {
 		t.Errorf("listed %d of %d tasks", len(got), n)
 	}
@@ -363,8 +363,8 @@ func TestInspectorWritesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		pageAll(t, in, boltstore.TaskQuery{}, 3)
-		pageAll(t, in, boltstore.TaskQuery{Owner: strp("acme"), State: a2a.StateWorking}, 1)
+		pageAll(t, in, tasks.TaskQuery{}, 3)
+		pageAll(t, in, tasks.TaskQuery{Owner: strp("acme"), State: a2a.StateWorking}, 1)
 		if _, _, err := in.DeadLetters(ctx, 0, 10); err != nil {
 			t.Fatal(err)
 		}
@@ -383,7 +383,7 @@ func TestInspectorRefusesACanceledContext(t *testing.T) {
 	if _, err := in.Overview(cctx); err == nil {
 		t.Error("Overview: no error")
 	}
-	if _, err := in.Tasks(cctx, boltstore.TaskQuery{}, "", 1); err == nil {
+	if _, err := in.Tasks(cctx, tasks.TaskQuery{}, "", 1); err == nil {
 		t.Error("Tasks: no error")
 	}
 	if _, _, err := in.Task(cctx, "x"); err == nil {

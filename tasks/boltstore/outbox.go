@@ -459,29 +459,16 @@ func deliveryPair(v []byte) (taskID, configID string, err error) {
 	return taskID, configID, nil
 }
 
-// DeadLetter is a delivery that was given up on, as operators see it:
-// never its token, credentials or body.
-type DeadLetter struct {
-	ID        uint64    `json:"id"`
-	TaskID    string    `json:"taskId"`
-	ConfigID  string    `json:"configId"`
-	URL       string    `json:"url"`
-	Attempts  int       `json:"attempts"`
-	LastError string    `json:"lastError"`
-	CreatedAt time.Time `json:"createdAt"`
-	DeadAt    time.Time `json:"deadAt"`
-}
-
 // decodeDeadLetter decodes dead letter k, v.
-func decodeDeadLetter(k, v []byte) (DeadLetter, error) {
+func decodeDeadLetter(k, v []byte) (tasks.DeadLetter, error) {
 	var e deadLetter
 	if len(k) != 8 {
-		return DeadLetter{}, fmt.Errorf("dead letter %x: key does not parse", k)
+		return tasks.DeadLetter{}, fmt.Errorf("dead letter %x: key does not parse", k)
 	}
 	if err := json.Unmarshal(v, &e); err != nil {
-		return DeadLetter{}, fmt.Errorf("decode dead letter %x: %w", k, err)
+		return tasks.DeadLetter{}, fmt.Errorf("decode dead letter %x: %w", k, err)
 	}
-	return DeadLetter{
+	return tasks.DeadLetter{
 		ID: binary.BigEndian.Uint64(k), TaskID: e.TaskID, ConfigID: e.ConfigID, URL: e.URL,
 		Attempts: e.Attempts, LastError: e.LastError, CreatedAt: e.CreatedAt, DeadAt: e.DeadAt,
 	}, nil
@@ -489,11 +476,11 @@ func decodeDeadLetter(k, v []byte) (DeadLetter, error) {
 
 // DeadLetters returns up to limit dead letters after the one with id
 // after, oldest first.
-func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]DeadLetter, error) {
+func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]DeadLetter, 0)
+	out := make([]tasks.DeadLetter, 0)
 	if after == math.MaxUint64 {
 		return out, nil // nothing comes after the last possible id
 	}
