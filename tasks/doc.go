@@ -5,5 +5,8 @@
 // that runs calls under concurrency caps, cancellation, crash recovery,
 // retention, and the listing of a caller's tasks in pages.
 //
-// The bbolt implementation of Store is in the sub-package boltstore.
+// The bbolt implementation of Store is in the sub-package boltstore; the
+// contracts every store keeps (Store, the push outbox beside it, the
+// Inspector) are written down as the tests of storetest, which each
+// implementation runs.
 package tasks

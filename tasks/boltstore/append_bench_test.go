@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
 )
 
 // Benchmarks of appends to a task that holds much already (issue 13 item
@@ -70,7 +71,7 @@ func BenchmarkAppendMessage(b *testing.B) {
 			for i := range b.N {
 				id := "a" + strconv.Itoa(i)
 				k := key("o", id, id)
-				if _, _, _, err := s.Update(ctx, "o", "t1", &k, tasks.Head, appendMessage(userMsg(id, text), a2a.StateInputRequired)); err != nil {
+				if _, _, _, err := s.Update(ctx, "o", "t1", &k, tasks.Head, storetest.AppendMessage(userMsg(id, text), a2a.StateInputRequired)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -92,7 +93,7 @@ func BenchmarkAppendChunk(b *testing.B) {
 				b.Fatal(err)
 			}
 			// The artifact as a stream leaves it: n chunks, each appended.
-			chunk := artifactEvent("out", true, text)
+			chunk := storetest.ArtifactChunk("out", true, text)
 			for range n {
 				if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Head, chunk); err != nil {
 					b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
 )
 
 // hookLog keeps what the store's hooks are told.
@@ -72,12 +73,7 @@ func TestHooksSeeCommitsAndTransitions(t *testing.T) {
 		[]tasks.Event{statusEvent(a2a.StateSubmitted)}); err != nil || created {
 		t.Fatalf("duplicate Create: created %v, %v", created, err)
 	}
-	to := func(st a2a.TaskState) tasks.UpdateFunc {
-		return func(r *tasks.Record) ([]tasks.Event, error) {
-			r.Task.Status.State = st
-			return []tasks.Event{statusEvent(st)}, nil
-		}
-	}
+	to := storetest.Flip
 	for _, st := range []a2a.TaskState{a2a.StateWorking, a2a.StateWorking, a2a.StateInputRequired, a2a.StateCompleted} {
 		if _, _, _, err := s.Update(ctx, "alice", "t00", nil, tasks.Whole, to(st)); err != nil {
 			t.Fatal(err)

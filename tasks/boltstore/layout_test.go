@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
 )
 
 // The body layout written out again here (see layout.go): a task's keys
@@ -65,19 +65,6 @@ func headSize(tb testing.TB, s *boltstore.Store, id string) int {
 	return n
 }
 
-func userMsg(id, text string) a2a.Message {
-	return a2a.Message{MessageID: id, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(text)}}
-}
-
-// appendMessage is an UpdateFunc that appends msg and moves the task to st.
-func appendMessage(msg a2a.Message, st a2a.TaskState) tasks.UpdateFunc {
-	return func(r *tasks.Record) ([]tasks.Event, error) {
-		r.Task.History = append(r.Task.History, msg)
-		r.Task.Status = a2a.TaskStatus{State: st}
-		return []tasks.Event{statusEvent(st)}, nil
-	}
-}
-
 // TestAppendsWriteWhatTheyAdd: a message appended to a task is one new
 // key, and the head, rewritten with every change, stays the same size
 // however long the history grows (issue 13 item 4).
@@ -97,7 +84,7 @@ func TestAppendsWriteWhatTheyAdd(t *testing.T) {
 	big := strings.Repeat("y", 4096)
 	for i := 1; i <= 300; i++ {
 		k := key("o", fmt.Sprintf("m%d", i), "answer")
-		rec, _, _, err := s.Update(ctx, "o", "t1", &k, tasks.Head, appendMessage(userMsg(fmt.Sprintf("m%d", i), big), a2a.StateInputRequired))
+		rec, _, _, err := s.Update(ctx, "o", "t1", &k, tasks.Head, storetest.AppendMessage(userMsg(fmt.Sprintf("m%d", i), big), a2a.StateInputRequired))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,98 +112,36 @@ func TestAppendsWriteWhatTheyAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A read returns the last messages it asks for, in order.
-	got, err := s.Get(ctx, "o", "t1", tasks.Scope{History: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, m := range got.Task.History {
-		ids = append(ids, m.MessageID)
-	}
-	if want := []string{"m298", "m299", "m300"}; !slices.Equal(ids, want) || got.HistoryLen != 301 {
-		t.Errorf("last 3 messages = %v (of %d), want %v (of 301)", ids, got.HistoryLen, want)
-	}
-	whole, err := s.Get(ctx, "o", "t1", tasks.Whole)
-	if err != nil || len(whole.Task.History) != 301 || whole.Task.History[0].MessageID != "m0" {
-		t.Fatalf("whole history: %d messages, %v", len(whole.Task.History), err)
-	}
-	if head, _ := s.Get(ctx, "o", "t1", tasks.Head); len(head.Task.History) != 0 || head.Input != nil {
-		t.Errorf("a head read returned %d messages and %d bytes of input", len(head.Task.History), len(head.Input))
-	}
-	// The input is kept, and read where it is needed: recovery and the
-	// operator's view.
-	active, err := s.Active(ctx)
-	if err != nil || len(active) != 1 || !bytes.Equal(active[0].Input, r.Input) {
-		t.Fatalf("Active = %d tasks, %v; want t1 with its input", len(active), err)
-	}
 }
 
-// artifactEvent is an UpdateFunc that reports one artifact chunk.
-func artifactEvent(id string, appendParts bool, parts ...string) tasks.UpdateFunc {
-	return func(r *tasks.Record) ([]tasks.Event, error) {
-		a := &a2a.Artifact{ArtifactID: id, Name: "n-" + id}
-		for _, p := range parts {
-			a.Parts = append(a.Parts, a2a.TextPart(p))
-		}
-		return []tasks.Event{{Artifact: a, Append: appendParts}}, nil
-	}
-}
-
-// TestArtifactEventsAreAppliedAsClientsDo: the store applies an update's
-// artifact events to the stored artifacts as tasks.ApplyArtifact does: a
-// chunk that appends is one key more, a replacement drops the chunks, a
-// new id adds an artifact. Every read, after a reopen too, assembles what
-// the events add up to.
-func TestArtifactEventsAreAppliedAsClientsDo(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestArtifactChunksAreKeysOfTheirOwn: a chunk that appends is one key
+// more, a replacement drops the chunks, a new id adds an artifact (the
+// suite checks that reads assemble them as tasks.ApplyArtifact does); a
+// new input replaces the old, and the store's count of bytes follows.
+func TestArtifactChunksAreKeysOfTheirOwn(t *testing.T) {
+	s := MustOpen(t, "")
 	r := newRecord("t1", "o", a2a.StateWorking, time.Now())
 	r.Task.Artifacts = []a2a.Artifact{{ArtifactID: "a0", Parts: []a2a.Part{a2a.TextPart("created")}}}
 	create(t, s, r)
-	want := slices.Clone(r.Task.Artifacts)
-	var got *tasks.Record
-	steps := []struct {
+	for i, st := range []struct {
 		fn   tasks.UpdateFunc
 		keys int // artifact keys after the step
 	}{
-		{artifactEvent("a1", false, "one"), 2},
-		{artifactEvent("a1", true, "two", "three"), 3},
-		{artifactEvent("a0", true, "more"), 4},
-		{artifactEvent("a1", true, "four"), 5},
-		{artifactEvent("a1", false, "replaced"), 3}, // a1's two chunks dropped
-		{artifactEvent("a2", true, "new, though it says append"), 4},
-		{artifactEvent("a1", true, "five"), 5},
-	}
-	for i, st := range steps {
-		evs, err := st.fn(nil)
-		if err != nil {
+		{storetest.ArtifactChunk("a1", false, "one"), 2},
+		{storetest.ArtifactChunk("a1", true, "two", "three"), 3},
+		{storetest.ArtifactChunk("a0", true, "more"), 4},
+		{storetest.ArtifactChunk("a1", true, "four"), 5},
+		{storetest.ArtifactChunk("a1", false, "replaced"), 3}, // a1's two chunks dropped
+		{storetest.ArtifactChunk("a2", true, "new, though it says append"), 4},
+		{storetest.ArtifactChunk("a1", true, "five"), 5},
+	} {
+		if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Head, st.fn); err != nil {
 			t.Fatal(err)
-		}
-		want = tasks.ApplyArtifact(want, evs[0].Artifact, evs[0].Append)
-		rec, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Whole, st.fn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, rec.Task.Artifacts); diff != "" {
-			t.Fatalf("step %d: Update's artifacts (-want +got):\n%s", i, diff)
-		}
-		got, err = s.Get(ctx, "o", "t1", tasks.Whole)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got.Task.Artifacts); diff != "" {
-			t.Fatalf("step %d: Get's artifacts (-want +got):\n%s", i, diff)
 		}
 		if n := bodyKeys(t, s, "t1")['a']; n != st.keys {
 			t.Errorf("step %d: %d artifact keys, want %d", i, n, st.keys)
 		}
 	}
-	// A new input replaces the old (the store's count of bytes follows:
-	// the check below compares it with what the task takes).
 	for _, in := range []string{`{"n":1}`, `{"n":"` + strings.Repeat("x", 500) + `"}`} {
 		if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Head, func(r *tasks.Record) ([]tasks.Event, error) {
 			r.Input = json.RawMessage(in)
@@ -224,26 +149,12 @@ func TestArtifactEventsAreAppliedAsClientsDo(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		if r := mustCheckOpen(t, s); !r.Clean() {
+			t.Errorf("check: %q", problems(r))
+		}
 	}
-	if r := mustCheckOpen(t, s); !r.Clean() {
-		t.Errorf("check: %q", problems(r))
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = MustOpen(t, path)
-	got, err = s.Get(ctx, "o", "t1", tasks.Whole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got.Task.Artifacts); diff != "" {
-		t.Fatalf("after a reopen (-want +got):\n%s", diff)
-	}
-	if head, _ := s.Get(ctx, "o", "t1", tasks.Scope{History: -1}); head.Task.Artifacts != nil {
-		t.Errorf("a read without artifacts returned %d", len(head.Task.Artifacts))
-	}
-	if r := mustCheckOpen(t, s); !r.Clean() {
-		t.Errorf("check: %q", problems(r))
+	if got := bodyKeys(t, s, "t1")['i']; got != 1 {
+		t.Errorf("%d input keys, want 1", got)
 	}
 }
 
@@ -254,59 +165,6 @@ func mustCheckOpen(tb testing.TB, s *boltstore.Store) *boltstore.Report {
 		tb.Fatal(err)
 	}
 	return r
-}
-
-// TestApplyArtifactLeavesItsInputAlone: the fold returns a new slice and
-// never writes through the one it was given, which readers may share.
-func TestApplyArtifactLeavesItsInputAlone(t *testing.T) {
-	arts := []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("1")}}}
-	before := slices.Clone(arts)
-	out := tasks.ApplyArtifact(arts, &a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("2")}}, true)
-	if diff := cmp.Diff(before, arts); diff != "" {
-		t.Errorf("append changed its input (-before +after):\n%s", diff)
-	}
-	if len(out) != 1 || len(out[0].Parts) != 2 {
-		t.Errorf("append = %+v", out)
-	}
-	out = tasks.ApplyArtifact(arts, &a2a.Artifact{ArtifactID: "a", Name: "x"}, false)
-	if diff := cmp.Diff(before, arts); diff != "" || out[0].Name != "x" {
-		t.Errorf("replace changed its input, or did not replace: %+v", out)
-	}
-}
-
-// TestForeignTaskIsNotReadAtAll: a read, an update or a change of
-// webhooks of another owner's task fails before anything of the task is
-// read, with ErrNotOwner (an ErrNotFound); fn is never called.
-func TestForeignTaskIsNotReadAtAll(t *testing.T) {
-	s := MustOpen(t, "")
-	r := newRecord("t1", "alice", a2a.StateWorking, time.Now())
-	r.Task.History = []a2a.Message{userMsg("m", strings.Repeat("x", 100_000))}
-	create(t, s, r)
-	called := false
-	_, _, _, err := s.Update(ctx, "bob", "t1", nil, tasks.Whole, func(*tasks.Record) ([]tasks.Event, error) {
-		called = true
-		return nil, nil
-	})
-	if err != tasks.ErrNotOwner || called { //nolint:errorlint // the very error
-		t.Errorf("Update of a foreign task = %v (fn called: %v), want ErrNotOwner", err, called)
-	}
-	if _, err := s.PushConfigs(ctx, "bob", "t1", func(c []a2a.PushConfig) ([]a2a.PushConfig, error) {
-		called = true
-		return c, nil
-	}); err != tasks.ErrNotOwner || called { //nolint:errorlint // the very error
-		t.Errorf("PushConfigs of a foreign task = %v (fn called: %v), want ErrNotOwner", err, called)
-	}
-	for _, c := range []struct {
-		owner, id string
-		want      error
-	}{
-		{"bob", "t1", tasks.ErrNotOwner}, {"alice", "t0", tasks.ErrNotFound}, {"alice", "t2", tasks.ErrNotFound},
-		{"alic", "t1", tasks.ErrNotOwner}, {"alicee", "t1", tasks.ErrNotOwner}, {"", "t1", tasks.ErrNotOwner},
-	} {
-		if _, err := s.Get(ctx, c.owner, c.id, tasks.Whole); err != c.want { //nolint:errorlint // the very error
-			t.Errorf("Get(%q, %q) = %v, want %v", c.owner, c.id, err, c.want)
-		}
-	}
 }
 
 // seedBody writes one task through the store's API with a body of every
@@ -328,7 +186,7 @@ func seedBody(tb testing.TB) string {
 	if _, _, err := s.Create(ctx, key("o", "m-1", "1"), r, []tasks.Event{statusEvent(a2a.StateWorking)}); err != nil {
 		tb.Fatal(err)
 	}
-	for _, fn := range []tasks.UpdateFunc{artifactEvent("a1", false, "y"), artifactEvent("a1", true, "z")} {
+	for _, fn := range []tasks.UpdateFunc{storetest.ArtifactChunk("a1", false, "y"), storetest.ArtifactChunk("a1", true, "z")} {
 		if _, _, _, err := s.Update(ctx, "o", "t-1", nil, tasks.Head, fn); err != nil {
 			tb.Fatal(err)
 		}

@@ -1,9 +1,11 @@
 package boltstore_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
 )
 
 // richRecords are n tasks of two owners with what a schema 3 record held
@@ -171,5 +174,132 @@ func TestCheckKnowsTheOlderSchemas(t *testing.T) {
 		if r.Schema != version || r.Tasks != 12 || !r.Clean() {
 			t.Errorf("schema %s file: schema %q, %d tasks, problems %q", version, r.Schema, r.Tasks, problems(r))
 		}
+	}
+}
+
+// writeSchema2 writes a store file as schema 2 left it: the buckets of
+// that version, without the listing index.
+func writeSchema2(tb testing.TB, path string, recs []*tasks.Record) {
+	tb.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		bs := map[string]*bolt.Bucket{}
+		for _, name := range []string{"tasks", "events", "active", "owners", "idem", "expiry", "meta", "outbox", "dead"} {
+			b, err := tx.CreateBucket([]byte(name))
+			if err != nil {
+				return err
+			}
+			bs[name] = b
+		}
+		for _, r := range recs {
+			r.Seq = 1
+			r.MessageIDs = []string{"m-" + r.Task.ID}
+			j, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			if err := bs["tasks"].Put([]byte(r.Task.ID), append(binary.BigEndian.AppendUint64(nil, r.Seq), j...)); err != nil {
+				return err
+			}
+			ev, _ := json.Marshal(tasks.Event{Seq: 1, Status: &r.Task.Status})
+			if err := bs["events"].Put(binary.BigEndian.AppendUint64(append([]byte(r.Task.ID), 0), 1), ev); err != nil {
+				return err
+			}
+			owner := append(binary.AppendUvarint(nil, uint64(len(r.Owner))), r.Owner...)
+			if err := bs["owners"].Put(append(slices.Clone(owner), r.Task.ID...), nil); err != nil {
+				return err
+			}
+			idem := append(append([]byte(r.Task.ID), 0), make([]byte, 32)...)
+			if err := bs["idem"].Put(append(slices.Clone(owner), r.MessageIDs[0]...), idem); err != nil {
+				return err
+			}
+			if r.State().Terminal() {
+				err = bs["expiry"].Put(append(binary.BigEndian.AppendUint64(nil, uint64(r.UpdatedAt.UnixNano())), r.Task.ID...), nil)
+			} else {
+				err = bs["active"].Put([]byte(r.Task.ID), nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return bs["meta"].Put([]byte("schema"), []byte("2"))
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestOpenMigratesSchema2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var recs []*tasks.Record
+	for i := range 30 {
+		st := []a2a.TaskState{a2a.StateCompleted, a2a.StateWorking, a2a.StateInputRequired}[i%3]
+		r := newRecord(fmt.Sprintf("t%02d", i), []string{"alice", "bob"}[i%2], st, base.Add(time.Duration(i)*time.Second))
+		r.Task.Status.Timestamp = a2a.Timestamp(r.UpdatedAt)
+		recs = append(recs, r)
+	}
+	writeSchema2(t, path, recs)
+
+	s := MustOpen(t, path)
+	checkListing(t, s.DB())
+	if err := s.DB().View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "5" {
+			t.Errorf("schema after open = %q, want \"5\"", v)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var wantAlice, wantBobDone []string
+	for i := 29; i >= 0; i-- {
+		if i%2 == 0 {
+			wantAlice = append(wantAlice, fmt.Sprintf("t%02d", i))
+		} else if i%3 == 0 {
+			wantBobDone = append(wantBobDone, fmt.Sprintf("t%02d", i))
+		}
+	}
+	if got := storetest.ListIDs(t, s, "alice", tasks.ListFilter{}, 4); !slices.Equal(got, wantAlice) {
+		t.Errorf("alice after migration = %v\nwant %v", got, wantAlice)
+	}
+	if got := storetest.ListIDs(t, s, "bob", tasks.ListFilter{State: a2a.StateCompleted}, 2); !slices.Equal(got, wantBobDone) {
+		t.Errorf("bob's completed after migration = %v\nwant %v", got, wantBobDone)
+	}
+	// The migrated store goes on as a schema 5 one.
+	r := newRecord("t99", "alice", a2a.StateWorking, base.Add(time.Hour))
+	create(t, s, r)
+	if got := storetest.ListIDs(t, s, "alice", tasks.ListFilter{}, 100); len(got) != 16 || got[0] != "t99" {
+		t.Errorf("alice after a create = %v", got)
+	}
+	if n, err := s.Expire(ctx, base.Add(time.Hour), 100); err != nil || n != 10 {
+		t.Fatalf("Expire after migration = %d, %v; want 10", n, err)
+	}
+	checkListing(t, s.DB())
+}
+
+func TestOpenRejectsUnknownSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("schema"), []byte("9"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = boltstore.Open(path, boltstore.Options{})
+	want := `open task store ` + path + `: store schema version "9" is not supported (want "5")`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Open = %v, want %s", err, want)
 	}
 }

@@ -501,6 +501,9 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]tas
 // OutboxDepth counts the deliveries waiting: at most one per webhook of a
 // task.
 func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	var n int
 	err := s.view(func(tx *bolt.Tx) error {
 		n = tx.Bucket(bucketOutbox).Stats().KeyN

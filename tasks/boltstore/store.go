@@ -875,6 +875,9 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 // Expire implements tasks.Store. It writes nothing when nothing has
 // expired.
 func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	end := expiryKey(cutoff, "")
 	var due bool
 	if err := s.view(func(tx *bolt.Tx) error {

@@ -28,14 +28,6 @@ import (
 // per step.
 var seedTime = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func setState(st a2a.TaskState, at time.Time) tasks.UpdateFunc {
-	return func(r *tasks.Record) ([]tasks.Event, error) {
-		r.Task.Status.State = st
-		r.UpdatedAt = at
-		return []tasks.Event{statusEvent(st)}, nil
-	}
-}
-
 // seedStore writes four tasks through the store's own API and closes it:
 //
 //	t-1 alice  submitted, working, completed (3 events, m-1, in expiry)

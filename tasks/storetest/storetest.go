@@ -1,0 +1,105 @@
+// Package storetest is the conformance suite of a2ad's task stores: the
+// contracts of tasks.Store (create, lookup and idempotency, update and its
+// races, events and their sequence numbers, the active index, expiry,
+// quotas, listing), of the push outbox a store keeps beside its tasks
+// (push.Outbox and what the operator and the metrics read of it), and of
+// the operator's tasks.Inspector, written once. Every store runs all of
+// them from its own tests:
+//
+//	func TestConformance(t *testing.T) { storetest.Run(t, openStore) }
+//
+// The helpers it exports (Key, NewRecord, Create, ListIDs, ...) build the
+// tasks a store's own tests need too.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/push"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// Store is what a2ad asks of a task store: tasks.Store, the push outbox
+// that transitions fill in the same commit, and the counts the metrics
+// and the operator read.
+type Store interface {
+	tasks.Store
+	push.Outbox
+	// DeadLetters returns up to limit dead letters with ids above after,
+	// oldest first (never nil).
+	DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, error)
+	// OutboxDepth counts the deliveries waiting: at most one per webhook
+	// of a task.
+	OutboxDepth(ctx context.Context) (int, error)
+	// DeadLetterCount counts the dead letters.
+	DeadLetterCount(ctx context.Context) (int, error)
+	// ActiveStates counts the tasks that are not terminal, by state.
+	ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
+	// SetOutboxHook sets fn to be called after each commit that queued
+	// push deliveries.
+	SetOutboxHook(fn func())
+	// Close closes the store; it then refuses writes with
+	// tasks.ErrClosed, and a second Close returns nil.
+	Close() error
+}
+
+// Bounds are the limits of an inspector's walks; zero is the store's
+// default.
+type Bounds struct {
+	// StateCount is the number of tasks above which Overview stops
+	// counting terminal states (see tasks.Overview.ByState).
+	StateCount int
+	// Scan bounds the tasks one Inspector.Tasks call examines.
+	Scan int
+}
+
+// Subject is one store under test.
+type Subject struct {
+	Store Store
+	// Inspector returns the store's read-only view with bounds b.
+	Inspector func(b Bounds) tasks.Inspector
+	// Reopen closes Store and opens what it stored again, as a restart
+	// (or another process on the same data) does.
+	Reopen func(t *testing.T) *Subject
+	// Check, when not nil, fails tb unless the store's own consistency
+	// checks pass; the suite calls it after the writes it makes.
+	Check func(tb testing.TB)
+}
+
+// Open opens a new, empty store for t, and closes it when t ends.
+type Open func(t *testing.T) *Subject
+
+// contract is one subtest of Run.
+type contract struct {
+	name string
+	run  func(t *testing.T, sub *Subject)
+}
+
+// Run runs every contract against a fresh store from open, one subtest
+// each.
+func Run(t *testing.T, open Open) {
+	var all []contract
+	for _, group := range [][]contract{
+		taskContracts, raceContracts, expiryContracts, listContracts, outboxContracts, inspectorContracts,
+	} {
+		all = append(all, group...)
+	}
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
+	}
+}
+
+// check runs the store's own checks, if it has any.
+func (sub *Subject) check(tb testing.TB) {
+	tb.Helper()
+	if sub.Check != nil {
+		sub.Check(tb)
+	}
+}
+
+// inspector is the store's inspector with its default bounds.
+func (sub *Subject) inspector() tasks.Inspector { return sub.Inspector(Bounds{}) }
+
+var ctx = context.Background()
