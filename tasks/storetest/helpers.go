@@ -3,10 +3,12 @@ package storetest
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -116,18 +118,29 @@ func GiveUp(tb testing.TB, s Store, id string) {
 	r.PushConfigs = []a2a.PushConfig{{ID: "c-" + id, URL: "https://hooks.example/" + id, Token: "tok-secret",
 		Authentication: &a2a.PushAuth{Schemes: []string{"Bearer"}, Credentials: "cred-secret"}}}
 	Create(tb, s, r)
-	MustUpdate(tb, s, "o", id, Flip(a2a.StateCompleted))
-	due, err := s.Due(ctx, time.Now().Add(time.Hour), 100)
-	if err != nil || len(due) != 1 {
-		tb.Fatalf("Due: %v, %v", due, err)
-	}
-	d := due[0]
+	d := Queued(tb, s, id, Flip(a2a.StateCompleted), 1)[0]
 	if err := s.Request(ctx, &d); err != nil {
 		tb.Fatal(err)
 	}
 	if err := s.Dead(ctx, d.ID, d.URL, 3, "HTTP 503"); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Queued applies fn to task id of owner "o" and returns the deliveries
+// due then of that task, failing tb unless there are n of them.
+func Queued(tb testing.TB, s Store, id string, fn tasks.UpdateFunc, n int) []push.Delivery {
+	tb.Helper()
+	MustUpdate(tb, s, "o", id, fn)
+	due, err := s.Due(ctx, time.Now(), 1000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	due = slices.DeleteFunc(due, func(d push.Delivery) bool { return d.TaskID != id })
+	if len(due) != n {
+		tb.Fatalf("deliveries of %s due: %+v, want %d", id, due, n)
+	}
+	return due
 }
 
 // ListIDs lists every task of owner that matches f, limit per page, and

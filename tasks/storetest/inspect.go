@@ -13,15 +13,6 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// The contracts of the operator's read-only view.
-var inspectorContracts = []contract{
-	{"InspectorOverview", testInspectorOverview},
-	{"InspectorTasksFiltersAndPages", testInspectorTasksFiltersAndPages},
-	{"InspectorTasksIDsAndOwnersWithAnyBytes", testInspectorTasksIDsAndOwnersWithAnyBytes},
-	{"InspectorTask", testInspectorTask},
-	{"InspectorDeadLetters", testInspectorDeadLetters},
-}
-
 // seedTask stores a task of owner calling fn in state st, with one status
 // event per state it went through.
 func seedTask(tb testing.TB, s tasks.Store, id, owner, fn string, st a2a.TaskState) *tasks.Record {

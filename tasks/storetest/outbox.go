@@ -14,18 +14,6 @@ import (
 	"github.com/a2ad/a2ad/push"
 )
 
-// The contracts of the push outbox: a transition queues its deliveries in
-// its own commit; the sender claims what is due, then acks, retries or
-// dead-letters it.
-var outboxContracts = []contract{
-	{"TransitionsQueueDeliveriesInTheSameCommit", testTransitionsQueueDeliveries},
-	{"OutboxCoalescesPerWebhook", testOutboxCoalescesPerWebhook},
-	{"DeliveredKeepsALaterTransition", testDeliveredKeepsALaterTransition},
-	{"DueReturnsBatchesByDueTime", testDueReturnsBatchesByDueTime},
-	{"RequestDropsWhatIsGone", testRequestDropsWhatIsGone},
-	{"DeadLettersKeepTheURLAndNoSecret", testDeadLettersKeepTheURLAndNoSecret},
-}
-
 func testTransitionsQueueDeliveries(t *testing.T, sub *Subject) {
 	s := sub.Store
 	var woken atomic.Int64
@@ -134,12 +122,7 @@ func testOutboxCoalescesPerWebhook(t *testing.T, sub *Subject) {
 func testDeliveredKeepsALaterTransition(t *testing.T, sub *Subject) {
 	s := sub.Store
 	WithHooks(t, s, "t1", 1)
-	MustUpdate(t, s, "o", "t1", Flip(a2a.StateInputRequired))
-	due, _ := s.Due(ctx, time.Now(), 10)
-	if len(due) != 1 {
-		t.Fatalf("Due = %+v", due)
-	}
-	d := due[0]
+	d := Queued(t, s, "t1", Flip(a2a.StateInputRequired), 1)[0]
 	if err := s.Request(ctx, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +134,7 @@ func testDeliveredKeepsALaterTransition(t *testing.T, sub *Subject) {
 	if err := s.Delivered(ctx, d.ID, d.Seq); err != nil {
 		t.Fatal(err)
 	}
-	due, _ = s.Due(ctx, time.Now(), 10)
+	due, _ := s.Due(ctx, time.Now(), 10)
 	if len(due) != 1 || due[0].ID != d.ID || due[0].Attempts != 0 || due[0].LastError != "" {
 		t.Fatalf("after delivering an older state: Due = %+v; want the same delivery, attempts reset", due)
 	}
@@ -231,11 +214,7 @@ func testDueReturnsBatchesByDueTime(t *testing.T, sub *Subject) {
 func testRequestDropsWhatIsGone(t *testing.T, sub *Subject) {
 	s := sub.Store
 	WithHooks(t, s, "t1", 2)
-	MustUpdate(t, s, "o", "t1", Flip(a2a.StateCompleted))
-	due, _ := s.Due(ctx, time.Now(), 10)
-	if len(due) != 2 {
-		t.Fatalf("Due = %+v", due)
-	}
+	due := Queued(t, s, "t1", Flip(a2a.StateCompleted), 2)
 	if _, err := s.PushConfigs(ctx, "o", "t1", func(c []a2a.PushConfig) ([]a2a.PushConfig, error) { return c[1:], nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -270,9 +249,7 @@ func testDeadLettersKeepTheURLAndNoSecret(t *testing.T, sub *Subject) {
 	rec.PushConfigs = []a2a.PushConfig{{ID: "c", URL: "https://x.example/hook", Token: "tok-secret",
 		Authentication: &a2a.PushAuth{Schemes: []string{"Bearer"}, Credentials: "cred-secret"}}}
 	Create(t, s, rec)
-	MustUpdate(t, s, "o", "t1", Flip(a2a.StateInputRequired))
-	due, _ := s.Due(ctx, time.Now(), 10)
-	d := due[0]
+	d := Queued(t, s, "t1", Flip(a2a.StateInputRequired), 1)[0]
 	if err := s.Request(ctx, &d); err != nil {
 		t.Fatal(err)
 	}

@@ -77,16 +77,64 @@ type contract struct {
 	run  func(t *testing.T, sub *Subject)
 }
 
+// contracts are every contract of a store, one subtest each.
+var contracts = []contract{
+	// A task's life: create, lookup, get, update, events (tasks.go).
+	{"CreateGetAndIdempotency", testCreateGetAndIdempotency},
+	{"Lookup", testLookup},
+	{"UpdateAppendsEventsDurably", testUpdateAppendsEventsDurably},
+	{"UpdateWithKeyIsIdempotent", testUpdateWithKeyIsIdempotent},
+	{"UpdateWithoutEvents", testUpdateWithoutEvents},
+	{"ReadsReturnWhatTheirScopeAsks", testReadsReturnWhatTheirScopeAsks},
+	{"ArtifactEventsAreAppliedAsClientsDo", testArtifactEventsAreAppliedAsClientsDo},
+	{"ForeignTaskIsNotFound", testForeignTaskIsNotFound},
+
+	// Writers that race, overreach or come too late: nothing is lost,
+	// nothing is doubled, a refusal stores nothing (writers.go). Run them
+	// under -race.
+	{"RacingUpdatesAreNeverLost", testRacingUpdatesAreNeverLost},
+	{"RacingCreatesOfOneKeyMakeOneTask", testRacingCreatesOfOneKeyMakeOneTask},
+	{"FailingWritesFailAlone", testFailingWritesFailAlone},
+	{"PushConfigsNeverLoseAConcurrentChange", testPushConfigsNeverLoseAConcurrentChange},
+	{"UpdatesRacingWebhookChangesKeepBoth", testUpdatesRacingWebhookChangesKeepBoth},
+	{"QuotaRefusesAndStoresNothing", testQuotaRefusesAndStoresNothing},
+	{"ClosedStoreRefusesWrites", testClosedStoreRefusesWrites},
+	{"CanceledContextIsRefused", testCanceledContextIsRefused},
+
+	// The indexes: the non-terminal tasks, retention, and List with every
+	// filter and page size, its cursor holding while tasks change
+	// (index.go).
+	{"ActiveIndexHoldsTheNonTerminalTasks", testActiveIndex},
+	{"ExpireDeletesEverythingOfOldTerminalTasks", testExpireDeletesEverything},
+	{"ExpireWithACutoffBefore1970", testExpireWithACutoffBefore1970},
+	{"ListFollowsEveryWrite", testListFollowsEveryWrite},
+	{"ListOrdersTiesByIDAndPagesThroughThem", testListOrdersTiesByID},
+	{"ListIDsAndOwnersWithAnyBytes", testListIDsAndOwnersWithAnyBytes},
+	{"ListFilters", testListFilters},
+	{"ListCursorIsStableUnderInserts", testListCursorIsStableUnderInserts},
+
+	// The push outbox: a transition queues its deliveries in its own
+	// commit; the sender claims what is due, then acks, retries or
+	// dead-letters it (outbox.go).
+	{"TransitionsQueueDeliveriesInTheSameCommit", testTransitionsQueueDeliveries},
+	{"OutboxCoalescesPerWebhook", testOutboxCoalescesPerWebhook},
+	{"DeliveredKeepsALaterTransition", testDeliveredKeepsALaterTransition},
+	{"DueReturnsBatchesByDueTime", testDueReturnsBatchesByDueTime},
+	{"RequestDropsWhatIsGone", testRequestDropsWhatIsGone},
+	{"DeadLettersKeepTheURLAndNoSecret", testDeadLettersKeepTheURLAndNoSecret},
+
+	// The operator's read-only view (inspect.go).
+	{"InspectorOverview", testInspectorOverview},
+	{"InspectorTasksFiltersAndPages", testInspectorTasksFiltersAndPages},
+	{"InspectorTasksIDsAndOwnersWithAnyBytes", testInspectorTasksIDsAndOwnersWithAnyBytes},
+	{"InspectorTask", testInspectorTask},
+	{"InspectorDeadLetters", testInspectorDeadLetters},
+}
+
 // Run runs every contract against a fresh store from open, one subtest
 // each.
 func Run(t *testing.T, open Open) {
-	var all []contract
-	for _, group := range [][]contract{
-		taskContracts, raceContracts, expiryContracts, listContracts, outboxContracts, inspectorContracts,
-	} {
-		all = append(all, group...)
-	}
-	for _, c := range all {
+	for _, c := range contracts {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
 	}
 }

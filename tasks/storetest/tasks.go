@@ -17,21 +17,6 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// The contracts of a task's life: create, lookup, get, update, events.
-var taskContracts = []contract{
-	{"CreateGetAndIdempotency", testCreateGetAndIdempotency},
-	{"Lookup", testLookup},
-	{"UpdateAppendsEventsDurably", testUpdateAppendsEventsDurably},
-	{"UpdateWithKeyIsIdempotent", testUpdateWithKeyIsIdempotent},
-	{"UpdateWithoutEvents", testUpdateWithoutEvents},
-	{"ReadsReturnWhatTheirScopeAsks", testReadsReturnWhatTheirScopeAsks},
-	{"ArtifactEventsAreAppliedAsClientsDo", testArtifactEventsAreAppliedAsClientsDo},
-	{"ForeignTaskIsNotFound", testForeignTaskIsNotFound},
-	{"QuotaRefusesAndStoresNothing", testQuotaRefusesAndStoresNothing},
-	{"ClosedStoreRefusesWrites", testClosedStoreRefusesWrites},
-	{"CanceledContextIsRefused", testCanceledContextIsRefused},
-}
-
 func testCreateGetAndIdempotency(t *testing.T, sub *Subject) {
 	s := sub.Store
 	now := time.Now()
