@@ -39,16 +39,12 @@ func bodyKeys(tb testing.TB, s *boltstore.Store, id string) map[byte]int {
 	out := map[byte]int{}
 	prefix := bodyKeyOf(id, 0)
 	prefix = prefix[:len(prefix)-1]
-	err := s.DB().View(func(tx *bolt.Tx) error {
+	view(tb, s, func(tx *bolt.Tx) {
 		c := tx.Bucket([]byte("body")).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			out[k[len(prefix)]]++
 		}
-		return nil
 	})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	return out
 }
 
@@ -56,12 +52,7 @@ func bodyKeys(tb testing.TB, s *boltstore.Store, id string) map[byte]int {
 func headSize(tb testing.TB, s *boltstore.Store, id string) int {
 	tb.Helper()
 	var n int
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		n = len(tx.Bucket([]byte("tasks")).Get([]byte(id)))
-		return nil
-	}); err != nil {
-		tb.Fatal(err)
-	}
+	view(tb, s, func(tx *bolt.Tx) { n = len(tx.Bucket([]byte("tasks")).Get([]byte(id))) })
 	return n
 }
 

@@ -49,6 +49,24 @@ func richRecords(n int) []*tasks.Record {
 	return recs
 }
 
+// readBack reads every task of recs whole from s, fails tb unless each
+// A2A task is as written, and returns what it read, in recs' order.
+func readBack(tb testing.TB, s *boltstore.Store, recs []*tasks.Record) []*tasks.Record {
+	tb.Helper()
+	out := make([]*tasks.Record, len(recs))
+	for i, want := range recs {
+		got, err := s.Get(ctx, want.Owner, want.Task.ID, tasks.Whole)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Task, got.Task); diff != "" {
+			tb.Errorf("task %s (-want +got):\n%s", want.Task.ID, diff)
+		}
+		out[i] = got
+	}
+	return out
+}
+
 // TestOpenMigratesSchema4: a schema 4 store (here written as schema 2 and
 // taken to 4 by those steps: the steps compose) opens as schema 5, and
 // every task reads back as it was, its history, artifacts, input and
@@ -66,14 +84,8 @@ func TestOpenMigratesSchema4(t *testing.T) {
 	}
 
 	s := MustOpen(t, path)
-	for _, want := range recs {
-		got, err := s.Get(ctx, want.Owner, want.Task.ID, tasks.Whole)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want.Task, got.Task); diff != "" {
-			t.Errorf("task %s after migration (-want +got):\n%s", want.Task.ID, diff)
-		}
+	for i, got := range readBack(t, s, recs) {
+		want := recs[i]
 		if got.HistoryLen != len(want.Task.History) || got.Seq != want.Seq || got.FunctionID != want.FunctionID ||
 			!cmp.Equal(got.PushConfigs, want.PushConfigs) {
 			t.Errorf("task %s after migration: %+v", want.Task.ID, got)
@@ -138,15 +150,7 @@ func TestOpenResumesAnInterruptedMigration(t *testing.T) {
 	}
 
 	s := MustOpen(t, path)
-	for _, want := range recs {
-		got, err := s.Get(ctx, want.Owner, want.Task.ID, tasks.Whole)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want.Task, got.Task); diff != "" {
-			t.Errorf("task %s (-want +got):\n%s", want.Task.ID, diff)
-		}
-	}
+	readBack(t, s, recs)
 	if r := mustCheckOpen(t, s); !r.Clean() || r.Schema != "5" {
 		t.Fatalf("after the resumed migration: schema %q, problems %q", r.Schema, problems(r))
 	}

@@ -76,7 +76,7 @@ func TestDeadLetterHoldsNoSecret(t *testing.T) {
 	if err != nil || len(dead) != 1 {
 		t.Fatalf("DeadLetters = %+v, %v", dead, err)
 	}
-	_ = s.DB().View(func(tx *bolt.Tx) error {
+	view(t, s, func(tx *bolt.Tx) {
 		v := string(tx.Bucket([]byte("dead")).Get(u64(dead[0].ID)))
 		for _, secret := range []string{"tok-secret", "cred-secret", `"kind"`} {
 			if strings.Contains(v, secret) {
@@ -86,7 +86,6 @@ func TestDeadLetterHoldsNoSecret(t *testing.T) {
 		if !strings.Contains(v, "https://hooks.example/t1") {
 			t.Errorf("the dead letter lacks its URL: %s", v)
 		}
-		return nil
 	})
 	mustClean(t, s)
 }

@@ -241,16 +241,21 @@ func TestExpireLeavesNothingBehind(t *testing.T) {
 	if n, err := s.Expire(ctx, seedTime.Add(time.Hour), 10); err != nil || n != 1 {
 		t.Fatalf("Expire = %d, %v; want 1", n, err)
 	}
-	err := s.DB().View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+	view(t, s, func(tx *bolt.Tx) {
+		_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			if n := b.Stats().KeyN; n != 0 && string(name) != "meta" {
 				t.Errorf("bucket %s holds %d keys", name, n)
 			}
 			return nil
 		})
 	})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// view reads s in one transaction, and fails tb if it cannot.
+func view(tb testing.TB, s *boltstore.Store, fn func(tx *bolt.Tx)) {
+	tb.Helper()
+	if err := s.DB().View(func(tx *bolt.Tx) error { fn(tx); return nil }); err != nil {
+		tb.Fatal(err)
 	}
 }
 

@@ -181,17 +181,15 @@ func TestUsageFollowsEveryWrite(t *testing.T) {
 func snapshot(tb testing.TB, s *boltstore.Store) map[string]string {
 	tb.Helper()
 	out := map[string]string{}
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+	view(tb, s, func(tx *bolt.Tx) {
+		_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			out[string(name)] = fmt.Sprintf("sequence %d", b.Sequence())
 			return b.ForEach(func(k, v []byte) error {
 				out[string(name)+" "+string(k)] = string(v)
 				return nil
 			})
 		})
-	}); err != nil {
-		tb.Fatal(err)
-	}
+	})
 	return out
 }
 

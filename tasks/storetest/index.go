@@ -16,6 +16,9 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
+// The contracts of the indexes: the non-terminal tasks (Active,
+// ActiveStates), retention (Expire) and an owner's listing (List).
+
 // testActiveIndex: Active returns every task that is not terminal, with
 // its input, and ActiveStates counts them; a task leaves both when it
 // ends, and both read the same after a reopen.

@@ -14,6 +14,9 @@ import (
 	"github.com/a2ad/a2ad/push"
 )
 
+// The contracts of the push outbox a store keeps beside its tasks: what a
+// transition queues, and Due, Request, Delivered, Retry and Dead.
+
 func testTransitionsQueueDeliveries(t *testing.T, sub *Subject) {
 	s := sub.Store
 	var woken atomic.Int64

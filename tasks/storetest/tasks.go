@@ -17,6 +17,9 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
+// The contracts of a task's life: Create, Lookup, Get, Update, Events
+// and PushConfigs, one task at a time.
+
 func testCreateGetAndIdempotency(t *testing.T, sub *Subject) {
 	s := sub.Store
 	now := time.Now()

@@ -15,6 +15,10 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
+// The contracts of writers that race, overreach or come too late:
+// concurrent updates and creates, quotas, a closed store, a canceled
+// context.
+
 // count is an UpdateFunc that adds one to the task's metadata counter "n"
 // (a change computed from what it read, which a lost update would undo),
 // with a status event.
