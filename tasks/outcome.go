@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"context"
 	"strings"
 
 	"github.com/a2ad/a2ad/exposure"
@@ -20,31 +19,19 @@ type Outcome struct {
 	Decision exposure.Reason
 }
 
-// outcomeKey carries the *Outcome of the request being served, from
-// Send or Stream down to authorize, inside this package only.
-type outcomeKey struct{}
-
-// withOutcome returns a context in which the policy's decision is noted
-// into out.
-func withOutcome(ctx context.Context, out *Outcome) context.Context {
-	return context.WithValue(ctx, outcomeKey{}, out)
-}
-
 // maxNotedID bounds a function id in an Outcome: a hidden id comes from
 // the caller.
 const maxNotedID = 128
 
-// noteDecision records the policy's decision on id in the request's
-// Outcome. An id no function has is not recorded: it is whatever the
-// caller sent (the first word of a text, say), and may hold anything.
-func noteDecision(ctx context.Context, id string, d exposure.Reason) {
-	if out, ok := ctx.Value(outcomeKey{}).(*Outcome); ok && out != nil {
-		if d == exposure.UnknownFunction {
-			id = ""
-		}
-		if len(id) > maxNotedID {
-			id = strings.ToValidUTF8(id[:maxNotedID], "")
-		}
-		out.FunctionID, out.Decision = id, d
+// note records the policy's decision d on id. An id no function has is
+// not recorded: it is whatever the caller sent (the first word of a text,
+// say), and may hold anything.
+func (out *Outcome) note(id string, d exposure.Reason) {
+	if d == exposure.UnknownFunction {
+		id = ""
 	}
+	if len(id) > maxNotedID {
+		id = strings.ToValidUTF8(id[:maxNotedID], "")
+	}
+	out.FunctionID, out.Decision = id, d
 }

@@ -14,17 +14,29 @@ import (
 // which may speculate, see fast.go) or as a follow-up to a task that waits
 // for the client (followUp).
 
+// incoming is one message being taken: who sent it, with which webhook
+// and idempotency key, and the Outcome that the policy's decision on it
+// is written to (for the audit trail; see Outcome).
+type incoming struct {
+	caller Caller
+	msg    *a2a.Message
+	push   *a2a.PushConfig
+	key    IdemKey
+	out    *Outcome
+}
+
 // sendNew creates a task for a message that names none. Sends with the
 // same key take turns (see flights).
-func (s *Service) sendNew(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
-	return s.flights.do(ctx, key, func() (*Record, error) { return s.createTask(ctx, caller, msg, push, key, id, window) })
+func (s *Service) sendNew(ctx context.Context, in *incoming, id string, window time.Duration) (*Record, error) {
+	return s.flights.do(ctx, in.key, func() (*Record, error) { return s.createTask(ctx, in, id, window) })
 }
 
 // createTask stores task id for msg, the first message, and starts its
 // call if it asks for one: stored working at once when a slot is free, or
 // run before the task is stored when it may (speculate).
-func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, key IdemKey, id string, window time.Duration) (*Record, error) {
-	rec, fn, err := s.newRecord(ctx, caller, msg, push, id)
+func (s *Service) createTask(ctx context.Context, in *incoming, id string, window time.Duration) (*Record, error) {
+	caller, key := in.caller, in.key
+	rec, fn, err := s.newRecord(ctx, in, id)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +101,8 @@ func (s *Service) createTask(ctx context.Context, caller Caller, msg *a2a.Messag
 // asks for (see askFor), with the webhook push if not nil; fn is the
 // function to call, if any. Errors: an *InputError for an invalid message,
 // input or webhook.
-func (s *Service) newRecord(ctx context.Context, caller Caller, msg *a2a.Message, push *a2a.PushConfig, id string) (rec *Record, fn *functions.Function, err error) {
+func (s *Service) newRecord(ctx context.Context, in *incoming, id string) (rec *Record, fn *functions.Function, err error) {
+	caller, msg, push := in.caller, in.msg, in.push
 	c, perr := resolveCall(msg)
 	if perr != nil {
 		return nil, nil, perr
@@ -115,7 +128,7 @@ func (s *Service) newRecord(ctx context.Context, caller Caller, msg *a2a.Message
 		}
 		rec.PushConfigs = []a2a.PushConfig{cfg}
 	}
-	a, err := s.askFor(ctx, caller, c, id, contextID)
+	a, err := s.askFor(in, c, id, contextID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,13 +152,16 @@ type ask struct {
 }
 
 // askFor works out what c asks of task id (in contextID): it asks the
-// policy whether caller may call c's function, then checks c's input
-// against its schema (an *InputError if it does not match).
-func (s *Service) askFor(ctx context.Context, caller Caller, c call, id, contextID string) (ask, error) {
+// policy whether in's caller may call c's function, and notes the
+// decision in in.out, then checks c's input against its schema (an
+// *InputError if it does not match).
+func (s *Service) askFor(in *incoming, c call, id, contextID string) (ask, error) {
+	caller := in.caller
 	if !c.Named {
 		return ask{status: s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
 	}
-	f, denial := s.authorize(ctx, caller, c.FunctionID)
+	f, reason, denial := s.authorize(caller, c.FunctionID)
+	in.out.note(c.FunctionID, reason)
 	if denial != "" {
 		return ask{status: s.status(a2a.StateRejected, agentText(id, contextID, denial))}, nil
 	}
@@ -155,7 +171,8 @@ func (s *Service) askFor(ctx context.Context, caller Caller, c call, id, context
 	return ask{fn: f, input: c.Input, status: s.status(a2a.StateSubmitted, nil)}, nil
 }
 
-func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, sc Scope) (*Record, error) {
+func (s *Service) sendFollowUp(ctx context.Context, in *incoming, sc Scope) (*Record, error) {
+	caller, msg := in.caller, in.msg
 	for attempt := 0; ; attempt++ {
 		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID, Head)
 		if err != nil {
@@ -164,7 +181,7 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
 			return nil, invalid("/message/contextId", "does not match the task's contextId")
 		}
-		rec, err = s.followUp(ctx, caller, msg, key, push, rec, sc)
+		rec, err = s.followUp(ctx, in, rec, sc)
 		if errors.Is(err, ErrConflict) && attempt < 3 {
 			continue
 		}
@@ -177,7 +194,8 @@ func (s *Service) sendFollowUp(ctx context.Context, caller Caller, msg *a2a.Mess
 // snap; ErrConflict if it has. A task that takes no message answers with
 // the rule's error (ErrTaskTerminal, ErrTaskBusy), unless msg is a retry
 // of one it holds. The task it returns holds what sc asks for.
-func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message, key IdemKey, push *a2a.PushConfig, snap *Record, sc Scope) (*Record, error) {
+func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc Scope) (*Record, error) {
+	caller, msg, key, push := in.caller, in.msg, in.key, in.push
 	id := snap.Task.ID
 	stored := *msg
 	stored.ContextID = snap.Task.ContextID
@@ -200,7 +218,7 @@ func (s *Service) followUp(ctx context.Context, caller Caller, msg *a2a.Message,
 	if perr != nil {
 		return nil, perr
 	}
-	a, err := s.askFor(ctx, caller, c, id, snap.Task.ContextID)
+	a, err := s.askFor(in, c, id, snap.Task.ContextID)
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ func (s *Service) Sweep(ctx context.Context) error { return s.sw.sweep(ctx) }
 // rerun returns the function of rec, a task a restart cut short, if it is
 // retry-safe and its owner may still call it; else nil.
 func (s *Service) rerun(ctx context.Context, rec *Record) *functions.Function {
-	if f, denial := s.authorize(ctx, rec.Caller(), rec.FunctionID); denial == "" && f.RetrySafe {
+	if f, _, denial := s.authorize(rec.Caller(), rec.FunctionID); denial == "" && f.RetrySafe {
 		return f
 	}
 	return nil
@@ -214,16 +214,17 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 		window = min(speculationWindow, s.cfg.BlockingTimeout)
 	}
 	var out Outcome
-	task, err := s.send(withOutcome(ctx, &out), caller, p, blocking, window)
+	task, err := s.send(ctx, caller, p, blocking, window, &out)
 	return task, out, err
 }
 
 // send is Send; window is how long a retry-safe call may run before its
-// task is stored (0: store it first).
-func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration) (*a2a.Task, error) {
+// task is stored (0: store it first); the policy's decision goes to out.
+func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration, out *Outcome) (*a2a.Task, error) {
 	msg := p.Message
 	key := KeyFor(caller.ID, &msg)
 	key.Quota = caller.Quota
+	in := &incoming{caller: caller, msg: &msg, key: key, out: out}
 	// The answer holds the history the client asked for: reads of a task
 	// with a long history leave the rest.
 	sc := ScopeOf(p.HistoryLength, true)
@@ -240,7 +241,8 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			sub = s.broker.Subscribe(id, 8)
 			defer s.broker.Unsubscribe(sub)
 		}
-		rec, err = s.sendNew(ctx, caller, &msg, p.PushConfig, key, id, window)
+		in.push = p.PushConfig
+		rec, err = s.sendNew(ctx, in, id, window)
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
 			s.met.IdempotentReplay()
@@ -257,7 +259,8 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			}
 			push = &cfg
 		}
-		rec, err = s.sendFollowUp(ctx, caller, &msg, key, push, sc)
+		in.push = push
+		rec, err = s.sendFollowUp(ctx, in, sc)
 	}
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +12,10 @@ import (
 )
 
 // authorize asks the policy, at call time, whether caller may call id.
-// It returns the function, or the text of a denial. Unknown and unexposed
-// functions get the same text, so that callers cannot probe what exists.
-func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*functions.Function, string) {
+// It returns the policy's reason and the function, or the text of a
+// denial. Unknown and unexposed functions get the same text, so that
+// callers cannot probe what exists.
+func (s *Service) authorize(caller Caller, id string) (*functions.Function, exposure.Reason, string) {
 	cat := s.cfg.Catalog()
 	var fn *functions.Function
 	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
@@ -29,9 +29,8 @@ func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*fun
 		fn = f
 		return f.Metadata, true, nil
 	})
-	noteDecision(ctx, id, d.Reason)
 	if d.Exposed {
-		return fn, ""
+		return fn, d.Reason, ""
 	}
 	ev := s.log.Info()
 	if d.Reason == exposure.CatalogError {
@@ -46,9 +45,9 @@ func (s *Service) authorize(ctx context.Context, caller Caller, id string) (*fun
 	}
 	ev.Str("caller", caller.ID).Str("reason", string(d.Reason)).Msg("call denied")
 	if d.Reason == exposure.HiddenPrefix {
-		return nil, fmt.Sprintf("Function '%s' is in a reserved namespace and is never exposed as an A2A skill", id)
+		return nil, d.Reason, fmt.Sprintf("Function '%s' is in a reserved namespace and is never exposed as an A2A skill", id)
 	}
-	return nil, fmt.Sprintf("Function '%s' is not an available skill", id)
+	return nil, d.Reason, fmt.Sprintf("Function '%s' is not an available skill", id)
 }
 
 // Skills lists the functions caller may call, in catalogue order.

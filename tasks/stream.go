@@ -188,7 +188,7 @@ func (w *watcher) status(st *a2a.TaskStatus) *a2a.StatusUpdateEvent {
 // Watch's. The Outcome is Send's.
 func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, after *uint64, emit func(StreamEvent) error) (Outcome, error) {
 	var out Outcome
-	task, err := s.send(withOutcome(ctx, &out), caller, p, false, streamSpeculationWindow)
+	task, err := s.send(ctx, caller, p, false, streamSpeculationWindow, &out)
 	if err != nil {
 		return out, err
 	}
