@@ -56,7 +56,7 @@ func AppendCanonical(dst []byte, m *a2a.Message) ([]byte, error) {
 	}
 	dst = jsonw.AppendStringsMember(dst, `,"referenceTaskIds":`, m.ReferenceTaskIDs)
 	dst = jsonw.AppendStringsMember(dst, `,"extensions":`, m.Extensions)
-	return closeWithMetadata(dst, m.Metadata)
+	return jsonw.CloseWithMap(dst, `,"metadata":`, m.Metadata)
 }
 
 // AppendCanonicalParts appends parts as the array of their canonical
@@ -95,7 +95,7 @@ func appendCanonicalPart(dst []byte, p *a2a.Part) ([]byte, error) {
 	default:
 		return nil, &json.UnsupportedValueError{Str: "part kind " + strconv.Quote(string(p.Kind))}
 	}
-	return closeWithMetadata(dst, p.Metadata)
+	return jsonw.CloseWithMap(dst, `,"metadata":`, p.Metadata)
 }
 
 // appendCanonicalFile appends {F}.
@@ -112,14 +112,4 @@ func appendCanonicalFile(dst []byte, f *a2a.FileContent) []byte {
 	}
 	dst[n] = '{' // the first member's comma opens the object
 	return append(dst, '}')
-}
-
-// closeWithMetadata appends `,"metadata":M` when m is not empty, then the
-// brace that closes the object.
-func closeWithMetadata(dst []byte, m map[string]any) ([]byte, error) {
-	dst, err := jsonw.AppendMapMember(dst, `,"metadata":`, m)
-	if err != nil {
-		return nil, err
-	}
-	return append(dst, '}'), nil
 }

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/golden"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -65,19 +65,7 @@ func TestCanonicalGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "# %s\n%s\nsha256 %s\n", c.name, b, hex.EncodeToString(sum[:]))
 	}
-	path := filepath.Join("testdata", "canonical.golden")
-	if *update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("canonical encoding changed:\n got:\n%s\nwant:\n%s", got.Bytes(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "canonical.golden"), got.Bytes(), *update, "canonical encoding changed")
 }
 
 // TestCanonicalRefuses: a part of an unknown kind, or data that is not

@@ -111,6 +111,17 @@ func AppendMapMember(dst []byte, prefix string, m map[string]any) ([]byte, error
 	return append(append(dst, prefix...), b...), nil
 }
 
+// CloseWithMap appends the optional member of map m, as AppendMapMember
+// does, then the brace that closes the object: the usual end of an
+// object whose last member is free-form metadata.
+func CloseWithMap(dst []byte, prefix string, m map[string]any) ([]byte, error) {
+	dst, err := AppendMapMember(dst, prefix, m)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '}'), nil
+}
+
 // AppendCompact appends raw, a JSON value that came from outside,
 // compacted (insignificant space removed, nothing else changed); raw
 // that is not valid JSON, or empty, is an error, as encoding/json makes

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -378,9 +379,9 @@ func (c *checker) records() {
 				c.problem("tasks", key, "record is whole, in the layout before schema 5, not of schema %s", c.report.Schema)
 				return nil
 			}
-			var r tasks.Record
-			if err = json.Unmarshal(v[8:], &r); err == nil {
-				rec = &r
+			var w recWhole
+			if err = json.Unmarshal(v[8:], &w); err == nil {
+				rec = w.record()
 			}
 		}
 		if err != nil {
@@ -407,17 +408,37 @@ func (c *checker) records() {
 }
 
 // jsonProblem says what is wrong with JSON without quoting it: a syntax
-// error shows one character at most, a type error the field.
+// error shows one character at most, a type error the field and the JSON
+// that belongs there (not the Go type the store decodes it into).
 func jsonProblem(err error) string {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("%v (byte %d)", syn, syn.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Sprintf("a JSON %s where %s belongs", typ.Value, jsonKind(typ.Type))
 	case errors.As(err, &typ):
-		return fmt.Sprintf("field %s: a JSON %s where a %s belongs", typ.Field, typ.Value, typ.Type)
+		return fmt.Sprintf("field %s: a JSON %s where %s belongs", typ.Field, typ.Value, jsonKind(typ.Type))
 	}
 	return err.Error() // a time that does not parse
+}
+
+// jsonKind names the JSON value that decodes into t.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a number"
 }
 
 // parseLengthPrefixed splits an owners or idem key into the owner and the
@@ -556,7 +577,7 @@ func countEvent(c *checker, bucket, id string, seq uint64, v []byte) {
 	if bucket == "body" {
 		key = strconv.Quote(id) + " event " + strconv.FormatUint(seq, 10)
 	}
-	var e tasks.Event
+	var e recEvent
 	if err := json.Unmarshal(v, &e); err != nil {
 		c.problem(bucket, key, "does not decode: %s", jsonProblem(err))
 	} else if e.Seq != seq {
@@ -760,7 +781,7 @@ func bodyEntry(c *checker, k, v []byte) {
 	case kind == kindHistory && len(rest) == 8:
 		n := binary.BigEndian.Uint64([]byte(rest))
 		key := strconv.Quote(id) + " message " + strconv.FormatUint(n, 10)
-		var m a2a.Message
+		var m recMessage
 		if err := json.Unmarshal(v, &m); err != nil {
 			c.problem("body", key, "does not decode: %s", jsonProblem(err))
 		}
@@ -777,8 +798,8 @@ func bodyEntry(c *checker, k, v []byte) {
 		i, j := binary.BigEndian.Uint32([]byte(rest)), binary.BigEndian.Uint32([]byte(rest[4:]))
 		key := strconv.Quote(id) + " artifact " + strconv.FormatUint(uint64(i), 10) + " chunk " + strconv.FormatUint(uint64(j), 10)
 		var (
-			a     a2a.Artifact
-			parts []a2a.Part
+			a     recArtifact
+			parts []recPart
 			err   error
 		)
 		if j == 0 {
@@ -804,7 +825,7 @@ func bodyEntry(c *checker, k, v []byte) {
 			if t.artBytes == nil {
 				t.artBytes = make([]int64, len(t.arts))
 			}
-			t.artBytes[i] += tasks.PartBytes(parts)
+			t.artBytes[i] += tasks.PartBytes(toParts(parts))
 			if j == 0 && err == nil && a.ArtifactID != t.arts[i].ID {
 				c.problem("body", key, "holds artifact %q, but the task's index names %q", a.ArtifactID, t.arts[i].ID)
 			}

@@ -26,7 +26,7 @@ package boltstore
 // writes the pages of one key range, and its artifacts and history come
 // first, so that a read of the whole task is one seek. The owner comes
 // before anything that needs decoding, so that a read checks it first.
-// The head JSON (storedHead) is the task without its history, artifacts
+// The head JSON (record.go) is the task without its history, artifacts
 // and input. Every change rewrites the head, so it is kept small; what
 // grows, or may be large, is written once, when it is added.
 //
@@ -41,12 +41,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -72,21 +70,6 @@ type artRef struct {
 	ID     string
 	Chunks uint32
 	Bytes  int64
-}
-
-// storedHead is the head's JSON: what appendHead writes is what
-// encoding/json writes for it. Its fields are tasks.Record's, with the
-// same names: a head decodes into a tasks.Record.
-type storedHead struct {
-	Task        a2a.Task                `json:"task"` // without history and artifacts
-	CallerTiers []string                `json:"callerTiers,omitempty"`
-	CallerTier  string                  `json:"callerTier,omitempty"`
-	FunctionID  string                  `json:"functionId,omitempty"`
-	PushConfigs []a2a.PushConfig        `json:"pushConfigs,omitempty"`
-	Group       *functions.ProcessGroup `json:"processGroup,omitempty"`
-	Seq         uint64                  `json:"seq"`
-	CreatedAt   time.Time               `json:"createdAt"`
-	UpdatedAt   time.Time               `json:"updatedAt"`
 }
 
 // head is a head value split, nothing decoded.
@@ -188,10 +171,11 @@ func decodeHead(id string, v []byte) (*tasks.Record, []artRef, error) {
 // decode decodes h into a record without history and artifacts, with
 // the artifacts' index.
 func (h head) decode(id string) (*tasks.Record, []artRef, error) {
-	r := new(tasks.Record)
-	if err := json.Unmarshal(h.json, r); err != nil {
+	var rh recHead
+	if err := json.Unmarshal(h.json, &rh); err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
+	r := rh.record()
 	arts, err := h.arts()
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: the artifacts' index: %w", id, err)
@@ -224,13 +208,13 @@ func decodeWhole(id string, v []byte) (*tasks.Record, error) {
 	if len(v) < 9 || v[8] != '{' {
 		return nil, fmt.Errorf("decode task %s: not a whole record (schemas 2 to 4)", id)
 	}
-	var r tasks.Record
-	if err := json.Unmarshal(v[8:], &r); err != nil {
+	var w recWhole
+	if err := json.Unmarshal(v[8:], &w); err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
+	r := w.record()
 	r.Seq = binary.BigEndian.Uint64(v)
-	r.HistoryLen = len(r.Task.History)
-	return &r, nil
+	return r, nil
 }
 
 // bodyPrefix is the start of task id's keys of kind in body.
@@ -252,18 +236,10 @@ func inputKey(id string) []byte { return bodyPrefix(id, kindInput) }
 // with one json.Unmarshal.
 type rawTask struct {
 	head    []byte   // the head value, as stored
-	doc     []byte   // storedTask's JSON
+	doc     []byte   // recDoc's JSON
 	chunkOf []uint32 // the artifact each of doc's chunks is appended to
 	all     bool     // the artifacts were read
 	err     error    // the body read does not fit together
-}
-
-// storedTask is what rawTask.doc holds.
-type storedTask struct {
-	Head      tasks.Record   `json:"head"` // storedHead's fields
-	History   []a2a.Message  `json:"history"`
-	Artifacts []a2a.Artifact `json:"artifacts"`
-	Chunks    [][]a2a.Part   `json:"chunks"`
 }
 
 // readTask copies task id of owner out of tx with what sc asks for. The
@@ -447,25 +423,25 @@ func (rt *rawTask) decode(id string, index bool) (*tasks.Record, []artRef, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	var st storedTask
-	if err := json.Unmarshal(rt.doc, &st); err != nil {
+	var doc recDoc
+	if err := json.Unmarshal(rt.doc, &doc); err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	r := &st.Head
+	r := doc.Head.record()
 	h.fill(r)
-	if len(st.History) > 0 {
-		r.Task.History = st.History
+	if len(doc.History) > 0 {
+		r.Task.History = toMessages(doc.History)
 	}
 	if rt.all {
-		for k, parts := range st.Chunks {
+		for k, parts := range doc.Chunks {
 			i := rt.chunkOf[k]
-			if int(i) >= len(st.Artifacts) {
+			if int(i) >= len(doc.Artifacts) {
 				return nil, nil, fmt.Errorf("decode task %s: a chunk of artifact %d, which it does not have", id, i)
 			}
-			st.Artifacts[i].Parts = append(st.Artifacts[i].Parts, parts...)
+			doc.Artifacts[i].Parts = append(doc.Artifacts[i].Parts, parts...)
 		}
-		if len(st.Artifacts) > 0 {
-			r.Task.Artifacts = st.Artifacts
+		if len(doc.Artifacts) > 0 {
+			r.Task.Artifacts = toArtifacts(doc.Artifacts)
 		}
 	}
 	if !index {
@@ -616,7 +592,7 @@ func (o *bodyOps) appendHistory(id string, from uint64, msgs []a2a.Message) erro
 		o.buf = binary.BigEndian.AppendUint64(o.buf, from+uint64(i))
 		v := len(o.buf)
 		var err error
-		if o.buf, err = msgs[i].AppendJSON(o.buf); err != nil {
+		if o.buf, err = tasks.AppendCanonical(o.buf, &msgs[i]); err != nil {
 			return fmt.Errorf("encode message: %w", err)
 		}
 		o.done(k, v)
@@ -636,7 +612,7 @@ func (o *bodyOps) artifactChunk(id string, i, j uint32) (k, v int) {
 func (o *bodyOps) newArtifact(id string, i uint32, a *a2a.Artifact) error {
 	k, v := o.artifactChunk(id, i, 0)
 	var err error
-	if o.buf, err = a.AppendJSON(o.buf); err != nil {
+	if o.buf, err = appendArtifact(o.buf, a); err != nil {
 		return fmt.Errorf("encode artifact: %w", err)
 	}
 	o.done(k, v)
@@ -654,17 +630,10 @@ func (o *bodyOps) applyArtifact(id string, arts []artRef, chunk *a2a.Artifact, a
 		}
 		if appendParts {
 			k, v := o.artifactChunk(id, uint32(i), arts[i].Chunks)
-			o.buf = append(o.buf, '[')
-			for p := range chunk.Parts {
-				if p > 0 {
-					o.buf = append(o.buf, ',')
-				}
-				var err error
-				if o.buf, err = chunk.Parts[p].AppendJSON(o.buf); err != nil {
-					return nil, fmt.Errorf("encode artifact chunk: %w", err)
-				}
+			var err error
+			if o.buf, err = tasks.AppendCanonicalParts(o.buf, chunk.Parts); err != nil {
+				return nil, fmt.Errorf("encode artifact chunk: %w", err)
 			}
-			o.buf = append(o.buf, ']')
 			o.done(k, v)
 			arts[i].Chunks++
 			arts[i].Bytes += tasks.PartBytes(chunk.Parts)

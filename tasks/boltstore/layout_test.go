@@ -227,7 +227,7 @@ func TestCheckBodyInvariants(t *testing.T) {
 		{
 			name: "chunk that does not decode",
 			fn:   func(tx *bolt.Tx) error { return body(tx).Put(artifactKeyOf("t-1", 1, 1), []byte(`{}`)) },
-			want: []string{`body "t-1" artifact 1 chunk 1: does not decode: field : a JSON object where a []a2a.Part belongs`},
+			want: []string{`body "t-1" artifact 1 chunk 1: does not decode: a JSON object where an array belongs`},
 		},
 		{
 			name: "artifact of another size than the index's",

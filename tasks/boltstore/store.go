@@ -14,7 +14,7 @@
 //	        len(taskID) taskID 'm' messageID
 //	                                        → (empty) a message id the task
 //	                                          holds
-//	        len(taskID) taskID 's' seq(8)   → Event JSON (layout.go)
+//	        len(taskID) taskID 's' seq(8)   → event JSON (layout.go)
 //	active  taskID                          → (empty) the non-terminal index
 //	owners  len(owner) owner taskID         → (empty) the index by owner
 //	idem    len(owner) owner messageID      → taskID 0x00 sha256(message)
@@ -32,11 +32,16 @@
 //	usage   len(owner) owner                → bytes(8) the owner's tasks take (usage.go)
 //	meta    "schema"                        → schema version (schemaVersion;
 //	                                          older ones are migrated at open,
-//	                                          migrate.go)
+//	                                          migrate.go), which is also the
+//	                                          version of the record format
+//	                                          (record.go)
 //	        "migrating"                     → the version a migration that
 //	                                          has not finished goes to
 //	        "usage"                         → "1" once usage is kept;
 //	                                          a store without it gets it at open
+//
+// The JSON values are the store's record format (record.go), not the A2A
+// wire format: the wire codecs take no part in writing or reading them.
 //
 // Every change is one transaction. Writes from concurrent callers are
 // grouped into one commit (and one fsync) by a single writer goroutine,
@@ -861,8 +866,8 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var e tasks.Event
-			if err := json.Unmarshal(v, &e); err != nil {
+			e, err := decodeEvent(v)
+			if err != nil {
 				return fmt.Errorf("decode event %x: %w", k, err)
 			}
 			out = append(out, e)
