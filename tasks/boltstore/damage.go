@@ -89,19 +89,9 @@ func readMeta(b []byte) (meta, bool) {
 	}, true
 }
 
-// checkPages checks, before bbolt maps the file f of size bytes, what
-// bbolt would trust without checking: that a meta page is valid, that the
-// file holds every page the meta counts, and that the freelist and the
-// root bucket are where the meta says. It reads about a page plus the
-// freelist. A new, empty file passes. The error is a *DamagedError, or
-// one from reading f.
-func checkPages(f *os.File, size int64) error {
-	if size == 0 {
-		return nil // bbolt initialises it
-	}
-	damaged := func(format string, args ...any) error {
-		return &DamagedError{Path: f.Name(), What: fmt.Sprintf(format, args...)}
-	}
+// currentMeta reads the meta page bbolt would use: of the two, the valid
+// one with the higher transaction id.
+func currentMeta(f *os.File, size int64, damaged func(string, ...any) error) (meta, error) {
 	// The page size is in the meta pages; bbolt looks for the second one
 	// at every page size from 1 KiB to 16 MiB when the first is invalid.
 	buf := make([]byte, pageHeaderSize+metaSize)
@@ -127,11 +117,31 @@ func checkPages(f *os.File, size int64) error {
 	var m meta
 	switch {
 	case !ok0 && !ok1:
-		return damaged("it has no valid meta page (it is not a store file, or its first pages are damaged)")
+		return m, damaged("it has no valid meta page (it is not a store file, or its first pages are damaged)")
 	case ok0 && (!ok1 || m0.tx >= m1.tx):
 		m = m0
 	default:
 		m = m1
+	}
+	return m, nil
+}
+
+// checkPages checks, before bbolt maps the file f of size bytes, what
+// bbolt would trust without checking: that a meta page is valid, that the
+// file holds every page the meta counts, and that the freelist and the
+// root bucket are where the meta says. It reads about a page plus the
+// freelist. A new, empty file passes. The error is a *DamagedError, or
+// one from reading f.
+func checkPages(f *os.File, size int64) error {
+	if size == 0 {
+		return nil // bbolt initialises it
+	}
+	damaged := func(format string, args ...any) error {
+		return &DamagedError{Path: f.Name(), What: fmt.Sprintf(format, args...)}
+	}
+	m, err := currentMeta(f, size, damaged)
+	if err != nil {
+		return err
 	}
 	ps := m.pageSize
 	if ps < 512 || ps > 1<<24 || ps&(ps-1) != 0 {

@@ -188,28 +188,7 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 	var ids, vals [][]byte
 	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
 		tb := tx.Bucket(bucketTasks)
-		var (
-			c      *bolt.Cursor
-			prefix []byte // of the owners index; nil otherwise
-			k, v   []byte
-			direct bool // c walks the tasks, not an index
-		)
-		switch {
-		case q.Owner != nil:
-			prefix = lengthPrefixed(*q.Owner, "")
-			c = tx.Bucket(bucketOwners).Cursor()
-			end := prefixEnd(prefix)
-			if after != "" {
-				end = lengthPrefixed(*q.Owner, after)
-			}
-			k, v = below(c, end)
-		case q.State != "" && !q.State.Terminal():
-			c = tx.Bucket(bucketActive).Cursor()
-			k, v = startBelow(c, after)
-		default:
-			c, direct = tb.Cursor(), true
-			k, v = startBelow(c, after)
-		}
+		c, prefix, k, v, direct := walkFor(tx, q, after)
 		var last []byte
 		for ; k != nil; k, v = c.Prev() {
 			id := k
@@ -259,6 +238,29 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 		page.Tasks = append(page.Tasks, r)
 	}
 	return page, nil
+}
+
+// walkFor returns where Tasks walks for q, from below after: the owners
+// index of one owner (prefix is that owner's), the non-terminal index, or
+// the tasks bucket itself (direct); k and v are the first entry.
+func walkFor(tx *bolt.Tx, q tasks.TaskQuery, after string) (c *bolt.Cursor, prefix, k, v []byte, direct bool) {
+	switch {
+	case q.Owner != nil:
+		prefix = lengthPrefixed(*q.Owner, "")
+		c = tx.Bucket(bucketOwners).Cursor()
+		end := prefixEnd(prefix)
+		if after != "" {
+			end = lengthPrefixed(*q.Owner, after)
+		}
+		k, v = below(c, end)
+	case q.State != "" && !q.State.Terminal():
+		c = tx.Bucket(bucketActive).Cursor()
+		k, v = startBelow(c, after)
+	default:
+		c, direct = tx.Bucket(bucketTasks).Cursor(), true
+		k, v = startBelow(c, after)
+	}
+	return c, prefix, k, v, direct
 }
 
 // startBelow positions c on the last key below after, or on the last key

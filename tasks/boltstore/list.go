@@ -201,21 +201,9 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 			ids = append(ids, append([]byte(nil), e.id(p)...))
 			lastAt = e.at(p)
 		}
-		raws = make([]*rawTask, len(ids))
-		rd := newReader(tx)
-		for i, id := range ids {
-			rt, err := rd.read(owner, string(id), sc)
-			switch {
-			case errors.Is(err, tasks.ErrNotOwner):
-				return errors.New("listing entry points at a task of another owner")
-			case errors.Is(err, tasks.ErrNotFound):
-				return fmt.Errorf("listing entry of owner %q points at missing task %q", owner, id)
-			case err != nil:
-				return err
-			}
-			raws[i] = rt
-		}
-		return nil
+		var err error
+		raws, err = readListed(tx, owner, ids, sc)
+		return err
 	})
 	if err != nil {
 		return nil, 0, nil, err
@@ -233,6 +221,26 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		next = &tasks.Cursor{At: lastAt, TaskID: string(ids[len(ids)-1])}
 	}
 	return recs, total, next, nil
+}
+
+// readListed reads the listed tasks ids of owner, each with what sc asks
+// for; an entry that points at a missing or foreign task is an error.
+func readListed(tx *bolt.Tx, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask, error) {
+	raws := make([]*rawTask, len(ids))
+	rd := newReader(tx)
+	for i, id := range ids {
+		rt, err := rd.read(owner, string(id), sc)
+		switch {
+		case errors.Is(err, tasks.ErrNotOwner):
+			return nil, errors.New("listing entry points at a task of another owner")
+		case errors.Is(err, tasks.ErrNotFound):
+			return nil, fmt.Errorf("listing entry of owner %q points at missing task %q", owner, id)
+		case err != nil:
+			return nil, err
+		}
+		raws[i] = rt
+	}
+	return raws, nil
 }
 
 // below positions c on the last key before end (nil: the last key).

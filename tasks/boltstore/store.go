@@ -52,8 +52,6 @@ package boltstore
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -265,252 +263,6 @@ func (s *Store) Counts() (commits, writes uint64) {
 	return s.stats.Commits, s.stats.Writes
 }
 
-// write is one queued change. fn may run more than once: when a grouped
-// transaction fails, it is rolled back and the other writes run again.
-type write struct {
-	fn   func(tx *bolt.Tx) error
-	done chan error
-}
-
-var writePool = sync.Pool{New: func() any { return &write{done: make(chan error, 1)} }}
-
-// update runs fn in a write transaction shared with other concurrent
-// writes, and returns when it is committed (fsynced) or failed.
-func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	w := writePool.Get().(*write)
-	w.fn = fn
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		writePool.Put(w)
-		return tasks.ErrClosed
-	}
-	s.writes <- w
-	s.mu.RUnlock()
-	// The write is queued: wait for it even if ctx ends, so that the
-	// caller learns whether it committed.
-	err := <-w.done
-	w.fn = nil
-	writePool.Put(w)
-	return err
-}
-
-func (s *Store) writer() {
-	batch := make([]*write, 0, s.maxBatch)
-	for {
-		select {
-		case w := <-s.writes:
-			batch = append(batch[:0], w)
-		case <-s.stop:
-			// Senders hold mu.RLock while sending and closed is set
-			// under the write lock, so nothing more can arrive.
-			for {
-				select {
-				case w := <-s.writes:
-					s.commit([]*write{w})
-				default:
-					return
-				}
-			}
-		}
-	fill:
-		for len(batch) < s.maxBatch {
-			select {
-			case w := <-s.writes:
-				batch = append(batch, w)
-			default:
-				break fill
-			}
-		}
-		s.commit(batch)
-	}
-}
-
-// commit runs the writes in one transaction. If one fails, the
-// transaction is rolled back, the failed write gets its error, and the
-// others run again without it.
-func (s *Store) commit(batch []*write) {
-	for len(batch) > 0 {
-		failed := -1
-		start := time.Now()
-		err := s.updateTx(func(tx *bolt.Tx) error {
-			for i, w := range batch {
-				if err := w.fn(tx); err != nil {
-					failed = i
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			s.stats.mu.Lock()
-			s.stats.Commits++
-			s.stats.Writes += uint64(len(batch))
-			s.stats.mu.Unlock()
-			if s.onCommit != nil {
-				s.onCommit(len(batch), time.Since(start))
-			}
-			for _, w := range batch {
-				w.done <- nil
-			}
-			return
-		}
-		if failed < 0 { // the commit itself failed: every write failed
-			for _, w := range batch {
-				w.done <- err
-			}
-			return
-		}
-		batch[failed].done <- err
-		batch = append(batch[:failed:failed], batch[failed+1:]...)
-	}
-}
-
-// A task's head value starts with its sequence number (8 bytes,
-// big-endian). The writer compares the whole head to detect a change made
-// since it was read, without decoding it: every change of a task rewrites
-// its head, so an unchanged head means an unchanged task. All JSON work
-// happens in the callers' goroutines, outside the single writer.
-
-// encoded is a change of one task, ready to write.
-type encoded struct {
-	rec        *tasks.Record
-	value      []byte           // the head
-	body       bodyOps          // events, history, artifacts, input, message ids
-	deliveries []queuedDelivery // push deliveries the transition queues
-	listed     []byte           // the task's key in recent before the change; nil for a new task
-	arts       []artRef         // the artifacts' index after the change
-}
-
-// encodeEvents assigns the events' sequence numbers after rec's and
-// encodes them. rec.Seq ends at the last event's sequence.
-func (e *encoded) encodeEvents(events []tasks.Event) error {
-	for i := range events {
-		e.rec.Seq++
-		events[i].Seq = e.rec.Seq
-		if err := e.body.putEvent(e.rec.Task.ID, e.rec.Seq, &events[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// encodeNew encodes rec, whole, as a new task with its first events: its
-// head, its history, its artifacts and its message ids.
-func encodeNew(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
-	e := &encoded{rec: rec}
-	if err := e.encodeEvents(events); err != nil {
-		return nil, err
-	}
-	id := rec.Task.ID
-	if err := e.body.appendHistory(id, 0, rec.Task.History); err != nil {
-		return nil, err
-	}
-	arts := make([]artRef, len(rec.Task.Artifacts))
-	for i := range rec.Task.Artifacts {
-		arts[i] = artRef{ID: rec.Task.Artifacts[i].ArtifactID, Chunks: 1, Bytes: tasks.PartBytes(rec.Task.Artifacts[i].Parts)}
-		if err := e.body.newArtifact(id, uint32(i), &rec.Task.Artifacts[i]); err != nil {
-			return nil, err
-		}
-	}
-	if len(rec.Input) > 0 {
-		if err := e.body.putInput(id, rec.Input); err != nil {
-			return nil, fmt.Errorf("encode task: %w", err)
-		}
-	}
-	for _, m := range rec.MessageIDs {
-		e.body.putMessageID(id, m)
-	}
-	rec.HistoryLen = len(rec.Task.History)
-	return e, e.encodeHead(arts)
-}
-
-// encodeChange encodes what an UpdateFunc did to rec, the head of a task
-// whose history held rec.HistoryLen messages and whose artifacts arts
-// indexes: the messages it appended to rec.Task.History, the artifact
-// events among events, the input it set, and key's message id if key is
-// not nil. Nothing already stored is written again but the head.
-func encodeChange(rec *tasks.Record, arts []artRef, events []tasks.Event, key *tasks.IdemKey) (*encoded, error) {
-	e := &encoded{rec: rec}
-	if err := e.encodeEvents(events); err != nil {
-		return nil, err
-	}
-	id := rec.Task.ID
-	if err := e.body.appendHistory(id, uint64(rec.HistoryLen), rec.Task.History); err != nil {
-		return nil, err
-	}
-	arts = append([]artRef(nil), arts...)
-	for i := range events {
-		if a := events[i].Artifact; a != nil {
-			var err error
-			if arts, err = e.body.applyArtifact(id, arts, a, events[i].Append); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(rec.Input) > 0 {
-		if err := e.body.putInput(id, rec.Input); err != nil {
-			return nil, fmt.Errorf("encode task: %w", err)
-		}
-	}
-	if key != nil {
-		e.body.putMessageID(id, key.MessageID)
-	}
-	rec.HistoryLen += len(rec.Task.History)
-	return e, e.encodeHead(arts)
-}
-
-func (e *encoded) encodeHead(arts []artRef) error {
-	v, err := appendHeadValue(make([]byte, 0, 512), e.rec, uint64(e.rec.HistoryLen), arts)
-	if err != nil {
-		return fmt.Errorf("encode task: %w", err)
-	}
-	e.value, e.arts = v, arts
-	return nil
-}
-
-// put writes e and keeps the active and expiry indexes in step with the
-// state; prev is the state before ("" for a new task).
-func (e *encoded) put(tx *bolt.Tx, prev a2a.TaskState) error {
-	rec := e.rec
-	id := []byte(rec.Task.ID)
-	tb := tx.Bucket(bucketTasks)
-	tb.FillPercent = appendFill
-	if err := tb.Put(id, e.value); err != nil {
-		return err
-	}
-	if err := e.body.apply(tx); err != nil {
-		return err
-	}
-	if err := putListing(tx, e.listed, rec); err != nil {
-		return err
-	}
-	if err := putDeliveries(tx, e.deliveries); err != nil {
-		return err
-	}
-	state := rec.State()
-	if state.Terminal() {
-		if err := tx.Bucket(bucketActive).Delete(id); err != nil {
-			return err
-		}
-		if !prev.Terminal() {
-			xb := tx.Bucket(bucketExpiry)
-			xb.FillPercent = appendFill
-			return xb.Put(expiryKey(rec.UpdatedAt, rec.Task.ID), nil)
-		}
-		return nil
-	}
-	if prev == "" || prev.Terminal() {
-		ab := tx.Bucket(bucketActive)
-		ab.FillPercent = appendFill
-		return ab.Put(id, nil)
-	}
-	return nil
-}
-
 // appendFill fills pages of the buckets whose keys mostly grow (task ids
 // are time-ordered) further than bbolt's default half, so they split less.
 const appendFill = 0.9
@@ -682,33 +434,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if key != nil {
 			grow += idemBytes(key, id)
 		}
-		err = s.update(ctx, func(tx *bolt.Tx) error {
-			v := tx.Bucket(bucketTasks).Get([]byte(id))
-			if v == nil {
-				return tasks.ErrNotFound
-			}
-			// The whole head, not just its event sequence: a change of
-			// webhooks (PushConfigs) adds no event but must not be lost.
-			if !bytes.Equal(v, rt.head) {
-				return errStale
-			}
-			grow := grow + e.body.growth(tx)
-			if key != nil {
-				if _, _, ok := getIdem(tx, key.Owner, key.MessageID); ok {
-					return errBound
-				}
-				if err := checkQuota(tx, owner, key.Quota, false, grow); err != nil {
-					return err
-				}
-				if err := putIdem(tx, *key, id); err != nil {
-					return err
-				}
-			}
-			if err := addUsage(tx, owner, grow); err != nil {
-				return err
-			}
-			return e.put(tx, prev)
-		})
+		err = s.update(ctx, func(tx *bolt.Tx) error { return putChange(tx, owner, id, rt.head, key, grow, e, prev) })
 		switch {
 		case errors.Is(err, errStale), errors.Is(err, errBound):
 			continue
@@ -720,6 +446,37 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		r.ArtifactSizes = artifactSizes(e.arts)
 		return completed(r, &read, rt.all, sc, evs), evs, false, nil
 	}
+}
+
+// putChange writes change e of task id, read with head, in tx: errStale
+// if the task changed since, errBound if key was bound meanwhile. grow is
+// what the change adds besides the body's new keys.
+func putChange(tx *bolt.Tx, owner, id string, head []byte, key *tasks.IdemKey, grow int64, e *encoded, prev a2a.TaskState) error {
+	v := tx.Bucket(bucketTasks).Get([]byte(id))
+	if v == nil {
+		return tasks.ErrNotFound
+	}
+	// The whole head, not just its event sequence: a change of webhooks
+	// (PushConfigs) adds no event but must not be lost.
+	if !bytes.Equal(v, head) {
+		return errStale
+	}
+	grow += e.body.growth(tx)
+	if key != nil {
+		if _, _, ok := getIdem(tx, key.Owner, key.MessageID); ok {
+			return errBound
+		}
+		if err := checkQuota(tx, owner, key.Quota, false, grow); err != nil {
+			return err
+		}
+		if err := putIdem(tx, *key, id); err != nil {
+			return err
+		}
+	}
+	if err := addUsage(tx, owner, grow); err != nil {
+		return err
+	}
+	return e.put(tx, prev)
 }
 
 // completed completes r, a head an UpdateFunc appended r.Task.History to
@@ -773,240 +530,4 @@ func (s *Store) boundTo(key *tasks.IdemKey, id string) (bool, error) {
 		return false, tasks.ErrMessageIDReused
 	}
 	return true, nil
-}
-
-// transition tells OnTransition of a committed change of state.
-func (s *Store) transition(from, to a2a.TaskState) {
-	if s.moved != nil && from != to {
-		s.moved(from, to)
-	}
-}
-
-// ActiveStates counts the tasks that are not terminal, by state. It reads
-// the non-terminal index and decodes only each task's state; the counts
-// of terminal tasks would take a read of every task, so it has none.
-func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	out := make(map[a2a.TaskState]int)
-	err := s.view(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(bucketTasks)
-		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-			v := tb.Get(k)
-			if v == nil {
-				return fmt.Errorf("active task %s: no record", k)
-			}
-			h, err := splitHead(v)
-			if err != nil {
-				return fmt.Errorf("active task %s: %w", k, err)
-			}
-			var r struct {
-				Task struct {
-					Status struct {
-						State a2a.TaskState `json:"state"`
-					} `json:"status"`
-				} `json:"task"`
-			}
-			if err := json.Unmarshal(h.json, &r); err != nil {
-				return fmt.Errorf("active task %s: %w", k, err)
-			}
-			out[r.Task.Status.State]++
-			return nil
-		})
-	})
-	return out, err
-}
-
-// Active implements tasks.Store.
-func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var (
-		heads  [][]byte
-		ids    []string
-		inputs []json.RawMessage
-	)
-	err := s.view(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(bucketTasks)
-		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-			v := tb.Get(k)
-			if v == nil {
-				return fmt.Errorf("active task %s: no record", k)
-			}
-			ids = append(ids, string(k))
-			heads = append(heads, append([]byte(nil), v...))
-			inputs = append(inputs, input(tx, string(k)))
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*tasks.Record, len(heads))
-	for i, v := range heads {
-		r, _, err := decodeHead(ids[i], v)
-		if err != nil {
-			return nil, fmt.Errorf("active task %s: %w", ids[i], err)
-		}
-		r.Input = inputs[i]
-		out[i] = r
-	}
-	return out, nil
-}
-
-// Events implements tasks.Store.
-func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Event, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var out []tasks.Event
-	err := s.view(func(tx *bolt.Tx) error {
-		prefix := bodyPrefix(id, kindEvent)
-		c := tx.Bucket(bucketBody).Cursor()
-		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			e, err := decodeEvent(v)
-			if err != nil {
-				return fmt.Errorf("decode event %x: %w", k, err)
-			}
-			out = append(out, e)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// Expire implements tasks.Store. It writes nothing when nothing has
-// expired.
-func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	end := expiryKey(cutoff, "")
-	var due bool
-	if err := s.view(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bucketExpiry).Cursor().First()
-		due = k != nil && bytes.Compare(k, end) < 0
-		return nil
-	}); err != nil || !due {
-		return 0, err
-	}
-	var n int
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		n = 0
-		c := tx.Bucket(bucketExpiry).Cursor()
-		var victims [][]byte
-		for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0 && len(victims) < limit; k, _ = c.Next() {
-			victims = append(victims, append([]byte(nil), k...))
-		}
-		for _, k := range victims {
-			if err := deleteTask(tx, string(k[8:])); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketExpiry).Delete(k); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	return n, err
-}
-
-// deleteTask deletes task id with everything that is its: its body (its
-// events among it) and the idempotency keys its message ids name, its
-// pending push deliveries and its index entries, and counts out what it
-// took (storedSize). The expiry entry is the caller's.
-func deleteTask(tx *bolt.Tx, id string) error {
-	v := tx.Bucket(bucketTasks).Get([]byte(id))
-	if v == nil {
-		return nil
-	}
-	r, _, err := decodeHead(id, v)
-	if err != nil {
-		return err
-	}
-	size := int64(len(id)+len(v)) + indexBytes(r.Owner, id)
-	body, err := deleteBody(tx, r.Owner, id)
-	if err != nil {
-		return err
-	}
-	size += body
-	if err := tx.Bucket(bucketOwners).Delete(ownerKey(r.Owner, id)); err != nil {
-		return err
-	}
-	if err := deleteListing(tx, r); err != nil {
-		return err
-	}
-	if err := deleteDeliveries(tx, id); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketActive).Delete([]byte(id)); err != nil {
-		return err
-	}
-	if err := addUsage(tx, r.Owner, -size); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketTasks).Delete([]byte(id))
-}
-
-// getRecord returns the whole task id, whoever owns it (its history and
-// artifacts; not its input and message ids); ErrNotFound if there is
-// none.
-func getRecord(tx *bolt.Tx, id string) (*tasks.Record, error) {
-	v := tx.Bucket(bucketTasks).Get([]byte(id))
-	if v == nil {
-		return nil, tasks.ErrNotFound
-	}
-	h, err := splitHead(v)
-	if err != nil {
-		return nil, fmt.Errorf("read task %s: %w", id, err)
-	}
-	rt := copyTask(tx, nil, id, v, h, tasks.Whole)
-	r, _, err := rt.decode(id, false)
-	return r, err
-}
-
-func getIdem(tx *bolt.Tx, owner, messageID string) (taskID string, hash [32]byte, ok bool) {
-	v := tx.Bucket(bucketIdem).Get(idemKey(owner, messageID))
-	if len(v) < 33 {
-		return "", hash, false
-	}
-	copy(hash[:], v[len(v)-32:])
-	return string(v[:len(v)-33]), hash, true
-}
-
-func putIdem(tx *bolt.Tx, key tasks.IdemKey, taskID string) error {
-	v := make([]byte, 0, len(taskID)+33)
-	v = append(v, taskID...)
-	v = append(v, 0)
-	v = append(v, key.Hash[:]...)
-	return tx.Bucket(bucketIdem).Put(idemKey(key.Owner, key.MessageID), v)
-}
-
-// lengthPrefixed keys keep one owner's keys from running into another's,
-// whatever bytes the ids hold.
-func lengthPrefixed(owner, rest string) []byte {
-	k := binary.AppendUvarint(make([]byte, 0, 2+len(owner)+len(rest)), uint64(len(owner)))
-	k = append(k, owner...)
-	return append(k, rest...)
-}
-
-func idemKey(owner, messageID string) []byte { return lengthPrefixed(owner, messageID) }
-func ownerKey(owner, taskID string) []byte   { return lengthPrefixed(owner, taskID) }
-
-func eventKey(id string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(bodyPrefix(id, kindEvent), seq)
-}
-
-// expiryKey orders by time. Times before 1970 (a cutoff computed from a
-// very long retention) clamp to zero rather than wrap to the far future.
-func expiryKey(t time.Time, id string) []byte {
-	ns := t.UnixNano()
-	if ns < 0 || t.Year() < 1970 {
-		ns = 0
-	}
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(ns))
-	return append(k, id...)
 }
