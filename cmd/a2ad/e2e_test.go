@@ -290,8 +290,14 @@ type process struct {
 // startBinary runs the binary on store and waits until it serves.
 func startBinary(tb testing.TB, catalog, store string, extra ...string) *process {
 	tb.Helper()
+	return startProgram(tb, binary(tb), catalog, store, extra...)
+}
+
+// startProgram is startBinary of the a2ad binary at bin.
+func startProgram(tb testing.TB, bin, catalog, store string, extra ...string) *process {
+	tb.Helper()
 	args := append([]string{"serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-level", "debug"}, extra...)
-	cmd := exec.Command(binary(tb), args...)
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
