@@ -1,10 +1,10 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // The Append methods write the 0.3 wire JSON of a value to dst without
@@ -15,11 +15,11 @@ import (
 // AppendJSON appends p's JSON.
 func (p *Part) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"kind":`...)
-	dst = AppendString(dst, string(p.Kind))
+	dst = jsonw.AppendString(dst, string(p.Kind))
 	switch p.Kind {
 	case PartText:
 		dst = append(dst, `,"text":`...)
-		dst = AppendString(dst, p.Text)
+		dst = jsonw.AppendString(dst, p.Text)
 	case PartFile:
 		dst = append(dst, `,"file":{`...)
 		if p.File != nil {
@@ -32,7 +32,7 @@ func (p *Part) AppendJSON(dst []byte) ([]byte, error) {
 			dst = append(dst, "{}"...)
 		} else {
 			var err error
-			if dst, err = appendRaw(dst, p.Data); err != nil {
+			if dst, err = jsonw.AppendCompact(dst, p.Data); err != nil {
 				return nil, err
 			}
 		}
@@ -55,7 +55,7 @@ func appendFile(dst []byte, f *FileContent) []byte {
 		dst = append(dst, '"')
 		dst = append(dst, name...)
 		dst = append(dst, `":`...)
-		dst = AppendString(dst, v)
+		dst = jsonw.AppendString(dst, v)
 	}
 	field("name", f.Name)
 	field("mimeType", f.MimeType)
@@ -81,17 +81,17 @@ func appendParts(dst []byte, parts []Part) ([]byte, error) {
 // AppendJSON appends m's JSON.
 func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"kind":"message","messageId":`...)
-	dst = AppendString(dst, m.MessageID)
+	dst = jsonw.AppendString(dst, m.MessageID)
 	if m.ContextID != "" {
 		dst = append(dst, `,"contextId":`...)
-		dst = AppendString(dst, m.ContextID)
+		dst = jsonw.AppendString(dst, m.ContextID)
 	}
 	if m.TaskID != "" {
 		dst = append(dst, `,"taskId":`...)
-		dst = AppendString(dst, m.TaskID)
+		dst = jsonw.AppendString(dst, m.TaskID)
 	}
 	dst = append(dst, `,"role":`...)
-	dst = AppendString(dst, string(m.Role))
+	dst = jsonw.AppendString(dst, string(m.Role))
 	dst = append(dst, `,"parts":`...)
 	var err error
 	if dst, err = appendParts(dst, m.Parts); err != nil {
@@ -99,11 +99,11 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	if len(m.ReferenceTaskIDs) > 0 {
 		dst = append(dst, `,"referenceTaskIds":`...)
-		dst = appendStrings(dst, m.ReferenceTaskIDs)
+		dst = jsonw.AppendStrings(dst, m.ReferenceTaskIDs)
 	}
 	if len(m.Extensions) > 0 {
 		dst = append(dst, `,"extensions":`...)
-		dst = appendStrings(dst, m.Extensions)
+		dst = jsonw.AppendStrings(dst, m.Extensions)
 	}
 	return appendMetadata(dst, m.Metadata)
 }
@@ -111,7 +111,7 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 // AppendJSON appends s's JSON (no kind: a status is not discriminated).
 func (s *TaskStatus) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"state":`...)
-	dst = AppendString(dst, string(s.State))
+	dst = jsonw.AppendString(dst, string(s.State))
 	if s.Message != nil {
 		dst = append(dst, `,"message":`...)
 		var err error
@@ -121,7 +121,7 @@ func (s *TaskStatus) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	if s.Timestamp != "" {
 		dst = append(dst, `,"timestamp":`...)
-		dst = AppendString(dst, s.Timestamp)
+		dst = jsonw.AppendString(dst, s.Timestamp)
 	}
 	return append(dst, '}'), nil
 }
@@ -133,14 +133,14 @@ func (a *Artifact) AppendJSON(dst []byte) ([]byte, error) { return a.appendJSON(
 // versions differ only there.
 func (a *Artifact) appendJSON(dst []byte, parts func([]byte, []Part) ([]byte, error)) ([]byte, error) {
 	dst = append(dst, `{"artifactId":`...)
-	dst = AppendString(dst, a.ArtifactID)
+	dst = jsonw.AppendString(dst, a.ArtifactID)
 	if a.Name != "" {
 		dst = append(dst, `,"name":`...)
-		dst = AppendString(dst, a.Name)
+		dst = jsonw.AppendString(dst, a.Name)
 	}
 	if a.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = AppendString(dst, a.Description)
+		dst = jsonw.AppendString(dst, a.Description)
 	}
 	dst = append(dst, `,"parts":`...)
 	var err error
@@ -149,7 +149,7 @@ func (a *Artifact) appendJSON(dst []byte, parts func([]byte, []Part) ([]byte, er
 	}
 	if len(a.Extensions) > 0 {
 		dst = append(dst, `,"extensions":`...)
-		dst = appendStrings(dst, a.Extensions)
+		dst = jsonw.AppendStrings(dst, a.Extensions)
 	}
 	return appendMetadata(dst, a.Metadata)
 }
@@ -157,9 +157,9 @@ func (a *Artifact) appendJSON(dst []byte, parts func([]byte, []Part) ([]byte, er
 // AppendJSON appends t's JSON.
 func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"kind":"task","id":`...)
-	dst = AppendString(dst, t.ID)
+	dst = jsonw.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)
-	dst = AppendString(dst, t.ContextID)
+	dst = jsonw.AppendString(dst, t.ContextID)
 	dst = append(dst, `,"status":`...)
 	var err error
 	if dst, err = t.Status.AppendJSON(dst); err != nil {
@@ -195,9 +195,9 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 // AppendJSON appends e's JSON.
 func (e *StatusUpdateEvent) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"kind":"status-update","taskId":`...)
-	dst = AppendString(dst, e.TaskID)
+	dst = jsonw.AppendString(dst, e.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = AppendString(dst, e.ContextID)
+	dst = jsonw.AppendString(dst, e.ContextID)
 	dst = append(dst, `,"status":`...)
 	var err error
 	if dst, err = e.Status.AppendJSON(dst); err != nil {
@@ -211,9 +211,9 @@ func (e *StatusUpdateEvent) AppendJSON(dst []byte) ([]byte, error) {
 // AppendJSON appends e's JSON.
 func (e *ArtifactUpdateEvent) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"kind":"artifact-update","taskId":`...)
-	dst = AppendString(dst, e.TaskID)
+	dst = jsonw.AppendString(dst, e.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = AppendString(dst, e.ContextID)
+	dst = jsonw.AppendString(dst, e.ContextID)
 	dst = append(dst, `,"artifact":`...)
 	var err error
 	if dst, err = e.Artifact.AppendJSON(dst); err != nil {
@@ -231,93 +231,9 @@ func (e *ArtifactUpdateEvent) AppendJSON(dst []byte) ([]byte, error) {
 // appendMetadata appends `,"metadata":{...}` when m is not empty, then
 // the closing brace of the enclosing object.
 func appendMetadata(dst []byte, m map[string]any) ([]byte, error) {
-	if len(m) > 0 {
-		b, err := json.Marshal(m) // rare and free-form: reflection is fine
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, `,"metadata":`...)
-		dst = append(dst, b...)
-	}
-	return append(dst, '}'), nil
-}
-
-// appendRaw appends a JSON value that came from outside (a data part),
-// compacted; an invalid one is an error, as encoding/json would make it.
-func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
-	n := len(dst)
-	buf := bytes.NewBuffer(dst)
-	if err := json.Compact(buf, raw); err != nil {
+	dst, err := jsonw.AppendMapMember(dst, `,"metadata":`, m)
+	if err != nil {
 		return nil, err
 	}
-	if buf.Len() == n {
-		return nil, &json.UnsupportedValueError{Str: "empty raw JSON"}
-	}
-	return buf.Bytes(), nil
-}
-
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = AppendString(dst, s)
-	}
-	return append(dst, ']')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string, escaped as encoding/json does
-// (HTML-safe, U+2028 and U+2029 escaped, invalid UTF-8 replaced).
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, '}'), nil
 }

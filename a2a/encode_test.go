@@ -8,28 +8,6 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 )
 
-// FuzzAppendString checks that the hand-written encoder escapes strings
-// exactly as encoding/json does.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", `quote " and \ backslash`, "<a href='x'>&amp;</a>", "tab\tnew\nline\r",
-		"\x00\x01\x1f\x7f", "é ü 漢字 🙂", "\u2028\u2029", "bad \xff\xfe utf8", "\xed\xa0\x80"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, err := a2a.TextPart(s).MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := json.Marshal(struct {
-			Kind string `json:"kind"`
-			Text string `json:"text"`
-		}{"text", s})
-		if !bytes.Equal(got, want) {
-			t.Fatalf("TextPart(%q):\n got %s\nwant %s", s, got, want)
-		}
-	})
-}
-
 // TestAppendJSONMatchesReflection encodes a task with every field set both
 // ways: through the hand-written encoder and through encoding/json on
 // plain mirror types.

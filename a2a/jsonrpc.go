@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // Request is a JSON-RPC 2.0 request that passed the envelope checks.
@@ -40,9 +42,9 @@ func ParseRequest(body []byte) (Request, *Error) {
 	default:
 		return req, invalidRequest("the body must be a JSON-RPC request object")
 	}
-	fields := objectMembers(body)
+	fields := jsonw.ObjectMembers(body)
 	// The id and params are copied: body may be a reused buffer.
-	if id := fields.get("id"); id != nil {
+	if id := fields.Get("id"); id != nil {
 		switch id[0] {
 		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 			req.ID = append(json.RawMessage(nil), id...)
@@ -50,18 +52,18 @@ func ParseRequest(body []byte) (Request, *Error) {
 			return req, invalidRequest(`"id" must be a string, a number or null`)
 		}
 	}
-	if v := fields.get("jsonrpc"); string(v) != `"2.0"` {
+	if v := fields.Get("jsonrpc"); string(v) != `"2.0"` {
 		return req, invalidRequest(`"jsonrpc" must be "2.0"`)
 	}
-	m := fields.get("method")
+	m := fields.Get("method")
 	if m == nil {
 		return req, invalidRequest(`"method" is missing`)
 	}
 	if m[0] != '"' {
 		return req, invalidRequest(`"method" must be a string`)
 	}
-	req.Method = unquote(m)
-	if p := fields.get("params"); p != nil {
+	req.Method = jsonw.Unquote(m)
+	if p := fields.Get("params"); p != nil {
 		req.Params = append(json.RawMessage(nil), p...)
 	}
 	return req, nil
@@ -82,14 +84,6 @@ func MethodNotFound(method string) *Error {
 		Message: ErrMethodNotFound.Message + ": " + method,
 		Data:    map[string]any{"method": method},
 	}
-}
-
-func firstByte(b []byte) byte {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return 0
-	}
-	return b[0]
 }
 
 var nullID = json.RawMessage("null")

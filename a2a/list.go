@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // Page sizes of tasks/list and ListTasks.
@@ -57,21 +59,21 @@ func DecodeListTasks(raw json.RawMessage) (ListTasksParams, *Error) {
 	if params == nil {
 		return p, c.err()
 	}
-	p.ContextID, _ = c.str("/context_id", params.get("context_id"), false)
-	if s, ok := c.str("/status", params.get("status"), false); ok && s != "" {
+	p.ContextID, _ = c.str("/context_id", params.Get("context_id"), false)
+	if s, ok := c.str("/status", params.Get("status"), false); ok && s != "" {
 		if st, known := states03[s]; known {
 			p.Status = st
 		} else {
 			c.add("/status", `must be a task state: "submitted", "working", "input-required", "auth-required", "completed", "canceled", "failed", "rejected" or "unknown"`)
 		}
 	}
-	if n := c.integer("/page_size", params.get("page_size")); n != nil {
+	if n := c.integer("/page_size", params.Get("page_size")); n != nil {
 		p.PageSize = c.pageRange("/page_size", *n)
 	}
-	p.PageToken, _ = c.str("/page_token", params.get("page_token"), false)
-	p.HistoryLength = c.nonNegInt("/history_length", params.get("history_length"))
-	p.StatusTimestampAfter = c.timestamp("/last_updated_after", params.get("last_updated_after"))
-	if b := c.boolean("/include_artifacts", params.get("include_artifacts")); b != nil {
+	p.PageToken, _ = c.str("/page_token", params.Get("page_token"), false)
+	p.HistoryLength = c.nonNegInt("/history_length", params.Get("history_length"))
+	p.StatusTimestampAfter = c.timestamp("/last_updated_after", params.Get("last_updated_after"))
+	if b := c.boolean("/include_artifacts", params.Get("include_artifacts")); b != nil {
 		p.IncludeArtifacts = *b
 	}
 	return p, c.err()
@@ -91,15 +93,15 @@ func DecodeListTasksV1(raw json.RawMessage) (ListTasksParams, *Error) {
 		return p, c.err()
 	}
 	c.tenant("/tenant", params)
-	p.ContextID, _ = c.str("/contextId", params.get("contextId"), false)
-	p.Status = c.stateV1("/status", params.get("status"))
-	if n := c.int32V1("/pageSize", params.get("pageSize")); n != nil {
+	p.ContextID, _ = c.str("/contextId", params.Get("contextId"), false)
+	p.Status = c.stateV1("/status", params.Get("status"))
+	if n := c.int32V1("/pageSize", params.Get("pageSize")); n != nil {
 		p.PageSize = c.pageRange("/pageSize", *n)
 	}
-	p.PageToken, _ = c.str("/pageToken", params.get("pageToken"), false)
-	p.HistoryLength = c.int32V1("/historyLength", params.get("historyLength"))
-	p.StatusTimestampAfter = c.timestamp("/statusTimestampAfter", params.get("statusTimestampAfter"))
-	if b := c.boolean("/includeArtifacts", params.get("includeArtifacts")); b != nil {
+	p.PageToken, _ = c.str("/pageToken", params.Get("pageToken"), false)
+	p.HistoryLength = c.int32V1("/historyLength", params.Get("historyLength"))
+	p.StatusTimestampAfter = c.timestamp("/statusTimestampAfter", params.Get("statusTimestampAfter"))
+	if b := c.boolean("/includeArtifacts", params.Get("includeArtifacts")); b != nil {
 		p.IncludeArtifacts = *b
 	}
 	return p, c.err()
@@ -123,11 +125,11 @@ func (c *checker) stateV1(path string, raw json.RawMessage) TaskState {
 	if len(raw) == 0 {
 		return ""
 	}
-	switch jsonType(raw) {
-	case jsonNull:
+	switch jsonw.TypeOf(raw) {
+	case jsonw.Null:
 		return ""
-	case jsonString:
-		name := unquote(bytes.TrimSpace(raw))
+	case jsonw.String:
+		name := jsonw.Unquote(bytes.TrimSpace(raw))
 		if name == "UNRECOGNIZED" {
 			// The JS SDK 1.x (ts-proto) sends this when its caller set
 			// no status: read it as no filter.
@@ -139,7 +141,7 @@ func (c *checker) stateV1(path string, raw json.RawMessage) TaskState {
 			}
 			return st
 		}
-	case jsonNumber:
+	case jsonw.Number:
 		if n, err := strconv.Atoi(string(bytes.TrimSpace(raw))); err == nil && n >= 0 && n < len(statesV1) {
 			return statesV1[n]
 		}
@@ -150,9 +152,9 @@ func (c *checker) stateV1(path string, raw json.RawMessage) TaskState {
 
 // optionalRoot reads params that may be left out: absent or null params
 // give an empty object.
-func (c *checker) optionalRoot(raw json.RawMessage) members {
-	if len(bytes.TrimSpace(raw)) == 0 || (json.Valid(raw) && jsonType(raw) == jsonNull) {
-		return members{}
+func (c *checker) optionalRoot(raw json.RawMessage) jsonw.Members {
+	if len(bytes.TrimSpace(raw)) == 0 || (json.Valid(raw) && jsonw.TypeOf(raw) == jsonw.Null) {
+		return jsonw.Members{}
 	}
 	return c.root(raw)
 }
@@ -169,11 +171,11 @@ func (c *checker) pageRange(path string, n int) int {
 
 // integer reads an integer (JSON number without fraction); nil when absent.
 func (c *checker) integer(path string, raw json.RawMessage) *int {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		return nil
 	}
 	var n int
-	if jsonType(raw) != jsonNumber || json.Unmarshal(raw, &n) != nil {
+	if jsonw.TypeOf(raw) != jsonw.Number || json.Unmarshal(raw, &n) != nil {
 		c.add(path, "must be an integer")
 		return nil
 	}
@@ -214,6 +216,6 @@ func AppendListTasksResult(dst []byte, r *ListTasksResult) ([]byte, error) {
 	dst = append(dst, `,"page_size":`...)
 	dst = strconv.AppendInt(dst, int64(r.PageSize), 10)
 	dst = append(dst, `,"next_page_token":`...)
-	dst = AppendString(dst, r.NextPageToken)
+	dst = jsonw.AppendString(dst, r.NextPageToken)
 	return append(dst, '}'), nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // SendParams are the params of message/send (0.3 MessageSendParams).
@@ -25,32 +27,6 @@ type TaskQuery struct {
 	HistoryLength *int
 }
 
-// The JSON types, as their first byte tells them.
-const (
-	jsonObject = "object"
-	jsonArray  = "array"
-	jsonString = "string"
-	jsonNumber = "number"
-	jsonBool   = "boolean"
-	jsonNull   = "null"
-)
-
-func jsonType(raw json.RawMessage) string {
-	switch firstByte(raw) {
-	case '{':
-		return jsonObject
-	case '[':
-		return jsonArray
-	case '"':
-		return jsonString
-	case 't', 'f':
-		return jsonBool
-	case 'n':
-		return jsonNull
-	}
-	return jsonNumber
-}
-
 // checker collects problems while params are read field by field.
 type checker struct{ problems []Problem }
 
@@ -67,22 +43,22 @@ func (c *checker) err() *Error {
 
 // object reads raw, valid JSON, as an object's members. A missing or
 // null raw gives nil without a problem when optional.
-func (c *checker) object(path string, raw json.RawMessage, required bool) members {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+func (c *checker) object(path string, raw json.RawMessage, required bool) jsonw.Members {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		if required {
 			c.add(path, "is required")
 		}
 		return nil
 	}
-	if t := jsonType(raw); t != jsonObject {
-		c.add(path, "must be an object, not "+article(t))
+	if t := jsonw.TypeOf(raw); t != jsonw.Object {
+		c.add(path, "must be an object, not "+jsonw.Article(t))
 		return nil
 	}
-	return objectMembers(raw)
+	return jsonw.ObjectMembers(raw)
 }
 
 // root reads params, which must be a JSON object.
-func (c *checker) root(raw json.RawMessage) members {
+func (c *checker) root(raw json.RawMessage) jsonw.Members {
 	if len(raw) > 0 && !json.Valid(raw) {
 		c.add("/", "must be an object")
 		return nil
@@ -91,25 +67,25 @@ func (c *checker) root(raw json.RawMessage) members {
 }
 
 func (c *checker) str(path string, raw json.RawMessage, required bool) (string, bool) {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		if required {
 			c.add(path, "is required")
 		}
 		return "", false
 	}
-	if jsonType(raw) != jsonString {
-		c.add(path, "must be a string, not "+article(jsonType(raw)))
+	if jsonw.TypeOf(raw) != jsonw.String {
+		c.add(path, "must be a string, not "+jsonw.Article(jsonw.TypeOf(raw)))
 		return "", false
 	}
-	return unquote(bytes.TrimSpace(raw)), true
+	return jsonw.Unquote(bytes.TrimSpace(raw)), true
 }
 
 func (c *checker) nonNegInt(path string, raw json.RawMessage) *int {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		return nil
 	}
 	var n int
-	if jsonType(raw) != jsonNumber || json.Unmarshal(raw, &n) != nil {
+	if jsonw.TypeOf(raw) != jsonw.Number || json.Unmarshal(raw, &n) != nil {
 		c.add(path, "must be an integer")
 		return nil
 	}
@@ -121,11 +97,11 @@ func (c *checker) nonNegInt(path string, raw json.RawMessage) *int {
 }
 
 func (c *checker) boolean(path string, raw json.RawMessage) *bool {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		return nil
 	}
-	if jsonType(raw) != jsonBool {
-		c.add(path, "must be a boolean, not "+article(jsonType(raw)))
+	if jsonw.TypeOf(raw) != jsonw.Bool {
+		c.add(path, "must be a boolean, not "+jsonw.Article(jsonw.TypeOf(raw)))
 		return nil
 	}
 	b := string(raw) == "true"
@@ -133,11 +109,11 @@ func (c *checker) boolean(path string, raw json.RawMessage) *bool {
 }
 
 func (c *checker) anyMap(path string, raw json.RawMessage) map[string]any {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		return nil
 	}
-	if jsonType(raw) != jsonObject {
-		c.add(path, "must be an object, not "+article(jsonType(raw)))
+	if jsonw.TypeOf(raw) != jsonw.Object {
+		c.add(path, "must be an object, not "+jsonw.Article(jsonw.TypeOf(raw)))
 		return nil
 	}
 	var m map[string]any
@@ -149,23 +125,15 @@ func (c *checker) anyMap(path string, raw json.RawMessage) map[string]any {
 }
 
 func (c *checker) strings(path string, raw json.RawMessage) []string {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		return nil
 	}
 	var s []string
-	if jsonType(raw) != jsonArray || json.Unmarshal(raw, &s) != nil {
+	if jsonw.TypeOf(raw) != jsonw.Array || json.Unmarshal(raw, &s) != nil {
 		c.add(path, "must be an array of strings")
 		return nil
 	}
 	return s
-}
-
-func article(t string) string {
-	switch t {
-	case jsonObject, jsonArray:
-		return "an " + t
-	}
-	return "a " + t
 }
 
 // DecodeSendParams reads and checks message/send params. Every problem is
@@ -177,34 +145,34 @@ func DecodeSendParams(raw json.RawMessage) (SendParams, *Error) {
 	if params == nil {
 		return p, c.err()
 	}
-	if m := c.object("/message", params.get("message"), true); m != nil {
+	if m := c.object("/message", params.Get("message"), true); m != nil {
 		p.Message = c.message("/message", m)
 	}
-	if conf := c.object("/configuration", params.get("configuration"), false); conf != nil {
-		p.Blocking = c.boolean("/configuration/blocking", conf.get("blocking"))
-		p.HistoryLength = c.nonNegInt("/configuration/historyLength", conf.get("historyLength"))
-		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf.get("acceptedOutputModes"))
-		if pc := c.object("/configuration/pushNotificationConfig", conf.get("pushNotificationConfig"), false); pc != nil {
+	if conf := c.object("/configuration", params.Get("configuration"), false); conf != nil {
+		p.Blocking = c.boolean("/configuration/blocking", conf.Get("blocking"))
+		p.HistoryLength = c.nonNegInt("/configuration/historyLength", conf.Get("historyLength"))
+		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf.Get("acceptedOutputModes"))
+		if pc := c.object("/configuration/pushNotificationConfig", conf.Get("pushNotificationConfig"), false); pc != nil {
 			cfg := c.pushConfig("/configuration/pushNotificationConfig", pc)
 			p.PushConfig = &cfg
 		}
 	}
-	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
+	p.Metadata = c.anyMap("/metadata", params.Get("metadata"))
 	return p, c.err()
 }
 
-func (c *checker) message(path string, m members) Message {
+func (c *checker) message(path string, m jsonw.Members) Message {
 	var msg Message
-	if k, ok := c.str(path+"/kind", m.get("kind"), false); ok && k != "message" {
+	if k, ok := c.str(path+"/kind", m.Get("kind"), false); ok && k != "message" {
 		c.add(path+"/kind", `must be "message"`)
 	}
-	if id, ok := c.str(path+"/messageId", m.get("messageId"), true); ok {
+	if id, ok := c.str(path+"/messageId", m.Get("messageId"), true); ok {
 		if id == "" {
 			c.add(path+"/messageId", "must not be empty")
 		}
 		msg.MessageID = id
 	}
-	if r, ok := c.str(path+"/role", m.get("role"), true); ok {
+	if r, ok := c.str(path+"/role", m.Get("role"), true); ok {
 		switch Role(r) {
 		case RoleUser, RoleAgent:
 			msg.Role = Role(r)
@@ -212,20 +180,20 @@ func (c *checker) message(path string, m members) Message {
 			c.add(path+"/role", `must be "user" or "agent"`)
 		}
 	}
-	msg.ContextID, _ = c.str(path+"/contextId", m.get("contextId"), false)
-	msg.TaskID, _ = c.str(path+"/taskId", m.get("taskId"), false)
-	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m.get("referenceTaskIds"))
-	msg.Extensions = c.strings(path+"/extensions", m.get("extensions"))
-	msg.Metadata = c.anyMap(path+"/metadata", m.get("metadata"))
+	msg.ContextID, _ = c.str(path+"/contextId", m.Get("contextId"), false)
+	msg.TaskID, _ = c.str(path+"/taskId", m.Get("taskId"), false)
+	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m.Get("referenceTaskIds"))
+	msg.Extensions = c.strings(path+"/extensions", m.Get("extensions"))
+	msg.Metadata = c.anyMap(path+"/metadata", m.Get("metadata"))
 
-	parts := m.get("parts")
+	parts := m.Get("parts")
 	switch {
-	case len(parts) == 0 || jsonType(parts) == jsonNull:
+	case len(parts) == 0 || jsonw.TypeOf(parts) == jsonw.Null:
 		c.add(path+"/parts", "is required")
-	case jsonType(parts) != jsonArray:
-		c.add(path+"/parts", "must be an array, not "+article(jsonType(parts)))
+	case jsonw.TypeOf(parts) != jsonw.Array:
+		c.add(path+"/parts", "must be an array, not "+jsonw.Article(jsonw.TypeOf(parts)))
 	default:
-		list := arrayElements(parts)
+		list := jsonw.ArrayElements(parts)
 		if len(list) == 0 {
 			c.add(path+"/parts", "must not be empty")
 		}
@@ -240,35 +208,35 @@ func (c *checker) message(path string, m members) Message {
 	return msg
 }
 
-func (c *checker) part(path string, m members) Part {
+func (c *checker) part(path string, m jsonw.Members) Part {
 	var p Part
-	kind, ok := c.str(path+"/kind", m.get("kind"), true)
+	kind, ok := c.str(path+"/kind", m.Get("kind"), true)
 	if !ok {
 		return p
 	}
 	p.Kind = PartKind(kind)
-	p.Metadata = c.anyMap(path+"/metadata", m.get("metadata"))
+	p.Metadata = c.anyMap(path+"/metadata", m.Get("metadata"))
 	switch p.Kind {
 	case PartText:
-		p.Text, _ = c.str(path+"/text", m.get("text"), true)
+		p.Text, _ = c.str(path+"/text", m.Get("text"), true)
 	case PartData:
-		if d := m.get("data"); len(d) == 0 || jsonType(d) == jsonNull {
+		if d := m.Get("data"); len(d) == 0 || jsonw.TypeOf(d) == jsonw.Null {
 			c.add(path+"/data", "is required")
-		} else if jsonType(d) != jsonObject {
-			c.add(path+"/data", "must be an object, not "+article(jsonType(d)))
+		} else if jsonw.TypeOf(d) != jsonw.Object {
+			c.add(path+"/data", "must be an object, not "+jsonw.Article(jsonw.TypeOf(d)))
 		} else {
 			p.Data = d
 		}
 	case PartFile:
-		f := c.object(path+"/file", m.get("file"), true)
+		f := c.object(path+"/file", m.Get("file"), true)
 		if f == nil {
 			break
 		}
 		var fc FileContent
-		fc.Name, _ = c.str(path+"/file/name", f.get("name"), false)
-		fc.MimeType, _ = c.str(path+"/file/mimeType", f.get("mimeType"), false)
-		b, hasBytes := c.str(path+"/file/bytes", f.get("bytes"), false)
-		u, hasURI := c.str(path+"/file/uri", f.get("uri"), false)
+		fc.Name, _ = c.str(path+"/file/name", f.Get("name"), false)
+		fc.MimeType, _ = c.str(path+"/file/mimeType", f.Get("mimeType"), false)
+		b, hasBytes := c.str(path+"/file/bytes", f.Get("bytes"), false)
+		u, hasURI := c.str(path+"/file/uri", f.Get("uri"), false)
 		if hasBytes && b == "" {
 			c.add(path+"/file/bytes", "must not be empty")
 		} else if hasBytes {
@@ -307,7 +275,7 @@ func DecodeTaskQuery(raw json.RawMessage) (TaskQuery, *Error) {
 		return q, c.err()
 	}
 	q.ID = c.taskID(params)
-	q.HistoryLength = c.nonNegInt("/historyLength", params.get("historyLength"))
+	q.HistoryLength = c.nonNegInt("/historyLength", params.Get("historyLength"))
 	return q, c.err()
 }
 
@@ -328,7 +296,7 @@ func DecodeTaskIDParams(raw json.RawMessage) (TaskIDParams, *Error) {
 		return p, c.err()
 	}
 	p.ID = c.taskID(params)
-	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
+	p.Metadata = c.anyMap("/metadata", params.Get("metadata"))
 	return p, c.err()
 }
 
@@ -347,19 +315,19 @@ func (c *checker) maxLen(path, s string, max int) {
 	}
 }
 
-func (c *checker) pushConfig(path string, m members) PushConfig {
+func (c *checker) pushConfig(path string, m jsonw.Members) PushConfig {
 	var pc PushConfig
-	pc.ID, _ = c.str(path+"/id", m.get("id"), false)
-	pc.URL, _ = c.str(path+"/url", m.get("url"), true)
+	pc.ID, _ = c.str(path+"/id", m.Get("id"), false)
+	pc.URL, _ = c.str(path+"/url", m.Get("url"), true)
 	c.maxLen(path+"/url", pc.URL, MaxPushURLBytes)
-	pc.Token, _ = c.str(path+"/token", m.get("token"), false)
+	pc.Token, _ = c.str(path+"/token", m.Get("token"), false)
 	c.maxLen(path+"/token", pc.Token, MaxPushTokenBytes)
-	if a := c.object(path+"/authentication", m.get("authentication"), false); a != nil {
-		auth := PushAuth{Schemes: c.strings(path+"/authentication/schemes", a.get("schemes"))}
+	if a := c.object(path+"/authentication", m.Get("authentication"), false); a != nil {
+		auth := PushAuth{Schemes: c.strings(path+"/authentication/schemes", a.Get("schemes"))}
 		if len(auth.Schemes) == 0 {
 			c.add(path+"/authentication/schemes", "must list at least one scheme")
 		}
-		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.get("credentials"), false)
+		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.Get("credentials"), false)
 		c.maxLen(path+"/authentication/credentials", auth.Credentials, MaxPushCredentialsBytes)
 		pc.Authentication = &auth
 	}
@@ -383,8 +351,8 @@ func DecodePushSet(raw json.RawMessage) (PushConfigParams, *Error) {
 	if params == nil {
 		return p, c.err()
 	}
-	p.TaskID, _ = c.str("/taskId", params.get("taskId"), true)
-	if pc := c.object("/pushNotificationConfig", params.get("pushNotificationConfig"), true); pc != nil {
+	p.TaskID, _ = c.str("/taskId", params.Get("taskId"), true)
+	if pc := c.object("/pushNotificationConfig", params.Get("pushNotificationConfig"), true); pc != nil {
 		p.Config = c.pushConfig("/pushNotificationConfig", pc)
 	}
 	return p, c.err()
@@ -401,7 +369,7 @@ func DecodePushRef(raw json.RawMessage, needConfig bool) (PushConfigParams, *Err
 		return p, c.err()
 	}
 	p.TaskID = c.taskID(params)
-	p.ConfigID, _ = c.str("/pushNotificationConfigId", params.get("pushNotificationConfigId"), needConfig)
+	p.ConfigID, _ = c.str("/pushNotificationConfigId", params.Get("pushNotificationConfigId"), needConfig)
 	return p, c.err()
 }
 
@@ -411,8 +379,8 @@ func DecodeTaskID(raw json.RawMessage) (string, *Error) {
 	return p.ID, err
 }
 
-func (c *checker) taskID(params members) string {
-	id, ok := c.str("/id", params.get("id"), true)
+func (c *checker) taskID(params jsonw.Members) string {
+	id, ok := c.str("/id", params.Get("id"), true)
 	if ok && id == "" {
 		c.add("/id", "must not be empty")
 	}

@@ -3,6 +3,8 @@ package a2a
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // The AppendJSONV1 methods write the A2A 1.0 wire JSON of a value: the
@@ -113,14 +115,14 @@ func (p *Part) AppendJSONV1(dst []byte) ([]byte, error) {
 	switch p.Kind {
 	case PartText:
 		dst = append(dst, `{"text":`...)
-		dst = AppendString(dst, p.Text)
+		dst = jsonw.AppendString(dst, p.Text)
 	case PartData:
 		dst = append(dst, `{"data":`...)
 		if len(p.Data) == 0 {
 			dst = append(dst, "{}"...)
 		} else {
 			var err error
-			if dst, err = appendRaw(dst, p.Data); err != nil {
+			if dst, err = jsonw.AppendCompact(dst, p.Data); err != nil {
 				return nil, err
 			}
 		}
@@ -131,18 +133,18 @@ func (p *Part) AppendJSONV1(dst []byte) ([]byte, error) {
 			return nil, unsupported("file part without bytes or uri")
 		case f.Bytes != "":
 			dst = append(dst, `{"raw":`...)
-			dst = AppendString(dst, f.Bytes)
+			dst = jsonw.AppendString(dst, f.Bytes)
 		default:
 			dst = append(dst, `{"url":`...)
-			dst = AppendString(dst, f.URI)
+			dst = jsonw.AppendString(dst, f.URI)
 		}
 		if f.MimeType != "" {
 			dst = append(dst, `,"mediaType":`...)
-			dst = AppendString(dst, f.MimeType)
+			dst = jsonw.AppendString(dst, f.MimeType)
 		}
 		if f.Name != "" {
 			dst = append(dst, `,"filename":`...)
-			dst = AppendString(dst, f.Name)
+			dst = jsonw.AppendString(dst, f.Name)
 		}
 	default:
 		return nil, unsupported("part kind " + strconv.Quote(string(p.Kind)))
@@ -171,14 +173,14 @@ func (m *Message) AppendJSONV1(dst []byte) ([]byte, error) {
 		return nil, unsupported("role " + strconv.Quote(string(m.Role)))
 	}
 	dst = append(dst, `{"messageId":`...)
-	dst = AppendString(dst, m.MessageID)
+	dst = jsonw.AppendString(dst, m.MessageID)
 	if m.ContextID != "" {
 		dst = append(dst, `,"contextId":`...)
-		dst = AppendString(dst, m.ContextID)
+		dst = jsonw.AppendString(dst, m.ContextID)
 	}
 	if m.TaskID != "" {
 		dst = append(dst, `,"taskId":`...)
-		dst = AppendString(dst, m.TaskID)
+		dst = jsonw.AppendString(dst, m.TaskID)
 	}
 	dst = append(dst, `,"role":"`...)
 	dst = append(dst, role...)
@@ -189,11 +191,11 @@ func (m *Message) AppendJSONV1(dst []byte) ([]byte, error) {
 	}
 	if len(m.Extensions) > 0 {
 		dst = append(dst, `,"extensions":`...)
-		dst = appendStrings(dst, m.Extensions)
+		dst = jsonw.AppendStrings(dst, m.Extensions)
 	}
 	if len(m.ReferenceTaskIDs) > 0 {
 		dst = append(dst, `,"referenceTaskIds":`...)
-		dst = appendStrings(dst, m.ReferenceTaskIDs)
+		dst = jsonw.AppendStrings(dst, m.ReferenceTaskIDs)
 	}
 	return appendMetadata(dst, m.Metadata)
 }
@@ -216,7 +218,7 @@ func (s *TaskStatus) AppendJSONV1(dst []byte) ([]byte, error) {
 	}
 	if s.Timestamp != "" {
 		dst = append(dst, `,"timestamp":`...)
-		dst = AppendString(dst, s.Timestamp)
+		dst = jsonw.AppendString(dst, s.Timestamp)
 	}
 	return append(dst, '}'), nil
 }
@@ -228,9 +230,9 @@ func (a *Artifact) AppendJSONV1(dst []byte) ([]byte, error) { return a.appendJSO
 // CancelTask answer with.
 func (t *Task) AppendJSONV1(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"id":`...)
-	dst = AppendString(dst, t.ID)
+	dst = jsonw.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)
-	dst = AppendString(dst, t.ContextID)
+	dst = jsonw.AppendString(dst, t.ContextID)
 	dst = append(dst, `,"status":`...)
 	var err error
 	if dst, err = t.Status.AppendJSONV1(dst); err != nil {
@@ -267,9 +269,9 @@ func (t *Task) AppendJSONV1(dst []byte) ([]byte, error) {
 // "final": the end of a stream says it.
 func (e *StatusUpdateEvent) AppendJSONV1(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"taskId":`...)
-	dst = AppendString(dst, e.TaskID)
+	dst = jsonw.AppendString(dst, e.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = AppendString(dst, e.ContextID)
+	dst = jsonw.AppendString(dst, e.ContextID)
 	dst = append(dst, `,"status":`...)
 	var err error
 	if dst, err = e.Status.AppendJSONV1(dst); err != nil {
@@ -281,9 +283,9 @@ func (e *StatusUpdateEvent) AppendJSONV1(dst []byte) ([]byte, error) {
 // AppendJSONV1 appends e's 1.0 JSON (TaskArtifactUpdateEvent).
 func (e *ArtifactUpdateEvent) AppendJSONV1(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"taskId":`...)
-	dst = AppendString(dst, e.TaskID)
+	dst = jsonw.AppendString(dst, e.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = AppendString(dst, e.ContextID)
+	dst = jsonw.AppendString(dst, e.ContextID)
 	dst = append(dst, `,"artifact":`...)
 	var err error
 	if dst, err = e.Artifact.AppendJSONV1(dst); err != nil {
@@ -346,16 +348,16 @@ func (r *StreamResponseV1) AppendJSONV1(dst []byte) ([]byte, error) {
 func (c *TaskPushConfig) AppendJSONV1(dst []byte) ([]byte, error) {
 	pc := &c.PushNotificationConfig
 	dst = append(dst, `{"taskId":`...)
-	dst = AppendString(dst, c.TaskID)
+	dst = jsonw.AppendString(dst, c.TaskID)
 	if pc.ID != "" {
 		dst = append(dst, `,"id":`...)
-		dst = AppendString(dst, pc.ID)
+		dst = jsonw.AppendString(dst, pc.ID)
 	}
 	dst = append(dst, `,"url":`...)
-	dst = AppendString(dst, pc.URL)
+	dst = jsonw.AppendString(dst, pc.URL)
 	if pc.Token != "" {
 		dst = append(dst, `,"token":`...)
-		dst = AppendString(dst, pc.Token)
+		dst = jsonw.AppendString(dst, pc.Token)
 	}
 	if a := pc.Authentication; a != nil {
 		scheme := ""
@@ -363,10 +365,10 @@ func (c *TaskPushConfig) AppendJSONV1(dst []byte) ([]byte, error) {
 			scheme = a.Schemes[0]
 		}
 		dst = append(dst, `,"authentication":{"scheme":`...)
-		dst = AppendString(dst, scheme)
+		dst = jsonw.AppendString(dst, scheme)
 		if a.Credentials != "" {
 			dst = append(dst, `,"credentials":`...)
-			dst = AppendString(dst, a.Credentials)
+			dst = jsonw.AppendString(dst, a.Credentials)
 		}
 		dst = append(dst, '}')
 	}
@@ -394,7 +396,7 @@ func (l *PushConfigListV1) AppendJSONV1(dst []byte) ([]byte, error) {
 		}
 	}
 	dst = append(dst, `],"nextPageToken":`...)
-	dst = AppendString(dst, l.NextPageToken)
+	dst = jsonw.AppendString(dst, l.NextPageToken)
 	return append(dst, '}'), nil
 }
 
@@ -424,7 +426,7 @@ func AppendTaskListV1[T Task | *Task](dst []byte, tasks []T, nextPageToken strin
 		}
 	}
 	dst = append(dst, `],"nextPageToken":`...)
-	dst = AppendString(dst, nextPageToken)
+	dst = jsonw.AppendString(dst, nextPageToken)
 	dst = append(dst, `,"pageSize":`...)
 	dst = strconv.AppendInt(dst, int64(pageSize), 10)
 	dst = append(dst, `,"totalSize":`...)

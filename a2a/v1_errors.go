@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // The A2A codes that 1.0 added.
@@ -82,7 +84,7 @@ func AppendErrorV1(dst []byte, id json.RawMessage, e *Error) []byte {
 	dst = append(dst, `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = AppendString(dst, e.Message)
+	dst = jsonw.AppendString(dst, e.Message)
 	dst = append(dst, `,"data":`...)
 	dst = AppendErrorDetailsV1(dst, e)
 	return append(dst, "}}"...)
@@ -114,9 +116,9 @@ func AppendErrorDetailsV1(dst []byte, e *Error) []byte {
 		problems, hasProblems = dataProblems(e.Data["errors"])
 	}
 	dst = append(dst, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`...)
-	dst = AppendString(dst, reason)
+	dst = jsonw.AppendString(dst, reason)
 	dst = append(dst, `,"domain":`...)
-	dst = AppendString(dst, domain)
+	dst = jsonw.AppendString(dst, domain)
 	keys := make([]string, 0, len(e.Data))
 	for k := range e.Data {
 		if !(hasProblems && k == "errors") {
@@ -136,9 +138,9 @@ func AppendErrorDetailsV1(dst []byte, e *Error) []byte {
 		} else {
 			dst = append(dst, ',')
 		}
-		dst = AppendString(dst, k)
+		dst = jsonw.AppendString(dst, k)
 		dst = append(dst, ':')
-		dst = AppendString(dst, v)
+		dst = jsonw.AppendString(dst, v)
 	}
 	if !first {
 		dst = append(dst, '}')
@@ -153,11 +155,11 @@ func AppendErrorDetailsV1(dst []byte, e *Error) []byte {
 			dst = append(dst, '{')
 			if f := pointerToField(p.Path); f != "" {
 				dst = append(dst, `"field":`...)
-				dst = AppendString(dst, f)
+				dst = jsonw.AppendString(dst, f)
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `"description":`...)
-			dst = AppendString(dst, p.Message)
+			dst = jsonw.AppendString(dst, p.Message)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, "]}"...)
@@ -225,7 +227,7 @@ func pointerToField(p string) string {
 			b.WriteString(seg)
 		default:
 			b.WriteByte('[')
-			b.Write(AppendString(nil, seg))
+			b.Write(jsonw.AppendString(nil, seg))
 			b.WriteByte(']')
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // The 1.0 decoders read the params of the 1.0 JSON-RPC methods (ProtoJSON
@@ -57,26 +59,26 @@ func DecodeSendParamsV1(raw json.RawMessage) (SendParams, *Error) {
 		return p, c.err()
 	}
 	c.tenant("/tenant", params)
-	if m := c.object("/message", params.get("message"), true); m != nil {
+	if m := c.object("/message", params.Get("message"), true); m != nil {
 		p.Message = c.messageV1("/message", m)
 	}
-	if conf := c.object("/configuration", params.get("configuration"), false); conf != nil {
-		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf.get("acceptedOutputModes"))
+	if conf := c.object("/configuration", params.Get("configuration"), false); conf != nil {
+		p.AcceptedOutputModes = c.strings("/configuration/acceptedOutputModes", conf.Get("acceptedOutputModes"))
 		const pushPath = "/configuration/taskPushNotificationConfig"
-		if pc := c.object(pushPath, conf.get("taskPushNotificationConfig"), false); pc != nil {
+		if pc := c.object(pushPath, conf.Get("taskPushNotificationConfig"), false); pc != nil {
 			cfg, taskID := c.pushConfigV1(pushPath, pc, false)
 			if taskID != "" && taskID != p.Message.TaskID {
 				c.add(pushPath+"/taskId", "must be empty or the message's taskId")
 			}
 			p.PushConfig = &cfg
 		}
-		p.HistoryLength = c.int32V1("/configuration/historyLength", conf.get("historyLength"))
-		if ri := c.boolean("/configuration/returnImmediately", conf.get("returnImmediately")); ri != nil {
+		p.HistoryLength = c.int32V1("/configuration/historyLength", conf.Get("historyLength"))
+		if ri := c.boolean("/configuration/returnImmediately", conf.Get("returnImmediately")); ri != nil {
 			blocking := !*ri
 			p.Blocking = &blocking
 		}
 	}
-	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
+	p.Metadata = c.anyMap("/metadata", params.Get("metadata"))
 	return p, c.err()
 }
 
@@ -91,7 +93,7 @@ func DecodeTaskQueryV1(raw json.RawMessage) (TaskQuery, *Error) {
 	}
 	c.tenant("/tenant", params)
 	q.ID = c.taskID(params)
-	q.HistoryLength = c.int32V1("/historyLength", params.get("historyLength"))
+	q.HistoryLength = c.int32V1("/historyLength", params.Get("historyLength"))
 	return q, c.err()
 }
 
@@ -109,7 +111,7 @@ func DecodeTaskIDParamsV1(raw json.RawMessage) (TaskIDParams, *Error) {
 	}
 	c.tenant("/tenant", params)
 	p.ID = c.taskID(params)
-	p.Metadata = c.anyMap("/metadata", params.get("metadata"))
+	p.Metadata = c.anyMap("/metadata", params.Get("metadata"))
 	return p, c.err()
 }
 
@@ -139,8 +141,8 @@ func DecodePushRefV1(raw json.RawMessage) (PushConfigParams, *Error) {
 		return p, c.err()
 	}
 	c.tenant("/tenant", params)
-	p.TaskID = c.nonEmpty("/taskId", params.get("taskId"), true)
-	p.ConfigID = c.nonEmpty("/id", params.get("id"), true)
+	p.TaskID = c.nonEmpty("/taskId", params.Get("taskId"), true)
+	p.ConfigID = c.nonEmpty("/id", params.Get("id"), true)
 	return p, c.err()
 }
 
@@ -163,11 +165,11 @@ func DecodePushListV1(raw json.RawMessage) (PushListParamsV1, *Error) {
 		return p, c.err()
 	}
 	c.tenant("/tenant", params)
-	p.TaskID = c.nonEmpty("/taskId", params.get("taskId"), true)
-	if n := c.int32V1("/pageSize", params.get("pageSize")); n != nil {
+	p.TaskID = c.nonEmpty("/taskId", params.Get("taskId"), true)
+	if n := c.int32V1("/pageSize", params.Get("pageSize")); n != nil {
 		p.PageSize = *n
 	}
-	p.PageToken, _ = c.str("/pageToken", params.get("pageToken"), false)
+	p.PageToken, _ = c.str("/pageToken", params.Get("pageToken"), false)
 	return p, c.err()
 }
 
@@ -186,7 +188,7 @@ func DecodeNoParamsV1(raw json.RawMessage) *Error {
 	return c.err()
 }
 
-func (c *checker) tenant(path string, params members) { c.str(path, params.get("tenant"), false) }
+func (c *checker) tenant(path string, params jsonw.Members) { c.str(path, params.Get("tenant"), false) }
 
 // nonEmpty reads a string that, when present, must not be empty.
 func (c *checker) nonEmpty(path string, raw json.RawMessage, required bool) string {
@@ -200,16 +202,16 @@ func (c *checker) nonEmpty(path string, raw json.RawMessage, required bool) stri
 // int32V1 reads an optional, non-negative ProtoJSON int32: a JSON number,
 // or a string holding one, with no fraction.
 func (c *checker) int32V1(path string, raw json.RawMessage) *int {
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		return nil
 	}
 	var s string
-	switch jsonType(raw) {
-	case jsonNumber:
+	switch jsonw.TypeOf(raw) {
+	case jsonw.Number:
 		s = string(bytes.TrimSpace(raw))
-	case jsonString:
-		s = unquote(bytes.TrimSpace(raw))
-		if s == "" || s != strings.TrimSpace(s) || !json.Valid([]byte(s)) || jsonType(json.RawMessage(s)) != jsonNumber {
+	case jsonw.String:
+		s = jsonw.Unquote(bytes.TrimSpace(raw))
+		if s == "" || s != strings.TrimSpace(s) || !json.Valid([]byte(s)) || jsonw.TypeOf(json.RawMessage(s)) != jsonw.Number {
 			c.add(path, "must be an integer")
 			return nil
 		}
@@ -241,20 +243,20 @@ func isRangeErr(err error) bool {
 // roleV1 reads a required ROLE_* enum, by name or number.
 func (c *checker) roleV1(path string, raw json.RawMessage) Role {
 	const want = `must be "ROLE_USER" or "ROLE_AGENT"`
-	if len(raw) == 0 || jsonType(raw) == jsonNull {
+	if len(raw) == 0 || jsonw.TypeOf(raw) == jsonw.Null {
 		c.add(path, "is required")
 		return ""
 	}
-	switch jsonType(raw) {
-	case jsonString:
-		switch unquote(bytes.TrimSpace(raw)) {
+	switch jsonw.TypeOf(raw) {
+	case jsonw.String:
+		switch jsonw.Unquote(bytes.TrimSpace(raw)) {
 		case "ROLE_USER":
 			return RoleUser
 		case "ROLE_AGENT":
 			return RoleAgent
 		}
 		c.add(path, want)
-	case jsonNumber:
+	case jsonw.Number:
 		switch string(bytes.TrimSpace(raw)) {
 		case "1":
 			return RoleUser
@@ -263,26 +265,26 @@ func (c *checker) roleV1(path string, raw json.RawMessage) Role {
 		}
 		c.add(path, want)
 	default:
-		c.add(path, want+", not "+article(jsonType(raw)))
+		c.add(path, want+", not "+jsonw.Article(jsonw.TypeOf(raw)))
 	}
 	return ""
 }
 
-func (c *checker) messageV1(path string, m members) Message {
+func (c *checker) messageV1(path string, m jsonw.Members) Message {
 	var msg Message
-	msg.MessageID = c.nonEmpty(path+"/messageId", m.get("messageId"), true)
-	msg.ContextID, _ = c.str(path+"/contextId", m.get("contextId"), false)
-	msg.TaskID, _ = c.str(path+"/taskId", m.get("taskId"), false)
-	msg.Role = c.roleV1(path+"/role", m.get("role"))
+	msg.MessageID = c.nonEmpty(path+"/messageId", m.Get("messageId"), true)
+	msg.ContextID, _ = c.str(path+"/contextId", m.Get("contextId"), false)
+	msg.TaskID, _ = c.str(path+"/taskId", m.Get("taskId"), false)
+	msg.Role = c.roleV1(path+"/role", m.Get("role"))
 
-	parts := m.get("parts")
+	parts := m.Get("parts")
 	switch {
-	case len(parts) == 0 || jsonType(parts) == jsonNull:
+	case len(parts) == 0 || jsonw.TypeOf(parts) == jsonw.Null:
 		c.add(path+"/parts", "is required")
-	case jsonType(parts) != jsonArray:
-		c.add(path+"/parts", "must be an array, not "+article(jsonType(parts)))
+	case jsonw.TypeOf(parts) != jsonw.Array:
+		c.add(path+"/parts", "must be an array, not "+jsonw.Article(jsonw.TypeOf(parts)))
 	default:
-		list := arrayElements(parts)
+		list := jsonw.ArrayElements(parts)
 		if len(list) == 0 {
 			c.add(path+"/parts", "must not be empty")
 		}
@@ -294,19 +296,19 @@ func (c *checker) messageV1(path string, m members) Message {
 			}
 		}
 	}
-	msg.Metadata = c.anyMap(path+"/metadata", m.get("metadata"))
-	msg.Extensions = c.strings(path+"/extensions", m.get("extensions"))
-	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m.get("referenceTaskIds"))
+	msg.Metadata = c.anyMap(path+"/metadata", m.Get("metadata"))
+	msg.Extensions = c.strings(path+"/extensions", m.Get("extensions"))
+	msg.ReferenceTaskIDs = c.strings(path+"/referenceTaskIds", m.Get("referenceTaskIds"))
 	return msg
 }
 
 // partV1 reads a 1.0 Part: exactly one of text, raw, url and data.
-func (c *checker) partV1(path string, m members) Part {
+func (c *checker) partV1(path string, m jsonw.Members) Part {
 	var p Part
-	text, rawB, url, data := m.get("text"), m.get("raw"), m.get("url"), m.get("data")
+	text, rawB, url, data := m.Get("text"), m.Get("raw"), m.Get("url"), m.Get("data")
 	n := 0
 	for _, v := range [...]json.RawMessage{text, rawB, url} {
-		if len(v) > 0 && jsonType(v) != jsonNull {
+		if len(v) > 0 && jsonw.TypeOf(v) != jsonw.Null {
 			n++
 		}
 	}
@@ -320,19 +322,19 @@ func (c *checker) partV1(path string, m members) Part {
 		c.add(path, `must have only one of "text", "raw", "url" and "data"`)
 	case len(data) > 0:
 		p.Kind = PartData
-		if t := jsonType(data); t != jsonObject {
-			what := article(t)
-			if t == jsonNull {
+		if t := jsonw.TypeOf(data); t != jsonw.Object {
+			what := jsonw.Article(t)
+			if t == jsonw.Null {
 				what = "null"
 			}
 			c.add(path+"/data", "must be an object, not "+what)
 		} else {
 			p.Data = data
 		}
-	case len(text) > 0 && jsonType(text) != jsonNull:
+	case len(text) > 0 && jsonw.TypeOf(text) != jsonw.Null:
 		p.Kind = PartText
 		p.Text, _ = c.str(path+"/text", text, true)
-	case len(url) > 0 && jsonType(url) != jsonNull:
+	case len(url) > 0 && jsonw.TypeOf(url) != jsonw.Null:
 		p.Kind = PartFile
 		p.File = &FileContent{URI: c.nonEmpty(path+"/url", url, true)}
 	default:
@@ -347,9 +349,9 @@ func (c *checker) partV1(path string, m members) Part {
 		}
 		p.File = &FileContent{Bytes: b}
 	}
-	p.Metadata = c.anyMap(path+"/metadata", m.get("metadata"))
-	filename, _ := c.str(path+"/filename", m.get("filename"), false)
-	mediaType, _ := c.str(path+"/mediaType", m.get("mediaType"), false)
+	p.Metadata = c.anyMap(path+"/metadata", m.Get("metadata"))
+	filename, _ := c.str(path+"/filename", m.Get("filename"), false)
+	mediaType, _ := c.str(path+"/mediaType", m.Get("mediaType"), false)
 	if p.File != nil {
 		p.File.Name, p.File.MimeType = filename, mediaType
 	}
@@ -373,26 +375,26 @@ func stdBase64(s string) (string, bool) {
 // pushConfigV1 reads a flattened 1.0 TaskPushNotificationConfig and
 // returns the config and its taskId; path is the object's pointer ("" for
 // the params themselves).
-func (c *checker) pushConfigV1(path string, m members, needTask bool) (PushConfig, string) {
+func (c *checker) pushConfigV1(path string, m jsonw.Members, needTask bool) (PushConfig, string) {
 	var pc PushConfig
 	c.tenant(path+"/tenant", m)
 	var taskID string
 	if needTask {
-		taskID = c.nonEmpty(path+"/taskId", m.get("taskId"), true)
+		taskID = c.nonEmpty(path+"/taskId", m.Get("taskId"), true)
 	} else {
-		taskID, _ = c.str(path+"/taskId", m.get("taskId"), false)
+		taskID, _ = c.str(path+"/taskId", m.Get("taskId"), false)
 	}
-	pc.ID, _ = c.str(path+"/id", m.get("id"), false)
-	pc.URL = c.nonEmpty(path+"/url", m.get("url"), true)
+	pc.ID, _ = c.str(path+"/id", m.Get("id"), false)
+	pc.URL = c.nonEmpty(path+"/url", m.Get("url"), true)
 	c.maxLen(path+"/url", pc.URL, MaxPushURLBytes)
-	pc.Token, _ = c.str(path+"/token", m.get("token"), false)
+	pc.Token, _ = c.str(path+"/token", m.Get("token"), false)
 	c.maxLen(path+"/token", pc.Token, MaxPushTokenBytes)
-	if a := c.object(path+"/authentication", m.get("authentication"), false); a != nil {
+	if a := c.object(path+"/authentication", m.Get("authentication"), false); a != nil {
 		var auth PushAuth
-		if s := c.nonEmpty(path+"/authentication/scheme", a.get("scheme"), true); s != "" {
+		if s := c.nonEmpty(path+"/authentication/scheme", a.Get("scheme"), true); s != "" {
 			auth.Schemes = []string{s}
 		}
-		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.get("credentials"), false)
+		auth.Credentials, _ = c.str(path+"/authentication/credentials", a.Get("credentials"), false)
 		c.maxLen(path+"/authentication/credentials", auth.Credentials, MaxPushCredentialsBytes)
 		pc.Authentication = &auth
 	}

@@ -1,4 +1,4 @@
-package a2a
+package jsonw
 
 import (
 	"bytes"
@@ -6,47 +6,48 @@ import (
 	"unicode/utf8"
 )
 
-// A small scanner over JSON that is already known to be valid: it walks
-// an object's members or an array's elements as sub-slices of the input,
-// without decoding or copying them. Request decoding uses it after one
-// json.Valid over the whole input, instead of decoding every level into
-// maps (which validated and copied each level again).
+// The scanner walks an object's members or an array's elements as
+// sub-slices of JSON that is already known to be valid, without decoding
+// or copying them. Request decoding uses it after one json.Valid over the
+// whole input, instead of decoding every level into maps (which validated
+// and copied each level again).
 
-// member is one member of a JSON object.
-type member struct {
-	key string
-	val json.RawMessage
+// Member is one member of a JSON object.
+type Member struct {
+	Key string
+	Val json.RawMessage
 }
 
-// members is an object's members, in order.
-type members []member
+// Members is an object's members, in order.
+type Members []Member
 
-// get returns the value of key, the last one if repeated (as decoding into
+// Get returns the value of key, the last one if repeated (as decoding into
 // a map does), or nil.
-func (ms members) get(key string) json.RawMessage {
+func (ms Members) Get(key string) json.RawMessage {
 	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].key == key {
-			return ms[i].val
+		if ms[i].Key == key {
+			return ms[i].Val
 		}
 	}
 	return nil
 }
 
-// objectMembers returns the members of raw, a valid JSON object.
-func objectMembers(raw []byte) members {
+// ObjectMembers returns the members of raw, a valid JSON object, or nil
+// if raw is not an object.
+func ObjectMembers(raw []byte) Members {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	out := make(members, 0, 8)
+	out := make(Members, 0, 8)
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != '}' {
 		end := skipString(raw, i)
-		key := unquote(raw[i:end])
+		key := Unquote(raw[i:end])
 		i = skipSpace(raw, end)
 		i = skipSpace(raw, i+1) // past ':'
 		end = skipValue(raw, i)
-		out = append(out, member{key: key, val: raw[i:end]})
+		out = append(out, Member{Key: key, Val: raw[i:end]})
 		i = skipSpace(raw, end)
 		if i < len(raw) && raw[i] == ',' {
 			i = skipSpace(raw, i+1)
@@ -55,8 +56,9 @@ func objectMembers(raw []byte) members {
 	return out
 }
 
-// arrayElements returns the elements of raw, a valid JSON array.
-func arrayElements(raw []byte) []json.RawMessage {
+// ArrayElements returns the elements of raw, a valid JSON array, or nil
+// if raw is not an array.
+func ArrayElements(raw []byte) []json.RawMessage {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return nil
@@ -124,9 +126,9 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-// unquote decodes a valid JSON string literal, as encoding/json does
+// Unquote decodes a valid JSON string literal, as encoding/json does
 // (invalid UTF-8 becomes U+FFFD).
-func unquote(raw []byte) string {
+func Unquote(raw []byte) string {
 	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw[1 : len(raw)-1])
 	}

@@ -1,4 +1,4 @@
-package a2a
+package jsonw
 
 import (
 	"bytes"
@@ -19,16 +19,16 @@ func FuzzObjectMembers(f *testing.F) {
 		if !json.Valid(raw) || json.Unmarshal(raw, &want) != nil || want == nil {
 			return
 		}
-		got := objectMembers(raw)
+		got := ObjectMembers(raw)
 		seen := map[string]bool{}
 		for _, m := range got {
-			seen[m.key] = true
+			seen[m.Key] = true
 		}
 		if len(seen) != len(want) {
 			t.Fatalf("%s: %d distinct keys, want %d", raw, len(seen), len(want))
 		}
 		for k, v := range want {
-			g := got.get(k)
+			g := got.Get(k)
 			var a, b bytes.Buffer
 			if json.Compact(&a, g) != nil || json.Compact(&b, v) != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
 				t.Fatalf("%s: key %q = %s, want %s", raw, k, g, v)
@@ -46,7 +46,7 @@ func FuzzArrayElements(f *testing.F) {
 		if !json.Valid(raw) || json.Unmarshal(raw, &want) != nil || want == nil {
 			return
 		}
-		got := arrayElements(raw)
+		got := ArrayElements(raw)
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d elements, want %d", raw, len(got), len(want))
 		}
