@@ -149,3 +149,13 @@ func InvalidParams(problems ...Problem) *Error {
 	}
 	return &Error{Code: CodeInvalidParams, Message: msg, Data: map[string]any{"errors": list}}
 }
+
+// The A2A codes that 1.0 added.
+const (
+	CodeExtensionSupportRequired = -32008
+	CodeVersionNotSupported      = -32009
+)
+
+// ErrVersionNotSupported answers a request whose A2A-Version a2ad does not
+// speak. ParseVersion returns it with the version asked for in its data.
+var ErrVersionNotSupported = &Error{Code: CodeVersionNotSupported, Message: "Version not supported"}

@@ -100,26 +100,34 @@ func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
 // that the caller can encode the value in place; the caller then appends
 // the value and '}'.
 func AppendResultStart(dst []byte, id json.RawMessage) []byte {
+	return appendResponseStart(dst, id, `,"result":`)
+}
+
+// AppendErrorStart appends an error response up to its error object, for
+// a codec that writes the object itself; the caller then appends the
+// object and '}'.
+func AppendErrorStart(dst []byte, id json.RawMessage) []byte {
+	return appendResponseStart(dst, id, `,"error":`)
+}
+
+func appendResponseStart(dst []byte, id json.RawMessage, member string) []byte {
 	if len(id) == 0 {
 		id = nullID
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
-	return append(dst, `,"result":`...)
+	return append(dst, member...)
 }
 
-// AppendError appends the JSON-RPC response carrying e to dst.
+// AppendError appends the JSON-RPC 2.0 response carrying e to dst, e as
+// encoding/json writes it: the 0.3 form of an error, whose data is an
+// object. (The 1.0 form is package v1's AppendError.)
 func AppendError(dst []byte, id json.RawMessage, e *Error) []byte {
-	if len(id) == 0 {
-		id = nullID
-	}
 	eb, err := json.Marshal(e)
 	if err != nil { // data held something unencodable: keep code and message
 		eb, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
 	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"error":`...)
+	dst = AppendErrorStart(dst, id)
 	dst = append(dst, eb...)
 	return append(dst, '}')
 }

@@ -78,31 +78,6 @@ func TextPart(s string) Part { return Part{Kind: PartText, Text: s} }
 // DataPart returns a data part; data must be a JSON object.
 func DataPart(data json.RawMessage) Part { return Part{Kind: PartData, Data: data} }
 
-type wirePart struct {
-	Kind     PartKind        `json:"kind"`
-	Text     *string         `json:"text,omitempty"`
-	File     *FileContent    `json:"file,omitempty"`
-	Data     json.RawMessage `json:"data,omitempty"`
-	Metadata map[string]any  `json:"metadata,omitempty"`
-}
-
-// MarshalJSON writes the 0.3 shape, with its kind discriminator.
-func (p Part) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil) }
-
-// UnmarshalJSON reads the 0.3 shape. It is lenient: strict checking of
-// client input is done by DecodeMessage, which names the offending field.
-func (p *Part) UnmarshalJSON(b []byte) error {
-	var w wirePart
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*p = Part{Kind: w.Kind, File: w.File, Data: w.Data, Metadata: w.Metadata}
-	if w.Text != nil {
-		p.Text = *w.Text
-	}
-	return nil
-}
-
 // Message is one turn of the conversation.
 type Message struct {
 	MessageID        string         `json:"messageId"`
@@ -115,18 +90,12 @@ type Message struct {
 	Metadata         map[string]any `json:"metadata,omitempty"`
 }
 
-// MarshalJSON writes the 0.3 shape, with its kind discriminator.
-func (m Message) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil) }
-
 // TaskStatus is a task's state with the message that explains it.
 type TaskStatus struct {
 	State     TaskState `json:"state"`
 	Message   *Message  `json:"message,omitempty"`
 	Timestamp string    `json:"timestamp,omitempty"`
 }
-
-// MarshalJSON writes the wire shape.
-func (s TaskStatus) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil) }
 
 // Artifact is an output of a task.
 type Artifact struct {
@@ -138,9 +107,6 @@ type Artifact struct {
 	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
-// MarshalJSON writes the wire shape.
-func (a Artifact) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
-
 // Task is the unit of work a2ad runs for one call of a function.
 type Task struct {
 	ID        string         `json:"id"`
@@ -150,9 +116,6 @@ type Task struct {
 	Artifacts []Artifact     `json:"artifacts,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
-
-// MarshalJSON writes the 0.3 shape, with its kind discriminator.
-func (t Task) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
 
 // WithHistoryLength returns a shallow copy of t that keeps only the last n
 // history messages; n < 0 keeps all of them, 0 none.
@@ -177,9 +140,6 @@ type StatusUpdateEvent struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
-// MarshalJSON writes the 0.3 shape, with its kind discriminator.
-func (e StatusUpdateEvent) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
-
 // ArtifactUpdateEvent reports a new artifact, or a chunk of one.
 type ArtifactUpdateEvent struct {
 	TaskID    string         `json:"taskId"`
@@ -189,9 +149,6 @@ type ArtifactUpdateEvent struct {
 	LastChunk bool           `json:"lastChunk,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
-
-// MarshalJSON writes the 0.3 shape, with its kind discriminator.
-func (e ArtifactUpdateEvent) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 
 // Timestamp formats t as A2A timestamps are written: RFC 3339, UTC, with
 // milliseconds.

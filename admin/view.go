@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -212,7 +213,7 @@ func nonEmpty(s string) *string {
 }
 
 func viewOf(r *tasks.Record, evs []tasks.Event) (*TaskView, error) {
-	status, err := r.Task.Status.AppendJSON(nil)
+	status, err := v03.AppendStatus(nil, &r.Task.Status)
 	if err != nil {
 		return nil, err
 	}
@@ -239,12 +240,12 @@ func viewOf(r *tasks.Record, evs []tasks.Event) (*TaskView, error) {
 		case e.Status != nil:
 			st := e.Status.State
 			ev.Kind, ev.State, ev.Timestamp = "status", &st, nonEmpty(e.Status.Timestamp)
-			if ev.Status, err = e.Status.AppendJSON(nil); err != nil {
+			if ev.Status, err = v03.AppendStatus(nil, e.Status); err != nil {
 				return nil, err
 			}
 		case e.Artifact != nil:
 			ev.Kind, ev.ArtifactID = "artifact", &e.Artifact.ArtifactID
-			if ev.Artifact, err = e.Artifact.AppendJSON(nil); err != nil {
+			if ev.Artifact, err = v03.AppendArtifact(nil, e.Artifact); err != nil {
 				return nil, err
 			}
 		default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) list03(cl *call) (result, *a2a.Error) {
 	if e := listRefused(cl.p); e != nil {
 		return nil, e
 	}
-	p, perr := a2a.DecodeListTasks(cl.req.Params)
+	p, perr := v03.DecodeListTasks(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/server"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -126,7 +127,7 @@ func TestListTasksV1(t *testing.T) {
 	ts := MustServe(t, &TaskService{}, func(c *server.Config) { c.Lister = lister })
 	got := rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"tenant":"x","contextId":"c","status":"TASK_STATE_WORKING",`+
 		`"pageSize":2,"pageToken":"tok","historyLength":"0","statusTimestampAfter":"2026-03-01T12:00:00Z","includeArtifacts":true}}`)
-	result, err := a2a.AppendTaskListV1(nil, page.Tasks, "AQ", 2, 12)
+	result, err := v1.AppendTaskList(nil, page.Tasks, "AQ", 2, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

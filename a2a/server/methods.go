@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -111,13 +113,13 @@ type (
 	rawJSON []byte
 	// list03 is a page of tasks/list.
 	list03 a2a.ListTasksResult
-	// v1 is a result in the 1.0 shapes.
-	v1 struct{ r a2a.ResultV1 }
+	// v1Result is a result in the 1.0 shapes.
+	v1Result struct{ r v1.Result }
 )
 
-func (r task03) appendJSON(dst []byte) ([]byte, error)  { return r.t.AppendJSON(dst) }
+func (r task03) appendJSON(dst []byte) ([]byte, error)  { return v03.AppendTask(dst, r.t) }
 func (r rawJSON) appendJSON(dst []byte) ([]byte, error) { return append(dst, r...), nil }
 func (r *list03) appendJSON(dst []byte) ([]byte, error) {
-	return a2a.AppendListTasksResult(dst, (*a2a.ListTasksResult)(r))
+	return v03.AppendListTasksResult(dst, (*a2a.ListTasksResult)(r))
 }
-func (r v1) appendJSON(dst []byte) ([]byte, error) { return r.r.AppendJSONV1(dst) }
+func (r v1Result) appendJSON(dst []byte) ([]byte, error) { return r.r.AppendJSON(dst) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) pushSet03(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushSet(cl.req.Params)
+	p, perr := v03.DecodePushSet(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -38,7 +39,7 @@ func (s *Server) pushGet03(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushRef(cl.req.Params, false)
+	p, perr := v03.DecodePushRef(cl.req.Params, false)
 	if perr != nil {
 		return nil, perr
 	}
@@ -54,7 +55,7 @@ func (s *Server) pushList03(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushRef(cl.req.Params, false)
+	p, perr := v03.DecodePushRef(cl.req.Params, false)
 	if perr != nil {
 		return nil, perr
 	}
@@ -75,7 +76,7 @@ func (s *Server) pushDelete03(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushRef(cl.req.Params, true)
+	p, perr := v03.DecodePushRef(cl.req.Params, true)
 	if perr != nil {
 		return nil, perr
 	}

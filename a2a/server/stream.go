@@ -14,6 +14,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -41,7 +43,7 @@ type opened struct {
 // The streaming methods: each decodes its params and opens its stream.
 
 func (s *Server) stream03(cl *call) (opened, *a2a.Error) {
-	p, perr := a2a.DecodeSendParams(cl.req.Params)
+	p, perr := v03.DecodeSendParams(cl.req.Params)
 	if perr != nil {
 		return opened{}, perr
 	}
@@ -49,7 +51,7 @@ func (s *Server) stream03(cl *call) (opened, *a2a.Error) {
 }
 
 func (s *Server) streamV1(cl *call) (opened, *a2a.Error) {
-	p, perr := a2a.DecodeSendParamsV1(cl.req.Params)
+	p, perr := v1.DecodeSendParams(cl.req.Params)
 	if perr != nil {
 		return opened{}, perr
 	}
@@ -60,7 +62,7 @@ func (s *Server) streamV1(cl *call) (opened, *a2a.Error) {
 }
 
 func (s *Server) resubscribe03(cl *call) (opened, *a2a.Error) {
-	p, perr := a2a.DecodeTaskIDParams(cl.req.Params)
+	p, perr := v03.DecodeTaskIDParams(cl.req.Params)
 	if perr != nil {
 		return opened{}, perr
 	}
@@ -72,7 +74,7 @@ func (s *Server) resubscribe03(cl *call) (opened, *a2a.Error) {
 // subscribe to, but a client resuming from an event id still gets what
 // it missed.
 func (s *Server) subscribeV1(cl *call) (opened, *a2a.Error) {
-	p, perr := a2a.DecodeTaskIDParamsV1(cl.req.Params)
+	p, perr := v1.DecodeTaskIDParams(cl.req.Params)
 	if perr != nil {
 		return opened{}, perr
 	}
@@ -370,14 +372,14 @@ func (sw *sseWriter) event(e tasks.StreamEvent) error {
 	switch {
 	case sw.v1:
 		// A StreamResponse; the stream's end marks the last event.
-		r := a2a.StreamResponseV1{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
-		b, err = r.AppendJSONV1(b)
+		r := v1.StreamResponse{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
+		b, err = r.AppendJSON(b)
 	case e.Task != nil:
-		b, err = e.Task.AppendJSON(b)
+		b, err = v03.AppendTask(b, e.Task)
 	case e.Status != nil:
-		b, err = e.Status.AppendJSON(b)
+		b, err = v03.AppendStatusUpdate(b, e.Status)
 	case e.Artifact != nil:
-		b, err = e.Artifact.AppendJSON(b)
+		b, err = v03.AppendArtifactUpdate(b, e.Artifact)
 	}
 	if err != nil {
 		return err
@@ -397,7 +399,7 @@ func (sw *sseWriter) error(e *a2a.Error) {
 	defer sw.mu.Unlock()
 	var out []byte
 	if sw.v1 {
-		out = a2a.AppendErrorV1(nil, sw.id, e)
+		out = v1.AppendError(nil, sw.id, e)
 	} else {
 		out = a2a.AppendError(nil, sw.id, e)
 	}

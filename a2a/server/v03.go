@@ -2,13 +2,14 @@ package server
 
 import (
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 )
 
 // The A2A 0.3 methods that do not stream, but for push and list (in
 // push.go and list.go).
 
 func (s *Server) send03(cl *call) (result, *a2a.Error) {
-	p, perr := a2a.DecodeSendParams(cl.req.Params)
+	p, perr := v03.DecodeSendParams(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -23,7 +24,7 @@ func (s *Server) send03(cl *call) (result, *a2a.Error) {
 }
 
 func (s *Server) get03(cl *call) (result, *a2a.Error) {
-	q, perr := a2a.DecodeTaskQuery(cl.req.Params)
+	q, perr := v03.DecodeTaskQuery(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -37,7 +38,7 @@ func (s *Server) get03(cl *call) (result, *a2a.Error) {
 }
 
 func (s *Server) cancel03(cl *call) (result, *a2a.Error) {
-	id, perr := a2a.DecodeTaskID(cl.req.Params)
+	id, perr := v03.DecodeTaskID(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}

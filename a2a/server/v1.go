@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/a2ad/a2ad/a2a"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -21,7 +22,7 @@ func requestVersion(r *http.Request) (a2a.Version, *a2a.Error) {
 // appendErrorFor writes e in the shape of wire.
 func appendErrorFor(dst []byte, wire a2a.Version, id []byte, e *a2a.Error) []byte {
 	if wire == a2a.V10 {
-		return a2a.AppendErrorV1(dst, id, e)
+		return v1.AppendError(dst, id, e)
 	}
 	return a2a.AppendError(dst, id, e)
 }
@@ -29,7 +30,7 @@ func appendErrorFor(dst []byte, wire a2a.Version, id []byte, e *a2a.Error) []byt
 // The A2A 1.0 methods that do not stream.
 
 func (s *Server) sendV1(cl *call) (result, *a2a.Error) {
-	p, perr := a2a.DecodeSendParamsV1(cl.req.Params)
+	p, perr := v1.DecodeSendParams(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -43,11 +44,11 @@ func (s *Server) sendV1(cl *call) (result, *a2a.Error) {
 		return nil, s.fail(cl, err)
 	}
 	cl.ac.noteResult(task)
-	return v1{&a2a.StreamResponseV1{Task: task}}, nil
+	return v1Result{&v1.StreamResponse{Task: task}}, nil
 }
 
 func (s *Server) getV1(cl *call) (result, *a2a.Error) {
-	q, perr := a2a.DecodeTaskQueryV1(cl.req.Params)
+	q, perr := v1.DecodeTaskQuery(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -56,11 +57,11 @@ func (s *Server) getV1(cl *call) (result, *a2a.Error) {
 	if err != nil {
 		return nil, s.fail(cl, err)
 	}
-	return v1{task}, nil
+	return v1Result{v1.TaskResult{Task: task}}, nil
 }
 
 func (s *Server) cancelV1(cl *call) (result, *a2a.Error) {
-	p, perr := a2a.DecodeTaskIDParamsV1(cl.req.Params)
+	p, perr := v1.DecodeTaskIDParams(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -77,12 +78,12 @@ func (s *Server) cancelV1(cl *call) (result, *a2a.Error) {
 		return nil, s.fail(cl, err)
 	}
 	cl.ac.noteResult(task)
-	return v1{task}, nil
+	return v1Result{v1.TaskResult{Task: task}}, nil
 }
 
 // cardV1 serves GetExtendedAgentCard, which takes no params.
 func (s *Server) cardV1(cl *call) (result, *a2a.Error) {
-	if perr := a2a.DecodeNoParamsV1(cl.req.Params); perr != nil {
+	if perr := v1.DecodeNoParams(cl.req.Params); perr != nil {
 		return nil, perr
 	}
 	if s.cfg.ExtendedCard == nil {
@@ -95,7 +96,7 @@ func (s *Server) pushCreateV1(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushCreateV1(cl.req.Params)
+	p, perr := v1.DecodePushCreate(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -105,14 +106,14 @@ func (s *Server) pushCreateV1(cl *call) (result, *a2a.Error) {
 	if err != nil {
 		return nil, s.fail(cl, err)
 	}
-	return v1{cfg}, nil
+	return v1Result{v1.PushConfigResult{Config: cfg}}, nil
 }
 
 func (s *Server) pushGetV1(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushRefV1(cl.req.Params)
+	p, perr := v1.DecodePushRef(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -121,14 +122,14 @@ func (s *Server) pushGetV1(cl *call) (result, *a2a.Error) {
 	if err != nil {
 		return nil, s.fail(cl, err)
 	}
-	return v1{cfg}, nil
+	return v1Result{v1.PushConfigResult{Config: cfg}}, nil
 }
 
 func (s *Server) pushListV1(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushListV1(cl.req.Params)
+	p, perr := v1.DecodePushList(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -141,7 +142,7 @@ func (s *Server) pushListV1(cl *call) (result, *a2a.Error) {
 	if err != nil {
 		return nil, s.fail(cl, err)
 	}
-	return v1{&a2a.PushConfigListV1{Configs: list}}, nil
+	return v1Result{&v1.PushConfigList{Configs: list}}, nil
 }
 
 // pushDeleteV1 is idempotent: deleting what is not there is no error.
@@ -149,7 +150,7 @@ func (s *Server) pushDeleteV1(cl *call) (result, *a2a.Error) {
 	if s.cfg.Push == nil {
 		return nil, a2a.ErrPushNotSupported
 	}
-	p, perr := a2a.DecodePushRefV1(cl.req.Params)
+	p, perr := v1.DecodePushRef(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -157,7 +158,7 @@ func (s *Server) pushDeleteV1(cl *call) (result, *a2a.Error) {
 	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
 		return nil, s.fail(cl, err)
 	}
-	return v1{a2a.EmptyV1{}}, nil
+	return v1Result{v1.Empty{}}, nil
 }
 
 // listV1 serves ListTasks; without a Lister the method is unknown, as
@@ -169,7 +170,7 @@ func (s *Server) listV1(cl *call) (result, *a2a.Error) {
 	if e := listRefused(cl.p); e != nil {
 		return nil, e
 	}
-	p, perr := a2a.DecodeListTasksV1(cl.req.Params)
+	p, perr := v1.DecodeListTasks(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -177,5 +178,5 @@ func (s *Server) listV1(cl *call) (result, *a2a.Error) {
 	if err != nil {
 		return nil, s.listError(cl, err, "/pageToken")
 	}
-	return v1{&a2a.TaskListV1[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}}, nil
+	return v1Result{&v1.TaskList[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}}, nil
 }

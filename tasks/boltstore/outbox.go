@@ -13,6 +13,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -263,10 +265,10 @@ func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 		d.Auth = &push.Auth{Schemes: a.Schemes, Credentials: a.Credentials}
 	}
 	if cfg.Wire == a2a.V10 {
-		d.Body, err = (&a2a.StreamResponseV1{Task: &rec.Task}).AppendJSONV1(nil)
+		d.Body, err = (&v1.StreamResponse{Task: &rec.Task}).AppendJSON(nil)
 		d.ContentType = "application/a2a+json"
 	} else {
-		d.Body, err = rec.Task.AppendJSON(nil)
+		d.Body, err = v03.AppendTask(nil, &rec.Task)
 		d.ContentType = ""
 	}
 	if err != nil {

@@ -1,14 +1,16 @@
-package a2a_test
+package v1_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/a2a/internal/wiretest"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
 
 // checkDecodeErrorV1 checks a decoder's error is a located -32602 whose
@@ -18,7 +20,7 @@ func checkDecodeErrorV1(t *testing.T, raw []byte, err *a2a.Error) {
 	if err.Code != a2a.CodeInvalidParams || !strings.HasPrefix(err.Message, "Invalid parameters: ") {
 		t.Fatalf("decoding %q: error = %d %q", raw, err.Code, err.Message)
 	}
-	list := problems(t, err)
+	list := wiretest.Problems(t, err)
 	if len(list) == 0 {
 		t.Fatalf("decoding %q: no problems listed", raw)
 	}
@@ -27,7 +29,7 @@ func checkDecodeErrorV1(t *testing.T, raw []byte, err *a2a.Error) {
 			t.Fatalf("decoding %q: problem %+v is not located", raw, p)
 		}
 	}
-	out := a2a.AppendErrorV1(nil, json.RawMessage(`1`), err)
+	out := v1.AppendError(nil, json.RawMessage(`1`), err)
 	checkErrorV1Shape(t, out)
 	var env struct {
 		Error struct {
@@ -50,7 +52,7 @@ func FuzzDecodeSendParamsV1(f *testing.F) {
 		f.Add([]byte(tc.params))
 	}
 	for _, m := range roundTripMessages() {
-		b, _ := m.AppendJSONV1(nil)
+		b, _ := v1.AppendMessage(nil, &m)
 		f.Add([]byte(`{"message":` + string(b) + `,"configuration":{"historyLength":"4","returnImmediately":false,` +
 			`"taskPushNotificationConfig":{"url":"https://x","authentication":{"scheme":"Bearer"}}}}`))
 	}
@@ -58,7 +60,7 @@ func FuzzDecodeSendParamsV1(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		orig := bytes.Clone(raw)
-		p, err := a2a.DecodeSendParamsV1(raw)
+		p, err := v1.DecodeSendParams(raw)
 		if !bytes.Equal(raw, orig) {
 			t.Fatal("DecodeSendParamsV1 modified its input")
 		}
@@ -66,57 +68,30 @@ func FuzzDecodeSendParamsV1(f *testing.F) {
 			checkDecodeErrorV1(t, raw, err)
 			return
 		}
+		wiretest.CheckAccepted(t, "DecodeSendParamsV1", raw, p)
 		m := p.Message
-		if m.MessageID == "" || (m.Role != a2a.RoleUser && m.Role != a2a.RoleAgent) || len(m.Parts) == 0 {
-			t.Fatalf("DecodeSendParamsV1(%q) accepted %+v", raw, m)
-		}
-		for i, part := range m.Parts {
-			switch part.Kind {
-			case a2a.PartText:
-			case a2a.PartData:
-				if !json.Valid(part.Data) || part.Data[0] != '{' {
-					t.Fatalf("part %d data = %q, want a JSON object", i, part.Data)
-				}
-			case a2a.PartFile:
-				f := part.File
-				if f == nil || (f.Bytes == "") == (f.URI == "") {
-					t.Fatalf("file part %d = %+v, want exactly one of bytes and uri", i, f)
-				}
-				if f.Bytes != "" {
-					b, derr := base64.StdEncoding.DecodeString(f.Bytes)
-					if derr != nil || base64.StdEncoding.EncodeToString(b) != f.Bytes {
-						t.Fatalf("file part %d bytes %q are not standard padded base64", i, f.Bytes)
-					}
-				}
-			default:
-				t.Fatalf("part %d kind %q", i, part.Kind)
-			}
-		}
-		if p.HistoryLength != nil && *p.HistoryLength < 0 {
-			t.Fatalf("negative historyLength %d accepted", *p.HistoryLength)
-		}
 		// 1.0 → core → 1.0 → core is stable.
-		mb, merr := m.AppendJSONV1(nil)
+		mb, merr := v1.AppendMessage(nil, &m)
 		if merr != nil {
 			t.Fatalf("accepted message does not encode: %v", merr)
 		}
-		again, aerr := a2a.DecodeSendParamsV1(json.RawMessage(`{"message":` + string(mb) + `}`))
+		again, aerr := v1.DecodeSendParams(json.RawMessage(`{"message":` + string(mb) + `}`))
 		if aerr != nil {
 			t.Fatalf("re-decoding %s: %v %q", mb, aerr.Code, aerr.Message)
 		}
-		if mb2, _ := again.Message.AppendJSONV1(nil); !bytes.Equal(mb, mb2) {
+		if mb2, _ := v1.AppendMessage(nil, &again.Message); !bytes.Equal(mb, mb2) {
 			t.Fatalf("1.0 round trip changed the message:\n%s\n%s", mb, mb2)
 		}
 		// The 0.3 codec accepts it and gives the same core message.
-		b03, merr := m.AppendJSON(nil)
+		b03, merr := v03.AppendMessage(nil, &m)
 		if merr != nil {
 			t.Fatalf("accepted message does not encode in 0.3: %v", merr)
 		}
-		via03, aerr := a2a.DecodeSendParams(json.RawMessage(`{"message":` + string(b03) + `}`))
+		via03, aerr := v03.DecodeSendParams(json.RawMessage(`{"message":` + string(b03) + `}`))
 		if aerr != nil {
 			t.Fatalf("0.3 codec refuses %s: %q", b03, aerr.Message)
 		}
-		if mb3, _ := via03.Message.AppendJSONV1(nil); !bytes.Equal(mb, mb3) {
+		if mb3, _ := v1.AppendMessage(nil, &via03.Message); !bytes.Equal(mb, mb3) {
 			t.Fatalf("0.3 round trip changed the message:\n%s\n%s", mb, mb3)
 		}
 	})
@@ -138,17 +113,17 @@ func FuzzDecodeParamsV1(f *testing.F) {
 				t.Fatal("a decoder modified its input")
 			}
 		}()
-		if q, err := a2a.DecodeTaskQueryV1(raw); err != nil {
+		if q, err := v1.DecodeTaskQuery(raw); err != nil {
 			checkDecodeErrorV1(t, raw, err)
 		} else if q.ID == "" || (q.HistoryLength != nil && *q.HistoryLength < 0) {
 			t.Fatalf("DecodeTaskQueryV1(%q) accepted %+v", raw, q)
 		}
-		if p, err := a2a.DecodeTaskIDParamsV1(raw); err != nil {
+		if p, err := v1.DecodeTaskIDParams(raw); err != nil {
 			checkDecodeErrorV1(t, raw, err)
 		} else if p.ID == "" {
 			t.Fatalf("DecodeTaskIDParamsV1(%q) accepted an empty id", raw)
 		}
-		if p, err := a2a.DecodePushCreateV1(raw); err != nil {
+		if p, err := v1.DecodePushCreate(raw); err != nil {
 			checkDecodeErrorV1(t, raw, err)
 		} else {
 			if p.TaskID == "" || p.Config.URL == "" {
@@ -159,48 +134,24 @@ func FuzzDecodeParamsV1(f *testing.F) {
 			}
 			// It reads back the same.
 			c := a2a.TaskPushConfig{TaskID: p.TaskID, PushNotificationConfig: p.Config}
-			b, _ := c.AppendJSONV1(nil)
-			again, aerr := a2a.DecodePushCreateV1(b)
+			b, _ := v1.AppendPushConfig(nil, &c)
+			again, aerr := v1.DecodePushCreate(b)
 			if aerr != nil || !reflect.DeepEqual(again, p) {
 				t.Fatalf("push config round trip of %s = %+v, %v; want %+v", b, again, aerr, p)
 			}
 		}
-		if p, err := a2a.DecodePushRefV1(raw); err != nil {
+		if p, err := v1.DecodePushRef(raw); err != nil {
 			checkDecodeErrorV1(t, raw, err)
 		} else if p.TaskID == "" || p.ConfigID == "" {
 			t.Fatalf("DecodePushRefV1(%q) accepted %+v", raw, p)
 		}
-		if p, err := a2a.DecodePushListV1(raw); err != nil {
+		if p, err := v1.DecodePushList(raw); err != nil {
 			checkDecodeErrorV1(t, raw, err)
 		} else if p.TaskID == "" || p.PageSize < 0 {
 			t.Fatalf("DecodePushListV1(%q) accepted %+v", raw, p)
 		}
-		if err := a2a.DecodeNoParamsV1(raw); err != nil {
+		if err := v1.DecodeNoParams(raw); err != nil {
 			checkDecodeErrorV1(t, raw, err)
-		}
-	})
-}
-
-// FuzzParseVersion checks ParseVersion never panics, accepts only what
-// names 0.3 or 1.0, and bounds what it echoes.
-func FuzzParseVersion(f *testing.F) {
-	for _, s := range []string{"", "0.3", "1.0", "1.0.1", " 1.0 ", "1.1", "v1.0", "1.0.", "\xff"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := a2a.ParseVersion(s)
-		if err != nil {
-			if err.Code != a2a.CodeVersionNotSupported || len(err.Data["version"].(string)) > 32 {
-				t.Fatalf("ParseVersion(%q) error = %+v", s, err)
-			}
-			if !json.Valid(a2a.AppendErrorV1(nil, nil, err)) {
-				t.Fatalf("ParseVersion(%q): the error does not encode", s)
-			}
-			return
-		}
-		trimmed := strings.TrimSpace(s)
-		if trimmed != "" && !strings.HasPrefix(trimmed, v.String()) {
-			t.Fatalf("ParseVersion(%q) = %v", s, v)
 		}
 	})
 }

@@ -1,12 +1,14 @@
-package a2a_test
+package v1_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
 
 // fullMessage has every field of a message and every kind of part.
@@ -62,7 +64,7 @@ func TestEncodeV1Golden(t *testing.T) {
 
 	cases := []struct {
 		name string
-		v    a2a.ResultV1
+		v    any // a v1.Result or a pointer to a core value
 	}{
 		{"part_text", &a2a.Part{Kind: a2a.PartText, Text: ""}},
 		{"part_text_metadata", &msg.Parts[0]},
@@ -81,30 +83,30 @@ func TestEncodeV1Golden(t *testing.T) {
 		{"status_update", &status},
 		{"artifact_update", &artifact},
 		{"artifact_update_plain", &a2a.ArtifactUpdateEvent{TaskID: "t", ContextID: "c", Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("x")}}}},
-		{"stream_task", &a2a.StreamResponseV1{Task: &minimal}},
-		{"stream_message", &a2a.StreamResponseV1{Message: &msg}},
-		{"stream_status_update", &a2a.StreamResponseV1{StatusUpdate: &status}},
-		{"stream_artifact_update", &a2a.StreamResponseV1{ArtifactUpdate: &artifact}},
+		{"stream_task", &v1.StreamResponse{Task: &minimal}},
+		{"stream_message", &v1.StreamResponse{Message: &msg}},
+		{"stream_status_update", &v1.StreamResponse{StatusUpdate: &status}},
+		{"stream_artifact_update", &v1.StreamResponse{ArtifactUpdate: &artifact}},
 		{"push_config", &cfg},
 		{"push_config_minimal", &bare},
 		{"push_config_auth_without_scheme", &a2a.TaskPushConfig{TaskID: "t", PushNotificationConfig: a2a.PushConfig{ID: "c", URL: "u", Authentication: &a2a.PushAuth{}}}},
-		{"push_list", &a2a.PushConfigListV1{Configs: []a2a.TaskPushConfig{cfg, bare}}},
-		{"push_list_empty", &a2a.PushConfigListV1{}},
-		{"task_list", &a2a.TaskListV1[a2a.Task]{Tasks: []a2a.Task{minimal, task}, NextPageToken: "next-2", PageSize: 2, TotalSize: 5}},
-		{"task_list_empty", &a2a.TaskListV1[*a2a.Task]{PageSize: 50}},
-		{"empty", a2a.EmptyV1{}},
+		{"push_list", &v1.PushConfigList{Configs: []a2a.TaskPushConfig{cfg, bare}}},
+		{"push_list_empty", &v1.PushConfigList{}},
+		{"task_list", &v1.TaskList[a2a.Task]{Tasks: []a2a.Task{minimal, task}, NextPageToken: "next-2", PageSize: 2, TotalSize: 5}},
+		{"task_list_empty", &v1.TaskList[*a2a.Task]{PageSize: 50}},
+		{"empty", v1.Empty{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.v.AppendJSONV1(nil)
+			got, err := asResult(tc.v).AppendJSON(nil)
 			if err != nil {
-				t.Fatalf("AppendJSONV1: %v", err)
+				t.Fatalf("AppendJSON: %v", err)
 			}
 			golden(t, "encode/"+tc.name, got)
 			// Appending after a prefix writes the same bytes after it.
-			again, err := tc.v.AppendJSONV1([]byte("prefix"))
+			again, err := asResult(tc.v).AppendJSON([]byte("prefix"))
 			if err != nil || string(again) != "prefix"+string(got) {
-				t.Errorf("AppendJSONV1(prefix) = %s, %v", again, err)
+				t.Errorf("AppendJSON(prefix) = %s, %v", again, err)
 			}
 		})
 	}
@@ -113,7 +115,7 @@ func TestEncodeV1Golden(t *testing.T) {
 // TestEncodeV1NoKind checks the 1.0 shapes carry none of the 0.3 markers.
 func TestEncodeV1NoKind(t *testing.T) {
 	task := fullTask()
-	b, err := task.AppendJSONV1(nil)
+	b, err := v1.AppendTask(nil, &task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestEncodeV1NoKind(t *testing.T) {
 		}
 	}
 	ev := a2a.StatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateCompleted}, Final: true}
-	b, _ = ev.AppendJSONV1(nil)
+	b, _ = v1.AppendStatusUpdate(nil, &ev)
 	if want := `{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}`; string(b) != want {
 		t.Errorf("status update = %s, want %s", b, want)
 	}
@@ -145,32 +147,32 @@ func TestTaskStateV1(t *testing.T) {
 		{a2a.StateUnknown, "TASK_STATE_UNSPECIFIED"},
 	}
 	for _, tc := range tests {
-		if got := tc.state.V1(); got != tc.v1 {
-			t.Errorf("%q.V1() = %q, want %q", tc.state, got, tc.v1)
+		if got := v1.StateName(tc.state); got != tc.v1 {
+			t.Errorf("StateName(%q) = %q, want %q", tc.state, got, tc.v1)
 		}
-		if got, ok := a2a.TaskStateFromV1(tc.v1); !ok || got != tc.state {
-			t.Errorf("TaskStateFromV1(%q) = %q, %v; want %q", tc.v1, got, ok, tc.state)
+		if got, ok := v1.StateFromName(tc.v1); !ok || got != tc.state {
+			t.Errorf("StateFromName(%q) = %q, %v; want %q", tc.v1, got, ok, tc.state)
 		}
 		s := a2a.TaskStatus{State: tc.state}
-		b, err := s.AppendJSONV1(nil)
+		b, err := v1.AppendStatus(nil, &s)
 		if want := `{"state":"` + tc.v1 + `"}`; err != nil || string(b) != want {
-			t.Errorf("TaskStatus{%q}.AppendJSONV1 = %s, %v; want %s", tc.state, b, err, want)
+			t.Errorf("AppendStatus(TaskStatus{%q}) = %s, %v; want %s", tc.state, b, err, want)
 		}
 	}
-	if got := a2a.TaskState("").V1(); got != "TASK_STATE_UNSPECIFIED" {
-		t.Errorf(`"".V1() = %q, want TASK_STATE_UNSPECIFIED`, got)
+	if got := v1.StateName(""); got != "TASK_STATE_UNSPECIFIED" {
+		t.Errorf(`StateName("") = %q, want TASK_STATE_UNSPECIFIED`, got)
 	}
 	for _, bad := range []string{"completed", "TASK_STATE_CANCELLED", "task_state_completed", "", "TASK_STATE_"} {
-		if got, ok := a2a.TaskStateFromV1(bad); ok {
-			t.Errorf("TaskStateFromV1(%q) = %q, true; want false", bad, got)
+		if got, ok := v1.StateFromName(bad); ok {
+			t.Errorf("StateFromName(%q) = %q, true; want false", bad, got)
 		}
 	}
 	for _, r := range []struct {
 		role a2a.Role
 		v1   string
 	}{{a2a.RoleUser, "ROLE_USER"}, {a2a.RoleAgent, "ROLE_AGENT"}, {"", "ROLE_UNSPECIFIED"}, {"bot", ""}} {
-		if got := r.role.V1(); got != r.v1 {
-			t.Errorf("Role(%q).V1() = %q, want %q", r.role, got, r.v1)
+		if got := v1.RoleName(r.role); got != r.v1 {
+			t.Errorf("RoleName(%q) = %q, want %q", r.role, got, r.v1)
 		}
 	}
 }
@@ -181,7 +183,7 @@ func TestEncodeV1Errors(t *testing.T) {
 	ok := a2a.TextPart("x")
 	cases := []struct {
 		name string
-		v    a2a.ResultV1
+		v    any // a v1.Result or a pointer to a core value
 		want string
 	}{
 		{"part kind empty", &a2a.Part{}, `part kind ""`},
@@ -199,24 +201,24 @@ func TestEncodeV1Errors(t *testing.T) {
 		{"task history", &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateCompleted}, History: []a2a.Message{{Role: "x"}}}, `role "x"`},
 		{"status update", &a2a.StatusUpdateEvent{Status: a2a.TaskStatus{State: "x"}}, `task state "x"`},
 		{"artifact update", &a2a.ArtifactUpdateEvent{Artifact: a2a.Artifact{Parts: []a2a.Part{{}}}}, `part kind ""`},
-		{"stream response empty", &a2a.StreamResponseV1{}, "stream response with 0 members set"},
-		{"stream response two", &a2a.StreamResponseV1{Task: &a2a.Task{}, Message: &a2a.Message{}}, "stream response with 2 members set"},
-		{"stream response bad task", &a2a.StreamResponseV1{Task: &a2a.Task{Status: a2a.TaskStatus{State: "x"}}}, `task state "x"`},
-		{"task list nil", &a2a.TaskListV1[*a2a.Task]{Tasks: []*a2a.Task{nil}}, "nil task in a task list"},
-		{"task list bad task", &a2a.TaskListV1[a2a.Task]{Tasks: []a2a.Task{{Status: a2a.TaskStatus{State: "x"}}}}, `task state "x"`},
+		{"stream response empty", &v1.StreamResponse{}, "stream response with 0 members set"},
+		{"stream response two", &v1.StreamResponse{Task: &a2a.Task{}, Message: &a2a.Message{}}, "stream response with 2 members set"},
+		{"stream response bad task", &v1.StreamResponse{Task: &a2a.Task{Status: a2a.TaskStatus{State: "x"}}}, `task state "x"`},
+		{"task list nil", &v1.TaskList[*a2a.Task]{Tasks: []*a2a.Task{nil}}, "nil task in a task list"},
+		{"task list bad task", &v1.TaskList[a2a.Task]{Tasks: []a2a.Task{{Status: a2a.TaskStatus{State: "x"}}}}, `task state "x"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := tc.v.AppendJSONV1(nil)
+			b, err := asResult(tc.v).AppendJSON(nil)
 			if err == nil {
-				t.Fatalf("AppendJSONV1 = %s, nil; want an error", b)
+				t.Fatalf("AppendJSON = %s, nil; want an error", b)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %q, want it to contain %q", err, tc.want)
 			}
 			// The whole response leaves dst as it was, for an error answer.
 			dst := []byte("before")
-			out, err := a2a.AppendResultV1(dst, json.RawMessage(`1`), tc.v)
+			out, err := v1.AppendResult(dst, json.RawMessage(`1`), asResult(tc.v))
 			if err == nil || string(out) != "before" {
 				t.Errorf("AppendResultV1 = %q, %v; want \"before\" and an error", out, err)
 			}
@@ -226,18 +228,18 @@ func TestEncodeV1Errors(t *testing.T) {
 
 func TestAppendTaskListV1ValuesAndPointers(t *testing.T) {
 	a, b := fullTask(), a2a.Task{ID: "t2", ContextID: "c2", Status: a2a.TaskStatus{State: a2a.StateWorking}}
-	byValue, err := a2a.AppendTaskListV1(nil, []a2a.Task{a, b}, "tok", 2, 3)
+	byValue, err := v1.AppendTaskList(nil, []a2a.Task{a, b}, "tok", 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byPointer, err := a2a.AppendTaskListV1(nil, []*a2a.Task{&a, &b}, "tok", 2, 3)
+	byPointer, err := v1.AppendTaskList(nil, []*a2a.Task{&a, &b}, "tok", 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(byValue, byPointer) {
 		t.Errorf("[]Task and []*Task differ:\n%s\n%s", byValue, byPointer)
 	}
-	none, _ := a2a.AppendTaskListV1[a2a.Task](nil, nil, "", 50, 0)
+	none, _ := v1.AppendTaskList[a2a.Task](nil, nil, "", 50, 0)
 	if want := `{"tasks":[],"nextPageToken":"","pageSize":50,"totalSize":0}`; string(none) != want {
 		t.Errorf("empty list = %s, want %s", none, want)
 	}
@@ -250,19 +252,19 @@ func TestAppendResultV1Golden(t *testing.T) {
 	cases := []struct {
 		name string
 		id   json.RawMessage
-		v    a2a.ResultV1
+		v    any // a v1.Result or a pointer to a core value
 	}{
-		{"send_task", json.RawMessage(`1`), &a2a.StreamResponseV1{Task: &task}},
-		{"send_message", json.RawMessage(`"abc"`), &a2a.StreamResponseV1{Message: &msg}},
+		{"send_task", json.RawMessage(`1`), &v1.StreamResponse{Task: &task}},
+		{"send_message", json.RawMessage(`"abc"`), &v1.StreamResponse{Message: &msg}},
 		{"get_task", nil, &task},
 		{"push_create", json.RawMessage(`7`), &cfg},
-		{"push_list", json.RawMessage(`7`), &a2a.PushConfigListV1{Configs: []a2a.TaskPushConfig{cfg}}},
-		{"push_delete", json.RawMessage(`7`), a2a.EmptyV1{}},
-		{"list_tasks", json.RawMessage(`8`), &a2a.TaskListV1[*a2a.Task]{Tasks: []*a2a.Task{&task}, PageSize: 1, TotalSize: 1}},
+		{"push_list", json.RawMessage(`7`), &v1.PushConfigList{Configs: []a2a.TaskPushConfig{cfg}}},
+		{"push_delete", json.RawMessage(`7`), v1.Empty{}},
+		{"list_tasks", json.RawMessage(`8`), &v1.TaskList[*a2a.Task]{Tasks: []*a2a.Task{&task}, PageSize: 1, TotalSize: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := a2a.AppendResultV1([]byte("x"), tc.id, tc.v)
+			got, err := v1.AppendResult([]byte("x"), tc.id, asResult(tc.v))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,10 +273,41 @@ func TestAppendResultV1Golden(t *testing.T) {
 			}
 			golden(t, "response/"+tc.name, got[1:])
 			// It is what AppendResultStart, the value and '}' give.
-			v, _ := tc.v.AppendJSONV1(nil)
+			v, _ := asResult(tc.v).AppendJSON(nil)
 			if want := a2a.AppendResult(nil, tc.id, v); !bytes.Equal(got[1:], want) {
 				t.Errorf("AppendResultV1 = %s\nwant %s", got[1:], want)
 			}
 		})
 	}
+}
+
+// resultFunc is a function as a v1.Result.
+type resultFunc func([]byte) ([]byte, error)
+
+func (f resultFunc) AppendJSON(dst []byte) ([]byte, error) { return f(dst) }
+
+// asResult returns v as a v1.Result: v is one already, or a pointer to a
+// core value, written by its encoder.
+func asResult(v any) v1.Result {
+	switch v := v.(type) {
+	case v1.Result:
+		return v
+	case *a2a.Part:
+		return resultFunc(func(dst []byte) ([]byte, error) { return v1.AppendPart(dst, v) })
+	case *a2a.Message:
+		return resultFunc(func(dst []byte) ([]byte, error) { return v1.AppendMessage(dst, v) })
+	case *a2a.TaskStatus:
+		return resultFunc(func(dst []byte) ([]byte, error) { return v1.AppendStatus(dst, v) })
+	case *a2a.Artifact:
+		return resultFunc(func(dst []byte) ([]byte, error) { return v1.AppendArtifact(dst, v) })
+	case *a2a.Task:
+		return v1.TaskResult{Task: v}
+	case *a2a.StatusUpdateEvent:
+		return resultFunc(func(dst []byte) ([]byte, error) { return v1.AppendStatusUpdate(dst, v) })
+	case *a2a.ArtifactUpdateEvent:
+		return resultFunc(func(dst []byte) ([]byte, error) { return v1.AppendArtifactUpdate(dst, v) })
+	case *a2a.TaskPushConfig:
+		return v1.PushConfigResult{Config: v}
+	}
+	panic(fmt.Sprintf("no 1.0 encoder for %T", v))
 }

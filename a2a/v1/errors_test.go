@@ -1,12 +1,12 @@
-package a2a_test
+package v1_test
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
 
 const errorInfo = `{"@type":"type.googleapis.com/google.rpc.ErrorInfo",`
@@ -114,7 +114,7 @@ func TestAppendErrorV1(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := a2a.AppendErrorV1(nil, tc.id, tc.err)
+			got := v1.AppendError(nil, tc.id, tc.err)
 			if string(got) != tc.want {
 				t.Errorf("AppendErrorV1 =\n%s\nwant\n%s", got, tc.want)
 			}
@@ -181,85 +181,23 @@ func checkErrorV1Shape(tb testing.TB, b []byte) {
 
 func TestErrorReasonV1(t *testing.T) {
 	for code, want := range map[int][2]string{
-		-32001: {"TASK_NOT_FOUND", a2a.ErrorDomainA2A},
-		-32009: {"VERSION_NOT_SUPPORTED", a2a.ErrorDomainA2A},
-		-32602: {"INVALID_PARAMS", a2a.ErrorDomainA2AD},
-		-32050: {"SERVER_BUSY", a2a.ErrorDomainA2AD},
-		-32051: {"SHUTTING_DOWN", a2a.ErrorDomainA2AD},
-		0:      {"UNKNOWN", a2a.ErrorDomainA2AD},
+		-32001: {"TASK_NOT_FOUND", v1.ErrorDomainA2A},
+		-32009: {"VERSION_NOT_SUPPORTED", v1.ErrorDomainA2A},
+		-32602: {"INVALID_PARAMS", v1.ErrorDomainA2AD},
+		-32050: {"SERVER_BUSY", v1.ErrorDomainA2AD},
+		-32051: {"SHUTTING_DOWN", v1.ErrorDomainA2AD},
+		0:      {"UNKNOWN", v1.ErrorDomainA2AD},
 	} {
-		if r, d := a2a.ErrorReasonV1(code); r != want[0] || d != want[1] {
+		if r, d := v1.ErrorReason(code); r != want[0] || d != want[1] {
 			t.Errorf("ErrorReasonV1(%d) = %q, %q; want %q, %q", code, r, d, want[0], want[1])
 		}
 	}
 }
 
 func TestAppendErrorDetailsV1(t *testing.T) {
-	got := a2a.AppendErrorDetailsV1([]byte(`{"details":`), a2a.ErrTaskNotFound.WithData(map[string]any{"id": "t1"}))
+	got := v1.AppendErrorDetails([]byte(`{"details":`), a2a.ErrTaskNotFound.WithData(map[string]any{"id": "t1"}))
 	want := `{"details":[` + errorInfo + `"reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org","metadata":{"id":"t1"}}]`
 	if string(got) != want {
 		t.Errorf("AppendErrorDetailsV1 = %s, want %s", got, want)
-	}
-}
-
-func TestParseVersion(t *testing.T) {
-	good := []struct {
-		in   string
-		want a2a.Version
-	}{
-		{"", a2a.V03},
-		{"0.3", a2a.V03},
-		{"1.0", a2a.V10},
-		{" 1.0 ", a2a.V10},
-		{"\t0.3", a2a.V03},
-		// A patch number is not considered.
-		{"0.3.0", a2a.V03},
-		{"1.0.1", a2a.V10},
-		{"1.0.0", a2a.V10},
-		{"1.0.17", a2a.V10},
-	}
-	for _, tc := range good {
-		v, err := a2a.ParseVersion(tc.in)
-		if err != nil || v != tc.want {
-			t.Errorf("ParseVersion(%q) = %v, %v; want %v", tc.in, v, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"1", "0", "1.1", "0.2", "2.0", "0.3.x", "1.0.", "1.0.1.2", "v1.0", "1.0-rc1", "01.0", "1.00", ".", "1.0,0.3", "1 .0", "latest"} {
-		v, err := a2a.ParseVersion(bad)
-		if err == nil {
-			t.Errorf("ParseVersion(%q) = %v, nil; want -32009", bad, v)
-			continue
-		}
-		if err.Code != -32009 || err.Message != "Version not supported" {
-			t.Errorf("ParseVersion(%q) error = %d %q, want -32009 \"Version not supported\"", bad, err.Code, err.Message)
-		}
-		if want := map[string]any{"version": bad, "supported": "0.3, 1.0"}; !reflect.DeepEqual(err.Data, want) {
-			t.Errorf("ParseVersion(%q) error data = %v, want %v", bad, err.Data, want)
-		}
-	}
-	long := strings.Repeat("9", 100)
-	_, err := a2a.ParseVersion(long)
-	if err == nil || err.Data["version"] != long[:32] {
-		t.Errorf("ParseVersion(100 bytes) data = %v, want the first 32 bytes", err)
-	}
-	if a2a.ErrVersionNotSupported.Data != nil {
-		t.Errorf("ParseVersion modified the sentinel: %v", a2a.ErrVersionNotSupported.Data)
-	}
-	got := string(a2a.AppendErrorV1(nil, json.RawMessage(`1`), err))
-	if want := `"reason":"VERSION_NOT_SUPPORTED","domain":"a2a-protocol.org","metadata":{"supported":"0.3, 1.0","version":"` + long[:32] + `"}`; !strings.Contains(got, want) {
-		t.Errorf("AppendErrorV1(version error) = %s, want it to contain %s", got, want)
-	}
-
-	for v, s := range map[a2a.Version]string{a2a.V03: "0.3", a2a.V10: "1.0", 7: "Version(7)", 42: "Version(42)"} {
-		if got := v.String(); got != s {
-			t.Errorf("Version(%d).String() = %q, want %q", v, got, s)
-		}
-	}
-	var zero a2a.Version
-	if zero != a2a.V03 {
-		t.Errorf("the zero Version is %v, want 0.3", zero)
-	}
-	if a2a.VersionHeader != "A2A-Version" {
-		t.Errorf("VersionHeader = %q", a2a.VersionHeader)
 	}
 }

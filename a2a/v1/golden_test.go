@@ -1,4 +1,4 @@
-package a2a_test
+package v1_test
 
 import (
 	"bytes"
@@ -9,15 +9,15 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/v1")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// golden compares got, compact JSON, with testdata/v1/<name>.json, which
+// golden compares got, compact JSON, with testdata/<name>.json, which
 // holds it indented for reading; -update rewrites the file. The
 // comparison is byte for byte after compacting the file, so field order
 // and string escapes are pinned too.
 func golden(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	path := filepath.Join("testdata", "v1", filepath.FromSlash(name)+".json")
+	path := filepath.Join("testdata", filepath.FromSlash(name)+".json")
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, got, "", "  "); err != nil {
 		tb.Fatalf("%s: output is not JSON: %v\n%s", name, err, got)

@@ -46,7 +46,7 @@ func ParseVersion(s string) (Version, *Error) {
 	v := strings.TrimSpace(s)
 	if major, rest, ok := strings.Cut(v, "."); ok {
 		minor, patch, hasPatch := strings.Cut(rest, ".")
-		if !hasPatch || isDigits(patch) {
+		if !hasPatch || (patch != "" && strings.Trim(patch, "0123456789") == "") {
 			switch major + "." + minor {
 			case "0.3":
 				return V03, nil

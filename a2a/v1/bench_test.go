@@ -1,10 +1,11 @@
-package a2a_test
+package v1_test
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
 
 var benchBodyV1 = []byte(`{"jsonrpc":"2.0","id":17,"method":"SendMessage","params":{"message":{"messageId":"0b7f2c0e-7a8e-4d5e-9c1a-2f3b4c5d6e7f","role":"ROLE_USER","parts":[{"data":{"skill":"demo::echo","input":{"message":"hello"}}}]},"configuration":{"returnImmediately":false}}}`)
@@ -17,16 +18,16 @@ func BenchmarkDecodeSendV1(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := a2a.DecodeSendParamsV1(req.Params); err != nil {
+		if _, err := v1.DecodeSendParams(req.Params); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// benchTask is the completed echo task of BenchmarkEncodeTask.
+// benchTask is the completed echo task of v03's BenchmarkEncodeTask.
 func benchTask(tb testing.TB) a2a.Task {
-	req, _ := a2a.ParseRequest(benchBody)
-	p, err := a2a.DecodeSendParams(req.Params)
+	req, _ := a2a.ParseRequest(benchBodyV1)
+	p, err := v1.DecodeSendParams(req.Params)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func BenchmarkEncodeTaskV1(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if buf, err = task.AppendJSONV1(buf[:0]); err != nil {
+		if buf, err = v1.AppendTask(buf[:0], &task); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -60,7 +61,7 @@ func BenchmarkSendResponseV1(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if buf, err = a2a.AppendResultV1(buf[:0], id, &a2a.StreamResponseV1{Task: &task}); err != nil {
+		if buf, err = v1.AppendResult(buf[:0], id, &v1.StreamResponse{Task: &task}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,13 +69,13 @@ func BenchmarkSendResponseV1(b *testing.B) {
 
 // BenchmarkErrorV1 is a 1.0 answer to bad params.
 func BenchmarkErrorV1(b *testing.B) {
-	_, perr := a2a.DecodeSendParamsV1(json.RawMessage(`{"message":{"messageId":"","role":"user","parts":[]}}`))
+	_, perr := v1.DecodeSendParams(json.RawMessage(`{"message":{"messageId":"","role":"user","parts":[]}}`))
 	if perr == nil {
 		b.Fatal("no error")
 	}
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = a2a.AppendErrorV1(buf[:0], json.RawMessage(`17`), perr)
+		buf = v1.AppendError(buf[:0], json.RawMessage(`17`), perr)
 	}
 }

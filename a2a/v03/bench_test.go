@@ -1,9 +1,10 @@
-package a2a_test
+package v03_test
 
 import (
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 )
 
 var benchBody = []byte(`{"jsonrpc":"2.0","id":17,"method":"message/send","params":{"message":{"kind":"message","messageId":"0b7f2c0e-7a8e-4d5e-9c1a-2f3b4c5d6e7f","role":"user","parts":[{"kind":"data","data":{"skill":"demo::echo","input":{"message":"hello"}}}]},"configuration":{"blocking":true}}}`)
@@ -17,7 +18,7 @@ func BenchmarkDecodeSend(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := a2a.DecodeSendParams(req.Params); err != nil {
+		if _, err := v03.DecodeSendParams(req.Params); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -27,7 +28,7 @@ func BenchmarkDecodeSend(b *testing.B) {
 // response and store write does it.
 func BenchmarkEncodeTask(b *testing.B) {
 	req, _ := a2a.ParseRequest(benchBody)
-	p, _ := a2a.DecodeSendParams(req.Params)
+	p, _ := v03.DecodeSendParams(req.Params)
 	task := a2a.Task{
 		ID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f90", ContextID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f91",
 		Status:    a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: "2026-11-22T15:00:00.000Z"},
@@ -38,7 +39,7 @@ func BenchmarkEncodeTask(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if buf, err = task.AppendJSON(buf[:0]); err != nil {
+		if buf, err = v03.AppendTask(buf[:0], &task); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package a2a
+package v1
 
 import (
 	"encoding/json"
@@ -6,18 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/internal/jsonw"
 )
-
-// The A2A codes that 1.0 added.
-const (
-	CodeExtensionSupportRequired = -32008
-	CodeVersionNotSupported      = -32009
-)
-
-// ErrVersionNotSupported answers a request whose A2A-Version a2ad does not
-// speak. ParseVersion returns it with the version asked for in its data.
-var ErrVersionNotSupported = &Error{Code: CodeVersionNotSupported, Message: "Version not supported"}
 
 // The ErrorInfo domains of 1.0 errors: A2A's for the reasons the A2A
 // spec defines, a2ad's for the ones a2ad defines.
@@ -34,33 +25,33 @@ var errorReasons = []struct {
 	code           int
 	reason, domain string
 }{
-	{CodeTaskNotFound, "TASK_NOT_FOUND", ErrorDomainA2A},
-	{CodeTaskNotCancelable, "TASK_NOT_CANCELABLE", ErrorDomainA2A},
-	{CodePushNotificationNotSupported, "PUSH_NOTIFICATION_NOT_SUPPORTED", ErrorDomainA2A},
-	{CodeUnsupportedOperation, "UNSUPPORTED_OPERATION", ErrorDomainA2A},
-	{CodeContentTypeNotSupported, "CONTENT_TYPE_NOT_SUPPORTED", ErrorDomainA2A},
-	{CodeInvalidAgentResponse, "INVALID_AGENT_RESPONSE", ErrorDomainA2A},
-	{CodeExtendedCardNotConfigured, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", ErrorDomainA2A},
-	{CodeExtensionSupportRequired, "EXTENSION_SUPPORT_REQUIRED", ErrorDomainA2A},
-	{CodeVersionNotSupported, "VERSION_NOT_SUPPORTED", ErrorDomainA2A},
+	{a2a.CodeTaskNotFound, "TASK_NOT_FOUND", ErrorDomainA2A},
+	{a2a.CodeTaskNotCancelable, "TASK_NOT_CANCELABLE", ErrorDomainA2A},
+	{a2a.CodePushNotificationNotSupported, "PUSH_NOTIFICATION_NOT_SUPPORTED", ErrorDomainA2A},
+	{a2a.CodeUnsupportedOperation, "UNSUPPORTED_OPERATION", ErrorDomainA2A},
+	{a2a.CodeContentTypeNotSupported, "CONTENT_TYPE_NOT_SUPPORTED", ErrorDomainA2A},
+	{a2a.CodeInvalidAgentResponse, "INVALID_AGENT_RESPONSE", ErrorDomainA2A},
+	{a2a.CodeExtendedCardNotConfigured, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", ErrorDomainA2A},
+	{a2a.CodeExtensionSupportRequired, "EXTENSION_SUPPORT_REQUIRED", ErrorDomainA2A},
+	{a2a.CodeVersionNotSupported, "VERSION_NOT_SUPPORTED", ErrorDomainA2A},
 
-	{CodeParseError, "PARSE_ERROR", ErrorDomainA2AD},
-	{CodeInvalidRequest, "INVALID_REQUEST", ErrorDomainA2AD},
-	{CodeMethodNotFound, "METHOD_NOT_FOUND", ErrorDomainA2AD},
-	{CodeInvalidParams, "INVALID_PARAMS", ErrorDomainA2AD},
-	{CodeInternalError, "INTERNAL_ERROR", ErrorDomainA2AD},
-	{CodeServerBusy, "SERVER_BUSY", ErrorDomainA2AD},
-	{CodeShuttingDown, "SHUTTING_DOWN", ErrorDomainA2AD},
-	{CodeRateLimited, "RATE_LIMITED", ErrorDomainA2AD},
-	{CodeTooManyInFlight, "TOO_MANY_IN_FLIGHT", ErrorDomainA2AD},
-	{CodeUnauthenticated, "UNAUTHENTICATED", ErrorDomainA2AD},
-	{CodeQuotaExceeded, "STORAGE_QUOTA_EXCEEDED", ErrorDomainA2AD},
-	{CodeTaskLimitExceeded, "TASK_LIMIT_EXCEEDED", ErrorDomainA2AD},
+	{a2a.CodeParseError, "PARSE_ERROR", ErrorDomainA2AD},
+	{a2a.CodeInvalidRequest, "INVALID_REQUEST", ErrorDomainA2AD},
+	{a2a.CodeMethodNotFound, "METHOD_NOT_FOUND", ErrorDomainA2AD},
+	{a2a.CodeInvalidParams, "INVALID_PARAMS", ErrorDomainA2AD},
+	{a2a.CodeInternalError, "INTERNAL_ERROR", ErrorDomainA2AD},
+	{a2a.CodeServerBusy, "SERVER_BUSY", ErrorDomainA2AD},
+	{a2a.CodeShuttingDown, "SHUTTING_DOWN", ErrorDomainA2AD},
+	{a2a.CodeRateLimited, "RATE_LIMITED", ErrorDomainA2AD},
+	{a2a.CodeTooManyInFlight, "TOO_MANY_IN_FLIGHT", ErrorDomainA2AD},
+	{a2a.CodeUnauthenticated, "UNAUTHENTICATED", ErrorDomainA2AD},
+	{a2a.CodeQuotaExceeded, "STORAGE_QUOTA_EXCEEDED", ErrorDomainA2AD},
+	{a2a.CodeTaskLimitExceeded, "TASK_LIMIT_EXCEEDED", ErrorDomainA2AD},
 }
 
-// ErrorReasonV1 returns the ErrorInfo reason and domain of a 1.0 error
+// ErrorReason returns the ErrorInfo reason and domain of a 1.0 error
 // with code.
-func ErrorReasonV1(code int) (reason, domain string) {
+func ErrorReason(code int) (reason, domain string) {
 	for _, r := range errorReasons {
 		if r.code == code {
 			return r.reason, r.domain
@@ -69,33 +60,28 @@ func ErrorReasonV1(code int) (reason, domain string) {
 	return "UNKNOWN", ErrorDomainA2AD
 }
 
-// AppendErrorV1 appends the JSON-RPC response carrying e, in its 1.0
+// AppendError appends the JSON-RPC response carrying e, in its 1.0
 // form, to dst: code and message as in 0.3, and data the array that
-// AppendErrorDetailsV1 writes. A nil e is answered as ErrInternal.
-func AppendErrorV1(dst []byte, id json.RawMessage, e *Error) []byte {
+// AppendErrorDetails writes. A nil e is answered as a2a.ErrInternal.
+func AppendError(dst []byte, id json.RawMessage, e *a2a.Error) []byte {
 	if e == nil {
-		e = ErrInternal
+		e = a2a.ErrInternal
 	}
-	if len(id) == 0 {
-		id = nullID
-	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"error":{"code":`...)
+	dst = append(a2a.AppendErrorStart(dst, id), `{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
 	dst = jsonw.AppendString(dst, e.Message)
 	dst = append(dst, `,"data":`...)
-	dst = AppendErrorDetailsV1(dst, e)
+	dst = AppendErrorDetails(dst, e)
 	return append(dst, "}}"...)
 }
 
-// AppendErrorDetailsV1 appends the 1.0 details of e, a JSON array of
+// AppendErrorDetails appends the 1.0 details of e, a JSON array of
 // ProtoJSON Any objects (the JSON-RPC error's data, and the details of a
 // google.rpc.Status):
 //
 //   - always first, a google.rpc.ErrorInfo with the reason and domain of
-//     ErrorReasonV1, and e.Data as its metadata: ProtoJSON metadata is
+//     ErrorReason, and e.Data as its metadata: ProtoJSON metadata is
 //     map<string,string>, so a string value is kept as it is and any
 //     other is written as its compact JSON (a value that does not encode
 //     is left out);
@@ -108,11 +94,11 @@ func AppendErrorV1(dst []byte, id json.RawMessage, e *Error) []byte {
 //     ["key"], and the pointer "/" (the params themselves) is left out. A
 //     path that is not a JSON pointer (such as a header name) is kept as
 //     it is.
-func AppendErrorDetailsV1(dst []byte, e *Error) []byte {
-	reason, domain := ErrorReasonV1(e.Code)
-	var problems []Problem
+func AppendErrorDetails(dst []byte, e *a2a.Error) []byte {
+	reason, domain := ErrorReason(e.Code)
+	var problems []a2a.Problem
 	hasProblems := false
-	if e.Code == CodeInvalidParams {
+	if e.Code == a2a.CodeInvalidParams {
 		problems, hasProblems = dataProblems(e.Data["errors"])
 	}
 	dst = append(dst, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`...)
@@ -180,12 +166,12 @@ func metadataString(v any) (string, bool) {
 }
 
 // dataProblems reads the problem list of an InvalidParams error's data.
-func dataProblems(v any) ([]Problem, bool) {
+func dataProblems(v any) ([]a2a.Problem, bool) {
 	switch list := v.(type) {
-	case []Problem:
+	case []a2a.Problem:
 		return list, true
 	case []any:
-		out := make([]Problem, 0, len(list))
+		out := make([]a2a.Problem, 0, len(list))
 		for _, item := range list {
 			m, ok := item.(map[string]any)
 			if !ok || len(m) != 2 {
@@ -196,7 +182,7 @@ func dataProblems(v any) ([]Problem, bool) {
 			if !ok1 || !ok2 {
 				return nil, false
 			}
-			out = append(out, Problem{Path: path, Message: msg})
+			out = append(out, a2a.Problem{Path: path, Message: msg})
 		}
 		return out, true
 	}

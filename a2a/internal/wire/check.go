@@ -1,0 +1,223 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/jsonw"
+)
+
+// Checker collects problems while params are read field by field. Each
+// method reads one member (raw is nil when it is absent), adds a problem
+// located by path when the member is wrong, and returns the value read.
+type Checker struct{ problems []a2a.Problem }
+
+// Read reads raw, params that must be a JSON object, with read, and
+// returns what read made of them and the -32602 error that lists every
+// problem c collected. read is a closure over c, not handed c: a Checker
+// passed through a function value escapes to the heap, and decoding is
+// on the path of every request.
+func Read[T any](c *Checker, raw json.RawMessage, read func(params jsonw.Members) T) (T, *a2a.Error) {
+	var v T
+	if params := c.Root(raw); params != nil {
+		v = read(params)
+	}
+	return v, c.Err()
+}
+
+var emptyObject = json.RawMessage("{}")
+
+// ReadOptional is Read for params that may be left out: absent or null
+// params are read as an empty object.
+func ReadOptional[T any](c *Checker, raw json.RawMessage, read func(params jsonw.Members) T) (T, *a2a.Error) {
+	if len(bytes.TrimSpace(raw)) == 0 || (json.Valid(raw) && jsonw.TypeOf(raw) == jsonw.Null) {
+		raw = emptyObject
+	}
+	return Read(c, raw, read)
+}
+
+// Add adds a problem.
+func (c *Checker) Add(path, msg string) {
+	c.problems = append(c.problems, a2a.Problem{Path: path, Message: msg})
+}
+
+// Err returns the -32602 error listing the problems, or nil if there are
+// none.
+func (c *Checker) Err() *a2a.Error {
+	if len(c.problems) == 0 {
+		return nil
+	}
+	return a2a.InvalidParams(c.problems...)
+}
+
+// Object reads raw, valid JSON, as an object's members. A missing or
+// null raw gives nil without a problem when optional.
+func (c *Checker) Object(path string, raw json.RawMessage, required bool) jsonw.Members {
+	if jsonw.Absent(raw) {
+		if required {
+			c.Add(path, "is required")
+		}
+		return nil
+	}
+	if t := jsonw.TypeOf(raw); t != jsonw.Object {
+		c.Add(path, "must be an object, not "+jsonw.Article(t))
+		return nil
+	}
+	return jsonw.ObjectMembers(raw)
+}
+
+// Root reads params, which must be a JSON object.
+func (c *Checker) Root(raw json.RawMessage) jsonw.Members {
+	if len(raw) > 0 && !json.Valid(raw) {
+		c.Add("/", "must be an object")
+		return nil
+	}
+	return c.Object("/", raw, true)
+}
+
+// Str reads a string; ok is false when it is absent or not a string.
+func (c *Checker) Str(path string, raw json.RawMessage, required bool) (s string, ok bool) {
+	if jsonw.Absent(raw) {
+		if required {
+			c.Add(path, "is required")
+		}
+		return "", false
+	}
+	if t := jsonw.TypeOf(raw); t != jsonw.String {
+		c.Add(path, "must be a string, not "+jsonw.Article(t))
+		return "", false
+	}
+	return jsonw.Unquote(bytes.TrimSpace(raw)), true
+}
+
+// NonEmpty reads a string that, when present, must not be empty.
+func (c *Checker) NonEmpty(path string, raw json.RawMessage, required bool) string {
+	s, ok := c.Str(path, raw, required)
+	if ok && s == "" {
+		c.Add(path, "must not be empty")
+	}
+	return s
+}
+
+// TaskID reads the required, non-empty "id" of params that name a task.
+func (c *Checker) TaskID(params jsonw.Members) string {
+	return c.NonEmpty("/id", params.Get("id"), true)
+}
+
+// Integer reads an integer (JSON number without fraction); nil when absent.
+func (c *Checker) Integer(path string, raw json.RawMessage) *int {
+	if jsonw.Absent(raw) {
+		return nil
+	}
+	var n int
+	if jsonw.TypeOf(raw) != jsonw.Number || json.Unmarshal(raw, &n) != nil {
+		c.Add(path, "must be an integer")
+		return nil
+	}
+	return &n
+}
+
+// NonNegInt reads an integer that must not be negative; nil when absent.
+func (c *Checker) NonNegInt(path string, raw json.RawMessage) *int {
+	n := c.Integer(path, raw)
+	if n != nil && *n < 0 {
+		c.Add(path, "must not be negative")
+		return nil
+	}
+	return n
+}
+
+// Boolean reads a boolean; nil when absent.
+func (c *Checker) Boolean(path string, raw json.RawMessage) *bool {
+	if jsonw.Absent(raw) {
+		return nil
+	}
+	if t := jsonw.TypeOf(raw); t != jsonw.Bool {
+		c.Add(path, "must be a boolean, not "+jsonw.Article(t))
+		return nil
+	}
+	b := string(raw) == "true"
+	return &b
+}
+
+// AnyMap reads a free-form object (metadata); nil when absent.
+func (c *Checker) AnyMap(path string, raw json.RawMessage) map[string]any {
+	if jsonw.Absent(raw) {
+		return nil
+	}
+	if t := jsonw.TypeOf(raw); t != jsonw.Object {
+		c.Add(path, "must be an object, not "+jsonw.Article(t))
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		c.Add(path, "must be an object")
+		return nil
+	}
+	return m
+}
+
+// Strings reads an array of strings; nil when absent.
+func (c *Checker) Strings(path string, raw json.RawMessage) []string {
+	if jsonw.Absent(raw) {
+		return nil
+	}
+	var s []string
+	if jsonw.TypeOf(raw) != jsonw.Array || json.Unmarshal(raw, &s) != nil {
+		c.Add(path, "must be an array of strings")
+		return nil
+	}
+	return s
+}
+
+// MaxLen adds a problem when s is longer than max bytes.
+func (c *Checker) MaxLen(path, s string, max int) {
+	if len(s) > max {
+		c.Add(path, "must be at most "+strconv.Itoa(max)+" bytes")
+	}
+}
+
+// PageRange checks a page size: 0 is the default (0 returned), anything
+// else must be 1 to a2a.MaxListPageSize.
+func (c *Checker) PageRange(path string, n int) int {
+	if n != 0 && (n < 1 || n > a2a.MaxListPageSize) {
+		c.Add(path, "must be from 1 to "+strconv.Itoa(a2a.MaxListPageSize)+", not "+strconv.Itoa(n))
+		return 0
+	}
+	return n
+}
+
+// Timestamp reads an RFC 3339 timestamp; nil when absent.
+func (c *Checker) Timestamp(path string, raw json.RawMessage) *time.Time {
+	s, ok := c.Str(path, raw, false)
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		c.Add(path, `must be an RFC 3339 timestamp such as "2026-01-02T15:04:05Z"`)
+		return nil
+	}
+	return &t
+}
+
+// Base64 returns s, which must be base64 in any of the forms ProtoJSON
+// reads bytes in (standard or URL-safe, padded or not), in standard
+// padded form: how both versions keep a file's bytes, so that what a2ad
+// stores reads back the same in either.
+func (c *Checker) Base64(path, s string) string {
+	for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if enc == base64.StdEncoding && len(s) == base64.StdEncoding.EncodedLen(len(b)) {
+				return s // already canonical: keep it, no copy
+			}
+			return base64.StdEncoding.EncodeToString(b)
+		}
+	}
+	c.Add(path, "must be base64")
+	return ""
+}

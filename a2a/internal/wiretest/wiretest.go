@@ -1,0 +1,181 @@
+// Package wiretest holds what the tests of the codecs (a2a/v03, a2a/v1
+// and the wire they share) need in common: checks of a -32602 error's
+// problems, and builders of send params around a message.
+package wiretest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// Problems returns the problems listed in e's data.errors, failing the
+// test if they are not in the documented shape.
+func Problems(tb testing.TB, e *a2a.Error) []a2a.Problem {
+	tb.Helper()
+	list, ok := e.Data["errors"].([]any)
+	if !ok {
+		tb.Fatalf("error data.errors = %#v, want a list", e.Data["errors"])
+	}
+	if len(e.Data) != 1 {
+		tb.Errorf("error data = %#v, want only errors", e.Data)
+	}
+	out := make([]a2a.Problem, 0, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok || len(m) != 2 {
+			tb.Fatalf("data.errors entry = %#v, want {path, message}", item)
+		}
+		path, _ := m["path"].(string)
+		msg, _ := m["message"].(string)
+		out = append(out, a2a.Problem{Path: path, Message: msg})
+	}
+	return out
+}
+
+// CheckInvalidParams checks e is -32602 listing want, in order, with the
+// message naming the first problem and counting the others.
+func CheckInvalidParams(tb testing.TB, e *a2a.Error, want ...a2a.Problem) {
+	tb.Helper()
+	if e == nil {
+		tb.Fatalf("error = nil, want -32602 with %v", want)
+	}
+	if e.Code != a2a.CodeInvalidParams {
+		tb.Errorf("error code = %d, want -32602", e.Code)
+	}
+	wantMsg := "Invalid parameters: " + want[0].Path + ": " + want[0].Message
+	switch n := len(want) - 1; {
+	case n == 1:
+		wantMsg += " (and 1 more problem)"
+	case n > 1:
+		wantMsg += fmt.Sprintf(" (and %d more problems)", n)
+	}
+	if e.Message != wantMsg {
+		tb.Errorf("error message = %q, want %q", e.Message, wantMsg)
+	}
+	if got := Problems(tb, e); !reflect.DeepEqual(got, want) {
+		tb.Errorf("problems = %+v\nwant %+v", got, want)
+	}
+}
+
+// Prob is a problem.
+func Prob(path, msg string) a2a.Problem { return a2a.Problem{Path: path, Message: msg} }
+
+// SendParams03 builds message/send params around a 0.3 message whose
+// fields are given as JSON fragments; a fragment of "" leaves the field
+// out. rest, when not empty, holds the params' other members.
+func SendParams03(fields map[string]string, rest string) string {
+	return sendParams(map[string]string{
+		"kind":      `"message"`,
+		"messageId": `"m1"`,
+		"role":      `"user"`,
+		"parts":     `[{"kind":"text","text":"hi"}]`,
+	}, []string{"kind", "messageId", "role", "parts", "contextId", "taskId", "metadata"}, fields, rest)
+}
+
+// SendParams10 is SendParams03 for SendMessage, around a 1.0 message.
+func SendParams10(fields map[string]string, rest string) string {
+	return sendParams(map[string]string{
+		"messageId": `"m1"`,
+		"role":      `"ROLE_USER"`,
+		"parts":     `[{"text":"hi"}]`,
+	}, []string{"messageId", "contextId", "taskId", "role", "parts", "metadata", "extensions", "referenceTaskIds"}, fields, rest)
+}
+
+// sendParams writes the message's members in order: base, with fields
+// over it.
+func sendParams(base map[string]string, order []string, fields map[string]string, rest string) string {
+	for k, v := range fields {
+		base[k] = v
+	}
+	var b strings.Builder
+	b.WriteString(`{"message":{`)
+	first := true
+	for _, k := range order {
+		v, ok := base[k]
+		if !ok || v == "" {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		fmt.Fprintf(&b, "%q:%s", k, v)
+	}
+	b.WriteString("}")
+	if rest != "" {
+		b.WriteString("," + rest)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// IntP returns a pointer to n.
+func IntP(n int) *int { return &n }
+
+// TimeP returns a pointer to the time s, RFC 3339.
+func TimeP(tb testing.TB, s string) *time.Time {
+	tb.Helper()
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &t
+}
+
+// TimeProblem is the problem of a timestamp that is not RFC 3339.
+const TimeProblem = `must be an RFC 3339 timestamp such as "2026-01-02T15:04:05Z"`
+
+// ListParamsEqual reports whether a and b are the same list params,
+// their timestamps compared as instants.
+func ListParamsEqual(a, b a2a.ListTasksParams) bool {
+	ta, tb := a.StatusTimestampAfter, b.StatusTimestampAfter
+	a.StatusTimestampAfter, b.StatusTimestampAfter = nil, nil
+	if (ta == nil) != (tb == nil) || (ta != nil && !ta.Equal(*tb)) {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// CheckAccepted checks what a decoder of send params accepted meets the
+// core rules: a message id, a role, parts of the three kinds (data a JSON
+// object, a file exactly one of bytes, standard padded base64, and uri),
+// and no negative history length.
+func CheckAccepted(tb testing.TB, decoder string, raw []byte, p a2a.SendParams) {
+	tb.Helper()
+	m := p.Message
+	if m.MessageID == "" || (m.Role != a2a.RoleUser && m.Role != a2a.RoleAgent) || len(m.Parts) == 0 {
+		tb.Fatalf("%s(%q) accepted %+v", decoder, raw, m)
+	}
+	for i, part := range m.Parts {
+		switch part.Kind {
+		case a2a.PartText:
+		case a2a.PartData:
+			if !json.Valid(part.Data) || part.Data[0] != '{' {
+				tb.Fatalf("part %d data = %q, want a JSON object", i, part.Data)
+			}
+		case a2a.PartFile:
+			f := part.File
+			if f == nil || (f.Bytes == "") == (f.URI == "") {
+				tb.Fatalf("file part %d = %+v, want exactly one of bytes and uri", i, f)
+			}
+			if f.Bytes != "" {
+				b, derr := base64.StdEncoding.DecodeString(f.Bytes)
+				if derr != nil || base64.StdEncoding.EncodeToString(b) != f.Bytes {
+					tb.Fatalf("file part %d bytes %q are not standard padded base64", i, f.Bytes)
+				}
+			}
+		default:
+			tb.Fatalf("part %d kind %q", i, part.Kind)
+		}
+	}
+	if p.HistoryLength != nil && *p.HistoryLength < 0 {
+		tb.Fatalf("negative historyLength %d accepted", *p.HistoryLength)
+	}
+}

@@ -1,0 +1,353 @@
+package v03_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/a2a/internal/wiretest"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+)
+
+// sendParams builds message/send params around a 0.3 message.
+var sendParams = wiretest.SendParams03
+
+func withParts(parts string) string { return sendParams(map[string]string{"parts": parts}, "") }
+
+// decodeSendParamsCases are the bad params of message/send, each with the
+// problems it must report. FuzzDecodeSendParams seeds its corpus with them.
+var decodeSendParamsCases = []struct {
+	name   string
+	params string // "" means no params at all
+	want   []a2a.Problem
+}{
+	{"params missing", "", []a2a.Problem{wiretest.Prob("/", "is required")}},
+	{"params null", "null", []a2a.Problem{wiretest.Prob("/", "is required")}},
+	{"params array", `[{"message":{}}]`, []a2a.Problem{wiretest.Prob("/", "must be an object, not an array")}},
+	{"params string", `"hi"`, []a2a.Problem{wiretest.Prob("/", "must be an object, not a string")}},
+	{"params number", `3`, []a2a.Problem{wiretest.Prob("/", "must be an object, not a number")}},
+	{"message missing", `{}`, []a2a.Problem{wiretest.Prob("/message", "is required")}},
+	{"message null", `{"message":null}`, []a2a.Problem{wiretest.Prob("/message", "is required")}},
+	{"message string", `{"message":"hi"}`, []a2a.Problem{wiretest.Prob("/message", "must be an object, not a string")}},
+	{"messageId missing", sendParams(map[string]string{"messageId": ""}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/messageId", "is required")}},
+	{"messageId empty", sendParams(map[string]string{"messageId": `""`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/messageId", "must not be empty")}},
+	{"messageId number", sendParams(map[string]string{"messageId": `12`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/messageId", "must be a string, not a number")}},
+	{"role missing", sendParams(map[string]string{"role": ""}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/role", "is required")}},
+	{"role bot", sendParams(map[string]string{"role": `"bot"`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/role", `must be "user" or "agent"`)}},
+	{"role 1.0 spelling", sendParams(map[string]string{"role": `"ROLE_USER"`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/role", `must be "user" or "agent"`)}},
+	{"role boolean", sendParams(map[string]string{"role": `true`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/role", "must be a string, not a boolean")}},
+	{"parts missing", sendParams(map[string]string{"parts": ""}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/parts", "is required")}},
+	{"parts null", withParts(`null`),
+		[]a2a.Problem{wiretest.Prob("/message/parts", "is required")}},
+	{"parts object", withParts(`{"kind":"text","text":"hi"}`),
+		[]a2a.Problem{wiretest.Prob("/message/parts", "must be an array, not an object")}},
+	{"parts string", withParts(`"hi"`),
+		[]a2a.Problem{wiretest.Prob("/message/parts", "must be an array, not a string")}},
+	{"parts empty", withParts(`[]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts", "must not be empty")}},
+	{"part string", withParts(`["hi"]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0", "must be an object, not a string")}},
+	{"part null", withParts(`[null]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0", "is required")}},
+	{"second part array", withParts(`[{"kind":"text","text":"a"},[]]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/1", "must be an object, not an array")}},
+	{"part kind missing", withParts(`[{"text":"hi"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/kind", "is required")}},
+	{"part kind number", withParts(`[{"kind":1,"text":"hi"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/kind", "must be a string, not a number")}},
+	{"part kind image", withParts(`[{"kind":"image","url":"x"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/kind", `must be "text", "file" or "data"`)}},
+	{"text part without text", withParts(`[{"kind":"text"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/text", "is required")}},
+	{"text part with number text", withParts(`[{"kind":"text","text":5}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/text", "must be a string, not a number")}},
+	{"part metadata array", withParts(`[{"kind":"text","text":"a","metadata":[]}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/metadata", "must be an object, not an array")}},
+	{"data part array", withParts(`[{"kind":"data","data":[1,2]}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/data", "must be an object, not an array")}},
+	{"data part string", withParts(`[{"kind":"data","data":"{}"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/data", "must be an object, not a string")}},
+	{"data part missing", withParts(`[{"kind":"data"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/data", "is required")}},
+	{"data part null", withParts(`[{"kind":"data","data":null}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/data", "is required")}},
+	{"file part without file", withParts(`[{"kind":"file"}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/file", "is required")}},
+	{"file part with neither bytes nor uri", withParts(`[{"kind":"file","file":{"name":"a.txt"}}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/file", `must have "bytes" or "uri"`)}},
+	{"file part with both", withParts(`[{"kind":"file","file":{"bytes":"aGk=","uri":"https://example.com/a"}}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/file", `must have either "bytes" or "uri", not both`)}},
+	{"file part with empty bytes", withParts(`[{"kind":"file","file":{"bytes":""}}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/file/bytes", "must not be empty")}},
+	{"file part with empty uri", withParts(`[{"kind":"file","file":{"uri":""}}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/file/uri", "must not be empty")}},
+	{"file part with number bytes", withParts(`[{"kind":"file","file":{"bytes":1}}]`),
+		[]a2a.Problem{
+			wiretest.Prob("/message/parts/0/file/bytes", "must be a string, not a number"),
+			wiretest.Prob("/message/parts/0/file", `must have "bytes" or "uri"`),
+		}},
+	{"file part with number mimeType", withParts(`[{"kind":"file","file":{"uri":"https://example.com/a","mimeType":1}}]`),
+		[]a2a.Problem{wiretest.Prob("/message/parts/0/file/mimeType", "must be a string, not a number")}},
+	{"configuration not an object", sendParams(nil, `"configuration":true`),
+		[]a2a.Problem{wiretest.Prob("/configuration", "must be an object, not a boolean")}},
+	{"blocking yes", sendParams(nil, `"configuration":{"blocking":"yes"}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/blocking", "must be a boolean, not a string")}},
+	{"blocking number", sendParams(nil, `"configuration":{"blocking":1}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/blocking", "must be a boolean, not a number")}},
+	{"historyLength negative", sendParams(nil, `"configuration":{"historyLength":-1}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/historyLength", "must not be negative")}},
+	{"historyLength fraction", sendParams(nil, `"configuration":{"historyLength":1.5}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/historyLength", "must be an integer")}},
+	{"historyLength string", sendParams(nil, `"configuration":{"historyLength":"3"}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/historyLength", "must be an integer")}},
+	{"historyLength too large", sendParams(nil, `"configuration":{"historyLength":1e30}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/historyLength", "must be an integer")}},
+	{"acceptedOutputModes not strings", sendParams(nil, `"configuration":{"acceptedOutputModes":[1]}`),
+		[]a2a.Problem{wiretest.Prob("/configuration/acceptedOutputModes", "must be an array of strings")}},
+	{"message kind task", sendParams(map[string]string{"kind": `"task"`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/kind", `must be "message"`)}},
+	{"message kind number", sendParams(map[string]string{"kind": `1`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/kind", "must be a string, not a number")}},
+	{"message contextId number", sendParams(map[string]string{"contextId": `1`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/contextId", "must be a string, not a number")}},
+	{"message metadata string", sendParams(map[string]string{"metadata": `"x"`}, ""),
+		[]a2a.Problem{wiretest.Prob("/message/metadata", "must be an object, not a string")}},
+	{"metadata array", sendParams(nil, `"metadata":[]`),
+		[]a2a.Problem{wiretest.Prob("/metadata", "must be an object, not an array")}},
+	{"metadata string", sendParams(nil, `"metadata":"x"`),
+		[]a2a.Problem{wiretest.Prob("/metadata", "must be an object, not a string")}},
+	{"several problems", `{"message":{"kind":"task","messageId":"","role":"bot","parts":[{"kind":"text"},{"kind":"image"},{"kind":"data","data":[]}]},` +
+		`"configuration":{"blocking":"yes","historyLength":-1},"metadata":[]}`,
+		[]a2a.Problem{
+			wiretest.Prob("/message/kind", `must be "message"`),
+			wiretest.Prob("/message/messageId", "must not be empty"),
+			wiretest.Prob("/message/role", `must be "user" or "agent"`),
+			wiretest.Prob("/message/parts/0/text", "is required"),
+			wiretest.Prob("/message/parts/1/kind", `must be "text", "file" or "data"`),
+			wiretest.Prob("/message/parts/2/data", "must be an object, not an array"),
+			wiretest.Prob("/configuration/blocking", "must be a boolean, not a string"),
+			wiretest.Prob("/configuration/historyLength", "must not be negative"),
+			wiretest.Prob("/metadata", "must be an object, not an array"),
+		}},
+	{"two problems", `{"message":{"role":"user"}}`,
+		[]a2a.Problem{
+			wiretest.Prob("/message/messageId", "is required"),
+			wiretest.Prob("/message/parts", "is required"),
+		}},
+}
+
+func TestDecodeSendParamsProblems(t *testing.T) {
+	for _, tc := range decodeSendParamsCases {
+		t.Run(tc.name, func(t *testing.T) {
+			var raw json.RawMessage
+			if tc.params != "" {
+				raw = json.RawMessage(tc.params)
+			}
+			_, err := v03.DecodeSendParams(raw)
+			wiretest.CheckInvalidParams(t, err, tc.want...)
+		})
+	}
+}
+
+func TestDecodeSendParamsSeveralProblemsMessage(t *testing.T) {
+	_, err := v03.DecodeSendParams(json.RawMessage(`{"message":{"kind":"task","messageId":3,"parts":[]},"metadata":1}`))
+	if err == nil {
+		t.Fatal("DecodeSendParams = nil error")
+	}
+	want := `Invalid parameters: /message/kind: must be "message" (and 4 more problems)`
+	if err.Message != want {
+		t.Errorf("message = %q, want %q", err.Message, want)
+	}
+}
+
+func TestDecodeSendParamsGood(t *testing.T) {
+	raw := json.RawMessage(`{
+		"message": {
+			"kind": "message",
+			"messageId": "m-1",
+			"contextId": "ctx-1",
+			"taskId": "task-1",
+			"role": "user",
+			"referenceTaskIds": ["task-0", "task-00"],
+			"extensions": ["https://example.com/ext/v1"],
+			"metadata": {"trace": "abc", "n": 2},
+			"parts": [
+				{"kind": "text", "text": "hello", "metadata": {"lang": "en"}},
+				{"kind": "data", "data": {"a": [1, 2], "b": null}},
+				{"kind": "file", "file": {"name": "a.txt", "mimeType": "text/plain", "bytes": "aGk="}},
+				{"kind": "file", "file": {"uri": "https://example.com/b.pdf"}},
+				{"kind": "text", "text": ""}
+			]
+		},
+		"configuration": {"blocking": false, "historyLength": 0, "acceptedOutputModes": ["application/json"]},
+		"metadata": {"x": true}
+	}`)
+	p, err := v03.DecodeSendParams(raw)
+	if err != nil {
+		t.Fatalf("DecodeSendParams error = %#v", err)
+	}
+	blocking, history := false, 0
+	want := a2a.SendParams{
+		Message: a2a.Message{
+			MessageID:        "m-1",
+			ContextID:        "ctx-1",
+			TaskID:           "task-1",
+			Role:             a2a.RoleUser,
+			ReferenceTaskIDs: []string{"task-0", "task-00"},
+			Extensions:       []string{"https://example.com/ext/v1"},
+			Metadata:         map[string]any{"trace": "abc", "n": float64(2)},
+			Parts: []a2a.Part{
+				{Kind: a2a.PartText, Text: "hello", Metadata: map[string]any{"lang": "en"}},
+				{Kind: a2a.PartData, Data: json.RawMessage(`{"a": [1, 2], "b": null}`)},
+				{Kind: a2a.PartFile, File: &a2a.FileContent{Name: "a.txt", MimeType: "text/plain", Bytes: "aGk="}},
+				{Kind: a2a.PartFile, File: &a2a.FileContent{URI: "https://example.com/b.pdf"}},
+				{Kind: a2a.PartText, Text: ""},
+			},
+		},
+		Blocking:            &blocking,
+		HistoryLength:       &history,
+		AcceptedOutputModes: []string{"application/json"},
+		Metadata:            map[string]any{"x": true},
+	}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("DecodeSendParams =\n%#v\nwant\n%#v", p, want)
+	}
+	if p.Blocking == nil || *p.Blocking {
+		t.Errorf("Blocking = %v, want pointer to false", p.Blocking)
+	}
+	if p.HistoryLength == nil || *p.HistoryLength != 0 {
+		t.Errorf("HistoryLength = %v, want pointer to 0", p.HistoryLength)
+	}
+}
+
+func TestDecodeSendParamsMinimal(t *testing.T) {
+	// kind is required by the 0.3 schema but a2ad is lenient about it;
+	// configuration and metadata are optional, and null counts as absent.
+	raw := json.RawMessage(`{"message":{"messageId":"m","role":"agent","parts":[{"kind":"text","text":"x"}],"contextId":null},` +
+		`"configuration":{"blocking":true,"historyLength":null},"metadata":null}`)
+	p, err := v03.DecodeSendParams(raw)
+	if err != nil {
+		t.Fatalf("DecodeSendParams error = %#v", err)
+	}
+	if p.Message.Role != a2a.RoleAgent || p.Message.MessageID != "m" || p.Message.ContextID != "" {
+		t.Errorf("Message = %+v", p.Message)
+	}
+	if p.Blocking == nil || !*p.Blocking {
+		t.Errorf("Blocking = %v, want pointer to true", p.Blocking)
+	}
+	if p.HistoryLength != nil || p.Metadata != nil || p.AcceptedOutputModes != nil {
+		t.Errorf("unset fields = %v, %v, %v; want nil", p.HistoryLength, p.Metadata, p.AcceptedOutputModes)
+	}
+
+	p, err = v03.DecodeSendParams(json.RawMessage(`{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"x"}]}}`))
+	if err != nil {
+		t.Fatalf("DecodeSendParams error = %#v", err)
+	}
+	if p.Blocking != nil || p.HistoryLength != nil {
+		t.Errorf("without configuration: Blocking %v, HistoryLength %v; want nil, nil", p.Blocking, p.HistoryLength)
+	}
+}
+
+func TestDecodeTaskQuery(t *testing.T) {
+	bad := []struct {
+		params string
+		want   []a2a.Problem
+	}{
+		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
+		{`[]`, []a2a.Problem{wiretest.Prob("/", "must be an object, not an array")}},
+		{`{}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
+		{`{"id":null}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
+		{`{"id":""}`, []a2a.Problem{wiretest.Prob("/id", "must not be empty")}},
+		{`{"id":42}`, []a2a.Problem{wiretest.Prob("/id", "must be a string, not a number")}},
+		{`{"id":"t1","historyLength":-1}`, []a2a.Problem{wiretest.Prob("/historyLength", "must not be negative")}},
+		{`{"id":"t1","historyLength":"2"}`, []a2a.Problem{wiretest.Prob("/historyLength", "must be an integer")}},
+		{`{"id":7,"historyLength":-3}`, []a2a.Problem{
+			wiretest.Prob("/id", "must be a string, not a number"),
+			wiretest.Prob("/historyLength", "must not be negative"),
+		}},
+	}
+	for _, tc := range bad {
+		var raw json.RawMessage
+		if tc.params != "" {
+			raw = json.RawMessage(tc.params)
+		}
+		_, err := v03.DecodeTaskQuery(raw)
+		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
+	}
+
+	q, err := v03.DecodeTaskQuery(json.RawMessage(`{"id":"t1","historyLength":3,"metadata":{}}`))
+	if err != nil {
+		t.Fatalf("DecodeTaskQuery error = %#v", err)
+	}
+	if q.ID != "t1" || q.HistoryLength == nil || *q.HistoryLength != 3 {
+		t.Errorf("DecodeTaskQuery = %q, %v; want t1, 3", q.ID, q.HistoryLength)
+	}
+	q, err = v03.DecodeTaskQuery(json.RawMessage(`{"id":"t1"}`))
+	if err != nil || q.HistoryLength != nil {
+		t.Errorf("DecodeTaskQuery without historyLength = %+v, %v; want nil historyLength", q, err)
+	}
+	q, err = v03.DecodeTaskQuery(json.RawMessage(`{"id":"t1","historyLength":0}`))
+	if err != nil || q.HistoryLength == nil || *q.HistoryLength != 0 {
+		t.Errorf("DecodeTaskQuery with historyLength 0 = %+v, %v; want pointer to 0", q, err)
+	}
+}
+
+func TestDecodeTaskID(t *testing.T) {
+	bad := []struct {
+		params string
+		want   []a2a.Problem
+	}{
+		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
+		{`"t1"`, []a2a.Problem{wiretest.Prob("/", "must be an object, not a string")}},
+		{`{}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
+		{`{"id":""}`, []a2a.Problem{wiretest.Prob("/id", "must not be empty")}},
+		{`{"id":1}`, []a2a.Problem{wiretest.Prob("/id", "must be a string, not a number")}},
+		{`{"id":{"id":"t1"}}`, []a2a.Problem{wiretest.Prob("/id", "must be a string, not an object")}},
+	}
+	for _, tc := range bad {
+		var raw json.RawMessage
+		if tc.params != "" {
+			raw = json.RawMessage(tc.params)
+		}
+		_, err := v03.DecodeTaskID(raw)
+		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
+	}
+
+	id, err := v03.DecodeTaskID(json.RawMessage(`{"id":"t1","metadata":{"a":1}}`))
+	if err != nil || id != "t1" {
+		t.Errorf("DecodeTaskID = %q, %v; want t1, nil", id, err)
+	}
+}
+
+// TestDecodeSendParamsBase64: 0.3 file bytes are base64, read as 1.0's
+// raw is (issue 13 item 9: 0.3 stored bytes that were not, and handed them
+// to 1.0 clients).
+func TestDecodeSendParamsBase64(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"aGk=", "aGk="},
+		{"aGk", "aGk="},
+		{"-_8", "+/8="},
+	} {
+		p, err := v03.DecodeSendParams(json.RawMessage(withParts(`[{"kind":"file","file":{"bytes":"` + tc.in + `"}}]`)))
+		if err != nil {
+			t.Errorf("bytes %q: %v", tc.in, err)
+			continue
+		}
+		if got := p.Message.Parts[0].File.Bytes; got != tc.want {
+			t.Errorf("bytes %q: Bytes = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"a", "aGk==", "a=Gk", "a b", "é", "not base64!"} {
+		_, err := v03.DecodeSendParams(json.RawMessage(withParts(`[{"kind":"file","file":{"bytes":"` + bad + `"}}]`)))
+		wiretest.CheckInvalidParams(t, err, wiretest.Prob("/message/parts/0/file/bytes", "must be base64"))
+	}
+}

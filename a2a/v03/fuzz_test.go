@@ -1,0 +1,61 @@
+package v03_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/a2a/internal/wiretest"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+)
+
+// FuzzDecodeSendParams checks DecodeSendParams never panics, reports
+// problems as -32602 with a located list, and that what it accepts meets
+// the 0.3 rules and encodes to a message it accepts again.
+func FuzzDecodeSendParams(f *testing.F) {
+	for _, tc := range decodeSendParamsCases {
+		f.Add([]byte(tc.params))
+	}
+	f.Add([]byte(sendParams(nil, "")))
+	f.Add([]byte(sendParams(map[string]string{"parts": `[{"kind":"file","file":{"uri":"https://example.com/a"}},{"kind":"data","data":{}}]`},
+		`"configuration":{"blocking":false,"historyLength":0,"acceptedOutputModes":["text/plain"]},"metadata":{}`)))
+
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := v03.DecodeSendParams(raw)
+		if err != nil {
+			if err.Code != a2a.CodeInvalidParams || !strings.HasPrefix(err.Message, "Invalid parameters: ") {
+				t.Fatalf("DecodeSendParams(%q) error = %d %q", raw, err.Code, err.Message)
+			}
+			list, ok := err.Data["errors"].([]any)
+			if !ok || len(list) == 0 {
+				t.Fatalf("DecodeSendParams(%q) data.errors = %#v", raw, err.Data["errors"])
+			}
+			for _, item := range list {
+				pr, _ := item.(map[string]any)
+				path, _ := pr["path"].(string)
+				if !strings.HasPrefix(path, "/") {
+					t.Fatalf("DecodeSendParams(%q) problem path %q is not a JSON pointer", raw, path)
+				}
+			}
+			if _, merr := json.Marshal(err); merr != nil {
+				t.Fatalf("error does not encode: %v", merr)
+			}
+			return
+		}
+		wiretest.CheckAccepted(t, "DecodeSendParams", raw, p)
+		m := p.Message
+		// What was accepted encodes, and the encoding is accepted again.
+		mb, merr := v03.AppendMessage(nil, &m)
+		if merr != nil {
+			t.Fatalf("accepted message does not encode: %v", merr)
+		}
+		again, aerr := v03.DecodeSendParams(json.RawMessage(`{"message":` + string(mb) + `}`))
+		if aerr != nil {
+			t.Fatalf("re-decoding %s: %v %q", mb, aerr.Code, aerr.Message)
+		}
+		if again.Message.MessageID != m.MessageID || len(again.Message.Parts) != len(m.Parts) {
+			t.Fatalf("re-decoded message %+v, want %+v", again.Message, m)
+		}
+	})
+}
