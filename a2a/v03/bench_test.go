@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/a2a/internal/wiretest"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 )
 
@@ -11,18 +12,7 @@ var benchBody = []byte(`{"jsonrpc":"2.0","id":17,"method":"message/send","params
 
 // BenchmarkDecodeSend is the request decoding of every message/send: the
 // envelope, then the params.
-func BenchmarkDecodeSend(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		req, err := a2a.ParseRequest(benchBody)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := v03.DecodeSendParams(req.Params); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkDecodeSend(b *testing.B) { wiretest.BenchDecodeSend(b, benchBody, v03.DecodeSendParams) }
 
 // BenchmarkEncodeTask is the encoding of a completed echo task, as every
 // response and store write does it.

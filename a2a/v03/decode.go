@@ -117,10 +117,8 @@ func file(c *wire.Checker, path string, f jsonw.Members) *a2a.FileContent {
 // DecodeTaskQuery reads and checks tasks/get params.
 func DecodeTaskQuery(raw json.RawMessage) (a2a.TaskQuery, *a2a.Error) {
 	var c wire.Checker
-	return wire.Read(&c, raw, func(params jsonw.Members) (q a2a.TaskQuery) {
-		q.ID = c.TaskID(params)
-		q.HistoryLength = c.NonNegInt("/historyLength", params.Get("historyLength"))
-		return q
+	return wire.Read(&c, raw, func(params jsonw.Members) a2a.TaskQuery {
+		return a2a.TaskQuery{ID: c.TaskID(params), HistoryLength: c.NonNegInt("/historyLength", params.Get("historyLength"))}
 	})
 }
 
@@ -128,11 +126,7 @@ func DecodeTaskQuery(raw json.RawMessage) (a2a.TaskQuery, *a2a.Error) {
 // their metadata (tasks/cancel, tasks/resubscribe).
 func DecodeTaskIDParams(raw json.RawMessage) (a2a.TaskIDParams, *a2a.Error) {
 	var c wire.Checker
-	return wire.Read(&c, raw, func(params jsonw.Members) (p a2a.TaskIDParams) {
-		p.ID = c.TaskID(params)
-		p.Metadata = c.AnyMap("/metadata", params.Get("metadata"))
-		return p
-	})
+	return wire.Read(&c, raw, func(params jsonw.Members) a2a.TaskIDParams { return c.TaskIDParams(params) })
 }
 
 // DecodeTaskID reads and checks params that name one task (tasks/cancel).

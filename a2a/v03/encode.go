@@ -72,18 +72,7 @@ func AppendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {
 
 // AppendTask appends t's JSON.
 func AppendTask(dst []byte, t *a2a.Task) ([]byte, error) {
-	dst = wire.AppendTaskHead(dst, `{"kind":"task","id":`, t.ID, t.ContextID, `,"status":`)
-	dst, err := AppendStatus(dst, &t.Status)
-	if err != nil {
-		return nil, err
-	}
-	if dst, err = wire.AppendListField(dst, `,"history":`, t.History, AppendMessage); err != nil {
-		return nil, err
-	}
-	if dst, err = wire.AppendListField(dst, `,"artifacts":`, t.Artifacts, AppendArtifact); err != nil {
-		return nil, err
-	}
-	return wire.EndObject(dst, t.Metadata)
+	return wire.AppendTask(dst, `{"kind":"task","id":`, t, true, AppendStatus, AppendMessage, AppendArtifact)
 }
 
 // AppendStatusUpdate appends e's JSON.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/a2a/internal/wiretest"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
 
@@ -12,16 +13,7 @@ var benchBodyV1 = []byte(`{"jsonrpc":"2.0","id":17,"method":"SendMessage","param
 
 // BenchmarkDecodeSendV1 is BenchmarkDecodeSend for a 1.0 SendMessage.
 func BenchmarkDecodeSendV1(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		req, err := a2a.ParseRequest(benchBodyV1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := v1.DecodeSendParams(req.Params); err != nil {
-			b.Fatal(err)
-		}
-	}
+	wiretest.BenchDecodeSend(b, benchBodyV1, v1.DecodeSendParams)
 }
 
 // benchTask is the completed echo task of v03's BenchmarkEncodeTask.

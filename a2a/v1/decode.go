@@ -91,10 +91,8 @@ func DecodeSendParams(raw json.RawMessage) (a2a.SendParams, *a2a.Error) {
 // historyLength).
 func DecodeTaskQuery(raw json.RawMessage) (a2a.TaskQuery, *a2a.Error) {
 	var c wire.Checker
-	return decode(&c, raw, func(params jsonw.Members) (q a2a.TaskQuery) {
-		q.ID = c.TaskID(params)
-		q.HistoryLength = protoInt32(&c, "/historyLength", params.Get("historyLength"))
-		return q
+	return decode(&c, raw, func(params jsonw.Members) a2a.TaskQuery {
+		return a2a.TaskQuery{ID: c.TaskID(params), HistoryLength: protoInt32(&c, "/historyLength", params.Get("historyLength"))}
 	})
 }
 
@@ -105,11 +103,7 @@ func DecodeTaskQuery(raw json.RawMessage) (a2a.TaskQuery, *a2a.Error) {
 // resume a stream by metadata.
 func DecodeTaskIDParams(raw json.RawMessage) (a2a.TaskIDParams, *a2a.Error) {
 	var c wire.Checker
-	return decode(&c, raw, func(params jsonw.Members) (p a2a.TaskIDParams) {
-		p.ID = c.TaskID(params)
-		p.Metadata = c.AnyMap("/metadata", params.Get("metadata"))
-		return p
-	})
+	return decode(&c, raw, func(params jsonw.Members) a2a.TaskIDParams { return c.TaskIDParams(params) })
 }
 
 // DecodePushCreate reads and checks CreateTaskPushNotificationConfig

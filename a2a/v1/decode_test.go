@@ -176,17 +176,10 @@ var decodeSendParamsV1Cases = []struct {
 		}},
 }
 
-func rawOrNil(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	return json.RawMessage(s)
-}
-
 func TestDecodeSendParamsV1Problems(t *testing.T) {
 	for _, tc := range decodeSendParamsV1Cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := v1.DecodeSendParams(rawOrNil(tc.params))
+			_, err := v1.DecodeSendParams(wiretest.RawOrNil(tc.params))
 			wiretest.CheckInvalidParams(t, err, tc.want...)
 		})
 	}
@@ -356,7 +349,7 @@ func TestDecodeTaskQueryV1(t *testing.T) {
 		}},
 	}
 	for _, tc := range bad {
-		_, err := v1.DecodeTaskQuery(rawOrNil(tc.params))
+		_, err := v1.DecodeTaskQuery(wiretest.RawOrNil(tc.params))
 		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
 	}
 	for _, tc := range []struct {
@@ -388,7 +381,7 @@ func TestDecodeTaskIDParamsV1(t *testing.T) {
 		{`{"taskId":"t"}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
 	}
 	for _, tc := range bad {
-		_, err := v1.DecodeTaskIDParams(rawOrNil(tc.params))
+		_, err := v1.DecodeTaskIDParams(wiretest.RawOrNil(tc.params))
 		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
 	}
 	p, err := v1.DecodeTaskIDParams(json.RawMessage(`{"tenant":"","id":"t1","metadata":{"a2ad.lastEventId":4}}`))
@@ -419,7 +412,7 @@ func TestDecodePushCreateV1(t *testing.T) {
 		}},
 	}
 	for _, tc := range bad {
-		_, err := v1.DecodePushCreate(rawOrNil(tc.params))
+		_, err := v1.DecodePushCreate(wiretest.RawOrNil(tc.params))
 		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
 	}
 	p, err := v1.DecodePushCreate(json.RawMessage(`{"taskId":"t1","url":"https://x"}`))
@@ -442,7 +435,7 @@ func TestDecodePushRefV1(t *testing.T) {
 		{`{"taskId":1,"id":true}`, []a2a.Problem{wiretest.Prob("/taskId", "must be a string, not a number"), wiretest.Prob("/id", "must be a string, not a boolean")}},
 	}
 	for _, tc := range bad {
-		_, err := v1.DecodePushRef(rawOrNil(tc.params))
+		_, err := v1.DecodePushRef(wiretest.RawOrNil(tc.params))
 		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
 	}
 	p, err := v1.DecodePushRef(json.RawMessage(`{"tenant":"x","taskId":"t1","id":"c1"}`))
@@ -464,7 +457,7 @@ func TestDecodePushListV1(t *testing.T) {
 		{`{"taskId":"t","pageToken":1}`, []a2a.Problem{wiretest.Prob("/pageToken", "must be a string, not a number")}},
 	}
 	for _, tc := range bad {
-		_, err := v1.DecodePushList(rawOrNil(tc.params))
+		_, err := v1.DecodePushList(wiretest.RawOrNil(tc.params))
 		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
 	}
 	for _, tc := range []struct {
@@ -484,7 +477,7 @@ func TestDecodePushListV1(t *testing.T) {
 
 func TestDecodeNoParamsV1(t *testing.T) {
 	for _, good := range []string{"", "null", "{}", `{"tenant":"x"}`, ` { "other" : [1] } `} {
-		if err := v1.DecodeNoParams(rawOrNil(good)); err != nil {
+		if err := v1.DecodeNoParams(wiretest.RawOrNil(good)); err != nil {
 			t.Errorf("DecodeNoParamsV1(%q) = %v, want nil", good, err)
 		}
 	}
@@ -544,7 +537,7 @@ func TestDecodeV1Golden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := decoders[tc.decoder](rawOrNil(tc.params))
+			v, err := decoders[tc.decoder](wiretest.RawOrNil(tc.params))
 			if err != nil {
 				if !strings.HasSuffix(tc.name, "_problems") && tc.name != "send_no_params" {
 					t.Fatalf("unexpected error %v", err)
@@ -656,5 +649,56 @@ func TestCrossCodec(t *testing.T) {
 	}
 	if !strings.Contains(req10, string(m10[1:len(m10)-1])) {
 		t.Errorf("1.0 re-encoding %s is not in the request %s", m10, req10)
+	}
+}
+
+// TestPushConfigCaps: a push config's url, token and credentials are
+// capped (issue 13 item 9: 1 MB of each was accepted), in every method of
+// both versions that takes one, naming the field.
+func TestPushConfigCaps(t *testing.T) {
+	url := "https://hooks.example/" + strings.Repeat("u", a2a.MaxPushURLBytes-len("https://hooks.example/"))
+	token := strings.Repeat("t", a2a.MaxPushTokenBytes)
+	creds := strings.Repeat("c", a2a.MaxPushCredentialsBytes)
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	shape03 := func(u, tok, cr string) string {
+		return `{"url":` + q(u) + `,"token":` + q(tok) + `,"authentication":{"schemes":["Bearer"],"credentials":` + q(cr) + `}}`
+	}
+	shape10 := func(u, tok, cr string) string {
+		return `"url":` + q(u) + `,"token":` + q(tok) + `,"authentication":{"scheme":"Bearer","credentials":` + q(cr) + `}`
+	}
+	decoders := []struct {
+		name   string
+		prefix string // of the fields' paths
+		decode func(u, tok, cr string) *a2a.Error
+	}{
+		{"0.3 set", "/pushNotificationConfig", func(u, tok, cr string) *a2a.Error {
+			_, err := v03.DecodePushSet(json.RawMessage(`{"taskId":"t1","pushNotificationConfig":` + shape03(u, tok, cr) + `}`))
+			return err
+		}},
+		{"0.3 send", "/configuration/pushNotificationConfig", func(u, tok, cr string) *a2a.Error {
+			_, err := v03.DecodeSendParams(json.RawMessage(wiretest.SendParams03(nil, `"configuration":{"pushNotificationConfig":`+shape03(u, tok, cr)+`}`)))
+			return err
+		}},
+		{"1.0 create", "", func(u, tok, cr string) *a2a.Error {
+			_, err := v1.DecodePushCreate(json.RawMessage(`{"taskId":"t1",` + shape10(u, tok, cr) + `}`))
+			return err
+		}},
+		{"1.0 send", "/configuration/taskPushNotificationConfig", func(u, tok, cr string) *a2a.Error {
+			_, err := v1.DecodeSendParams(json.RawMessage(wiretest.SendParams10(nil, `"configuration":{"taskPushNotificationConfig":{`+shape10(u, tok, cr)+`}}`)))
+			return err
+		}},
+	}
+	for _, d := range decoders {
+		t.Run(d.name, func(t *testing.T) {
+			if err := d.decode(url, token, creds); err != nil {
+				t.Fatalf("at the caps: %v", err)
+			}
+			wiretest.CheckInvalidParams(t, d.decode(url+"u", token, creds), wiretest.Prob(d.prefix+"/url", "must be at most 2048 bytes"))
+			wiretest.CheckInvalidParams(t, d.decode(url, token+"t", creds), wiretest.Prob(d.prefix+"/token", "must be at most 4096 bytes"))
+			wiretest.CheckInvalidParams(t, d.decode(url, token, creds+"c"), wiretest.Prob(d.prefix+"/authentication/credentials", "must be at most 4096 bytes"))
+			big := strings.Repeat("x", 1<<20) // the attack: a megabyte each
+			wiretest.CheckInvalidParams(t, d.decode(url+big, token+big, creds),
+				wiretest.Prob(d.prefix+"/url", "must be at most 2048 bytes"), wiretest.Prob(d.prefix+"/token", "must be at most 4096 bytes"))
+		})
 	}
 }

@@ -79,18 +79,7 @@ func AppendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {
 // AppendTask appends t's JSON, the bare Task that GetTask and CancelTask
 // answer with.
 func AppendTask(dst []byte, t *a2a.Task) ([]byte, error) {
-	dst = wire.AppendTaskHead(dst, `{"id":`, t.ID, t.ContextID, `,"status":`)
-	dst, err := AppendStatus(dst, &t.Status)
-	if err != nil {
-		return nil, err
-	}
-	if dst, err = wire.AppendListField(dst, `,"artifacts":`, t.Artifacts, AppendArtifact); err != nil {
-		return nil, err
-	}
-	if dst, err = wire.AppendListField(dst, `,"history":`, t.History, AppendMessage); err != nil {
-		return nil, err
-	}
-	return wire.EndObject(dst, t.Metadata)
+	return wire.AppendTask(dst, `{"id":`, t, false, AppendStatus, AppendMessage, AppendArtifact)
 }
 
 // AppendStatusUpdate appends e's JSON (TaskStatusUpdateEvent). 1.0 has no

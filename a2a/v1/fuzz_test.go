@@ -71,17 +71,7 @@ func FuzzDecodeSendParamsV1(f *testing.F) {
 		wiretest.CheckAccepted(t, "DecodeSendParamsV1", raw, p)
 		m := p.Message
 		// 1.0 → core → 1.0 → core is stable.
-		mb, merr := v1.AppendMessage(nil, &m)
-		if merr != nil {
-			t.Fatalf("accepted message does not encode: %v", merr)
-		}
-		again, aerr := v1.DecodeSendParams(json.RawMessage(`{"message":` + string(mb) + `}`))
-		if aerr != nil {
-			t.Fatalf("re-decoding %s: %v %q", mb, aerr.Code, aerr.Message)
-		}
-		if mb2, _ := v1.AppendMessage(nil, &again.Message); !bytes.Equal(mb, mb2) {
-			t.Fatalf("1.0 round trip changed the message:\n%s\n%s", mb, mb2)
-		}
+		mb := wiretest.CheckRoundTrip(t, &m, v1.AppendMessage, v1.DecodeSendParams)
 		// The 0.3 codec accepts it and gives the same core message.
 		b03, merr := v03.AppendMessage(nil, &m)
 		if merr != nil {

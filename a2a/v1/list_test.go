@@ -33,14 +33,7 @@ func TestDecodeListTasksV1Good(t *testing.T) {
 		{`{"page_size":500}`, a2a.ListTasksParams{}},
 	}
 	for _, tc := range tests {
-		got, err := v1.DecodeListTasks(json.RawMessage(tc.params))
-		if err != nil {
-			t.Errorf("DecodeListTasksV1(%s): %v", tc.params, err)
-			continue
-		}
-		if !wiretest.ListParamsEqual(got, tc.want) {
-			t.Errorf("DecodeListTasksV1(%s) = %+v, want %+v", tc.params, got, tc.want)
-		}
+		wiretest.CheckListParams(t, "DecodeListTasksV1", v1.DecodeListTasks, tc.params, tc.want)
 	}
 	names := []string{"UNSPECIFIED", "SUBMITTED", "WORKING", "COMPLETED", "FAILED", "CANCELED", "INPUT_REQUIRED", "REJECTED", "AUTH_REQUIRED"}
 	states := []a2a.TaskState{"", a2a.StateSubmitted, a2a.StateWorking, a2a.StateCompleted, a2a.StateFailed, a2a.StateCanceled,

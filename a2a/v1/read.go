@@ -86,11 +86,6 @@ func role(c *wire.Checker, path string, raw json.RawMessage) a2a.Role {
 	return ""
 }
 
-// statesByNumber are the task states by their enum number; 0
-// (UNSPECIFIED) is no state.
-var statesByNumber = [...]a2a.TaskState{"", a2a.StateSubmitted, a2a.StateWorking, a2a.StateCompleted, a2a.StateFailed,
-	a2a.StateCanceled, a2a.StateInputRequired, a2a.StateRejected, a2a.StateAuthRequired}
-
 // stateFilter reads an optional TaskState filter, by name or number.
 func stateFilter(c *wire.Checker, path string, raw json.RawMessage) a2a.TaskState {
 	if len(raw) == 0 {
@@ -113,8 +108,11 @@ func stateFilter(c *wire.Checker, path string, raw json.RawMessage) a2a.TaskStat
 			return st
 		}
 	case jsonw.Number:
-		if n, err := strconv.Atoi(string(bytes.TrimSpace(raw))); err == nil && n >= 0 && n < len(statesByNumber) {
-			return statesByNumber[n]
+		if n, err := strconv.Atoi(string(bytes.TrimSpace(raw))); err == nil && n >= 0 && n < len(states) {
+			if n == 0 { // UNSPECIFIED, the proto default
+				return ""
+			}
+			return states[n].state
 		}
 	}
 	c.Add(path, "must be a TaskState: a TASK_STATE_* name (such as \"TASK_STATE_WORKING\") or its number from 0 to 8")

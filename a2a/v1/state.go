@@ -2,29 +2,35 @@ package v1
 
 import "github.com/a2ad/a2ad/a2a"
 
+// states are the task states in the order of their 1.0 enum numbers, with
+// their 1.0 names. 0, TASK_STATE_UNSPECIFIED, stands for StateUnknown:
+// 1.0 has no "unknown".
+var states = [...]struct {
+	state a2a.TaskState
+	name  string
+}{
+	{a2a.StateUnknown, "TASK_STATE_UNSPECIFIED"},
+	{a2a.StateSubmitted, "TASK_STATE_SUBMITTED"},
+	{a2a.StateWorking, "TASK_STATE_WORKING"},
+	{a2a.StateCompleted, "TASK_STATE_COMPLETED"},
+	{a2a.StateFailed, "TASK_STATE_FAILED"},
+	{a2a.StateCanceled, "TASK_STATE_CANCELED"},
+	{a2a.StateInputRequired, "TASK_STATE_INPUT_REQUIRED"},
+	{a2a.StateRejected, "TASK_STATE_REJECTED"},
+	{a2a.StateAuthRequired, "TASK_STATE_AUTH_REQUIRED"},
+}
+
 // StateName returns s's 1.0 name, such as TASK_STATE_INPUT_REQUIRED.
-// StateUnknown and "" are TASK_STATE_UNSPECIFIED, as 1.0 has no
-// "unknown"; any other value gives "".
+// StateUnknown and "" are TASK_STATE_UNSPECIFIED; any other value that
+// is not a state gives "".
 func StateName(s a2a.TaskState) string {
-	switch s {
-	case a2a.StateSubmitted:
-		return "TASK_STATE_SUBMITTED"
-	case a2a.StateWorking:
-		return "TASK_STATE_WORKING"
-	case a2a.StateInputRequired:
-		return "TASK_STATE_INPUT_REQUIRED"
-	case a2a.StateAuthRequired:
-		return "TASK_STATE_AUTH_REQUIRED"
-	case a2a.StateCompleted:
-		return "TASK_STATE_COMPLETED"
-	case a2a.StateCanceled:
-		return "TASK_STATE_CANCELED"
-	case a2a.StateFailed:
-		return "TASK_STATE_FAILED"
-	case a2a.StateRejected:
-		return "TASK_STATE_REJECTED"
-	case a2a.StateUnknown, "":
-		return "TASK_STATE_UNSPECIFIED"
+	if s == "" {
+		return states[0].name
+	}
+	for _, e := range states {
+		if e.state == s {
+			return e.name
+		}
 	}
 	return ""
 }
@@ -33,25 +39,10 @@ func StateName(s a2a.TaskState) string {
 // TASK_STATE_UNSPECIFIED gives StateUnknown. ok is false for any other
 // name, including the 0.3 spellings.
 func StateFromName(name string) (s a2a.TaskState, ok bool) {
-	switch name {
-	case "TASK_STATE_SUBMITTED":
-		return a2a.StateSubmitted, true
-	case "TASK_STATE_WORKING":
-		return a2a.StateWorking, true
-	case "TASK_STATE_INPUT_REQUIRED":
-		return a2a.StateInputRequired, true
-	case "TASK_STATE_AUTH_REQUIRED":
-		return a2a.StateAuthRequired, true
-	case "TASK_STATE_COMPLETED":
-		return a2a.StateCompleted, true
-	case "TASK_STATE_CANCELED":
-		return a2a.StateCanceled, true
-	case "TASK_STATE_FAILED":
-		return a2a.StateFailed, true
-	case "TASK_STATE_REJECTED":
-		return a2a.StateRejected, true
-	case "TASK_STATE_UNSPECIFIED":
-		return a2a.StateUnknown, true
+	for _, e := range states {
+		if e.name == name {
+			return e.state, true
+		}
 	}
 	return "", false
 }

@@ -108,6 +108,12 @@ func (c *Checker) TaskID(params jsonw.Members) string {
 	return c.NonEmpty("/id", params.Get("id"), true)
 }
 
+// TaskIDParams reads params that name one task, with their metadata:
+// {id, metadata}, as both versions have them.
+func (c *Checker) TaskIDParams(params jsonw.Members) a2a.TaskIDParams {
+	return a2a.TaskIDParams{ID: c.TaskID(params), Metadata: c.AnyMap("/metadata", params.Get("metadata"))}
+}
+
 // Integer reads an integer (JSON number without fraction); nil when absent.
 func (c *Checker) Integer(path string, raw json.RawMessage) *int {
 	if jsonw.Absent(raw) {

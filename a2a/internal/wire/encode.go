@@ -25,9 +25,9 @@ func AppendList[T any](dst []byte, items []T, item func([]byte, *T) ([]byte, err
 	return append(dst, ']'), nil
 }
 
-// AppendListField appends key, a literal such as `,"history":`, and items
+// AppendListMember appends key, a literal such as `,"history":`, and items
 // when there are any.
-func AppendListField[T any](dst []byte, key string, items []T, item func([]byte, *T) ([]byte, error)) ([]byte, error) {
+func AppendListMember[T any](dst []byte, key string, items []T, item func([]byte, *T) ([]byte, error)) ([]byte, error) {
 	if len(items) == 0 {
 		return dst, nil
 	}
@@ -92,6 +92,36 @@ func AppendStatus(dst []byte, state string, s *a2a.TaskStatus, message func([]by
 	}
 	dst = jsonw.AppendStringMember(dst, `,"timestamp":`, s.Timestamp)
 	return append(dst, '}'), nil
+}
+
+// AppendTask appends t's JSON: open is the object's opening up to the
+// task id's value (0.3 has a kind first), and status, message and
+// artifact are the version's writers. historyFirst writes the history
+// before the artifacts, as 0.3 does; 1.0 writes it after.
+func AppendTask(dst []byte, open string, t *a2a.Task, historyFirst bool,
+	status func([]byte, *a2a.TaskStatus) ([]byte, error),
+	message func([]byte, *a2a.Message) ([]byte, error),
+	artifact func([]byte, *a2a.Artifact) ([]byte, error),
+) ([]byte, error) {
+	dst = AppendTaskHead(dst, open, t.ID, t.ContextID, `,"status":`)
+	dst, err := status(dst, &t.Status)
+	if err != nil {
+		return nil, err
+	}
+	if historyFirst {
+		if dst, err = AppendListMember(dst, `,"history":`, t.History, message); err != nil {
+			return nil, err
+		}
+	}
+	if dst, err = AppendListMember(dst, `,"artifacts":`, t.Artifacts, artifact); err != nil {
+		return nil, err
+	}
+	if !historyFirst {
+		if dst, err = AppendListMember(dst, `,"history":`, t.History, message); err != nil {
+			return nil, err
+		}
+	}
+	return EndObject(dst, t.Metadata)
 }
 
 // AppendArtifact appends a's JSON, which is the same in both versions but

@@ -4,6 +4,7 @@
 package wiretest
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -132,9 +133,20 @@ func TimeP(tb testing.TB, s string) *time.Time {
 // TimeProblem is the problem of a timestamp that is not RFC 3339.
 const TimeProblem = `must be an RFC 3339 timestamp such as "2026-01-02T15:04:05Z"`
 
-// ListParamsEqual reports whether a and b are the same list params,
+// CheckListParams checks decode reads params as want.
+func CheckListParams(tb testing.TB, name string, decode func(json.RawMessage) (a2a.ListTasksParams, *a2a.Error), params string, want a2a.ListTasksParams) {
+	tb.Helper()
+	got, err := decode(json.RawMessage(params))
+	if err != nil {
+		tb.Errorf("%s(%s): %v", name, params, err)
+	} else if !listParamsEqual(got, want) {
+		tb.Errorf("%s(%s) = %+v, want %+v", name, params, got, want)
+	}
+}
+
+// listParamsEqual reports whether a and b are the same list params,
 // their timestamps compared as instants.
-func ListParamsEqual(a, b a2a.ListTasksParams) bool {
+func listParamsEqual(a, b a2a.ListTasksParams) bool {
 	ta, tb := a.StatusTimestampAfter, b.StatusTimestampAfter
 	a.StatusTimestampAfter, b.StatusTimestampAfter = nil, nil
 	if (ta == nil) != (tb == nil) || (ta != nil && !ta.Equal(*tb)) {
@@ -178,4 +190,46 @@ func CheckAccepted(tb testing.TB, decoder string, raw []byte, p a2a.SendParams) 
 	if p.HistoryLength != nil && *p.HistoryLength < 0 {
 		tb.Fatalf("negative historyLength %d accepted", *p.HistoryLength)
 	}
+}
+
+// BenchDecodeSend benchmarks what every message costs to read: the
+// JSON-RPC envelope of body, then its params by decode.
+func BenchDecodeSend(b *testing.B, body []byte, decode func(json.RawMessage) (a2a.SendParams, *a2a.Error)) {
+	b.ReportAllocs()
+	for b.Loop() {
+		req, err := a2a.ParseRequest(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := decode(req.Params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// CheckRoundTrip checks m, a message a decoder accepted, encodes, and that
+// its encoding decodes to a message that encodes the same; it returns the
+// encoding.
+func CheckRoundTrip(tb testing.TB, m *a2a.Message, encode func([]byte, *a2a.Message) ([]byte, error), decode func(json.RawMessage) (a2a.SendParams, *a2a.Error)) []byte {
+	tb.Helper()
+	mb, err := encode(nil, m)
+	if err != nil {
+		tb.Fatalf("accepted message does not encode: %v", err)
+	}
+	again, aerr := decode(json.RawMessage(`{"message":` + string(mb) + `}`))
+	if aerr != nil {
+		tb.Fatalf("re-decoding %s: %v %q", mb, aerr.Code, aerr.Message)
+	}
+	if mb2, _ := encode(nil, &again.Message); !bytes.Equal(mb, mb2) {
+		tb.Fatalf("round trip changed the message:\n%s\n%s", mb, mb2)
+	}
+	return mb
+}
+
+// RawOrNil returns s as params, or nil (no params at all) for "".
+func RawOrNil(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
