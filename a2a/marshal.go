@@ -1,15 +1,17 @@
 package a2a
 
 import (
-	"encoding/json"
 	"errors"
 )
 
-// The core types marshal to their 0.3 wire shapes through encoding/json,
-// for the task store, whose records are still written that way. The 0.3
-// encoder is package a2a/v03, which imports this package: it sets Encode03
-// when it is linked in. This goes once the store has a record encoding of
-// its own.
+// The core types still marshal to their 0.3 wire shapes through
+// encoding/json, for the tests of tasks and tasks/boltstore that write
+// what older stores held with json.Marshal (the schema 4 layout, the
+// output parts of TestOutputParts, a benchmark's idempotency key). Nothing
+// else relies on it: the store has its own record codec, and the codecs
+// are packages a2a/v03 and a2a/v1. The 0.3 encoder lives in a2a/v03, which
+// imports this package, so it sets Encode03 when it is linked in. This
+// goes when those tests write their JSON themselves.
 
 // Encode03 appends the 0.3 JSON of v, a pointer to a core value; package
 // a2a/v03 sets it.
@@ -42,26 +44,3 @@ func (e StatusUpdateEvent) MarshalJSON() ([]byte, error) { return marshal03(&e) 
 
 // MarshalJSON writes the 0.3 shape, with its kind discriminator.
 func (e ArtifactUpdateEvent) MarshalJSON() ([]byte, error) { return marshal03(&e) }
-
-type wirePart struct {
-	Kind     PartKind        `json:"kind"`
-	Text     *string         `json:"text,omitempty"`
-	File     *FileContent    `json:"file,omitempty"`
-	Data     json.RawMessage `json:"data,omitempty"`
-	Metadata map[string]any  `json:"metadata,omitempty"`
-}
-
-// UnmarshalJSON reads the 0.3 shape. It is lenient: strict checking of
-// client input is done by the codecs' decoders, which name the offending
-// field.
-func (p *Part) UnmarshalJSON(b []byte) error {
-	var w wirePart
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*p = Part{Kind: w.Kind, File: w.File, Data: w.Data, Metadata: w.Metadata}
-	if w.Text != nil {
-		p.Text = *w.Text
-	}
-	return nil
-}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/server"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -170,7 +171,7 @@ func task(id string) *a2a.Task {
 
 func taskJSON(tb testing.TB, t *a2a.Task) string {
 	tb.Helper()
-	b, err := json.Marshal(t)
+	b, err := v03.AppendTask(nil, t)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -46,10 +49,23 @@ func golden(tb testing.TB, name string, got []byte) {
 }
 
 // goldenValue is golden for a decoded core value, shown through
-// encoding/json (its messages and parts in their 0.3 form, which is how
-// the store keeps them).
+// encoding/json, but for a message, shown in its 0.3 form.
 func goldenValue(tb testing.TB, name string, v any) {
 	tb.Helper()
+	if p, ok := v.(a2a.SendParams); ok {
+		m, err := v03.AppendMessage(nil, &p.Message)
+		if err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+		v = struct {
+			Message             json.RawMessage
+			Blocking            *bool
+			HistoryLength       *int
+			AcceptedOutputModes []string
+			PushConfig          *a2a.PushConfig
+			Metadata            map[string]any
+		}{m, p.Blocking, p.HistoryLength, p.AcceptedOutputModes, p.PushConfig, p.Metadata}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		tb.Fatalf("%s: %v", name, err)
