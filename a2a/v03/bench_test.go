@@ -3,7 +3,6 @@ package v03_test
 import (
 	"testing"
 
-	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/internal/wiretest"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 )
@@ -17,14 +16,7 @@ func BenchmarkDecodeSend(b *testing.B) { wiretest.BenchDecodeSend(b, benchBody, 
 // BenchmarkEncodeTask is the encoding of a completed echo task, as every
 // response and store write does it.
 func BenchmarkEncodeTask(b *testing.B) {
-	req, _ := a2a.ParseRequest(benchBody)
-	p, _ := v03.DecodeSendParams(req.Params)
-	task := a2a.Task{
-		ID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f90", ContextID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f91",
-		Status:    a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: "2026-11-22T15:00:00.000Z"},
-		History:   []a2a.Message{p.Message},
-		Artifacts: []a2a.Artifact{{ArtifactID: "a", Name: "demo::echo", Parts: []a2a.Part{a2a.DataPart([]byte(`{"message":"hello"}`))}}},
-	}
+	task := wiretest.BenchTask(b, benchBody, v03.DecodeSendParams)
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {

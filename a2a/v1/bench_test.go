@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/internal/wiretest"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
@@ -16,24 +15,9 @@ func BenchmarkDecodeSendV1(b *testing.B) {
 	wiretest.BenchDecodeSend(b, benchBodyV1, v1.DecodeSendParams)
 }
 
-// benchTask is the completed echo task of v03's BenchmarkEncodeTask.
-func benchTask(tb testing.TB) a2a.Task {
-	req, _ := a2a.ParseRequest(benchBodyV1)
-	p, err := v1.DecodeSendParams(req.Params)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return a2a.Task{
-		ID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f90", ContextID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f91",
-		Status:    a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: "2026-11-22T15:00:00.000Z"},
-		History:   []a2a.Message{p.Message},
-		Artifacts: []a2a.Artifact{{ArtifactID: "a", Name: "demo::echo", Parts: []a2a.Part{a2a.DataPart([]byte(`{"message":"hello"}`))}}},
-	}
-}
-
 // BenchmarkEncodeTaskV1 is BenchmarkEncodeTask in the 1.0 form.
 func BenchmarkEncodeTaskV1(b *testing.B) {
-	task := benchTask(b)
+	task := wiretest.BenchTask(b, benchBodyV1, v1.DecodeSendParams)
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -47,7 +31,7 @@ func BenchmarkEncodeTaskV1(b *testing.B) {
 // BenchmarkSendResponseV1 is a whole 1.0 SendMessage response:
 // {"jsonrpc":…,"result":{"task":…}}.
 func BenchmarkSendResponseV1(b *testing.B) {
-	task := benchTask(b)
+	task := wiretest.BenchTask(b, benchBodyV1, v1.DecodeSendParams)
 	id := json.RawMessage(`17`)
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()

@@ -233,3 +233,23 @@ func RawOrNil(s string) json.RawMessage {
 	}
 	return json.RawMessage(s)
 }
+
+// BenchTask is the completed echo task the encoder benchmarks write: its
+// history is the message of body, a request read by decode.
+func BenchTask(tb testing.TB, body []byte, decode func(json.RawMessage) (a2a.SendParams, *a2a.Error)) a2a.Task {
+	tb.Helper()
+	req, rerr := a2a.ParseRequest(body)
+	if rerr != nil {
+		tb.Fatal(rerr)
+	}
+	p, err := decode(req.Params)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a2a.Task{
+		ID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f90", ContextID: "0196f3a2-7b1c-7d2e-8f3a-4b5c6d7e8f91",
+		Status:    a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: "2026-11-22T15:00:00.000Z"},
+		History:   []a2a.Message{p.Message},
+		Artifacts: []a2a.Artifact{{ArtifactID: "a", Name: "demo::echo", Parts: []a2a.Part{a2a.DataPart([]byte(`{"message":"hello"}`))}}},
+	}
+}
