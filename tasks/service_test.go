@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/schemas"
@@ -183,8 +184,8 @@ func TestBlockingSendCompletesWithArtifact(t *testing.T) {
 		if len(task.Artifacts) != 1 || task.Artifacts[0].Name != "demo::echo" {
 			t.Fatalf("%s: artifacts %+v", tc.name, task.Artifacts)
 		}
-		got, _ := json.Marshal(task.Artifacts[0].Parts[0])
-		want, _ := json.Marshal(tc.want)
+		got, _ := v03.AppendPart(nil, &task.Artifacts[0].Parts[0])
+		want, _ := v03.AppendPart(nil, &tc.want)
 		if string(got) != string(want) {
 			t.Fatalf("%s: part %s, want %s", tc.name, got, want)
 		}
@@ -211,7 +212,7 @@ func TestOutputParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := json.Marshal(task.Artifacts[0].Parts[0])
+		got, _ := v03.AppendPart(nil, &task.Artifacts[0].Parts[0])
 		if string(got) != want {
 			t.Errorf("output %s: part %s, want %s", out, got, want)
 		}

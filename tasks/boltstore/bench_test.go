@@ -594,6 +594,5 @@ func benchTask(j, n int, base time.Time) (tasks.IdemKey, *tasks.Record, []tasks.
 		rec.Task.Artifacts = []a2a.Artifact{art}
 		events = append(events, tasks.Event{Artifact: &art, LastChunk: true}, tasks.Event{Status: &rec.Task.Status})
 	}
-	b, _ := json.Marshal(&msg)
-	return tasks.IdemKey{Owner: owner, MessageID: msgID, Hash: sha256.Sum256(b)}, rec, events
+	return tasks.KeyFor(owner, &msg), rec, events
 }

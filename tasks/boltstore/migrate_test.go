@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/storetest"
@@ -202,7 +203,7 @@ func writeSchema2(tb testing.TB, path string, recs []*tasks.Record) {
 		for _, r := range recs {
 			r.Seq = 1
 			r.MessageIDs = []string{"m-" + r.Task.ID}
-			j, err := json.Marshal(r)
+			j, err := oldRecordJSON(r)
 			if err != nil {
 				return err
 			}
@@ -306,4 +307,17 @@ func TestOpenRejectsUnknownSchema(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open = %v, want %s", err, want)
 	}
+}
+
+// oldRecordJSON is r as schemas 2 to 4 stored it: the record's fields,
+// with the task in the 0.3 wire shape that those schemas wrote.
+func oldRecordJSON(r *tasks.Record) ([]byte, error) {
+	task, err := v03.AppendTask(nil, &r.Task)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		*tasks.Record
+		Task json.RawMessage `json:"task"`
+	}{r, task})
 }
