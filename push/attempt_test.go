@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/push"
 )
 
@@ -42,7 +43,7 @@ func TestSenderOnAttempt(t *testing.T) {
 		got["all"] = append(got["all"], fmt.Sprintf("%s dead=%v", outcome, dead))
 	}
 	for i, srv := range []string{flaky.URL, gone.URL, down.URL} {
-		o.Add(push.Delivery{TaskID: fmt.Sprint("t", i), ConfigID: "c", URL: srv, Body: []byte(`{}`)})
+		o.Add(push.Delivery{TaskID: fmt.Sprint("t", i), ConfigID: "c", URL: srv, Task: &a2a.Task{ID: "t1"}})
 	}
 	MustStartSender(t, cfg)
 	// OnAttempt follows the outbox's record of the outcome.

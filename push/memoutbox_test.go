@@ -129,7 +129,7 @@ func (o *MemOutbox) Request(ctx context.Context, d *push.Delivery) error {
 		delete(o.pending, d.ID)
 		return push.ErrGone
 	}
-	d.URL, d.Token, d.Auth, d.Body, d.ContentType, d.Seq = p.URL, p.Token, p.Auth, p.Body, p.ContentType, p.Seq
+	d.URL, d.Token, d.Auth, d.Task, d.Wire, d.Seq = p.URL, p.Token, p.Auth, p.Task, p.Wire, p.Seq
 	return nil
 }
 

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	v03 "github.com/a2ad/a2ad/a2a/v03"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 )
 
 // ErrGone is returned by Outbox.Request when a delivery has nothing left
@@ -18,9 +22,11 @@ type Auth struct {
 	Credentials string
 }
 
-// Delivery is one notification to send: a POST of Body to URL. Due fills
-// in what identifies and schedules it; Request fills in the request, from
-// the task as it stands when it is sent.
+// Delivery is one notification to send: a POST of Task, in the webhook's
+// protocol version, to URL. Due fills in what identifies and schedules
+// it; Request fills in the request, from the task as it stands when it
+// is sent. The sender encodes the body (Body), so that an outbox stores
+// and reads tasks, never wire JSON.
 type Delivery struct {
 	// ID orders deliveries: for one (TaskID, ConfigID), a lower ID is
 	// sent first.
@@ -38,13 +44,27 @@ type Delivery struct {
 	// Token goes in X-A2A-Notification-Token when not empty.
 	Token string
 	Auth  *Auth
-	// Body is the JSON to POST (the Task, for 0.3 configs; a
-	// StreamResponse, for 1.0 ones).
-	Body []byte
-	// ContentType is the body's media type; "" means application/json.
-	ContentType string
-	// Seq is the task's event sequence that Body reports.
+	// Task is the task as it stands, to report.
+	Task *a2a.Task
+	// Wire is the protocol version the webhook was set with.
+	Wire a2a.Version
+	// Seq is the task's event sequence that Task reports.
 	Seq uint64
+}
+
+// Body returns the JSON to POST for d and its media type: the Task for a
+// 0.3 webhook (application/json), a StreamResponse {"task": ...} for a
+// 1.0 one (application/a2a+json).
+func (d *Delivery) Body() (body []byte, contentType string, err error) {
+	if d.Task == nil {
+		return nil, "", errors.New("delivery has no task")
+	}
+	if d.Wire == a2a.V10 {
+		body, err = (&v1.StreamResponse{Task: d.Task}).AppendJSON(nil)
+		return body, "application/a2a+json", err
+	}
+	body, err = v03.AppendTask(nil, d.Task)
+	return body, "application/json", err
 }
 
 // Outbox is what the sender needs of the durable outbox. Every method
@@ -58,7 +78,7 @@ type Outbox interface {
 	// Attempts, NextAt and LastError, and its cost is bounded by limit,
 	// not by the outbox's size.
 	Due(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
-	// Request fills in d's URL, Token, Auth, Body, ContentType and Seq
+	// Request fills in d's URL, Token, Auth, Task, Wire and Seq
 	// from its task and webhook as they stand now. It returns ErrGone,
 	// having dropped the delivery, if the task or its webhook is gone.
 	Request(ctx context.Context, d *Delivery) error

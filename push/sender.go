@@ -417,13 +417,13 @@ func (s *Sender) post(d Delivery) (outcome senderOutcome, lastErr, retryAfter st
 	ctx, cancel := context.WithTimeout(s.attemptCtx, s.cfg.Timeout)
 	defer cancel()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
+	body, ct, err := d.Body()
+	if err != nil {
+		return outcomePermanent, "the task could not be encoded (not retried)", ""
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
 	if err != nil {
 		return outcomePermanent, "invalid request (not retried)", ""
-	}
-	ct := d.ContentType
-	if ct == "" {
-		ct = "application/json"
 	}
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("User-Agent", "a2ad")

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rs/zerolog"
 
+	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/push"
 )
 
@@ -127,6 +128,8 @@ func (b *syncBuffer) lines(tb testing.TB) []map[string]any {
 // ignoreNext drops the retry time, which follows the real clock.
 var ignoreNext = cmpopts.IgnoreFields(OutboxCall{}, "Next")
 
+// A 1.0 webhook gets a StreamResponse as application/a2a+json, a 0.3 one
+// the Task as application/json: the sender encodes what Request read.
 func TestSenderHeaders(t *testing.T) {
 	type request struct {
 		Method, Path, ContentType, UserAgent, Token, Authorization string
@@ -156,12 +159,12 @@ func TestSenderHeaders(t *testing.T) {
 	id1 := o.Add(push.Delivery{
 		TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook?x=1", Token: "tok-123",
 		Auth: &push.Auth{Schemes: []string{"Bearer", "Basic"}, Credentials: "s3cr3t"},
-		Body: []byte(`{"id":"t1","kind":"task"}`),
+		Task: &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, Wire: a2a.V10,
 	})
 	id2 := o.Add(push.Delivery{
 		TaskID: "t2", ConfigID: "c1", URL: srv.URL + "/plain",
 		Auth: &push.Auth{Schemes: []string{"Bearer"}}, // no credentials: no header
-		Body: []byte(`{"id":"t2"}`),
+		Task: &a2a.Task{ID: "t2", ContextID: "c2", Status: a2a.TaskStatus{State: a2a.StateCompleted}},
 	})
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "2 deliveries", func() bool { return len(o.DeliveredIDs()) == 2 })
@@ -171,10 +174,10 @@ func TestSenderHeaders(t *testing.T) {
 	mu.Unlock()
 	slices.SortFunc(got, func(a, b request) int { return strings.Compare(a.Path, b.Path) })
 	want := []request{
-		{Method: "POST", Path: "/hook?x=1", ContentType: "application/json", UserAgent: "a2ad",
+		{Method: "POST", Path: "/hook?x=1", ContentType: "application/a2a+json", UserAgent: "a2ad",
 			Token: "tok-123", HasToken: true, Authorization: "Bearer s3cr3t", HasAuthorization: true,
-			Body: `{"id":"t1","kind":"task"}`},
-		{Method: "POST", Path: "/plain", ContentType: "application/json", UserAgent: "a2ad", Body: `{"id":"t2"}`},
+			Body: `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`},
+		{Method: "POST", Path: "/plain", ContentType: "application/json", UserAgent: "a2ad", Body: `{"kind":"task","id":"t2","contextId":"c2","status":{"state":"completed"}}`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -198,7 +201,7 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 		}
 	})
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
 
@@ -228,7 +231,7 @@ func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
 	id := o.Add(push.Delivery{
 		TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook/path-secret?q=query-secret", Token: "token-secret",
 		Auth: &push.Auth{Schemes: []string{"Bearer"}, Credentials: "cred-secret"},
-		Body: []byte(`{"x":"body-secret"}`),
+		Task: &a2a.Task{ID: "t1", Metadata: map[string]any{"x": "body-secret"}},
 	})
 	cfg := testSenderConfig(o)
 	cfg.MaxAttempts = 4
@@ -307,7 +310,7 @@ func TestSenderPermanentFailure(t *testing.T) {
 				w.WriteHeader(tc.status)
 			})
 			o := NewMemOutbox()
-			id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook", Body: []byte(`{}`)})
+			id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook", Task: &a2a.Task{ID: "t1"}})
 			cfg := testSenderConfig(o)
 			cfg.Client = &http.Client{} // follows redirects by default; the sender must not
 			s := MustStartSender(t, cfg)
@@ -341,7 +344,7 @@ func TestSenderNetworkErrors(t *testing.T) {
 			}
 		})
 		o := NewMemOutbox()
-		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 		cfg := testSenderConfig(o)
 		cfg.Timeout = 50 * time.Millisecond
 		MustStartSender(t, cfg)
@@ -359,7 +362,7 @@ func TestSenderNetworkErrors(t *testing.T) {
 		url := srv.URL
 		srv.Close() // nothing listens there now
 		o := NewMemOutbox()
-		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: url, Body: []byte(`{}`)})
+		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: url, Task: &a2a.Task{ID: "t1"}})
 		cfg := testSenderConfig(o)
 		cfg.MaxAttempts = 2
 		MustStartSender(t, cfg)
@@ -383,7 +386,7 @@ func TestSenderRetryAfterZero(t *testing.T) {
 		}
 	})
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
 	want := []OutboxCall{
@@ -427,7 +430,7 @@ func TestSenderRetryDelay(t *testing.T) {
 				w.WriteHeader(tc.status)
 			})
 			o := NewMemOutbox()
-			id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`), Attempts: tc.prior, NextAt: now})
+			id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}, Attempts: tc.prior, NextAt: now})
 			cfg := testSenderConfig(o)
 			cfg.MaxAttempts = 20
 			cfg.BaseDelay, cfg.MaxDelay = 100*time.Millisecond, 10*time.Second
@@ -451,14 +454,14 @@ func TestSenderKeepsOrderUnderRetries(t *testing.T) {
 		fails int
 	)
 	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		var b struct{ N int }
+		var b struct{ Metadata struct{ N int } }
 		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
 			t.Errorf("decode body: %v", err)
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, b.N)
-		if b.N == 2 && fails < 2 {
+		seen = append(seen, b.Metadata.N)
+		if b.Metadata.N == 2 && fails < 2 {
 			fails++
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -466,7 +469,7 @@ func TestSenderKeepsOrderUnderRetries(t *testing.T) {
 	o := NewMemOutbox()
 	var ids []uint64
 	for n := 1; n <= 5; n++ {
-		ids = append(ids, o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: fmt.Appendf(nil, `{"n":%d}`, n)}))
+		ids = append(ids, o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1", Metadata: map[string]any{"n": n}}}))
 	}
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "5 deliveries", func() bool { return len(o.DeliveredIDs()) == 5 })
@@ -496,7 +499,7 @@ func TestSenderConcurrencyBound(t *testing.T) {
 	})
 	o := NewMemOutbox()
 	for i := range pairs {
-		o.Add(push.Delivery{TaskID: fmt.Sprintf("t%d", i), ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+		o.Add(push.Delivery{TaskID: fmt.Sprintf("t%d", i), ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	}
 	cfg := testSenderConfig(o)
 	cfg.Concurrency = limit
@@ -529,14 +532,14 @@ func TestSenderSlowPairDoesNotBlockOthers(t *testing.T) {
 		hang(r, release)
 	})
 	o := NewMemOutbox()
-	a1 := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL + "/a", Body: []byte(`{"n":1}`)})
-	a2 := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL + "/a", Body: []byte(`{"n":2}`)})
+	a1 := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL + "/a", Task: &a2a.Task{ID: "t1"}})
+	a2 := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL + "/a", Task: &a2a.Task{ID: "t1"}})
 	cfg := testSenderConfig(o)
 	cfg.PollInterval = 10 * time.Second // only attempts ending and Wake poll
 	s := MustStartSender(t, cfg)
 	waitFor(t, "pair A in flight", func() bool { return aHits.Load() == 1 })
 
-	b1 := o.Add(push.Delivery{TaskID: "tb", ConfigID: "c1", URL: srv.URL + "/b", Body: []byte(`{}`)})
+	b1 := o.Add(push.Delivery{TaskID: "tb", ConfigID: "c1", URL: srv.URL + "/b", Task: &a2a.Task{ID: "t1"}})
 	s.Wake()
 	waitFor(t, "pair B delivered", func() bool { return slices.Contains(o.DeliveredIDs(), b1) })
 	if got := aHits.Load(); got != 1 {
@@ -558,7 +561,7 @@ func TestSenderRestartMidRetry(t *testing.T) {
 		}
 	})
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 
 	// The first sender schedules its retry 5s ahead and is closed before
 	// then.
@@ -608,7 +611,7 @@ func TestSenderCloseCancelsInFlight(t *testing.T) {
 		}
 	})
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	s1 := push.NewSender(testSenderConfig(o))
 	s1.Start()
 	<-entered
@@ -651,9 +654,9 @@ func TestSenderCloseJoinsGoroutines(t *testing.T) {
 
 	o := NewMemOutbox()
 	for i := range 10 {
-		o.Add(push.Delivery{TaskID: fmt.Sprintf("t%d", i), ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+		o.Add(push.Delivery{TaskID: fmt.Sprintf("t%d", i), ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	}
-	o.Add(push.Delivery{TaskID: "hang", ConfigID: "c1", URL: srv.URL + "/hang", Body: []byte(`{}`)})
+	o.Add(push.Delivery{TaskID: "hang", ConfigID: "c1", URL: srv.URL + "/hang", Task: &a2a.Task{ID: "t1"}})
 	cfg := testSenderConfig(o)
 	cfg.Client = &http.Client{Transport: tr}
 	cfg.PollInterval = 10 * time.Second
@@ -715,7 +718,7 @@ func TestSenderWake(t *testing.T) {
 	s := MustStartSender(t, cfg)
 	waitFor(t, "first poll", func() bool { return len(o.Calls()) > 0 })
 
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	start := time.Now()
 	s.Wake()
 	s.Wake() // never blocks
@@ -739,7 +742,7 @@ func TestSenderDueErrorKeepsPolling(t *testing.T) {
 		}
 		return nil
 	}
-	o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
+	o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
 	cfg := testSenderConfig(o)
 	cfg.PollInterval = time.Millisecond
 	cfg.Logger = zerolog.New(&logs)
@@ -808,10 +811,10 @@ func TestSenderBuildsTheRequestWhenItSends(t *testing.T) {
 		mu.Unlock()
 	})
 	o := NewMemOutbox()
-	sent := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/ok", Body: []byte(`{"n":1}`), Seq: 7})
-	gone := o.Add(push.Delivery{TaskID: "t2", ConfigID: "c1", URL: srv.URL + "/gone", Body: []byte(`{}`)})
+	sent := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/ok", Task: &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, Seq: 7})
+	gone := o.Add(push.Delivery{TaskID: "t2", ConfigID: "c1", URL: srv.URL + "/gone", Task: &a2a.Task{ID: "t1"}})
 	o.Gone(gone)
-	unread := o.Add(push.Delivery{TaskID: "t3", ConfigID: "c1", URL: srv.URL + "/unread", Body: []byte(`{}`)})
+	unread := o.Add(push.Delivery{TaskID: "t3", ConfigID: "c1", URL: srv.URL + "/unread", Task: &a2a.Task{ID: "t1"}})
 	o.RequestErr = func(_ context.Context, id uint64) error {
 		if id == unread {
 			return errors.New("decode task t3: unexpected end of JSON input")
@@ -844,7 +847,7 @@ func TestSenderBuildsTheRequestWhenItSends(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if diff := cmp.Diff([]string{`/ok {"n":1}`}, got); diff != "" {
+	if diff := cmp.Diff([]string{`/ok {"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}`}, got); diff != "" {
 		t.Errorf("receiver saw (-want +got):\n%s", diff)
 	}
 	slices.Sort(attempts)

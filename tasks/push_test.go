@@ -107,7 +107,7 @@ func TestFollowUpAddsItsWebhook(t *testing.T) {
 	if err != nil || len(due) != 1 || due[0].ConfigID != "c" {
 		t.Fatalf("outbox after the follow-up: %+v, %v", due, err)
 	}
-	if err := e.store.Request(ctx, &due[0]); err != nil || !strings.Contains(string(due[0].Body), `"state":"completed"`) {
-		t.Fatalf("request of the follow-up's delivery: %s, %v", due[0].Body, err)
+	if err := e.store.Request(ctx, &due[0]); err != nil || due[0].Task.Status.State != a2a.StateCompleted {
+		t.Fatalf("request of the follow-up's delivery: %+v, %v", due[0].Task, err)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
-	v03 "github.com/a2ad/a2ad/a2a/v03"
-	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -231,9 +229,8 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 	return out, err
 }
 
-// Request implements push.Outbox: d's body is its task as it stands now,
-// in the protocol version its webhook was set with (a 0.3 Task, or a 1.0
-// StreamResponse {"task": ...} as application/a2a+json).
+// Request implements push.Outbox: d reports its task as it stands now, to
+// the webhook as it was set.
 func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -264,16 +261,7 @@ func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 	if a := cfg.Authentication; a != nil {
 		d.Auth = &push.Auth{Schemes: a.Schemes, Credentials: a.Credentials}
 	}
-	if cfg.Wire == a2a.V10 {
-		d.Body, err = (&v1.StreamResponse{Task: &rec.Task}).AppendJSON(nil)
-		d.ContentType = "application/a2a+json"
-	} else {
-		d.Body, err = v03.AppendTask(nil, &rec.Task)
-		d.ContentType = ""
-	}
-	if err != nil {
-		return fmt.Errorf("encode task %s for delivery %d: %w", d.TaskID, d.ID, err)
-	}
+	d.Task, d.Wire = &rec.Task, cfg.Wire
 	return nil
 }
 
