@@ -31,7 +31,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
@@ -301,7 +301,7 @@ func (oc *opCancel) cancel(c echo.Context) error {
 	}
 	r, _, err := v.store.Task(ctx, id)
 	if errors.Is(err, tasks.ErrNotFound) {
-		oc.record(c, id, "", server.OutcomeClientError, server.ReasonNotFound)
+		oc.record(c, id, "", audit.OutcomeClientError, audit.ReasonNotFound)
 		return v.reply(c, nil, notFound(id))
 	}
 	if err != nil {
@@ -315,24 +315,24 @@ func (oc *opCancel) cancel(c echo.Context) error {
 		if gerr == nil {
 			st = cur.State()
 		}
-		oc.record(c, id, r.Owner, server.OutcomeClientError, server.ReasonNotCancelable)
+		oc.record(c, id, r.Owner, audit.OutcomeClientError, audit.ReasonNotCancelable)
 		return v.reply(c, nil, &apiError{http.StatusConflict,
 			fmt.Sprintf("task %q is %s: only a task that is not terminal can be canceled", id, st)})
 	case errors.Is(err, tasks.ErrNotFound):
-		oc.record(c, id, r.Owner, server.OutcomeClientError, server.ReasonNotFound)
+		oc.record(c, id, r.Owner, audit.OutcomeClientError, audit.ReasonNotFound)
 		return v.reply(c, nil, notFound(id)) // expired meanwhile
 	case err != nil:
-		oc.record(c, id, r.Owner, server.OutcomeServerError, server.ReasonInternalError)
+		oc.record(c, id, r.Owner, audit.OutcomeServerError, audit.ReasonInternalError)
 		return v.reply(c, nil, err)
 	}
-	oc.record(c, id, r.Owner, server.OutcomeOK, server.ReasonCanceled)
+	oc.record(c, id, r.Owner, audit.OutcomeOK, audit.ReasonCanceled)
 	oc.log.Info().Str("task_id", id).Str("caller", r.Owner).Msg("task canceled by the operator")
 	body, err := v.getTask(ctx, id, nil)
 	return v.reply(c, body, err)
 }
 
 // record writes the operator action's audit record: ids and outcome only.
-func (oc *opCancel) record(c echo.Context, id, owner string, outcome server.Outcome, reason server.Reason) {
+func (oc *opCancel) record(c echo.Context, id, owner string, outcome audit.Outcome, reason audit.Reason) {
 	if oc.audit == nil {
 		return
 	}

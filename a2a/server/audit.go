@@ -4,77 +4,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/tasks"
 )
-
-// Outcome is the class of a call's end, in the audit trail. Policy and
-// transport denials, client errors and function failures are told apart.
-type Outcome string
-
-// The outcomes.
-const (
-	OutcomeOK              Outcome = "ok"
-	OutcomePolicyDenied    Outcome = "policy_denied"    // the exposure policy or task ownership refused it
-	OutcomeTransportDenied Outcome = "transport_denied" // authentication, rate limit, in-flight cap or body timeout refused it
-	OutcomeClientError     Outcome = "client_error"     // the request was wrong: bad params, unknown task...
-	OutcomeFunctionError   Outcome = "function_error"   // the function failed, timed out or broke its schema
-	OutcomeServerError     Outcome = "server_error"     // a2ad failed, is busy or is stopping
-)
-
-// Reason is why a call ended as it did, from a fixed set: operators
-// alert on these values, so they never change meaning.
-type Reason string
-
-// The reasons.
-const (
-	ReasonOK            Reason = "ok"             // a read or config method succeeded
-	ReasonCompleted     Reason = "completed"      // the task completed
-	ReasonCanceled      Reason = "canceled"       // the task is canceled
-	ReasonAccepted      Reason = "accepted"       // the task runs on (a non-blocking send)
-	ReasonInputRequired Reason = "input_required" // the task waits for the client
-	ReasonAuthRequired  Reason = "auth_required"
-	ReasonRejected      Reason = "rejected" // the task was rejected, not by policy
-
-	ReasonDeniedHidden     Reason = "denied_hidden"      // the function is in a reserved namespace
-	ReasonDeniedNotExposed Reason = "denied_not_exposed" // the function is not opted in
-	ReasonDeniedTier       Reason = "denied_tier"        // none of the caller's tiers may call it
-	ReasonDeniedUnknown    Reason = "denied_unknown"     // no function has that id
-	ReasonDeniedCatalog    Reason = "denied_catalog"     // the catalogue could not be read
-	ReasonDeniedOwner      Reason = "denied_owner"       // the task belongs to another caller
-
-	ReasonUnauthenticated Reason = "unauthenticated" // no key, a bad one, or conflicting ones
-	ReasonAuthThrottled   Reason = "auth_throttled"  // refused unchecked: too many failed authentications from the address
-	ReasonKeyRevoked      Reason = "key_revoked"     // a stream ended because its key was revoked
-	ReasonRateLimited     Reason = "rate_limited"
-	ReasonOverCapacity    Reason = "over_capacity" // an in-flight cap, or the call queue is full
-	ReasonBodyTimeout     Reason = "body_timeout"  // the body came later than the read timeout, or slower than the rate floor
-
-	ReasonNotFound      Reason = "not_found" // no such task (or push config)
-	ReasonNotCancelable Reason = "not_cancelable"
-	ReasonInvalid       Reason = "invalid_request" // parse, envelope, method or params error
-	ReasonUnsupported   Reason = "unsupported"     // an operation a2ad does not offer here
-	ReasonBusyTask      Reason = "task_busy"       // a message to a task still running
-	ReasonQuota         Reason = "quota_exceeded"  // the caller's storage quota is used up
-	ReasonTaskLimit     Reason = "task_limit"      // the task holds as many messages as it may
-	ReasonTaskTerminal  Reason = "task_terminal"   // a message to (or a subscription of) a finished task
-
-	ReasonInvokeError   Reason = "invoke_error"
-	ReasonInvokeTimeout Reason = "invoke_timeout"
-	ReasonInvalidOutput Reason = "invalid_output"
-	ReasonTooLarge      Reason = "output_too_large"
-	ReasonInterrupted   Reason = "interrupted"
-
-	ReasonShuttingDown  Reason = "shutting_down"
-	ReasonInternalError Reason = "internal_error"
-)
-
-// ReasonBytesLimited: the caller's rate of request bytes (--rate-bytes) is
-// spent; the body was not read.
-const ReasonBytesLimited Reason = "bytes_rate_limited"
 
 // auditCall gathers what one request's audit record says. Only the
 // request's own goroutine writes it.
@@ -138,107 +72,107 @@ func (ac *auditCall) noteError(e *a2a.Error, err error) {
 func (ac *auditCall) throttled() bool { return ac.denial != nil && ac.denial.Scope == "auth" }
 
 // classify gives the call's outcome and reason.
-func (ac *auditCall) classify() (Outcome, Reason) {
+func (ac *auditCall) classify() (audit.Outcome, audit.Reason) {
 	switch {
 	case ac.authFail:
-		return OutcomeTransportDenied, ReasonUnauthenticated
+		return audit.OutcomeTransportDenied, audit.ReasonUnauthenticated
 	case ac.throttled():
-		return OutcomeTransportDenied, ReasonAuthThrottled
+		return audit.OutcomeTransportDenied, audit.ReasonAuthThrottled
 	case ac.revoked:
-		return OutcomeTransportDenied, ReasonKeyRevoked
+		return audit.OutcomeTransportDenied, audit.ReasonKeyRevoked
 	case ac.denial != nil && ac.denial.Scope == "bytes":
-		return OutcomeTransportDenied, ReasonBytesLimited
+		return audit.OutcomeTransportDenied, audit.ReasonBytesLimited
 	case ac.denial != nil && ac.denial.RateLimited:
-		return OutcomeTransportDenied, ReasonRateLimited
+		return audit.OutcomeTransportDenied, audit.ReasonRateLimited
 	case ac.denial != nil:
-		return OutcomeTransportDenied, ReasonOverCapacity
+		return audit.OutcomeTransportDenied, audit.ReasonOverCapacity
 	case ac.bodyLate:
-		return OutcomeTransportDenied, ReasonBodyTimeout
+		return audit.OutcomeTransportDenied, audit.ReasonBodyTimeout
 	case ac.rpcErr != nil:
 		return classifyError(ac.rpcErr, ac.notOwner)
 	}
 	if d := ac.outcome.Decision; d != "" && d != exposure.Exposed {
-		return OutcomePolicyDenied, deniedReason(d)
+		return audit.OutcomePolicyDenied, deniedReason(d)
 	}
 	if !ac.stateful || ac.state == "" {
-		return OutcomeOK, ReasonOK
+		return audit.OutcomeOK, audit.ReasonOK
 	}
 	switch ac.state {
 	case a2a.StateCompleted:
-		return OutcomeOK, ReasonCompleted
+		return audit.OutcomeOK, audit.ReasonCompleted
 	case a2a.StateCanceled:
-		return OutcomeOK, ReasonCanceled
+		return audit.OutcomeOK, audit.ReasonCanceled
 	case a2a.StateInputRequired:
-		return OutcomeOK, ReasonInputRequired
+		return audit.OutcomeOK, audit.ReasonInputRequired
 	case a2a.StateAuthRequired:
-		return OutcomeOK, ReasonAuthRequired
+		return audit.OutcomeOK, audit.ReasonAuthRequired
 	case a2a.StateRejected:
-		return OutcomeFunctionError, ReasonRejected
+		return audit.OutcomeFunctionError, audit.ReasonRejected
 	case a2a.StateFailed:
 		switch ac.failure {
 		case tasks.FailureTimeout:
-			return OutcomeFunctionError, ReasonInvokeTimeout
+			return audit.OutcomeFunctionError, audit.ReasonInvokeTimeout
 		case tasks.FailureOutput:
-			return OutcomeFunctionError, ReasonInvalidOutput
+			return audit.OutcomeFunctionError, audit.ReasonInvalidOutput
 		case tasks.FailureTooLarge:
-			return OutcomeFunctionError, ReasonTooLarge
+			return audit.OutcomeFunctionError, audit.ReasonTooLarge
 		case tasks.FailureInterrupted:
-			return OutcomeServerError, ReasonInterrupted
+			return audit.OutcomeServerError, audit.ReasonInterrupted
 		}
-		return OutcomeFunctionError, ReasonInvokeError
+		return audit.OutcomeFunctionError, audit.ReasonInvokeError
 	}
-	return OutcomeOK, ReasonAccepted
+	return audit.OutcomeOK, audit.ReasonAccepted
 }
 
-func deniedReason(d exposure.Reason) Reason {
+func deniedReason(d exposure.Reason) audit.Reason {
 	switch d {
 	case exposure.HiddenPrefix:
-		return ReasonDeniedHidden
+		return audit.ReasonDeniedHidden
 	case exposure.NotOptedIn:
-		return ReasonDeniedNotExposed
+		return audit.ReasonDeniedNotExposed
 	case exposure.TierMismatch:
-		return ReasonDeniedTier
+		return audit.ReasonDeniedTier
 	case exposure.CatalogError:
-		return ReasonDeniedCatalog
+		return audit.ReasonDeniedCatalog
 	}
-	return ReasonDeniedUnknown
+	return audit.ReasonDeniedUnknown
 }
 
-func classifyError(e *a2a.Error, notOwner bool) (Outcome, Reason) {
+func classifyError(e *a2a.Error, notOwner bool) (audit.Outcome, audit.Reason) {
 	switch e.Code {
 	case a2a.CodeTaskNotFound:
 		if notOwner {
-			return OutcomePolicyDenied, ReasonDeniedOwner
+			return audit.OutcomePolicyDenied, audit.ReasonDeniedOwner
 		}
-		return OutcomeClientError, ReasonNotFound
+		return audit.OutcomeClientError, audit.ReasonNotFound
 	case a2a.CodeTaskNotCancelable:
-		return OutcomeClientError, ReasonNotCancelable
+		return audit.OutcomeClientError, audit.ReasonNotCancelable
 	case a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeMethodNotFound, a2a.CodeInvalidParams:
-		return OutcomeClientError, ReasonInvalid
+		return audit.OutcomeClientError, audit.ReasonInvalid
 	case a2a.CodeUnsupportedOperation:
 		switch e {
 		case a2a.ErrTaskBusy:
-			return OutcomeClientError, ReasonBusyTask
+			return audit.OutcomeClientError, audit.ReasonBusyTask
 		case a2a.ErrTaskTerminal:
-			return OutcomeClientError, ReasonTaskTerminal
+			return audit.OutcomeClientError, audit.ReasonTaskTerminal
 		}
-		return OutcomeClientError, ReasonUnsupported
+		return audit.OutcomeClientError, audit.ReasonUnsupported
 	case a2a.CodePushNotificationNotSupported, a2a.CodeExtendedCardNotConfigured, a2a.CodeContentTypeNotSupported:
-		return OutcomeClientError, ReasonUnsupported
+		return audit.OutcomeClientError, audit.ReasonUnsupported
 	case a2a.CodeUnauthenticated:
-		return OutcomeTransportDenied, ReasonUnauthenticated
+		return audit.OutcomeTransportDenied, audit.ReasonUnauthenticated
 	case a2a.CodeRateLimited:
-		return OutcomeTransportDenied, ReasonRateLimited
+		return audit.OutcomeTransportDenied, audit.ReasonRateLimited
 	case a2a.CodeTooManyInFlight, a2a.CodeServerBusy:
-		return OutcomeTransportDenied, ReasonOverCapacity
+		return audit.OutcomeTransportDenied, audit.ReasonOverCapacity
 	case a2a.CodeShuttingDown:
-		return OutcomeServerError, ReasonShuttingDown
+		return audit.OutcomeServerError, audit.ReasonShuttingDown
 	case a2a.CodeQuotaExceeded:
-		return OutcomeClientError, ReasonQuota
+		return audit.OutcomeClientError, audit.ReasonQuota
 	case a2a.CodeTaskLimitExceeded:
-		return OutcomeClientError, ReasonTaskLimit
+		return audit.OutcomeClientError, audit.ReasonTaskLimit
 	}
-	return OutcomeServerError, ReasonInternalError
+	return audit.OutcomeServerError, audit.ReasonInternalError
 }
 
 // Caller-supplied strings are cut to these lengths in the audit log.
@@ -299,11 +233,4 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// AuditLogger returns l set up for audit records: every record at no
-// level (so a level filter never drops one) with "audit": true.
-func AuditLogger(l zerolog.Logger) *zerolog.Logger {
-	a := l.Level(zerolog.TraceLevel).With().Bool("audit", true).Logger()
-	return &a
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -62,12 +63,12 @@ func resubscribe(tb testing.TB, url string) *http.Response {
 func TestEndRevokedStreams(t *testing.T) {
 	var revoked atomic.Bool
 	w := watcher{started: make(chan struct{})}
-	audit := &syncBuffer{}
+	auditLog := &syncBuffer{}
 	srv := server.New(server.Config{
 		Tasks: &TaskService{tb: t}, Card: func() server.Card { return testCard },
 		Auth: keyAuth{}, Streams: w, KeepAlive: -1,
 		Revoked: func(p server.Principal) bool { return p.KeyHash == [32]byte{1} && revoked.Load() },
-		Audit:   server.AuditLogger(zerolog.New(audit)),
+		Audit:   audit.Logger(zerolog.New(auditLog)),
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
@@ -105,9 +106,9 @@ func TestEndRevokedStreams(t *testing.T) {
 	if len(got) != 1 || got[0] != want[2] {
 		t.Errorf("a stream of a revoked key: %q, want only %q", got, want[2])
 	}
-	recs := strings.Count(audit.String(), `"reason":"key_revoked"`)
+	recs := strings.Count(auditLog.String(), `"reason":"key_revoked"`)
 	if recs != 2 {
-		t.Errorf("%d key_revoked audit records, want 2:\n%s", recs, audit.String())
+		t.Errorf("%d key_revoked audit records, want 2:\n%s", recs, auditLog.String())
 	}
 }
 
@@ -147,23 +148,23 @@ func TestThrottleAudit(t *testing.T) {
 		audited    string // a fragment of the one record, "" for none
 		fails      int64
 		challenge  string
-		observed   server.Reason
+		observed   audit.Reason
 		retryAfter string
 	}{
-		{"refused, no record due", 0, server.BadCredentials, 429, "", 0, "", server.ReasonAuthThrottled, "2"},
-		{"refused, a summary of 7", 7, server.BadCredentials, 429, `"reason":"auth_throttled","code":-32052,"refused":7`, 0, "", server.ReasonAuthThrottled, "2"},
-		{"checked, bad key", -1, server.BadCredentials, 401, `"client_addr":"127.0.0.1","caller":""`, 1, `Bearer realm="a2ad", error="invalid_token"`, server.ReasonUnauthenticated, ""},
-		{"checked, conflicting keys", -1, server.ConflictingCredentials, 401, `"reason":"unauthenticated","code":-32054`, 1, `Bearer realm="a2ad", error="invalid_request"`, server.ReasonUnauthenticated, ""},
+		{"refused, no record due", 0, server.BadCredentials, 429, "", 0, "", audit.ReasonAuthThrottled, "2"},
+		{"refused, a summary of 7", 7, server.BadCredentials, 429, `"reason":"auth_throttled","code":-32052,"refused":7`, 0, "", audit.ReasonAuthThrottled, "2"},
+		{"checked, bad key", -1, server.BadCredentials, 401, `"client_addr":"127.0.0.1","caller":""`, 1, `Bearer realm="a2ad", error="invalid_token"`, audit.ReasonUnauthenticated, ""},
+		{"checked, conflicting keys", -1, server.ConflictingCredentials, 401, `"reason":"unauthenticated","code":-32054`, 1, `Bearer realm="a2ad", error="invalid_request"`, audit.ReasonUnauthenticated, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			th := &throttle{report: tt.report}
-			audit := &syncBuffer{}
-			var observed server.Reason
+			auditLog := &syncBuffer{}
+			var observed audit.Reason
 			ts := MustServe(t, &TaskService{}, func(c *server.Config) {
 				c.Auth = badAuth{tt.res}
 				c.Throttle = th
-				c.Audit = server.AuditLogger(zerolog.New(audit))
-				c.Observe = func(_ string, _ server.Outcome, r server.Reason, _ time.Duration) { observed = r }
+				c.Audit = audit.Logger(zerolog.New(auditLog))
+				c.Observe = func(_ string, _ audit.Outcome, r audit.Reason, _ time.Duration) { observed = r }
 			})
 			req, _ := http.NewRequest("POST", ts.URL+"/a2a", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`))
 			req.Header.Set("Content-Type", "application/json")
@@ -186,7 +187,7 @@ func TestThrottleAudit(t *testing.T) {
 			if th.addr.Load() != "127.0.0.1" {
 				t.Errorf("throttle checked %v, want the peer 127.0.0.1", th.addr.Load())
 			}
-			log := audit.String()
+			log := auditLog.String()
 			switch {
 			case tt.audited == "" && log != "":
 				t.Errorf("audited %s, want nothing", log)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/audit"
 )
 
 // meter is a server.ByteMeter that records what it is told, and refuses
@@ -52,7 +53,7 @@ func TestRequestBytesMetered(t *testing.T) {
 	m := &meter{}
 	var mu sync.Mutex
 	active := 0
-	var reasons []server.Reason
+	var reasons []audit.Reason
 	ts := MustServe(t, okService(), func(c *server.Config) {
 		c.Bytes = m
 		c.Admit = admitFn(func(server.Principal) (func(), *server.Denial) {
@@ -61,7 +62,7 @@ func TestRequestBytesMetered(t *testing.T) {
 			mu.Unlock()
 			return func() { mu.Lock(); active--; mu.Unlock() }, nil
 		})
-		c.Observe = func(_ string, _ server.Outcome, r server.Reason, _ time.Duration) {
+		c.Observe = func(_ string, _ audit.Outcome, r audit.Reason, _ time.Duration) {
 			mu.Lock()
 			reasons = append(reasons, r)
 			mu.Unlock()
@@ -110,7 +111,7 @@ func TestRequestBytesMetered(t *testing.T) {
 		t.Errorf("in debt: HTTP %d Retry-After %q, want 429 2", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	// The audit is written once the answer is: wait for the last one.
-	want := []server.Reason{server.ReasonOK, server.ReasonOK, server.ReasonBytesLimited, server.ReasonBytesLimited, server.ReasonBytesLimited}
+	want := []audit.Reason{audit.ReasonOK, audit.ReasonOK, audit.ReasonBytesLimited, audit.ReasonBytesLimited, audit.ReasonBytesLimited}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		mu.Lock()
 		n := len(reasons)

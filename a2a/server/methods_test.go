@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -58,8 +59,8 @@ func TestMethodsAreTheKnownOnes(t *testing.T) {
 
 type observed struct {
 	method  string
-	outcome server.Outcome
-	reason  server.Reason
+	outcome audit.Outcome
+	reason  audit.Reason
 	d       time.Duration
 }
 
@@ -79,7 +80,7 @@ func TestObserve(t *testing.T) {
 		return task(id), nil
 	}
 	ts := MustServe(t, fake, func(c *server.Config) {
-		c.Observe = func(method string, outcome server.Outcome, reason server.Reason, d time.Duration) {
+		c.Observe = func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, observed{method, outcome, reason, d})
@@ -92,11 +93,11 @@ func TestObserve(t *testing.T) {
 	rpc(t, ts, `{"jsonrpc":"2.0","id":5,"method":"tasks/get"`)
 
 	want := []observed{
-		{"message/send", server.OutcomeOK, server.ReasonCompleted, 0},
-		{"tasks/get", server.OutcomeOK, server.ReasonOK, 5 * time.Millisecond},
-		{"GetTask", server.OutcomeClientError, server.ReasonNotFound, 0},
-		{"x-evil-1234", server.OutcomeClientError, server.ReasonInvalid, 0},
-		{"", server.OutcomeClientError, server.ReasonInvalid, 0},
+		{"message/send", audit.OutcomeOK, audit.ReasonCompleted, 0},
+		{"tasks/get", audit.OutcomeOK, audit.ReasonOK, 5 * time.Millisecond},
+		{"GetTask", audit.OutcomeClientError, audit.ReasonNotFound, 0},
+		{"x-evil-1234", audit.OutcomeClientError, audit.ReasonInvalid, 0},
+		{"", audit.OutcomeClientError, audit.ReasonInvalid, 0},
 	}
 	// The observation follows the answer: wait for the last one.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -34,7 +35,7 @@ func TestSendOutcomeAudited(t *testing.T) {
 			map[string]any{"function_id": "demo::echo", "decision": "exposed", "outcome": "transport_denied", "reason": "over_capacity", "code": float64(-32050)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			audit := &syncBuffer{}
+			auditLog := &syncBuffer{}
 			fake := &TaskService{
 				SendFn: func(context.Context, tasks.Caller, a2a.SendParams) (*a2a.Task, error) {
 					if tt.err != nil {
@@ -44,13 +45,13 @@ func TestSendOutcomeAudited(t *testing.T) {
 				},
 				Outcome: tt.outcome,
 			}
-			ts := MustServe(t, fake, func(c *server.Config) { c.Audit = server.AuditLogger(zerolog.New(audit)) })
+			ts := MustServe(t, fake, func(c *server.Config) { c.Audit = audit.Logger(zerolog.New(auditLog)) })
 			params := `{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}`
 			if tt.method == "SendMessage" {
 				params = `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
 			}
 			rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"`+tt.method+`","params":`+params+`}`)
-			log := audit.String()
+			log := auditLog.String()
 			var rec map[string]any
 			if err := json.Unmarshal([]byte(log), &rec); err != nil || strings.Count(log, "\n") != 1 {
 				t.Fatalf("want one record: %v %s", err, log)

@@ -20,12 +20,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
 // TaskService is what the JSON-RPC methods need of the task service.
 type TaskService interface {
-	// Send's Outcome (what the policy decided) goes into the audit record.
+	// Send's audit.Outcome (what the policy decided) goes into the audit record.
 	Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error)
 	Get(ctx context.Context, caller tasks.Caller, id string, historyLength *int) (*a2a.Task, error)
 	Cancel(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
@@ -76,7 +77,7 @@ type Config struct {
 	// Methods before using it as a label), the outcome, the reason and
 	// the duration (a stream's lasts until it ends). It runs on the
 	// request's goroutine and must be quick.
-	Observe func(method string, outcome Outcome, reason Reason, d time.Duration)
+	Observe func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration)
 	// ExtendedCard returns the card for an authenticated principal, for
 	// agent/getAuthenticatedExtendedCard. Nil answers that method with
 	// -32004.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/agentcard"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -322,14 +323,14 @@ func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
 	case "off":
 		return nil, nil
 	case "":
-		return server.AuditLogger(opLog), nil
+		return audit.Logger(opLog), nil
 	}
 	a, err := openAuditLog(m.Config.AuditLog)
 	if err != nil {
 		return nil, err
 	}
 	m.audit = a
-	return server.AuditLogger(zerolog.New(a).With().Timestamp().Str("service", "a2ad").Logger()), nil
+	return audit.Logger(zerolog.New(a).With().Timestamp().Str("service", "a2ad").Logger()), nil
 }
 
 // sweepEvery is how often idle rate buckets are forgotten.

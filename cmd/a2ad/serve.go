@@ -20,6 +20,7 @@ import (
 	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/metrics"
@@ -466,7 +467,7 @@ func (m *Main) openHTTP(context.Context) error {
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	met := m.metrics
-	observe := func(method string, outcome server.Outcome, reason server.Reason, d time.Duration) {
+	observe := func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(method, string(outcome), string(reason), d)
 	}
 	srv := server.New(server.Config{
