@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/a2ad/a2ad/internal/syncdir"
 	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -378,9 +379,6 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		return err
 	}
 	// Make the rename durable; not every platform can sync a directory.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	_ = syncdir.Sync(dir)
 	return nil
 }
