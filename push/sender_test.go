@@ -1,7 +1,6 @@
 package push_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rs/zerolog"
 
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/push"
 )
 
@@ -89,26 +89,8 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the sender's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines decodes the JSON log lines.
-func (b *syncBuffer) lines(tb testing.TB) []map[string]any {
+// logLines decodes the JSON log lines written to b.
+func logLines(tb testing.TB, b *testkit.SyncBuffer) []map[string]any {
 	tb.Helper()
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
@@ -223,7 +205,7 @@ func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte("internal details"))
 	})
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	o := NewMemOutbox()
 	id := o.Add(push.Delivery{
 		TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook/path-secret?q=query-secret", Token: "token-secret",
@@ -257,7 +239,7 @@ func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
 		t.Errorf("logs hold a secret, a path or a query:\n%s", logs.String())
 	}
 	var warns, debugs []map[string]any
-	for _, l := range logs.lines(t) {
+	for _, l := range logLines(t, &logs) {
 		switch l["level"] {
 		case "warn":
 			warns = append(warns, l)
@@ -730,7 +712,7 @@ func TestSenderWake(t *testing.T) {
 
 func TestSenderDueErrorKeepsPolling(t *testing.T) {
 	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	var dueCalls atomic.Int32
 	o := NewMemOutbox()
 	o.DueErr = func(context.Context) error {
@@ -748,7 +730,7 @@ func TestSenderDueErrorKeepsPolling(t *testing.T) {
 	waitFor(t, "recovery log", func() bool { return strings.Contains(logs.String(), "recovered") })
 
 	var failed, recovered int
-	for _, l := range logs.lines(t) {
+	for _, l := range logLines(t, &logs) {
 		switch l["message"] {
 		case "push outbox poll failed":
 			failed++

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // keyed is a server with a keys file: acme is a partner, ops is internal.
@@ -29,29 +30,12 @@ type keyed struct {
 	base    string
 	keys    string // the keys file
 	audit   string // the audit log file
-	oplog   *syncBuffer
+	oplog   *testkit.SyncBuffer
 	clock   *testClock
 	acme    string // secrets
 	ops     string
 	bob     string // a second partner
 	secrets []string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type testClock struct {
@@ -79,7 +63,7 @@ func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
 	k := &keyed{
 		keys:  filepath.Join(dir, "keys.yaml"),
 		audit: filepath.Join(dir, "audit.log"),
-		oplog: &syncBuffer{},
+		oplog: &testkit.SyncBuffer{},
 		clock: &testClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
 	}
 	var err error

@@ -1,7 +1,6 @@
 package connlimit_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,25 +16,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/internal/connlimit"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
-
-// syncBuffer is a log sink the listener and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // events counts the hooks' calls.
 type events struct {
@@ -138,7 +120,7 @@ func closedByPeer(c net.Conn, wait time.Duration) bool {
 
 func TestPerAddressCap(t *testing.T) {
 	var ev events
-	log := &syncBuffer{}
+	log := &testkit.SyncBuffer{}
 	cfg := connlimit.Config{PerAddr: 2, Name: "main", Logger: zerolog.New(log)}
 	ev.hook(&cfg)
 	l := listen(t, cfg)
@@ -191,7 +173,7 @@ func TestPerAddressCap(t *testing.T) {
 
 func TestMaxWaitsForAClose(t *testing.T) {
 	var ev events
-	log := &syncBuffer{}
+	log := &testkit.SyncBuffer{}
 	cfg := connlimit.Config{Max: 2, Name: "main", Logger: zerolog.New(log)}
 	ev.hook(&cfg)
 	l := listen(t, cfg)
@@ -324,7 +306,7 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			var ev events
-			log := &syncBuffer{}
+			log := &testkit.SyncBuffer{}
 			fake := newFake(&net.OpError{Op: "accept", Net: "tcp", Err: errno}, 5)
 			want := newPipeConn(t, "192.0.2.1:1000")
 			fake.conns <- want
