@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -21,39 +20,6 @@ import (
 // addresses behind a proxy, the bounded bucket map, conflicting
 // credentials, revoked keys' streams, the throttle of failed
 // authentications and the caps on push configs and file bytes.
-
-// postFrom posts body to base's /a2a with hc (nil: the default client).
-func postFrom(tb testing.TB, hc *http.Client, base string, body []byte, header http.Header) (*http.Response, []byte) {
-	tb.Helper()
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/a2a", bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, out
-}
-
-func rpcBody(method string, params any) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	return b
-}
 
 // recordsWhere returns the audit records whose key holds value.
 func recordsWhere(recs []map[string]any, key string, value any) []map[string]any {
@@ -82,7 +48,7 @@ func TestTrustedProxies(t *testing.T) {
 	proxy, stranger := fromAddr("127.0.0.2"), fromAddr("127.0.0.3")
 	get := rpcBody("tasks/get", map[string]any{"id": "no-such-task"})
 	status := func(hc *http.Client, h http.Header) int {
-		resp, _ := postFrom(t, hc, k.base, get, h)
+		resp, _ := postURL(t, hc, k.base+"/a2a", get, h)
 		return resp.StatusCode
 	}
 	xff := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
@@ -168,7 +134,7 @@ func TestRateBucketsBounded(t *testing.T) {
 	}
 	ok := 0
 	for i := range 200 {
-		if resp, _ := postFrom(t, proxy, k.base, get, client(i)); resp.StatusCode == http.StatusOK {
+		if resp, _ := postURL(t, proxy, k.base+"/a2a", get, client(i)); resp.StatusCode == http.StatusOK {
 			ok++
 		}
 	}
@@ -182,7 +148,7 @@ func TestRateBucketsBounded(t *testing.T) {
 	}
 	// Once buckets are full again they make room: a new address is served.
 	k.clock.Advance(2 * time.Second)
-	if resp, body := postFrom(t, proxy, k.base, get, client(1000)); resp.StatusCode != http.StatusOK {
+	if resp, body := postURL(t, proxy, k.base+"/a2a", get, client(1000)); resp.StatusCode != http.StatusOK {
 		t.Errorf("a new address after the buckets refilled: HTTP %d %s", resp.StatusCode, body)
 	}
 	if n := k.m.gate.Addresses(); n != 16 {
@@ -396,7 +362,7 @@ func TestAuthFloodThrottled(t *testing.T) {
 	if resp, _ := postRaw(t, k.base, get, http.Header{"Authorization": {"Bearer " + k.acme}}); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a valid key from the throttled address: HTTP %d, want 429", resp.StatusCode)
 	}
-	if resp, _ := postFrom(t, fromAddr("127.0.0.4"), k.base, get, http.Header{"Authorization": {"Bearer " + k.acme}}); resp.StatusCode != http.StatusOK {
+	if resp, _ := postURL(t, fromAddr("127.0.0.4"), k.base+"/a2a", get, http.Header{"Authorization": {"Bearer " + k.acme}}); resp.StatusCode != http.StatusOK {
 		t.Errorf("a valid key from another address: HTTP %d", resp.StatusCode)
 	}
 

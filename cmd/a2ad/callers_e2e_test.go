@@ -109,12 +109,11 @@ func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
 // returns the status, the headers and the body.
 func (k *keyed) call(tb testing.TB, key, method string, params any) (int, http.Header, []byte) {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	h := http.Header{}
 	if key != "" {
 		h.Set("Authorization", "Bearer "+key)
 	}
-	resp, out := postRaw(tb, k.base, body, h)
+	resp, out := postRaw(tb, k.base, rpcBody(method, params), h)
 	return resp.StatusCode, resp.Header, out
 }
 

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -95,9 +95,8 @@ func p99(d []time.Duration) time.Duration {
 // sendEcho sends one blocking demo::echo call as key from client, and returns
 // its latency, or an error unless the task completed.
 func sendEcho(client *http.Client, base, key, msgID string) (time.Duration, error) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send",
-		"params": sendParams(msgID, "demo::echo", map[string]any{"id": msgID}, true)})
-	req, _ := http.NewRequest(http.MethodPost, base+"/a2a", strings.NewReader(string(body)))
+	body := rpcBody("message/send", sendParams(msgID, "demo::echo", map[string]any{"id": msgID}, true))
+	req, _ := http.NewRequest(http.MethodPost, base+"/a2a", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	start := time.Now()

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	be "encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -189,38 +186,7 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 // for it; ready yields its base URL once it serves.
 func launchServer(tb testing.TB, store string, extra ...string) (p *process, ready <-chan string) {
 	tb.Helper()
-	args := append([]string{"serve", "--catalog", exampleCatalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(binary(tb), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p = &process{cmd: cmd, logs: new(bytes.Buffer), mu: new(sync.Mutex)}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.logs.WriteString(line + "\n")
-			p.mu.Unlock()
-			var entry struct {
-				Message string `json:"message"`
-				BaseURL string `json:"base_url"`
-			}
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "a2ad serving" {
-				base <- entry.BaseURL
-			}
-		}
-	}()
-	return p, base
+	return launch(tb, append([]string{"serve", "--catalog", exampleCatalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)...)
 }
 
 // fdsOn counts the descriptors process pid has open on the file fi

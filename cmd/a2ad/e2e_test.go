@@ -149,8 +149,7 @@ func TestOfficialClientSendGetCancel(t *testing.T) {
 // rpc posts one JSON-RPC request and returns the decoded response.
 func rpc(tb testing.TB, baseURL, method string, params any) map[string]any {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	resp, err := http.Post(baseURL+"/a2a", "application/json", bytes.NewReader(body))
+	resp, err := http.Post(baseURL+"/a2a", "application/json", bytes.NewReader(rpcBody(method, params)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -160,6 +159,59 @@ func rpc(tb testing.TB, baseURL, method string, params any) map[string]any {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// rpcBody is a JSON-RPC request for method with params.
+func rpcBody(method string, params any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	return b
+}
+
+// roundTrip sends req with hc (nil: the default client) and returns the
+// response and its body, read in full.
+func roundTrip(tb testing.TB, hc *http.Client, req *http.Request) (*http.Response, []byte) {
+	tb.Helper()
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp, b
+}
+
+// httpGet GETs url and returns the response and its body.
+func httpGet(tb testing.TB, url string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return roundTrip(tb, nil, req)
+}
+
+// postURL posts the JSON body to url with hc (nil: the default client),
+// adding header, and returns the response and its body. It gives up after
+// ten seconds.
+func postURL(tb testing.TB, hc *http.Client, url string, body []byte, header http.Header) (*http.Response, []byte) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return roundTrip(tb, hc, req)
 }
 
 func sendParams(msgID, skill string, input any, blocking bool) map[string]any {
@@ -291,6 +343,22 @@ type process struct {
 func startBinary(tb testing.TB, catalog, store string, extra ...string) *process {
 	tb.Helper()
 	args := append([]string{"serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-level", "debug"}, extra...)
+	p, ready := launch(tb, args...)
+	select {
+	case p.base = <-ready:
+	case <-time.After(20 * time.Second):
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		tb.Fatalf("a2ad did not start:\n%s", p.logs)
+	}
+	return p
+}
+
+// launch starts the binary with args without waiting for it; ready yields
+// its base URL once it serves (p.admin is set by then). It keeps the
+// binary's log in p.logs and kills it when the test ends.
+func launch(tb testing.TB, args ...string) (p *process, ready <-chan string) {
+	tb.Helper()
 	cmd := exec.Command(binary(tb), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -299,12 +367,12 @@ func startBinary(tb testing.TB, catalog, store string, extra ...string) *process
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	p := &process{cmd: cmd, logs: new(bytes.Buffer), mu: new(sync.Mutex)}
+	p = &process{cmd: cmd, logs: new(bytes.Buffer), mu: new(sync.Mutex)}
 	tb.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	addr := make(chan string, 1)
+	base := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -319,18 +387,11 @@ func startBinary(tb testing.TB, catalog, store string, extra ...string) *process
 			}
 			if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "a2ad serving" {
 				p.admin = "http://" + entry.Admin
-				addr <- entry.BaseURL
+				base <- entry.BaseURL
 			}
 		}
 	}()
-	select {
-	case p.base = <-addr:
-	case <-time.After(20 * time.Second):
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		tb.Fatalf("a2ad did not start:\n%s", p.logs)
-	}
-	return p
+	return p, base
 }
 
 func (p *process) kill(tb testing.TB) {

@@ -29,15 +29,7 @@ type scrape struct {
 // scrapeMetrics GETs /metrics from the admin listener and parses it.
 func scrapeMetrics(tb testing.TB, m *Main) scrape {
 	tb.Helper()
-	resp, err := http.Get("http://" + m.AdminAddr() + "/metrics")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, raw := httpGet(tb, "http://"+m.AdminAddr()+"/metrics")
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("GET /metrics: HTTP %d: %s", resp.StatusCode, raw)
 	}

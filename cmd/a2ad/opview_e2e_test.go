@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,15 +30,7 @@ func adminDo(tb testing.TB, m *Main, method, path string) (int, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, b := roundTrip(tb, nil, req)
 	return resp.StatusCode, b
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -22,24 +21,15 @@ import (
 // the decoded response and how long it took.
 func keyedRPC(tb testing.TB, client *http.Client, base, key, method string, params any) (map[string]any, time.Duration) {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, err := http.NewRequest(http.MethodPost, base+"/a2a", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, base+"/a2a", bytes.NewReader(rpcBody(method, params)))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	start := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	resp, raw := roundTrip(tb, client, req)
 	took := time.Since(start)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out map[string]any
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {
 		tb.Fatalf("%s: HTTP %d %s", method, resp.StatusCode, raw)

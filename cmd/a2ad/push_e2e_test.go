@@ -169,15 +169,7 @@ type deadLetterList struct {
 // returns the status, the raw body and, for a 200, the decoded list.
 func getDeadLetters(tb testing.TB, base, query string) (int, []byte, deadLetterList) {
 	tb.Helper()
-	resp, err := http.Get(base + "/admin/push/dead-letters" + query)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, raw := httpGet(tb, base+"/admin/push/dead-letters"+query)
 	var list deadLetterList
 	if resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(raw, &list); err != nil {

@@ -585,14 +585,9 @@ func TestStoreBackupEndpoint(t *testing.T) {
 		t.Fatalf("backup for a remote caller: HTTP %d %s", rec.Code, body)
 	}
 
-	resp, err := http.Get("http://" + m.AdminAddr() + backupPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || int64(len(body)) != resp.ContentLength || len(body) == 0 {
-		t.Fatalf("GET %s = %s, %d of %d bytes, %v", backupPath, resp.Status, len(body), resp.ContentLength, err)
+	resp, body := httpGet(t, "http://"+m.AdminAddr()+backupPath)
+	if resp.StatusCode != http.StatusOK || int64(len(body)) != resp.ContentLength || len(body) == 0 {
+		t.Fatalf("GET %s = %s, %d of %d bytes", backupPath, resp.Status, len(body), resp.ContentLength)
 	}
 	for k, v := range map[string]string{
 		"Content-Type":        "application/octet-stream",

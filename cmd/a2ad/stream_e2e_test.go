@@ -180,7 +180,7 @@ func TestStreamCancelEndsWithCanceled(t *testing.T) {
 // its body.
 func postRaw(tb testing.TB, base string, body []byte, header http.Header) (*http.Response, []byte) {
 	tb.Helper()
-	return postRawURL(tb, base+"/a2a", body, header)
+	return postURL(tb, nil, base+"/a2a", body, header)
 }
 
 func TestStreamErrorsBeforeTheStream(t *testing.T) {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -136,12 +134,12 @@ func TestVersionNegotiation(t *testing.T) {
 	}
 	// The query parameter works too, and the header wins.
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": map[string]any{"id": "x"}})
-	resp, out := postRawURL(t, base+"/a2a?A2A-Version=9.9", body, nil)
+	resp, out := postURL(t, nil, base+"/a2a?A2A-Version=9.9", body, nil)
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32009,"message":"Version not supported","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED","domain":"a2a-protocol.org","metadata":{"supported":"0.3, 1.0","version":"9.9"}}]}}`
 	if resp.StatusCode != http.StatusOK || string(out) != want {
 		t.Errorf("?A2A-Version=9.9: HTTP %d %s\nwant %s", resp.StatusCode, out, want)
 	}
-	if _, out := postRawURL(t, base+"/a2a?A2A-Version=9.9", body, http.Header{"A2A-Version": {"1.0"}}); !bytes.Contains(out, []byte(`"code":-32001`)) {
+	if _, out := postURL(t, nil, base+"/a2a?A2A-Version=9.9", body, http.Header{"A2A-Version": {"1.0"}}); !bytes.Contains(out, []byte(`"code":-32001`)) {
 		t.Errorf("header 1.0 with ?A2A-Version=9.9: %s", out)
 	}
 	// A 0.3 method keeps the 0.3 shapes under A2A-Version: 1.0.
@@ -149,31 +147,6 @@ func TestVersionNegotiation(t *testing.T) {
 	if string(out) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}` {
 		t.Errorf("tasks/get under 1.0: %s", out)
 	}
-}
-
-// postRawURL is postRaw to a full URL (with a query string).
-func postRawURL(tb testing.TB, url string, body []byte, header http.Header) (*http.Response, []byte) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, out
 }
 
 // TestWireGolden pins every method's answer in both versions.
