@@ -218,10 +218,7 @@ func TestConflictingCredentials(t *testing.T) {
 // callers' streams go on, and the tasks run on.
 func TestRevokedKeyEndsItsStreams(t *testing.T) {
 	k := startKeyed(t, nil)
-	carol, err := callers.AppendKey(k.keys, "carol", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	carol := mustAppendKey(t, k.keys, "carol", "partner")
 	if _, err := k.m.Reload(); err != nil {
 		t.Fatal(err)
 	}

@@ -66,43 +66,32 @@ func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
 		oplog: &testkit.SyncBuffer{},
 		clock: &testClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
 	}
-	var err error
-	if k.acme, err = callers.AppendKey(k.keys, "acme", []string{"partner"}); err != nil {
-		tb.Fatal(err)
-	}
-	if k.ops, err = callers.AppendKey(k.keys, "ops", []string{"internal"}); err != nil {
-		tb.Fatal(err)
-	}
-	if k.bob, err = callers.AppendKey(k.keys, "bob", []string{"partner"}); err != nil {
-		tb.Fatal(err)
-	}
+	k.acme = mustAppendKey(tb, k.keys, "acme", "partner")
+	k.ops = mustAppendKey(tb, k.keys, "ops", "internal")
+	k.bob = mustAppendKey(tb, k.keys, "bob", "partner")
 	k.secrets = []string{k.acme, k.ops, k.bob}
-	cfg := DefaultConfig()
-	cfg.Catalog = exampleCatalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
-	cfg.Store = filepath.Join(dir, "a2ad.db")
-	cfg.ShutdownGrace = 2 * time.Second
+	cfg := testConfig(filepath.Join(dir, "a2ad.db"))
 	cfg.Keys = k.keys
 	cfg.AuditLog = k.audit
 	cfg.PushAllow = "127.0.0.1/32"
 	if mod != nil {
 		mod(&cfg)
 	}
-	if err := cfg.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	k.m = &Main{Config: cfg, Logger: zerolog.New(k.oplog), now: k.clock.Now}
-	if err := k.m.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := k.m.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
+	k.m = openMain(tb, &Main{Config: cfg, Logger: zerolog.New(k.oplog), now: k.clock.Now})
+	closeAtEnd(tb, k.m)
 	k.base = "http://" + k.m.Addr()
 	return k
+}
+
+// mustAppendKey adds a key for callerID with tiers to the keys file at
+// path and returns its secret.
+func mustAppendKey(tb testing.TB, path, callerID string, tiers ...string) string {
+	tb.Helper()
+	secret, err := callers.AppendKey(path, callerID, tiers)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return secret
 }
 
 // call posts one JSON-RPC request with the given key ("" for none) and
@@ -442,10 +431,7 @@ func TestKeysReload(t *testing.T) {
 	if err := os.WriteFile(k.keys, []byte(revoked), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	carol, err := callers.AppendKey(k.keys, "carol", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	carol := mustAppendKey(t, k.keys, "carol", "partner")
 	if s := echo(carol, "r-2"); s != http.StatusUnauthorized {
 		t.Errorf("carol before the reload: HTTP %d, want 401", s)
 	}
@@ -479,10 +465,7 @@ func TestKeysReload(t *testing.T) {
 func TestKeysReloadOnSIGHUP(t *testing.T) {
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.yaml")
-	acme, err := callers.AppendKey(keys, "acme", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acme := mustAppendKey(t, keys, "acme", "partner")
 	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", keys)
 	send := func(key, msgID string) int {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send",
@@ -493,10 +476,7 @@ func TestKeysReloadOnSIGHUP(t *testing.T) {
 	if s := send(acme, "h-1"); s != http.StatusOK {
 		t.Fatalf("acme: HTTP %d", s)
 	}
-	bob, err := callers.AppendKey(keys, "bob", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bob := mustAppendKey(t, keys, "bob", "partner")
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}

@@ -30,28 +30,47 @@ const exampleCatalog = "../../examples/catalog.yaml"
 // startMain runs the real server on a random loopback port.
 func startMain(tb testing.TB, mod func(*Config)) *Main {
 	tb.Helper()
+	cfg := testConfig(filepath.Join(tb.TempDir(), "a2ad.db"))
+	if mod != nil {
+		mod(&cfg)
+	}
+	m := openMain(tb, &Main{Config: cfg, Logger: zerolog.Nop()})
+	closeAtEnd(tb, m)
+	return m
+}
+
+// testConfig serves the example catalogue and the store file at store on
+// random loopback ports (never the fixed default ones), with a short
+// shutdown grace.
+func testConfig(store string) Config {
 	cfg := DefaultConfig()
 	cfg.Catalog = exampleCatalog
 	cfg.Listen = "127.0.0.1:0"
 	cfg.AdminListen = "127.0.0.1:0"
-	cfg.Store = filepath.Join(tb.TempDir(), "a2ad.db")
+	cfg.Store = store
 	cfg.ShutdownGrace = 2 * time.Second
-	if mod != nil {
-		mod(&cfg)
-	}
-	if err := cfg.Validate(); err != nil {
+	return cfg
+}
+
+// openMain validates m's Config and opens m.
+func openMain(tb testing.TB, m *Main) *Main {
+	tb.Helper()
+	if err := m.Config.Validate(); err != nil {
 		tb.Fatal(err)
 	}
-	m := &Main{Config: cfg, Logger: zerolog.Nop()}
 	if err := m.Open(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
+	return m
+}
+
+// closeAtEnd closes m when the test ends.
+func closeAtEnd(tb testing.TB, m *Main) {
 	tb.Cleanup(func() {
 		if err := m.Close(); err != nil {
 			tb.Error(err)
 		}
 	})
-	return m
 }
 
 func officialClient(tb testing.TB, baseURL string) *a2aclient.Client {
@@ -513,16 +532,9 @@ func TestGracefulShutdown(t *testing.T) {
 		{"grace runs out", 300 * time.Millisecond, 30, "working"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.Catalog = exampleCatalog
-			cfg.Listen = "127.0.0.1:0"
-			cfg.AdminListen = "127.0.0.1:0" // never the fixed default port
-			cfg.Store = filepath.Join(t.TempDir(), "a2ad.db")
+			cfg := testConfig(filepath.Join(t.TempDir(), "a2ad.db"))
 			cfg.ShutdownGrace = tc.grace
-			m := &Main{Config: cfg, Logger: zerolog.Nop()}
-			if err := m.Open(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			m := openMain(t, &Main{Config: cfg, Logger: zerolog.Nop()})
 			base := "http://" + m.Addr()
 			got := make(chan map[string]any, 1)
 			go func() {

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/a2ad/a2ad/callers"
 )
 
 // fairCatalog offers partners echo and a sleep without max_concurrency:
@@ -38,10 +36,7 @@ func startFair(t *testing.T, mod func(*Config), keyLines map[string]string) (*ke
 	var carol string
 	k := startKeyed(t, func(c *Config) {
 		c.Catalog = catalog
-		var err error
-		if carol, err = callers.AppendKey(c.Keys, "carol", []string{"partner"}); err != nil {
-			t.Fatal(err)
-		}
+		carol = mustAppendKey(t, c.Keys, "carol", "partner")
 		b, err := os.ReadFile(c.Keys)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -120,25 +119,14 @@ const metricsCatalog = `functions:
 // openMetricsMain runs the real server on store; the caller closes it.
 func openMetricsMain(tb testing.TB, catalog, store string) *Main {
 	tb.Helper()
-	cfg := DefaultConfig()
+	cfg := testConfig(store)
 	cfg.Catalog = catalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
-	cfg.Store = store
-	cfg.ShutdownGrace = 2 * time.Second
 	cfg.PushAllow = pushAllowLoopback
 	// Every anonymous address gets 50 requests, refilled at one every
 	// 1000 s: none within the test.
 	cfg.RatePerSecond = 0.001
 	cfg.RateBurst = 50
-	if err := cfg.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	m := &Main{Config: cfg, Logger: zerolog.Nop()}
-	if err := m.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return m
+	return openMain(tb, &Main{Config: cfg, Logger: zerolog.Nop()})
 }
 
 // fromAddr is a client whose requests come from the loopback address ip,

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -59,14 +58,8 @@ func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
 	)
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.yaml")
-	mallory, err := callers.AppendKey(keys, "mallory", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acme, err := callers.AppendKey(keys, "acme", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mallory := mustAppendKey(t, keys, "mallory", "partner")
+	acme := mustAppendKey(t, keys, "acme", "partner")
 	catalog := filepath.Join(dir, "catalog.yaml")
 	putFile(t, catalog, `functions:
   - id: demo::ask

@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/a2ad/a2ad/callers"
 )
 
 // The soak: one hostile caller (mallory) runs the attacks of issue 13
@@ -223,14 +221,8 @@ func TestSoakHostileCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := filepath.Join(dir, "keys.yaml")
-	alice, err := callers.AppendKey(keys, "alice", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mallory, err := callers.AppendKey(keys, "mallory", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alice := mustAppendKey(t, keys, "alice", "partner")
+	mallory := mustAppendKey(t, keys, "mallory", "partner")
 	store := filepath.Join(dir, "a2ad.db")
 	args := []string{"--keys", keys, "--push-allow", "127.0.0.1/32", "--audit-log", filepath.Join(dir, "audit.log"), "--log-level", "info"}
 	begun := time.Now()

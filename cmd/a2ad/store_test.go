@@ -52,10 +52,7 @@ func runServer(tb testing.TB, path string, mod func(*Config)) (m *Main, stop fun
 
 func startMainNoCleanup(tb testing.TB, mod func(*Config)) *Main {
 	tb.Helper()
-	cfg := DefaultConfig()
-	cfg.Catalog = exampleCatalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
+	cfg := testConfig("")
 	cfg.ShutdownGrace = 200 * time.Millisecond
 	cfg.RatePerSecond = 0 // these tests seed stores as fast as one client can
 	mod(&cfg)

@@ -157,14 +157,7 @@ func TestStreamCancelEndsWithCanceled(t *testing.T) {
 	base := "http://" + m.Addr()
 	s := openStream(t, nil, base, 1, "message/stream",
 		sendParams("cancel-1", "demo::sleep", map[string]any{"seconds": 30}, true), nil)
-	first, ok := s.next(t, 10*time.Second)
-	if !ok {
-		t.Fatalf("stream ended at once: %v", s.err)
-	}
-	task := result(t, first)
-	if task.Kind != "task" {
-		t.Fatalf("first event %s", first.Data)
-	}
+	_, task := s.firstTask(t)
 	if got := resultTask(t, rpc(t, base, "tasks/cancel", map[string]any{"id": task.ID})); state(got) != "canceled" {
 		t.Fatalf("tasks/cancel: %s", state(got))
 	}
@@ -273,14 +266,7 @@ func TestStreamResumeAfterCrash(t *testing.T) {
 
 	s := openStream(t, nil, p.base, "crash", "message/stream",
 		sendParams("slow-1", "work::slow", map[string]any{"seconds": 3}, true), nil)
-	first, ok := s.next(t, 10*time.Second)
-	if !ok {
-		t.Fatalf("stream ended at once: %v", s.err)
-	}
-	task := result(t, first)
-	if task.Kind != "task" {
-		t.Fatalf("first event %s", first.Data)
-	}
+	first, task := s.firstTask(t)
 	last := first.seq(t)
 	wait := time.NewTimer(time.Second)
 	select {
@@ -472,14 +458,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	base := "http://" + m.Addr()
 	s := openStream(t, nil, base, 1, "message/stream",
 		sendParams("shut-1", "demo::sleep", map[string]any{"seconds": 30}, true), nil)
-	first, ok := s.next(t, 10*time.Second)
-	if !ok {
-		t.Fatalf("stream ended at once: %v", s.err)
-	}
-	task := result(t, first)
-	if task.Kind != "task" {
-		t.Fatalf("first event %s", first.Data)
-	}
+	first, task := s.firstTask(t)
 	last := first.seq(t)
 
 	start := time.Now()
