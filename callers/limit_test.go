@@ -7,32 +7,16 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
-// fakeClock is a settable clock for the Limiter.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock is a settable clock for the Limiter.
+func newFakeClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // newLimiter returns a Limiter on a fake clock with the given defaults.
-func newLimiter(tb testing.TB, perSecond float64, burst int) (*callers.Limiter, *fakeClock) {
+func newLimiter(tb testing.TB, perSecond float64, burst int) (*callers.Limiter, *testkit.Clock) {
 	tb.Helper()
 	clock := newFakeClock()
 	l := callers.NewLimiter(callers.LimiterConfig{PerSecond: perSecond, Burst: burst, Now: clock.Now})

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,28 +30,11 @@ type keyed struct {
 	keys    string // the keys file
 	audit   string // the audit log file
 	oplog   *testkit.SyncBuffer
-	clock   *testClock
+	clock   *testkit.Clock
 	acme    string // secrets
 	ops     string
 	bob     string // a second partner
 	secrets []string
-}
-
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // startKeyed runs the real server with a keys file of two callers and the
@@ -64,7 +46,7 @@ func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
 		keys:  filepath.Join(dir, "keys.yaml"),
 		audit: filepath.Join(dir, "audit.log"),
 		oplog: &testkit.SyncBuffer{},
-		clock: &testClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
+		clock: testkit.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 	}
 	k.acme = mustAppendKey(tb, k.keys, "acme", "partner")
 	k.ops = mustAppendKey(tb, k.keys, "ops", "internal")

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +24,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -493,23 +493,6 @@ func TestStoreUsage(t *testing.T) {
 	}
 }
 
-// fakeSource is a store whose Backup writes body after announcing size,
-// then fails with err.
-type fakeSource struct {
-	size int64
-	body []byte
-	err  error
-}
-
-func (f fakeSource) Backup(_ context.Context, w io.Writer, size func(int64)) (int64, error) {
-	if f.size < 0 {
-		return 0, f.err
-	}
-	size(f.size)
-	n, _ := w.Write(f.body)
-	return int64(n), f.err
-}
-
 // backupServer is the admin listener's handler serving src's copies.
 func backupServer(src admin.BackupSource) http.Handler {
 	return admin.New(admin.Config{Backup: src, Logger: zerolog.Nop()}).Handler()
@@ -528,12 +511,12 @@ func TestStoreBackupFailures(t *testing.T) {
 	}{
 		{
 			name:    "the copy fails before it starts",
-			handler: backupServer(fakeSource{size: -1, err: errors.New("disk on fire")}),
+			handler: backupServer(testkit.Backup{Size: -1, Err: errors.New("disk on fire")}),
 			want:    "store backup from the a2ad at URL: the server answered 500 Internal Server Error; " + out + " was not written",
 		},
 		{
 			name:    "the copy fails half way",
-			handler: backupServer(fakeSource{size: 8192, body: make([]byte, 4096), err: errors.New("disk on fire")}),
+			handler: backupServer(testkit.Backup{Size: 8192, Body: make([]byte, 4096), Err: errors.New("disk on fire")}),
 			want:    "store backup from the a2ad at URL: the download ended after 4096 bytes: unexpected EOF; " + out + " was not written",
 		},
 		{
@@ -547,7 +530,7 @@ func TestStoreBackupFailures(t *testing.T) {
 		},
 		{
 			name:    "the copy is no store",
-			handler: backupServer(fakeSource{size: 8192, body: bytes.Repeat([]byte("junk"), 2048)}),
+			handler: backupServer(testkit.Backup{Size: 8192, Body: bytes.Repeat([]byte("junk"), 2048)}),
 			want:    "the copy from the a2ad at URL does not open as a store: it has no valid meta page (it is not a store file, or its first pages are damaged); " + out + " was not written",
 		},
 	} {
