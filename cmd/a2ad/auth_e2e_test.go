@@ -39,8 +39,7 @@ func recordsWhere(recs []map[string]any, key string, value any) []map[string]any
 // the header.
 func TestTrustedProxies(t *testing.T) {
 	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
+		anonymousPartners(c)
 		c.RatePerSecond = 1
 		c.RateBurst = 2
 		c.TrustedProxies = "127.0.0.2/32"
@@ -120,8 +119,7 @@ func TestTrustedProxies(t *testing.T) {
 // is TestLimiterMemoryBounded in package callers).
 func TestRateBucketsBounded(t *testing.T) {
 	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
+		anonymousPartners(c)
 		c.RatePerSecond = 1
 		c.RateBurst = 2
 		c.RateBuckets = 16
@@ -161,10 +159,7 @@ func TestRateBucketsBounded(t *testing.T) {
 // Bearer key with a different X-API-Key was served, and of two
 // Authorization headers the first won).
 func TestConflictingCredentials(t *testing.T) {
-	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
-	})
+	k := startKeyed(t, anonymousPartners)
 	const (
 		challenge = `Bearer realm="a2ad", error="invalid_request"`
 		body      = `{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Conflicting credentials: send one API key, in the Authorization header (Bearer) or in X-API-Key, once"}}`

@@ -65,6 +65,12 @@ func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
 	return k
 }
 
+// anonymousPartners lets callers without a key in, as partners.
+func anonymousPartners(c *Config) {
+	c.AllowAnonymous = true
+	c.AnonymousTiers = "partner"
+}
+
 // mustAppendKey adds a key for callerID with tiers to the keys file at
 // path and returns its secret.
 func mustAppendKey(tb testing.TB, path, callerID string, tiers ...string) string {
@@ -252,10 +258,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestAnonymousAccessAndTheExtendedCard(t *testing.T) {
-	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
-	})
+	k := startKeyed(t, anonymousPartners)
 	pub := getCard(t, k.base)
 	if got, want := cardSkills(t, pub), []string{"demo::echo", "demo::sleep", "text::wordcount"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("public card skills = %v, want the anonymous (partner) view %v", got, want)

@@ -271,8 +271,7 @@ func TestRequestBytesRateOverHTTP(t *testing.T) {
 	k, _ := startFair(t, func(c *Config) {
 		c.MaxBodyBytes = 256 << 10
 		c.RateBytesBurst = burst
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
+		anonymousPartners(c)
 		c.TrustedProxies = "127.0.0.1/32"
 		c.RateBuckets = 2
 	}, map[string]string{"acme": "rate_bytes: " + strconv.Itoa(rate)})

@@ -194,7 +194,7 @@ type opFixture struct {
 func newOpFixture(tb testing.TB) *opFixture {
 	tb.Helper()
 	hook := newHookReceiver(tb, func(int) int { return http.StatusNotFound })
-	f := &opFixture{k: startKeyed(tb, func(c *Config) { c.AllowAnonymous = true; c.AnonymousTiers = "partner"; c.RatePerSecond = 0 })}
+	f := &opFixture{k: startKeyed(tb, func(c *Config) { anonymousPartners(c); c.RatePerSecond = 0 })}
 	k := f.k
 	f.hook = opSend(tb, k, "", pushSendParams("m-hook", "demo::echo", map[string]any{"message": "hi"}, true,
 		map[string]any{"id": "hook-1", "url": hook.URL, "token": "tok-secret", "authentication": map[string]any{"schemes": []any{"Bearer"}, "credentials": "cred-secret"}}))
@@ -338,7 +338,7 @@ func TestOpViewErrors(t *testing.T) {
 // newest id first, and a page token from one query goes on from where
 // its page ended.
 func TestOpViewPaging(t *testing.T) {
-	k := startKeyed(t, func(c *Config) { c.AllowAnonymous = true; c.AnonymousTiers = "partner"; c.RatePerSecond = 0 })
+	k := startKeyed(t, func(c *Config) { anonymousPartners(c); c.RatePerSecond = 0 })
 	keys := []string{"", k.acme, k.bob}
 	var sleeping []string
 	for i := range 18 {
