@@ -109,6 +109,23 @@ func logLines(tb testing.TB, b *testkit.SyncBuffer) []map[string]any {
 // ignoreNext drops the retry time, which follows the real clock.
 var ignoreNext = cmpopts.IgnoreFields(OutboxCall{}, "Next")
 
+// wantOutcomes checks the calls the sender made on the outbox o, their
+// retry times aside.
+func wantOutcomes(tb testing.TB, o *MemOutbox, want ...OutboxCall) {
+	tb.Helper()
+	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
+		tb.Errorf("outbox calls (-want +got):\n%s", diff)
+	}
+}
+
+// wantHits checks how many requests the receiver saw.
+func wantHits(tb testing.TB, hits *atomic.Int32, want int32) {
+	tb.Helper()
+	if got := hits.Load(); got != want {
+		tb.Errorf("receiver saw %d requests, want %d", got, want)
+	}
+}
+
 func TestSenderHeaders(t *testing.T) {
 	type request struct {
 		Method, Path, ContentType, UserAgent, Token, Authorization string
@@ -184,18 +201,13 @@ func TestSenderRetriesUntilDelivered(t *testing.T) {
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
 
-	want := []OutboxCall{
-		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 503"},
-		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 503"},
-		{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 503"},
-		{Method: "Delivered", ID: id},
-	}
-	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
-		t.Errorf("outbox calls (-want +got):\n%s", diff)
-	}
-	if got := hits.Load(); got != 4 {
-		t.Errorf("receiver saw %d requests, want 4", got)
-	}
+	wantOutcomes(t, o,
+		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 503"},
+		OutboxCall{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 503"},
+		OutboxCall{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 503"},
+		OutboxCall{Method: "Delivered", ID: id},
+	)
+	wantHits(t, &hits, 4)
 }
 
 func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
@@ -222,18 +234,13 @@ func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := []OutboxCall{
-		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 500"},
-		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 500"},
-		{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 500"},
-		{Method: "Dead", ID: id, URL: srv.URL + "/hook/path-secret?q=query-secret", Attempts: 4, LastErr: "HTTP 500"},
-	}
-	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
-		t.Errorf("outbox calls (-want +got):\n%s", diff)
-	}
-	if got := hits.Load(); got != 4 {
-		t.Errorf("receiver saw %d requests, want 4", got)
-	}
+	wantOutcomes(t, o,
+		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 500"},
+		OutboxCall{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 500"},
+		OutboxCall{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 500"},
+		OutboxCall{Method: "Dead", ID: id, URL: srv.URL + "/hook/path-secret?q=query-secret", Attempts: 4, LastErr: "HTTP 500"},
+	)
+	wantHits(t, &hits, 4)
 
 	if strings.Contains(logs.String(), "secret") {
 		t.Errorf("logs hold a secret, a path or a query:\n%s", logs.String())
@@ -303,9 +310,7 @@ func TestSenderPermanentFailure(t *testing.T) {
 			if diff := cmp.Diff(want, o.Outcomes()); diff != "" {
 				t.Errorf("outbox calls (-want +got):\n%s", diff)
 			}
-			if got := hits.Load(); got != 1 {
-				t.Errorf("receiver saw %d requests, want 1", got)
-			}
+			wantHits(t, &hits, 1)
 			if got := redirected.Load(); got != 0 {
 				t.Errorf("redirect followed %d times", got)
 			}
@@ -328,13 +333,10 @@ func TestSenderNetworkErrors(t *testing.T) {
 		cfg.Timeout = 50 * time.Millisecond
 		MustStartSender(t, cfg)
 		waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
-		want := []OutboxCall{
-			{Method: "Retry", ID: id, Attempts: 1, LastErr: "timed out"},
-			{Method: "Delivered", ID: id},
-		}
-		if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
-			t.Errorf("outbox calls (-want +got):\n%s", diff)
-		}
+		wantOutcomes(t, o,
+			OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "timed out"},
+			OutboxCall{Method: "Delivered", ID: id},
+		)
 	})
 	t.Run("connection refused", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
@@ -346,13 +348,10 @@ func TestSenderNetworkErrors(t *testing.T) {
 		cfg.MaxAttempts = 2
 		MustStartSender(t, cfg)
 		waitFor(t, "dead letter", func() bool { return len(o.DeadLetters()) == 1 })
-		want := []OutboxCall{
-			{Method: "Retry", ID: id, Attempts: 1, LastErr: "connection failed"},
-			{Method: "Dead", ID: id, URL: url, Attempts: 2, LastErr: "connection failed"},
-		}
-		if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
-			t.Errorf("outbox calls (-want +got):\n%s", diff)
-		}
+		wantOutcomes(t, o,
+			OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "connection failed"},
+			OutboxCall{Method: "Dead", ID: id, URL: url, Attempts: 2, LastErr: "connection failed"},
+		)
 	})
 }
 
@@ -368,13 +367,10 @@ func TestSenderRetryAfterZero(t *testing.T) {
 	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Body: []byte(`{}`)})
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
-	want := []OutboxCall{
-		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 429"},
-		{Method: "Delivered", ID: id},
-	}
-	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
-		t.Errorf("outbox calls (-want +got):\n%s", diff)
-	}
+	wantOutcomes(t, o,
+		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 429"},
+		OutboxCall{Method: "Delivered", ID: id},
+	)
 }
 
 // TestSenderRetryDelay checks the next attempt's time with a fixed clock
@@ -562,17 +558,12 @@ func TestSenderRestartMidRetry(t *testing.T) {
 
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
-	want := []OutboxCall{
-		{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 502"},
-		{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 502"},
-		{Method: "Delivered", ID: id},
-	}
-	if diff := cmp.Diff(want, o.Outcomes(), ignoreNext); diff != "" {
-		t.Errorf("outbox calls (-want +got):\n%s", diff)
-	}
-	if got := hits.Load(); got != 3 {
-		t.Errorf("receiver saw %d requests, want 3", got)
-	}
+	wantOutcomes(t, o,
+		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 502"},
+		OutboxCall{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 502"},
+		OutboxCall{Method: "Delivered", ID: id},
+	)
+	wantHits(t, &hits, 3)
 }
 
 func TestSenderCloseCancelsInFlight(t *testing.T) {
