@@ -19,6 +19,21 @@ import (
 	"github.com/a2ad/a2ad/internal/testkit"
 )
 
+// wantClosed checks that the Accept whose error done yields returns
+// net.ErrClosed within 5 seconds of Close; doing says what it would be
+// doing otherwise.
+func wantClosed(tb testing.TB, done <-chan error, doing string) {
+	tb.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			tb.Errorf("Accept after Close = %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		tb.Fatalf("Accept still %s after Close", doing)
+	}
+}
+
 // events counts the hooks' calls.
 type events struct {
 	open, refused, pausedMax, pausedErr atomic.Int64
@@ -216,14 +231,7 @@ func TestMaxWaitsForAClose(t *testing.T) {
 	dialFrom(t, "127.0.0.1", addr)
 	time.Sleep(50 * time.Millisecond)
 	l.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Accept still waiting at the cap after Close")
-	}
+	wantClosed(t, done, "waiting at the cap")
 }
 
 // fakeListener fails Accept with err until its budget of failures is
@@ -356,14 +364,7 @@ func TestAcceptErrorsDoNotSpin(t *testing.T) {
 	}()
 	time.Sleep(400 * time.Millisecond)
 	l.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Accept still backing off after Close")
-	}
+	wantClosed(t, done, "backing off")
 	// 5+10+20+40+80+160 = 315 ms: 7 calls in 400 ms; a spinning loop makes
 	// thousands.
 	if n := len(fake.Calls()); n < 2 || n > 8 {
