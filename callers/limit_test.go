@@ -204,15 +204,13 @@ func TestLimiterConcurrentFrozenClock(t *testing.T) {
 	var granted atomic.Int64
 	var wg sync.WaitGroup
 	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 5 {
 				if ok, _ := l.Allow("a", 0, 0); ok {
 					granted.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if got := granted.Load(); got != burst {
@@ -284,9 +282,7 @@ func TestInFlightConcurrent(t *testing.T) {
 	var running, peak, acquired atomic.Int64
 	var wg sync.WaitGroup
 	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 100 {
 				if !f.Acquire("a") {
 					continue
@@ -302,7 +298,7 @@ func TestInFlightConcurrent(t *testing.T) {
 				running.Add(-1)
 				f.Release("a")
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if p := peak.Load(); p > max {

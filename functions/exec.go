@@ -115,11 +115,9 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		waitc    = make(chan error, 1)
 		failed   = make(chan struct{}) // closed if the output fails the call
 	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		b.runChild(startc, waitc)
-	}()
+	})
 	st := <-startc
 	if st.err != nil {
 		wg.Wait()

@@ -243,16 +243,14 @@ func TestConcurrentHooks(t *testing.T) {
 	m := newMetrics(t, nil)
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			fn := []string{"a::x", "b::y"}[g%2]
 			for range 500 {
 				m.Request("message/send", "ok", []string{"completed", "accepted"}[g%2], time.Millisecond)
 				m.CallRunning(fn, 1)
 				m.CallRunning(fn, -1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	want(t, get(t, m),

@@ -294,12 +294,10 @@ func (s *Sender) poll() error {
 		}
 		s.inflight[p] = struct{}{}
 		free--
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.wg.Go(func() {
 			s.attempt(d)
 			s.done <- p // only after the outcome is recorded
-		}()
+		})
 	}
 	return nil
 }

@@ -324,16 +324,14 @@ func TestAuthFloodThrottled(t *testing.T) {
 		next     = make(chan struct{})
 	)
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range next {
 				resp, _ := postRaw(t, k.base, get, bad)
 				mu.Lock()
 				statuses[resp.StatusCode]++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	for range flood {
 		next <- struct{}{}

@@ -227,9 +227,7 @@ func TestSlowBodyFlood(t *testing.T) {
 	)
 	attackStart := time.Now()
 	for s := range sources {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range conns / sources {
 				c, err := dialers[s].Dial("tcp", addr)
 				if err != nil {
@@ -251,7 +249,7 @@ func TestSlowBodyFlood(t *testing.T) {
 					answers <- readAnswer(c, start, 20*time.Second)
 				}()
 			}
-		}()
+		})
 	}
 	t.Cleanup(func() {
 		mu.Lock()
@@ -420,13 +418,11 @@ func TestConnectionsPerAddress(t *testing.T) {
 	var closed atomic.Int64
 	var wg sync.WaitGroup
 	for _, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if a := readAnswer(c, time.Now(), 100*time.Millisecond); a.err != nil && !isTimeout(a.err) {
 				closed.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if closed.Load() != 44 {

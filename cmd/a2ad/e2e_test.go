@@ -282,16 +282,14 @@ func TestDuplicateSendsOverHTTPCallTheBackendOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	ids := make([]string, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			resp := rpc(t, base, "message/send", sendParams("order-1", "orders::place", map[string]any{"sku": "a"}, true))
 			task := resultTask(t, resp)
 			if state(task) != "completed" {
 				t.Errorf("duplicate %d: state %s", i, state(task))
 			}
 			ids[i] = task["id"].(string)
-		}()
+		})
 	}
 	time.Sleep(200 * time.Millisecond)
 	close(release)

@@ -90,9 +90,7 @@ func TestCallsPerCallerOverHTTP(t *testing.T) {
 		wg       sync.WaitGroup
 	)
 	for i := range 48 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			id := fmt.Sprintf("flood-%d", i)
 			status, _, body := k.call(t, k.acme, "message/send", nap(id))
 			mu.Lock()
@@ -107,7 +105,7 @@ func TestCallsPerCallerOverHTTP(t *testing.T) {
 			default:
 				unwanted = append(unwanted, fmt.Sprintf("HTTP %d %.200s", status, body))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if len(unwanted) > 0 || len(taken) != 32 || len(refused) != 16 {

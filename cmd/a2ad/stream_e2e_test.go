@@ -395,9 +395,7 @@ func TestManySubscribersSeeTheSameSequence(t *testing.T) {
 	got := make([][]sseEvent, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			s, err := dialStream(hc, base, i, "tasks/resubscribe", map[string]any{"id": id}, nil)
 			if err != nil {
 				t.Errorf("subscriber %d: %v", i, err)
@@ -410,7 +408,7 @@ func TestManySubscribersSeeTheSameSequence(t *testing.T) {
 				return
 			}
 			got[i] = evs
-		}()
+		})
 	}
 	wg.Wait()
 	if t.Failed() {
