@@ -120,15 +120,7 @@ func cardSkills(tb testing.TB, card map[string]any) []string {
 func getCard(tb testing.TB, base string) map[string]any {
 	tb.Helper()
 	resp, err := http.Get(base + "/.well-known/agent-card.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var card map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
-		tb.Fatal(err)
-	}
-	return card
+	return jsonAnswer(tb, resp, err)
 }
 
 // auditRecords reads the audit log file.

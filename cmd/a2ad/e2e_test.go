@@ -88,6 +88,25 @@ func officialClient(tb testing.TB, baseURL string) *a2aclient.Client {
 	return client
 }
 
+// startSleep asks client, without blocking, for demo::sleep of seconds
+// and returns the task, which must not have ended yet.
+func startSleep(tb testing.TB, client *a2aclient.Client, seconds float64) *a2a.Task {
+	tb.Helper()
+	no := false
+	res, err := client.SendMessage(context.Background(), &a2a.MessageSendParams{
+		Message: skillMessage("demo::sleep", map[string]any{"seconds": seconds}),
+		Config:  &a2a.MessageSendConfig{Blocking: &no},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State.Terminal() {
+		tb.Fatalf("non-blocking send returned a %s task", task.Status.State)
+	}
+	return task
+}
+
 func skillMessage(skill string, input map[string]any) *a2a.Message {
 	return a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"skill": skill, "input": input}})
 }
@@ -140,18 +159,7 @@ func TestOfficialClientSendGetCancel(t *testing.T) {
 	}
 
 	// Non-blocking sleep, then cancel it.
-	no := false
-	res, err = client.SendMessage(ctx, &a2a.MessageSendParams{
-		Message: skillMessage("demo::sleep", map[string]any{"seconds": 30}),
-		Config:  &a2a.MessageSendConfig{Blocking: &no},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sleeping := res.(*a2a.Task)
-	if sleeping.Status.State.Terminal() {
-		t.Fatalf("non-blocking send returned a %s task", sleeping.Status.State)
-	}
+	sleeping := startSleep(t, client, 30)
 	canceled, err := client.CancelTask(ctx, &a2a.TaskIDParams{ID: sleeping.ID})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("CancelTask = %+v, %v", canceled, err)
@@ -169,6 +177,13 @@ func TestOfficialClientSendGetCancel(t *testing.T) {
 func rpc(tb testing.TB, baseURL, method string, params any) map[string]any {
 	tb.Helper()
 	resp, err := http.Post(baseURL+"/a2a", "application/json", bytes.NewReader(rpcBody(method, params)))
+	return jsonAnswer(tb, resp, err)
+}
+
+// jsonAnswer decodes the JSON object in the body of resp, the answer to a
+// request that returned err.
+func jsonAnswer(tb testing.TB, resp *http.Response, err error) map[string]any {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -320,6 +335,28 @@ func putFile(tb testing.TB, path, content string) {
 	}
 }
 
+// putScript writes an executable script at path.
+func putScript(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// crashSetup skips the test under -short, as it builds and kills the real
+// binary; it writes catalogText to a catalogue in a new directory and
+// returns its path and that of a store beside it.
+func crashSetup(t *testing.T, catalogText string) (catalog, store string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and kills the real binary")
+	}
+	dir := t.TempDir()
+	catalog = filepath.Join(dir, "catalog.yaml")
+	putFile(t, catalog, catalogText)
+	return catalog, filepath.Join(dir, "a2ad.db")
+}
+
 var (
 	buildOnce sync.Once
 	binPath   string
@@ -411,6 +448,24 @@ func launch(tb testing.TB, args ...string) (p *process, ready <-chan string) {
 	return p, base
 }
 
+// terminate sends the binary SIGTERM and returns the error of its exit;
+// it fails the test if the binary still runs after within.
+func (p *process) terminate(tb testing.TB, within time.Duration) error {
+	tb.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		tb.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(within):
+		tb.Fatalf("a2ad still running %v after SIGTERM", within)
+		return nil
+	}
+}
+
 func (p *process) kill(tb testing.TB) {
 	tb.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -447,12 +502,7 @@ func statusMessage(task map[string]any) string {
 // not retry-safe fails with its reason, the retry-safe one runs again, and
 // message ids stay idempotent across the restart.
 func TestCrashRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
-	dir := t.TempDir()
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, `functions:
+	catalog, store := crashSetup(t, `functions:
   - id: work::once
     metadata: {"a2a.expose": true}
     builtin: sleep
@@ -464,7 +514,6 @@ func TestCrashRecovery(t *testing.T) {
     metadata: {"a2a.expose": true}
     builtin: echo
 `)
-	store := filepath.Join(dir, "a2ad.db")
 	p := startBinary(t, catalog, store)
 
 	done := resultTask(t, rpc(t, p.base, "message/send", sendParams("m-done", "demo::echo", map[string]any{"x": 1}, true)))

@@ -97,14 +97,7 @@ func cardETag(tb testing.TB, base string) string {
 func postReload(tb testing.TB, admin string) (int, map[string]any) {
 	tb.Helper()
 	resp, err := http.Post(admin+"/admin/v1/reload", "application/json", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		tb.Fatal(err)
-	}
+	r := jsonAnswer(tb, resp, err)
 	return resp.StatusCode, r
 }
 

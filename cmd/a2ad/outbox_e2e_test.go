@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -139,18 +138,8 @@ func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
 
 	// SIGTERM ends the server within a couple of seconds.
 	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("a2ad exited with %v after SIGTERM", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a2ad still running 10 s after SIGTERM")
+	if err := p.terminate(t, 10*time.Second); err != nil {
+		t.Fatalf("a2ad exited with %v after SIGTERM", err)
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("SIGTERM took %v, want under 1s", d)

@@ -124,9 +124,7 @@ func TestOutputMemoryBounded(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "out.sh")
-	if err := os.WriteFile(script, []byte(outputScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	putScript(t, script, outputScript)
 	const calls = 16
 	type tc struct {
 		cap    int64 // max_output_bytes; 0 for the default

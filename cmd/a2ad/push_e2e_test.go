@@ -385,15 +385,7 @@ func TestPushOfficialClient(t *testing.T) {
 	ctx := context.Background()
 	client := officialClient(t, "http://"+m.Addr())
 
-	no := false
-	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{
-		Message: skillMessage("demo::sleep", map[string]any{"seconds": 30}),
-		Config:  &a2a.MessageSendConfig{Blocking: &no},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := res.(*a2a.Task)
+	task := startSleep(t, client, 30)
 
 	one := &a2a.TaskPushConfig{TaskID: task.ID, Config: a2a.PushConfig{
 		ID: "sdk-1", URL: hook.URL, Token: "tok-sdk",

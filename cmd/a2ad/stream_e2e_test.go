@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -73,18 +72,7 @@ func TestOfficialClientStreams(t *testing.T) {
 	}
 
 	// Resubscribe to a running task.
-	no := false
-	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{
-		Message: skillMessage("demo::sleep", map[string]any{"seconds": 2}),
-		Config:  &a2a.MessageSendConfig{Blocking: &no},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	running := res.(*a2a.Task)
-	if running.Status.State.Terminal() {
-		t.Fatalf("non-blocking send returned a %s task", running.Status.State)
-	}
+	running := startSleep(t, client, 2)
 	events = nil
 	for ev, err := range client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: running.ID}) {
 		if err != nil {
@@ -250,18 +238,12 @@ func TestStreamKeepAlive(t *testing.T) {
 // the last event id seen: the client gets exactly the events it missed,
 // then the live ones, up to the rerun's completion.
 func TestStreamResumeAfterCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
-	dir := t.TempDir()
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, `functions:
+	catalog, store := crashSetup(t, `functions:
   - id: work::slow
     metadata: {"a2a.expose": true}
     retry_safe: true
     builtin: sleep
 `)
-	store := filepath.Join(dir, "a2ad.db")
 	p := startBinary(t, catalog, store)
 
 	s := openStream(t, nil, p.base, "crash", "message/stream",
