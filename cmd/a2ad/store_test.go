@@ -130,13 +130,8 @@ func taskCount(tb testing.TB, m *Main) int {
 // read here with bbolt itself.
 func bucketLines(tb testing.TB, path string) []string {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
 	var lines []string
-	_ = db.View(func(tx *bolt.Tx) error {
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			lines = append(lines, fmt.Sprintf("  %-8s %d keys", name, b.Stats().KeyN))
 			return nil
@@ -227,27 +222,15 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 // in use, read with bbolt itself.
 func pagesInUse(tb testing.TB, path string) int64 {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
 	var n int64
-	_ = db.View(func(tx *bolt.Tx) error {
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
 		n = tx.Size()
 		return nil
 	})
 	return n
 }
 
-func fileSize(tb testing.TB, path string) int64 {
-	tb.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi.Size()
-}
+func fileSize(tb testing.TB, path string) int64 { return testkit.Stat(tb, path).Size() }
 
 // TestStoreToolsOnAStoreInUse: the offline tools refuse a store a server
 // holds, each saying what to do instead, and change nothing.
