@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -17,9 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // adminDo sends a request to the admin listener of m and returns the
@@ -427,25 +426,9 @@ func ptr[T any](v T) *T { return &v }
 // hash of its file, and its commit count.
 func storeState(tb testing.TB, m *Main) (dump string, file [32]byte, commits uint64) {
 	tb.Helper()
-	var b strings.Builder
-	err := m.store.DB().View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
-			fmt.Fprintf(&b, "bucket %q seq %d\n", name, bk.Sequence())
-			return bk.ForEach(func(k, v []byte) error {
-				fmt.Fprintf(&b, "%q=%q\n", k, v)
-				return nil
-			})
-		})
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	raw, err := os.ReadFile(m.Config.Store)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	dump, file = testkit.DumpStore(tb, m.store.DB())
 	commits, _ = m.store.Counts()
-	return b.String(), sha256.Sum256(raw), commits
+	return dump, file, commits
 }
 
 // TestOpViewObservesOnly calls every read endpoint, and the CLI's reads,

@@ -1,7 +1,10 @@
 package testkit
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,4 +48,29 @@ func ViewStore(tb testing.TB, path string, fn func(tx *bolt.Tx) error) {
 	if err := db.View(fn); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// DumpStore returns every key and value of every bucket of the open bbolt
+// db, with each bucket's sequence, and the hash of its file: a test that
+// compares them before and after can tell that nothing was written.
+func DumpStore(tb testing.TB, db *bolt.DB) (dump string, file [32]byte) {
+	tb.Helper()
+	var b strings.Builder
+	err := db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+			fmt.Fprintf(&b, "bucket %q seq %d\n", name, bk.Sequence())
+			return bk.ForEach(func(k, v []byte) error {
+				fmt.Fprintf(&b, "%q=%q\n", k, v)
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := os.ReadFile(db.Path())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b.String(), sha256.Sum256(raw)
 }
