@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,131 +16,7 @@ import (
 	goa2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	goagentcard "github.com/a2aproject/a2a-go/a2aclient/agentcard"
-	"github.com/rs/zerolog"
-
-	"github.com/a2ad/a2ad/callers"
-	"github.com/a2ad/a2ad/internal/testkit"
 )
-
-// keyed is a server with a keys file: acme is a partner, ops is internal.
-type keyed struct {
-	m       *Main
-	base    string
-	keys    string // the keys file
-	audit   string // the audit log file
-	oplog   *testkit.SyncBuffer
-	clock   *testkit.Clock
-	acme    string // secrets
-	ops     string
-	bob     string // a second partner
-	secrets []string
-}
-
-// startKeyed runs the real server with a keys file of two callers and the
-// audit trail in its own file.
-func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
-	tb.Helper()
-	dir := tb.TempDir()
-	k := &keyed{
-		keys:  filepath.Join(dir, "keys.yaml"),
-		audit: filepath.Join(dir, "audit.log"),
-		oplog: &testkit.SyncBuffer{},
-		clock: testkit.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-	}
-	k.acme = mustAppendKey(tb, k.keys, "acme", "partner")
-	k.ops = mustAppendKey(tb, k.keys, "ops", "internal")
-	k.bob = mustAppendKey(tb, k.keys, "bob", "partner")
-	k.secrets = []string{k.acme, k.ops, k.bob}
-	cfg := testConfig(filepath.Join(dir, "a2ad.db"))
-	cfg.Keys = k.keys
-	cfg.AuditLog = k.audit
-	cfg.PushAllow = "127.0.0.1/32"
-	if mod != nil {
-		mod(&cfg)
-	}
-	k.m = openMain(tb, &Main{Config: cfg, Logger: zerolog.New(k.oplog), now: k.clock.Now})
-	closeAtEnd(tb, k.m)
-	k.base = "http://" + k.m.Addr()
-	return k
-}
-
-// anonymousPartners lets callers without a key in, as partners.
-func anonymousPartners(c *Config) {
-	c.AllowAnonymous = true
-	c.AnonymousTiers = "partner"
-}
-
-// mustAppendKey adds a key for callerID with tiers to the keys file at
-// path and returns its secret.
-func mustAppendKey(tb testing.TB, path, callerID string, tiers ...string) string {
-	tb.Helper()
-	secret, err := callers.AppendKey(path, callerID, tiers)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return secret
-}
-
-// call posts one JSON-RPC request with the given key ("" for none) and
-// returns the status, the headers and the body.
-func (k *keyed) call(tb testing.TB, key, method string, params any) (int, http.Header, []byte) {
-	tb.Helper()
-	h := http.Header{}
-	if key != "" {
-		h.Set("Authorization", "Bearer "+key)
-	}
-	resp, out := postRaw(tb, k.base, rpcBody(method, params), h)
-	return resp.StatusCode, resp.Header, out
-}
-
-// ok calls and decodes a 200 answer.
-func (k *keyed) ok(tb testing.TB, key, method string, params any) map[string]any {
-	tb.Helper()
-	status, _, body := k.call(tb, key, method, params)
-	if status != http.StatusOK {
-		tb.Fatalf("%s: HTTP %d: %s", method, status, body)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(body, &out); err != nil {
-		tb.Fatalf("%s: %v: %s", method, err, body)
-	}
-	return out
-}
-
-func cardSkills(tb testing.TB, card map[string]any) []string {
-	tb.Helper()
-	ids := []string{}
-	for _, s := range card["skills"].([]any) {
-		ids = append(ids, s.(map[string]any)["id"].(string))
-	}
-	return ids
-}
-
-func getCard(tb testing.TB, base string) map[string]any {
-	tb.Helper()
-	resp, err := http.Get(base + "/.well-known/agent-card.json")
-	return jsonAnswer(tb, resp, err)
-}
-
-// auditRecords reads the audit log file.
-func (k *keyed) auditRecords(tb testing.TB) []map[string]any {
-	tb.Helper()
-	f, err := os.Open(k.audit)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var recs []map[string]any
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			tb.Fatalf("audit line is not JSON: %v: %s", err, sc.Text())
-		}
-		recs = append(recs, r)
-	}
-	return recs
-}
 
 // TestTwoAudiences serves a partner and an internal caller from one
 // process: each sees its own card and may call only its own skills.
