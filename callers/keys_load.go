@@ -169,34 +169,39 @@ func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes m
 		key.Enabled = l.Bool(e.Val, ptr+"/enabled", "enabled")
 	}
 
+	l.limits(kv, ptr, &key.Limits)
+	return key, l.Count() == before
+}
+
+// limits reads an entry's own limits, those kv holds, into lim.
+func (l *keyLoader) limits(kv map[string]yamlnode.Entry, ptr string, lim *Limits) {
 	if e, ok := kv["quota_tasks"]; ok {
 		if n, ok := l.limit(e.Val, ptr+"/quota_tasks", "quota_tasks", math.MaxInt64); ok {
-			key.Limits.QuotaTasks = &n
+			lim.QuotaTasks = &n
 		}
 	}
 	if e, ok := kv["quota_bytes"]; ok {
 		if n, ok := l.limit(e.Val, ptr+"/quota_bytes", "quota_bytes", math.MaxInt64); ok {
-			key.Limits.QuotaBytes = &n
+			lim.QuotaBytes = &n
 		}
 	}
 	if e, ok := kv["max_history"]; ok {
 		if n, ok := l.limit(e.Val, ptr+"/max_history", "max_history", math.MaxInt32); ok {
 			m := int(n)
-			key.Limits.MaxHistory = &m
+			lim.MaxHistory = &m
 		}
 	}
 	if e, ok := kv["max_calls"]; ok {
 		if n, ok := l.limit(e.Val, ptr+"/max_calls", "max_calls", math.MaxInt32); ok {
 			m := int(n)
-			key.Limits.MaxCalls = &m
+			lim.MaxCalls = &m
 		}
 	}
 	if e, ok := kv["rate_bytes"]; ok {
 		if n, ok := l.limit(e.Val, ptr+"/rate_bytes", "rate_bytes", math.MaxInt64); ok {
-			key.Limits.RateBytes = &n
+			lim.RateBytes = &n
 		}
 	}
-	return key, l.Count() == before
 }
 
 // firstUse is where a hash first appears.

@@ -168,6 +168,18 @@ func (l *loader) function(ptr string, n *yaml.Node, firstLine map[string]int) *F
 
 	kv := l.Fields(n, ptr, "in function", functionKeys)
 
+	l.functionFields(f, kv)
+	f.Backend = l.backend(n, ptr, kv)
+
+	if l.Count() > before {
+		return nil
+	}
+	return f
+}
+
+// functionFields reads the keys of a function other than its id and its
+// backend, with their defaults, into f.
+func (l *loader) functionFields(f *Function, kv map[string]yamlnode.Entry) {
 	if e, ok := kv["name"]; ok {
 		f.Name, _ = l.Str(e.Val, e.Ptr, "name")
 	}
@@ -219,12 +231,6 @@ func (l *loader) function(ptr string, n *yaml.Node, firstLine map[string]int) *F
 			f.MaxConcurrency = int(v)
 		}
 	}
-	f.Backend = l.backend(n, ptr, kv)
-
-	if l.Count() > before {
-		return nil
-	}
-	return f
 }
 
 // backend checks the backend keys of a function: exactly one must be

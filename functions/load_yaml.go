@@ -151,34 +151,7 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 	n := yamlnode.Resolve(v)
 	switch n.Kind {
 	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		seen := map[string]int{}
-		ok := true
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			kn, vn := n.Content[i], n.Content[i+1]
-			k := yamlnode.Resolve(kn)
-			if k.Kind != yaml.ScalarNode {
-				l.Add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
-				ok = false
-				continue
-			}
-			kp := ptr + "/" + yamlnode.EscapePointer(k.Value)
-			if k.ShortTag() == "!!merge" {
-				l.Add(kn, kp, "merge keys (<<) are not supported")
-				ok = false
-				continue
-			}
-			if line, dup := seen[k.Value]; dup {
-				l.Add(kn, kp, "duplicate key %q (first at line %d)", k.Value, line)
-				ok = false
-				continue
-			}
-			seen[k.Value] = kn.Line
-			val, vok := l.toValue(vn, kp, depth+1, budget)
-			ok = ok && vok
-			m[k.Value] = val
-		}
-		return m, ok
+		return l.toMap(n, ptr, depth, budget)
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		ok := true
@@ -219,6 +192,38 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 	}
 	l.Add(v, ptr, "cannot read %s", yamlnode.Kind(n))
 	return nil, false
+}
+
+// toMap converts the mapping n for toValue.
+func (l *loader) toMap(n *yaml.Node, ptr string, depth int, budget *int) (map[string]any, bool) {
+	m := make(map[string]any, len(n.Content)/2)
+	seen := map[string]int{}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		k := yamlnode.Resolve(kn)
+		if k.Kind != yaml.ScalarNode {
+			l.Add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
+			ok = false
+			continue
+		}
+		kp := ptr + "/" + yamlnode.EscapePointer(k.Value)
+		if k.ShortTag() == "!!merge" {
+			l.Add(kn, kp, "merge keys (<<) are not supported")
+			ok = false
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			l.Add(kn, kp, "duplicate key %q (first at line %d)", k.Value, line)
+			ok = false
+			continue
+		}
+		seen[k.Value] = kn.Line
+		val, vok := l.toValue(vn, kp, depth+1, budget)
+		ok = ok && vok
+		m[k.Value] = val
+	}
+	return m, ok
 }
 
 // schema reads an inline schema (a mapping, or true/false) or a schema
