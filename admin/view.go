@@ -125,9 +125,17 @@ type TaskView struct {
 }
 
 // DeadLetter is a push delivery given up on: never its token,
-// credentials or body. It is the store's view of one, as GET
-// /admin/push/dead-letters shows it too.
-type DeadLetter = boltstore.DeadLetter
+// credentials or body.
+type DeadLetter struct {
+	ID        uint64    `json:"id"`
+	TaskID    string    `json:"taskId"`
+	ConfigID  string    `json:"configId"`
+	URL       string    `json:"url"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"lastError"`
+	CreatedAt time.Time `json:"createdAt"`
+	DeadAt    time.Time `json:"deadAt"`
+}
 
 // DeadLetterList is GET /admin/v1/dead-letters.
 type DeadLetterList struct {
