@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -98,12 +99,12 @@ func TestClientBackup(t *testing.T) {
 	body := bytes.Repeat([]byte("a2ad"), 2048)
 	for _, tt := range []struct {
 		name string
-		src  fakeSource
+		src  testkit.Backup
 		want string // the error; "" for none
 	}{
-		{"whole", fakeSource{size: 8192, body: body}, ""},
-		{"fails before it starts", fakeSource{size: -1, err: errors.New("disk on fire")}, "the server answered 500 Internal Server Error"},
-		{"fails half way", fakeSource{size: 8192, body: body[:4096], err: errors.New("disk on fire")}, "the download ended after 4096 bytes: unexpected EOF"},
+		{"whole", testkit.Backup{Size: 8192, Body: body}, ""},
+		{"fails before it starts", testkit.Backup{Size: -1, Err: errors.New("disk on fire")}, "the server answered 500 Internal Server Error"},
+		{"fails half way", testkit.Backup{Size: 8192, Body: body[:4096], Err: errors.New("disk on fire")}, "the download ended after 4096 bytes: unexpected EOF"},
 	} {
 		c, _ := newClient(t, newServer(admin.Config{Backup: tt.src}))
 		var got bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -49,22 +50,8 @@ func (f *fakeOutbox) DeadLetters(_ context.Context, after uint64, limit int) ([]
 }
 func (f *fakeOutbox) OutboxDepth(context.Context) (int, error) { return f.depth, nil }
 
-// fakeSource is a store whose Backup writes body after announcing size
-// (not at all when size < 0), then fails with err.
-type fakeSource struct {
-	size int64
-	body []byte
-	err  error
-}
-
-func (f fakeSource) Backup(_ context.Context, w io.Writer, size func(int64)) (int64, error) {
-	if f.size < 0 {
-		return 0, f.err
-	}
-	size(f.size)
-	n, _ := w.Write(f.body)
-	return int64(n), f.err
-}
+// testkit.Backup stands in for the store's copies.
+var _ admin.BackupSource = testkit.Backup{}
 
 // fakeCanceler is a task service whose cancel the test sets.
 type fakeCanceler func(owner tasks.Caller, id string) (*a2a.Task, error)

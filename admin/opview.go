@@ -274,10 +274,8 @@ func (v *opView) listDeadLetters(ctx context.Context, q url.Values) (*DeadLetter
 	}
 	out := &DeadLetterList{DeadLetters: make([]DeadLetter, 0, len(list))}
 	for _, d := range list {
-		out.DeadLetters = append(out.DeadLetters, DeadLetter{
-			ID: d.ID, TaskID: d.TaskID, ConfigID: d.ConfigID, URL: d.URL, Attempts: d.Attempts,
-			LastError: d.LastError, CreatedAt: d.CreatedAt.UTC(), DeadAt: d.DeadAt.UTC(),
-		})
+		d.CreatedAt, d.DeadAt = d.CreatedAt.UTC(), d.DeadAt.UTC()
+		out.DeadLetters = append(out.DeadLetters, DeadLetter(d))
 	}
 	if more && len(list) > 0 {
 		tok := encodePageToken(tokenDeadLetters, be.BigEndian.AppendUint64(nil, list[len(list)-1].ID))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -119,7 +120,7 @@ func TestOutboxDeadLetters(t *testing.T) {
 // that fails before it starts is a 500 without detail.
 func TestBackupEndpoint(t *testing.T) {
 	body := bytes.Repeat([]byte("a2ad"), 1024)
-	s := newServer(admin.Config{Backup: fakeSource{size: int64(len(body)), body: body}})
+	s := newServer(admin.Config{Backup: testkit.Backup{Size: int64(len(body)), Body: body}})
 	req := httptest.NewRequest("GET", "http://127.0.0.1:8081"+admin.BackupPath, nil)
 	req.RemoteAddr = "127.0.0.1:1"
 	rec := httptest.NewRecorder()
@@ -135,7 +136,7 @@ func TestBackupEndpoint(t *testing.T) {
 			t.Errorf("%s: %q, want %q", k, got, v)
 		}
 	}
-	s = newServer(admin.Config{Backup: fakeSource{size: -1, err: errors.New("disk on fire")}})
+	s = newServer(admin.Config{Backup: testkit.Backup{Size: -1, Err: errors.New("disk on fire")}})
 	if code, got := serve(t, s, "GET", admin.BackupPath); code != 500 || got != "store backup failed" {
 		t.Errorf("failed backup: HTTP %d %q", code, got)
 	}

@@ -119,15 +119,13 @@ func TestGateBytesConcurrent(t *testing.T) {
 	g := callers.NewGate(callers.GateConfig{Now: clock.Now, BytesBurst: 1 << 20})
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 100 {
 				if _, ok := g.TakeBytes("key:a", 1, 100); ok {
 					g.ChargeBytes("key:a", 1, 28)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	// 800 requests of 128 bytes: 102,400 of 1 MiB, none refused.

@@ -102,9 +102,7 @@ func TestGateConcurrent(t *testing.T) {
 		top  int
 	)
 	for w := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			key := []string{"a", "b", "c"}[w%3]
 			for range 500 {
 				release, _, ok := g.Admit(key, nil)
@@ -123,7 +121,7 @@ func TestGateConcurrent(t *testing.T) {
 				mu.Unlock()
 				release()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for k, p := range peak {

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/a2ad/a2ad/internal/syncdir"
 	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -272,41 +273,9 @@ func AppendKey(path, callerID string, tiers []string) (secret string, err error)
 		}
 	}
 
-	var doc yaml.Node
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		data = nil
-	case err != nil:
-		return "", fmt.Errorf("append key: %w", err)
-	}
-	var list *yaml.Node
-	oldLen := 0
-	if len(bytes.TrimSpace(data)) > 0 {
-		ks, err := parseKeys(path, data)
-		if err != nil {
-			return "", err
-		}
-		oldLen = ks.Len()
-		for _, k := range ks.byHash {
-			if k.CallerID == callerID {
-				return "", fmt.Errorf("append key: caller %q already has a key in %s", callerID, path)
-			}
-		}
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return "", fmt.Errorf("append key: %w", err)
-		}
-		_, list = yamlnode.Lookup(yamlnode.Resolve(doc.Content[0]), "keys")
-		if list = yamlnode.Resolve(list); list.Kind != yaml.SequenceNode { // "keys:" with no value
-			*list = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		}
-		list.Style = 0 // an empty "[]" list becomes a block list
-	} else {
-		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{
-			Kind: yaml.MappingNode, Tag: "!!map",
-			Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "keys"}, list},
-		}}}
+	doc, list, oldLen, err := openKeysDoc(path, callerID)
+	if err != nil {
+		return "", err
 	}
 
 	secret, err = NewSecret()
@@ -345,6 +314,46 @@ func AppendKey(path, callerID string, tiers []string) (secret string, err error)
 	return secret, nil
 }
 
+// openKeysDoc reads the keys file at path, which may be missing or empty,
+// as a YAML document to append to: it returns the document, its keys
+// list, and how many keys the file holds. It returns the file's
+// *LoadError if it has problems, and an error if callerID has a key in it.
+func openKeysDoc(path, callerID string) (doc yaml.Node, list *yaml.Node, oldLen int, err error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		data = nil
+	case err != nil:
+		return doc, nil, 0, fmt.Errorf("append key: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{
+			Kind: yaml.MappingNode, Tag: "!!map",
+			Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "keys"}, list},
+		}}}
+		return doc, list, 0, nil
+	}
+	ks, err := parseKeys(path, data)
+	if err != nil {
+		return doc, nil, 0, err
+	}
+	for _, k := range ks.byHash {
+		if k.CallerID == callerID {
+			return doc, nil, 0, fmt.Errorf("append key: caller %q already has a key in %s", callerID, path)
+		}
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return doc, nil, 0, fmt.Errorf("append key: %w", err)
+	}
+	_, list = yamlnode.Lookup(yamlnode.Resolve(doc.Content[0]), "keys")
+	if list = yamlnode.Resolve(list); list.Kind != yaml.SequenceNode { // "keys:" with no value
+		*list = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	}
+	list.Style = 0 // an empty "[]" list becomes a block list
+	return doc, list, ks.Len(), nil
+}
+
 // writeFileAtomic replaces the file at path by data, with mode 0600,
 // through a temporary file in the same directory and a rename.
 func writeFileAtomic(path string, data []byte) (err error) {
@@ -378,9 +387,6 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		return err
 	}
 	// Make the rename durable; not every platform can sync a directory.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	_ = syncdir.Sync(dir)
 	return nil
 }

@@ -1,5 +1,8 @@
 package callers_test
 
+// Over 600 lines: mostly tables of keys files, their problems and the
+// exact message each gets.
+
 import (
 	"bytes"
 	"crypto/sha256"

@@ -192,21 +192,35 @@ func (l *Limiter) Sweep() int {
 	defer l.mu.Unlock()
 
 	now := l.now()
+	n := sweepLRU(&l.buckets, now, l.maxIdle, func(b *bucket) *bucket { return b })
+	if l.overflow != nil && l.overflow.forgettable(now, l.maxIdle) {
+		l.overflow = nil
+	}
+	return n
+}
+
+// sweepLRU forgets the entries of m whose buckets (bucketOf) have been
+// unused for at least maxIdle and are full again at now, and returns how
+// many it forgot. It goes from the least recently used on, up to the
+// first one used within maxIdle: the rest are more recent still.
+func sweepLRU[V any](m *lru[V], now time.Time, maxIdle time.Duration, bucketOf func(*V) *bucket) int {
 	n := 0
-	// From the least recently used on, up to the first one used within
-	// MaxIdle: the rest are more recent still.
-	for e := l.buckets.oldest(); e != nil && now.Sub(e.val.last) >= l.maxIdle; {
+	for e := m.oldest(); e != nil && now.Sub(bucketOf(&e.val).last) >= maxIdle; {
 		prev := e.prev
-		if e.val.fullAt(now) {
-			l.buckets.remove(e)
+		if bucketOf(&e.val).fullAt(now) {
+			m.remove(e)
 			n++
 		}
 		e = prev
 	}
-	if l.overflow != nil && now.Sub(l.overflow.last) >= l.maxIdle && l.overflow.fullAt(now) {
-		l.overflow = nil
-	}
 	return n
+}
+
+// forgettable reports whether b has been unused for at least maxIdle and
+// is full again at now, so that forgetting it loses nothing: a new bucket
+// starts full.
+func (b *bucket) forgettable(now time.Time, maxIdle time.Duration) bool {
+	return now.Sub(b.last) >= maxIdle && b.fullAt(now)
 }
 
 // fullAt reports whether b holds burst tokens again at now.

@@ -7,32 +7,16 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
-// fakeClock is a settable clock for the Limiter.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock is a settable clock for the Limiter.
+func newFakeClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // newLimiter returns a Limiter on a fake clock with the given defaults.
-func newLimiter(tb testing.TB, perSecond float64, burst int) (*callers.Limiter, *fakeClock) {
+func newLimiter(tb testing.TB, perSecond float64, burst int) (*callers.Limiter, *testkit.Clock) {
 	tb.Helper()
 	clock := newFakeClock()
 	l := callers.NewLimiter(callers.LimiterConfig{PerSecond: perSecond, Burst: burst, Now: clock.Now})
@@ -220,15 +204,13 @@ func TestLimiterConcurrentFrozenClock(t *testing.T) {
 	var granted atomic.Int64
 	var wg sync.WaitGroup
 	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 5 {
 				if ok, _ := l.Allow("a", 0, 0); ok {
 					granted.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if got := granted.Load(); got != burst {
@@ -300,9 +282,7 @@ func TestInFlightConcurrent(t *testing.T) {
 	var running, peak, acquired atomic.Int64
 	var wg sync.WaitGroup
 	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 100 {
 				if !f.Acquire("a") {
 					continue
@@ -318,7 +298,7 @@ func TestInFlightConcurrent(t *testing.T) {
 				running.Add(-1)
 				f.Release("a")
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if p := peak.Load(); p > max {

@@ -153,16 +153,8 @@ func (t *Throttle) Sweep() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	n := 0
-	for e := t.addrs.oldest(); e != nil && now.Sub(e.val.last) >= DefaultMaxIdle; {
-		prev := e.prev
-		if e.val.fullAt(now) {
-			t.addrs.remove(e)
-			n++
-		}
-		e = prev
-	}
-	if t.overflow != nil && t.overflow.fullAt(now) && now.Sub(t.overflow.last) >= DefaultMaxIdle {
+	n := sweepLRU(&t.addrs, now, DefaultMaxIdle, func(f *failures) *bucket { return &f.bucket })
+	if t.overflow != nil && t.overflow.forgettable(now, DefaultMaxIdle) {
 		t.overflow = nil
 	}
 	return n

@@ -115,11 +115,9 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		waitc    = make(chan error, 1)
 		failed   = make(chan struct{}) // closed if the output fails the call
 	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		b.runChild(startc, waitc)
-	}()
+	})
 	st := <-startc
 	if st.err != nil {
 		wg.Wait()
@@ -131,30 +129,45 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		reportStarted(ctx, g)
 	}
 
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		// A child that does not read its input makes this fail; that is
 		// its business.
 		_, _ = p.stdin.Write(input)
 		_ = p.stdin.Close()
-	}()
-	go func() {
-		defer wg.Done()
+	})
+	wg.Go(func() {
 		out, outErr = readOutput(ctx, &stdoutReader{p: p, left: ioDrainTimeout}, limit)
 		if outputFailed(outErr) {
 			close(failed)
 		}
-	}()
-	go func() {
-		defer wg.Done()
+	})
+	wg.Go(func() {
 		lastLine = logStderr(ctx, p.stderr)
-	}()
+	})
 
-	var (
-		werr    error
-		stopped *CallError // why Invoke stopped the child, if it did
-	)
+	werr, stopped := waitChild(ctx, p, waitc, failed, grace)
+	// The child is reaped: kill what it left behind, and stop waiting for
+	// output from anything that escaped its group.
+	p.kill(syscall.SIGKILL)
+	p.stopIO(time.Now().Add(ioDrainTimeout))
+	wg.Wait()
+
+	switch {
+	case stopped != nil:
+		return Result{}, stopped
+	case outputFailed(outErr):
+		return Result{}, outputCallError(outErr, "output")
+	case werr != nil:
+		return Result{}, exitError(werr, lastLine)
+	}
+	return parseResult(out)
+}
+
+// waitChild waits until the child p exits (waitc yields its wait error).
+// It kills the child at once if its output fails the call (failed is
+// closed), and stops it if ctx ends: SIGTERM, then SIGKILL after grace;
+// stopped then says why.
+func waitChild(ctx context.Context, p *process, waitc <-chan error, failed <-chan struct{}, grace time.Duration) (werr error, stopped *CallError) {
 	select {
 	case werr = <-waitc:
 	case <-failed:
@@ -172,21 +185,7 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		}
 		t.Stop()
 	}
-	// The child is reaped: kill what it left behind, and stop waiting for
-	// output from anything that escaped its group.
-	p.kill(syscall.SIGKILL)
-	p.stopIO(time.Now().Add(ioDrainTimeout))
-	wg.Wait()
-
-	switch {
-	case stopped != nil:
-		return Result{}, stopped
-	case outputFailed(outErr):
-		return Result{}, outputCallError(outErr, "output")
-	case werr != nil:
-		return Result{}, exitError(werr, lastLine)
-	}
-	return parseResult(out)
+	return werr, stopped
 }
 
 // started is what runChild reports once it has tried to start the child.

@@ -1,12 +1,9 @@
 package functions
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -29,15 +26,9 @@ type LoadOptions struct {
 	LookupEnv func(string) (string, bool)
 }
 
-// LoadError lists every problem of a catalogue.
-type LoadError struct {
-	// Path is the catalogue file, as given to Load.
-	Path     string
-	Problems []Problem
-}
-
-// Error returns one line per problem, each prefixed with the file path.
-func (e *LoadError) Error() string { return yamlnode.JoinProblems(e.Path, e.Problems) }
+// LoadError lists every problem of a catalogue; its Path is the
+// catalogue file, as given to Load.
+type LoadError = yamlnode.LoadError[Problem]
 
 // Problem is one thing wrong with a catalogue. Messages never hold the
 // value of an environment variable or of an HTTP header.
@@ -58,11 +49,7 @@ type Problem struct {
 // "pricing::quote"): timeout must be positive, got "-1s"`, leaving out
 // the parts that are unknown. LoadError.Error prefixes it with the path.
 func (p Problem) String() string {
-	subject := ""
-	if p.FunctionID != "" {
-		subject = fmt.Sprintf("function %q", p.FunctionID)
-	}
-	return yamlnode.FormatProblem(p.Line, p.Column, p.Pointer, subject, p.Message)
+	return yamlnode.FormatProblem(p.Line, p.Column, p.Pointer, yamlnode.Subject("function", p.FunctionID), p.Message)
 }
 
 // Load reads and checks the catalogue file at path. It returns every
@@ -71,20 +58,13 @@ func (p Problem) String() string {
 // their ${VAR} references resolved and their relative exec paths made
 // absolute.
 func Load(path string, opts LoadOptions) (*Catalog, error) {
-	l := &loader{path: path, lookupEnv: opts.LookupEnv, hash: sha256.New()}
+	l := &loader{Checker: yamlnode.Checker{Suggest: true}, path: path, lookupEnv: opts.LookupEnv, hash: sha256.New()}
 	if l.lookupEnv == nil {
 		l.lookupEnv = os.LookupEnv
 	}
 	fns := l.load()
-	if len(l.problems) > 0 {
-		sort.SliceStable(l.problems, func(i, j int) bool {
-			a, b := l.problems[i], l.problems[j]
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.Column < b.Column
-		})
-		return nil, &LoadError{Path: path, Problems: l.problems}
+	if err := yamlnode.Err(&l.Checker, path, toProblem); err != nil {
+		return nil, err
 	}
 	c := NewCatalog(fns...)
 	c.Path = path
@@ -92,9 +72,13 @@ func Load(path string, opts LoadOptions) (*Catalog, error) {
 	return c, nil
 }
 
+// toProblem converts a problem the loader recorded.
+func toProblem(p yamlnode.Problem) Problem {
+	return Problem{Line: p.Line, Column: p.Column, Pointer: p.Pointer, FunctionID: p.ID, Message: p.Message}
+}
+
 // The keys allowed in each mapping, in the order the messages list them.
 var (
-	topKeys      = []string{"functions"}
 	functionKeys = []string{
 		"id", "name", "description", "tags", "examples", "metadata",
 		"input_modes", "output_modes", "input_schema", "output_schema",
@@ -103,32 +87,16 @@ var (
 	backendKeys = []string{"http", "exec", "builtin"}
 )
 
-// loader holds the state of one Load.
+// loader holds the state of one Load. Its Checker's ID is the id of the
+// function being checked, if known.
 type loader struct {
+	yamlnode.Checker
 	path      string
 	dir       string // absolute directory of the catalogue
 	base      string // file name of the catalogue, for schema names
 	lookupEnv func(string) (string, bool)
 	hash      hash.Hash
-	problems  []Problem
-	fnID      string // id of the function being checked, if known
 	anySchema *schemas.Schema
-}
-
-// add records a problem at node n (which may be nil).
-func (l *loader) add(n *yaml.Node, ptr, format string, args ...any) {
-	p := Problem{Pointer: ptr, FunctionID: l.fnID, Message: fmt.Sprintf(format, args...)}
-	if n != nil {
-		p.Line, p.Column = n.Line, n.Column
-	}
-	l.problems = append(l.problems, p)
-}
-
-// syntaxProblem records a YAML syntax error, with its line when the
-// parser gave one.
-func (l *loader) syntaxProblem(err error) {
-	line, msg := yamlnode.SyntaxError(err)
-	l.problems = append(l.problems, Problem{Line: line, Message: msg})
 }
 
 // load reads the file and checks it; it returns the good functions, and
@@ -136,49 +104,24 @@ func (l *loader) syntaxProblem(err error) {
 func (l *loader) load() []*Function {
 	abs, err := filepath.Abs(l.path)
 	if err != nil {
-		l.add(nil, "", "cannot resolve catalogue path: %v", err)
+		l.Add(nil, "", "cannot resolve catalogue path: %v", err)
 		return nil
 	}
 	l.dir, l.base = filepath.Dir(abs), filepath.Base(abs)
 	data, err := os.ReadFile(l.path)
 	if err != nil {
 		err = unwrapPath(err)
-		l.add(nil, "", "cannot read catalogue: %v", err)
+		l.Add(nil, "", "cannot read catalogue: %v", err)
 		return nil
 	}
 	l.hash.Write(data)
 
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		l.syntaxProblem(err)
+	list := l.TopList(data, "catalogue", "functions")
+	if list == nil {
 		return nil
 	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		l.add(&extra, "", "a catalogue must be a single YAML document; found another one")
-	case err != io.EOF:
-		l.syntaxProblem(err)
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		l.add(nil, "", "catalogue is empty; want a mapping with a functions list")
-		return nil
-	}
-	root := yamlnode.Resolve(doc.Content[0])
-	if root.Kind != yaml.MappingNode {
-		l.add(root, "", "the catalogue must be a mapping with a functions list, got %s", yamlnode.Kind(root))
-		return nil
-	}
-	top := l.fields(root, "", "at top level", topKeys)
-	fnList, ok := top["functions"]
-	if !ok {
-		l.add(root, "", "functions is required")
-		return nil
-	}
-	list := yamlnode.Resolve(fnList.val)
 	if list.Kind != yaml.SequenceNode {
-		l.add(list, "/functions", "functions must be a list, got %s", yamlnode.Kind(list))
+		l.Add(list, "/functions", "functions must be a list, got %s", yamlnode.Kind(list))
 		return nil
 	}
 
@@ -197,97 +140,102 @@ func (l *loader) load() []*Function {
 // function checks one entry of the functions list. It returns nil if the
 // entry has problems.
 func (l *loader) function(ptr string, n *yaml.Node, firstLine map[string]int) *Function {
-	before := len(l.problems)
-	l.fnID = ""
-	defer func() { l.fnID = "" }()
+	before := l.Count()
+	l.ID = ""
+	defer func() { l.ID = "" }()
 	if n.Kind != yaml.MappingNode {
-		l.add(n, ptr, "each function must be a mapping, got %s", yamlnode.Kind(n))
+		l.Add(n, ptr, "each function must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 
 	// The id comes first so that every other problem can name it.
 	f := &Function{}
 	if idKey, idVal := yamlnode.Lookup(n, "id"); idKey == nil {
-		l.add(n, ptr, "id is required")
-	} else if id, ok := l.str(idVal, ptr+"/id", "id"); ok {
+		l.Add(n, ptr, "id is required")
+	} else if id, ok := l.Str(idVal, ptr+"/id", "id"); ok {
 		switch line, dup := firstLine[id]; {
 		case id == "":
-			l.add(idVal, ptr+"/id", "id must not be empty")
+			l.Add(idVal, ptr+"/id", "id must not be empty")
 		case dup:
-			l.fnID = id
-			l.add(idVal, ptr+"/id", "duplicate id %q (first defined at line %d)", id, line)
+			l.ID = id
+			l.Add(idVal, ptr+"/id", "duplicate id %q (first defined at line %d)", id, line)
 		default:
-			l.fnID = id
+			l.ID = id
 			firstLine[id] = idVal.Line
 		}
 		f.ID = id
 	}
 
-	kv := l.fields(n, ptr, "in function", functionKeys)
-	at := func(key string) string { return ptr + "/" + escapePointer(key) }
+	kv := l.Fields(n, ptr, "in function", functionKeys)
 
+	l.functionFields(f, kv)
+	f.Backend = l.backend(n, ptr, kv)
+
+	if l.Count() > before {
+		return nil
+	}
+	return f
+}
+
+// functionFields reads the keys of a function other than its id and its
+// backend, with their defaults, into f.
+func (l *loader) functionFields(f *Function, kv map[string]yamlnode.Entry) {
 	if e, ok := kv["name"]; ok {
-		f.Name, _ = l.str(e.val, at("name"), "name")
+		f.Name, _ = l.Str(e.Val, e.Ptr, "name")
 	}
 	if f.Name == "" {
 		f.Name = strings.ReplaceAll(f.ID, "::", " ")
 	}
 	if e, ok := kv["description"]; ok {
-		d, _ := l.str(e.val, at("description"), "description")
+		d, _ := l.Str(e.Val, e.Ptr, "description")
 		f.Description = strings.TrimSpace(d)
 	}
 	if f.Description == "" {
 		f.Description = f.Name
 	}
 	if e, ok := kv["tags"]; ok {
-		f.Tags = l.strList(e.val, at("tags"), "tags", nil)
+		f.Tags = l.strList(e.Val, e.Ptr, "tags", nil)
 	}
 	if e, ok := kv["examples"]; ok {
-		f.Examples = l.strList(e.val, at("examples"), "examples", nil)
+		f.Examples = l.strList(e.Val, e.Ptr, "examples", nil)
 	}
 	if e, ok := kv["metadata"]; ok {
-		f.Metadata = l.metadata(e.val, at("metadata"))
+		f.Metadata = l.metadata(e.Val, e.Ptr)
 	}
 	if e, ok := kv["input_modes"]; ok {
-		f.InputModes = l.strList(e.val, at("input_modes"), "input_modes", checkMediaType)
+		f.InputModes = l.strList(e.Val, e.Ptr, "input_modes", checkMediaType)
 	}
 	if e, ok := kv["output_modes"]; ok {
-		f.OutputModes = l.strList(e.val, at("output_modes"), "output_modes", checkMediaType)
+		f.OutputModes = l.strList(e.Val, e.Ptr, "output_modes", checkMediaType)
 	}
 	if e, ok := kv["input_schema"]; ok {
-		f.Input = l.schema(e.val, at("input_schema"), "input_schema")
+		f.Input = l.schema(e.Val, e.Ptr, "input_schema")
 	} else {
 		f.Input = l.defaultInput()
 	}
 	if e, ok := kv["output_schema"]; ok {
-		f.Output = l.schema(e.val, at("output_schema"), "output_schema")
+		f.Output = l.schema(e.Val, e.Ptr, "output_schema")
 	}
 	f.Timeout = DefaultTimeout
 	if e, ok := kv["timeout"]; ok {
-		f.Timeout = l.duration(e.val, at("timeout"), "timeout")
+		f.Timeout = l.duration(e.Val, e.Ptr, "timeout")
 	}
 	if e, ok := kv["retry_safe"]; ok {
-		f.RetrySafe = l.boolean(e.val, at("retry_safe"), "retry_safe")
+		f.RetrySafe = l.Bool(e.Val, e.Ptr, "retry_safe")
 	}
 	if e, ok := kv["max_concurrency"]; ok {
-		if v, ok := l.integer(e.val, at("max_concurrency"), "max_concurrency"); ok {
+		if v, ok := l.integer(e.Val, e.Ptr, "max_concurrency"); ok {
 			if v < 0 {
-				l.add(e.val, at("max_concurrency"), "max_concurrency must not be negative, got %d", v)
+				l.Add(e.Val, e.Ptr, "max_concurrency must not be negative, got %d", v)
 			}
 			f.MaxConcurrency = int(v)
 		}
 	}
-	f.Backend = l.backend(n, ptr, kv)
-
-	if len(l.problems) > before {
-		return nil
-	}
-	return f
 }
 
 // backend checks the backend keys of a function: exactly one must be
 // present, and each present one is checked.
-func (l *loader) backend(n *yaml.Node, ptr string, kv map[string]entry) Backend {
+func (l *loader) backend(n *yaml.Node, ptr string, kv map[string]yamlnode.Entry) Backend {
 	var present []string
 	for _, k := range backendKeys {
 		if _, ok := kv[k]; ok {
@@ -296,20 +244,20 @@ func (l *loader) backend(n *yaml.Node, ptr string, kv map[string]entry) Backend 
 	}
 	// Report a clash at the backend written last, in file order.
 	sort.SliceStable(present, func(i, j int) bool {
-		a, b := kv[present[i]].key, kv[present[j]].key
+		a, b := kv[present[i]].Key, kv[present[j]].Key
 		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
 	})
 	switch len(present) {
 	case 0:
-		l.add(n, ptr, "exactly one of http, exec, builtin is required")
+		l.Add(n, ptr, "exactly one of http, exec, builtin is required")
 		return nil
 	case 1:
 	case 2:
-		last := kv[present[1]].key
-		l.add(last, ptr+"/"+present[1], "has both %s and %s; exactly one backend is allowed", present[0], present[1])
+		last := kv[present[1]].Key
+		l.Add(last, ptr+"/"+present[1], "has both %s and %s; exactly one backend is allowed", present[0], present[1])
 	default:
-		last := kv[present[len(present)-1]].key
-		l.add(last, ptr+"/"+present[len(present)-1], "has %s and %s; exactly one backend is allowed",
+		last := kv[present[len(present)-1]].Key
+		l.Add(last, ptr+"/"+present[len(present)-1], "has %s and %s; exactly one backend is allowed",
 			strings.Join(present[:len(present)-1], ", "), present[len(present)-1])
 	}
 	var b Backend

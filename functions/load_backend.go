@@ -22,45 +22,54 @@ var (
 	httpMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 )
 
+// section reads the backend section e, which must be a mapping whose keys
+// are among allowed. It returns false if e is not a mapping.
+func (l *loader) section(e yamlnode.Entry, ptr, name string, allowed []string) (map[string]yamlnode.Entry, bool) {
+	n := yamlnode.Resolve(e.Val)
+	if n.Kind != yaml.MappingNode {
+		l.Add(e.Val, ptr, "%s must be a mapping, got %s", name, yamlnode.Kind(n))
+		return nil, false
+	}
+	return l.Fields(n, ptr, "in "+name, allowed), true
+}
+
 // httpBackend checks an http section; the URL and header values are
 // resolved from the environment.
-func (l *loader) httpBackend(e entry, ptr string) *HTTPBackend {
-	n := yamlnode.Resolve(e.val)
-	if n.Kind != yaml.MappingNode {
-		l.add(e.val, ptr, "http must be a mapping, got %s", yamlnode.Kind(n))
+func (l *loader) httpBackend(e yamlnode.Entry, ptr string) *HTTPBackend {
+	kv, ok := l.section(e, ptr, "http", httpKeys)
+	if !ok {
 		return nil
 	}
-	kv := l.fields(n, ptr, "in http", httpKeys)
 	b := &HTTPBackend{Method: http.MethodPost}
 
 	if u, ok := kv["url"]; !ok {
-		l.add(e.val, ptr, "http.url is required")
-	} else if raw, ok := l.str(u.val, ptr+"/url", "http.url"); ok {
-		if s, ok := l.expand(raw, u.val, ptr+"/url", "http.url"); ok {
+		l.Add(e.Val, ptr, "http.url is required")
+	} else if raw, ok := l.Str(u.Val, ptr+"/url", "http.url"); ok {
+		if s, ok := l.expand(raw, u.Val, ptr+"/url", "http.url"); ok {
 			if msg := checkURL(s); msg != "" {
 				// raw, not s: the resolved URL may hold a variable's value.
-				l.add(u.val, ptr+"/url", "http.url %s, got %q", msg, raw)
+				l.Add(u.Val, ptr+"/url", "http.url %s, got %q", msg, raw)
 			}
 			b.URL = s
 		}
 	}
 
 	if m, ok := kv["method"]; ok {
-		if s, ok := l.str(m.val, ptr+"/method", "http.method"); ok {
+		if s, ok := l.Str(m.Val, ptr+"/method", "http.method"); ok {
 			if up := strings.ToUpper(s); slices.Contains(httpMethods, up) {
 				b.Method = up
 			} else {
-				l.add(m.val, ptr+"/method", "http.method must be one of %s, got %q", strings.Join(httpMethods, ", "), s)
+				l.Add(m.Val, ptr+"/method", "http.method must be one of %s, got %q", strings.Join(httpMethods, ", "), s)
 			}
 		}
 	}
 
 	if h, ok := kv["headers"]; ok {
-		b.Headers = l.headers(h.val, ptr+"/headers")
+		b.Headers = l.headers(h.Val, ptr+"/headers")
 	}
 
 	if m, ok := kv["max_response_bytes"]; ok {
-		b.MaxResponseBytes = l.outputCap(m.val, ptr+"/max_response_bytes", "http.max_response_bytes")
+		b.MaxResponseBytes = l.outputCap(m.Val, ptr+"/max_response_bytes", "http.max_response_bytes")
 	}
 	return b
 }
@@ -88,41 +97,29 @@ func checkURL(s string) string {
 func (l *loader) headers(v *yaml.Node, ptr string) map[string]string {
 	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "http.headers must be a mapping, got %s", yamlnode.Kind(n))
+		l.Add(v, ptr, "http.headers must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	out := make(map[string]string, len(n.Content)/2)
 	firstLine := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
-		k := yamlnode.Resolve(kn)
-		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "http.headers keys must be strings, got %s", yamlnode.Kind(k))
-			continue
-		}
-		name := k.Value
-		kp := ptr + "/" + escapePointer(name)
+	for e := range l.Entries(n, ptr, "http.headers keys") {
+		name := e.Name
 		if !validHeaderName(name) {
-			l.add(kn, kp, "http.headers key %q is not a valid header name", name)
+			l.Add(e.Key, e.Ptr, "http.headers key %q is not a valid header name", name)
 			continue
 		}
 		canon := http.CanonicalHeaderKey(name)
 		if line, dup := firstLine[canon]; dup {
-			l.add(kn, kp, "duplicate header %q (first at line %d; header names are case-insensitive)", name, line)
+			l.Add(e.Key, e.Ptr, "duplicate header %q (first at line %d; header names are case-insensitive)", name, line)
 			continue
 		}
-		firstLine[canon] = kn.Line
-		label := "http.headers." + name
-		raw, ok := l.str(vn, kp, label)
-		if !ok {
-			continue
-		}
-		val, ok := l.expand(raw, vn, kp, label)
+		firstLine[canon] = e.Key.Line
+		val, ok := l.secret(e, "http.headers."+name)
 		if !ok {
 			continue
 		}
 		if strings.ContainsAny(val, "\r\n\x00") {
-			l.add(vn, kp, "%s must not contain line breaks or NUL characters", label)
+			l.Add(e.Val, e.Ptr, "%s must not contain line breaks or NUL characters", "http.headers."+name)
 			continue
 		}
 		out[name] = val
@@ -148,26 +145,24 @@ func validHeaderName(s string) bool {
 
 // execBackend checks an exec section; relative paths are resolved against
 // the catalogue's directory, which is also the default working directory.
-func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
-	n := yamlnode.Resolve(e.val)
-	if n.Kind != yaml.MappingNode {
-		l.add(e.val, ptr, "exec must be a mapping, got %s", yamlnode.Kind(n))
+func (l *loader) execBackend(e yamlnode.Entry, ptr string) *ExecBackend {
+	kv, ok := l.section(e, ptr, "exec", execKeys)
+	if !ok {
 		return nil
 	}
-	kv := l.fields(n, ptr, "in exec", execKeys)
 	b := &ExecBackend{Dir: l.dir}
 
 	if a, ok := kv["argv"]; !ok {
-		l.add(e.val, ptr, "exec.argv is required")
+		l.Add(e.Val, ptr, "exec.argv is required")
 	} else {
-		before := len(l.problems)
-		argv := l.strList(a.val, ptr+"/argv", "exec.argv", nil)
+		before := l.Count()
+		argv := l.strList(a.Val, ptr+"/argv", "exec.argv", nil)
 		switch {
-		case len(l.problems) > before:
+		case l.Count() > before:
 		case len(argv) == 0:
-			l.add(a.val, ptr+"/argv", "exec.argv must not be empty")
+			l.Add(a.Val, ptr+"/argv", "exec.argv must not be empty")
 		default:
-			if prog, ok := l.program(argv[0], yamlnode.Resolve(a.val).Content[0], ptr+"/argv/0"); ok {
+			if prog, ok := l.program(argv[0], yamlnode.Resolve(a.Val).Content[0], ptr+"/argv/0"); ok {
 				argv[0] = prog
 				b.Argv = argv
 			}
@@ -175,18 +170,18 @@ func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 	}
 
 	if d, ok := kv["dir"]; ok {
-		if s, ok := l.str(d.val, ptr+"/dir", "exec.dir"); ok && s != "" {
+		if s, ok := l.Str(d.Val, ptr+"/dir", "exec.dir"); ok && s != "" {
 			dir := s
 			if !filepath.IsAbs(dir) {
 				dir = filepath.Join(l.dir, dir)
 			}
 			switch fi, err := os.Stat(dir); {
 			case errors.Is(err, fs.ErrNotExist):
-				l.add(d.val, ptr+"/dir", "exec.dir %q does not exist", s)
+				l.Add(d.Val, ptr+"/dir", "exec.dir %q does not exist", s)
 			case err != nil:
-				l.add(d.val, ptr+"/dir", "exec.dir %q cannot be used: %v", s, unwrapPath(err))
+				l.Add(d.Val, ptr+"/dir", "exec.dir %q cannot be used: %v", s, unwrapPath(err))
 			case !fi.IsDir():
-				l.add(d.val, ptr+"/dir", "exec.dir %q is not a directory", s)
+				l.Add(d.Val, ptr+"/dir", "exec.dir %q is not a directory", s)
 			default:
 				b.Dir = dir
 			}
@@ -194,19 +189,19 @@ func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 	}
 
 	if en, ok := kv["env"]; ok {
-		b.Env = l.env(en.val, ptr+"/env")
+		b.Env = l.env(en.Val, ptr+"/env")
 	}
 	if k, ok := kv["kill_grace"]; ok {
-		b.KillGrace = l.duration(k.val, ptr+"/kill_grace", "exec.kill_grace")
+		b.KillGrace = l.duration(k.Val, ptr+"/kill_grace", "exec.kill_grace")
 	}
 	if m, ok := kv["max_output_bytes"]; ok {
-		b.MaxOutputBytes = l.outputCap(m.val, ptr+"/max_output_bytes", "exec.max_output_bytes")
+		b.MaxOutputBytes = l.outputCap(m.Val, ptr+"/max_output_bytes", "exec.max_output_bytes")
 	}
 	b.Nice = DefaultNice
 	if v, ok := kv["nice"]; ok {
-		if i, ok := l.integer(v.val, ptr+"/nice", "exec.nice"); ok {
+		if i, ok := l.integer(v.Val, ptr+"/nice", "exec.nice"); ok {
 			if i < 0 || i > 19 {
-				l.add(v.val, ptr+"/nice", "exec.nice must be from 0 to 19, got %d", i)
+				l.Add(v.Val, ptr+"/nice", "exec.nice must be from 0 to 19, got %d", i)
 			} else {
 				b.Nice = int(i)
 			}
@@ -220,7 +215,7 @@ func (l *loader) execBackend(e entry, ptr string) *ExecBackend {
 // left for the PATH lookup when the function runs.
 func (l *loader) program(prog string, v *yaml.Node, ptr string) (string, bool) {
 	if prog == "" {
-		l.add(v, ptr, "exec.argv[0] must not be empty")
+		l.Add(v, ptr, "exec.argv[0] must not be empty")
 		return "", false
 	}
 	if !strings.ContainsRune(prog, '/') && !strings.ContainsRune(prog, filepath.Separator) {
@@ -233,13 +228,13 @@ func (l *loader) program(prog string, v *yaml.Node, ptr string) (string, bool) {
 	fi, err := os.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		l.add(v, ptr, "exec.argv[0] %q does not exist (looked for %s)", prog, p)
+		l.Add(v, ptr, "exec.argv[0] %q does not exist (looked for %s)", prog, p)
 	case err != nil:
-		l.add(v, ptr, "exec.argv[0] %q cannot be used: %v", prog, unwrapPath(err))
+		l.Add(v, ptr, "exec.argv[0] %q cannot be used: %v", prog, unwrapPath(err))
 	case fi.IsDir():
-		l.add(v, ptr, "exec.argv[0] %q is a directory", prog)
+		l.Add(v, ptr, "exec.argv[0] %q is a directory", prog)
 	case fi.Mode().Perm()&0o111 == 0:
-		l.add(v, ptr, "exec.argv[0] %q is not executable", prog)
+		l.Add(v, ptr, "exec.argv[0] %q is not executable", prog)
 	default:
 		return p, true
 	}
@@ -251,56 +246,55 @@ func (l *loader) program(prog string, v *yaml.Node, ptr string) (string, bool) {
 func (l *loader) env(v *yaml.Node, ptr string) []string {
 	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "exec.env must be a mapping, got %s", yamlnode.Kind(n))
+		l.Add(v, ptr, "exec.env must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	var out []string
 	firstLine := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
-		k := yamlnode.Resolve(kn)
-		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "exec.env keys must be strings, got %s", yamlnode.Kind(k))
+	for e := range l.Entries(n, ptr, "exec.env keys") {
+		if !varName.MatchString(e.Name) {
+			l.Add(e.Key, e.Ptr, "exec.env key %q is not a valid variable name "+
+				"(letters, digits and _, not starting with a digit)", e.Name)
 			continue
 		}
-		kp := ptr + "/" + escapePointer(k.Value)
-		if !varName.MatchString(k.Value) {
-			l.add(kn, kp, "exec.env key %q is not a valid variable name "+
-				"(letters, digits and _, not starting with a digit)", k.Value)
+		if line, dup := firstLine[e.Name]; dup {
+			l.Add(e.Key, e.Ptr, "duplicate key %q (first at line %d)", e.Name, line)
 			continue
 		}
-		if line, dup := firstLine[k.Value]; dup {
-			l.add(kn, kp, "duplicate key %q (first at line %d)", k.Value, line)
-			continue
-		}
-		firstLine[k.Value] = kn.Line
-		label := "exec.env." + k.Value
-		raw, ok := l.str(vn, kp, label)
-		if !ok {
-			continue
-		}
-		val, ok := l.expand(raw, vn, kp, label)
+		firstLine[e.Name] = e.Key.Line
+		val, ok := l.secret(e, "exec.env."+e.Name)
 		if !ok {
 			continue
 		}
 		if strings.ContainsRune(val, 0) {
-			l.add(vn, kp, "%s must not contain NUL characters", label)
+			l.Add(e.Val, e.Ptr, "%s must not contain NUL characters", "exec.env."+e.Name)
 			continue
 		}
-		out = append(out, k.Value+"="+val)
+		out = append(out, e.Name+"="+val)
 	}
 	return out
 }
 
+// secret reads the string value of e, a header or variable whose value is
+// a secret, with its ${VAR} references resolved. label names it in
+// messages, which never print the value.
+func (l *loader) secret(e yamlnode.Entry, label string) (string, bool) {
+	raw, ok := l.Str(e.Val, e.Ptr, label)
+	if !ok {
+		return "", false
+	}
+	return l.expand(raw, e.Val, e.Ptr, label)
+}
+
 // builtinBackend checks a builtin name.
-func (l *loader) builtinBackend(e entry, ptr string) *BuiltinBackend {
-	name, ok := l.str(e.val, ptr, "builtin")
+func (l *loader) builtinBackend(e yamlnode.Entry, ptr string) *BuiltinBackend {
+	name, ok := l.Str(e.Val, ptr, "builtin")
 	if !ok {
 		return nil
 	}
 	b, err := NewBuiltin(name)
 	if err != nil {
-		l.add(e.val, ptr, "unknown builtin %q; known: %s", name, strings.Join(BuiltinNames(), ", "))
+		l.Add(e.Val, ptr, "unknown builtin %q; known: %s", name, strings.Join(BuiltinNames(), ", "))
 		return nil
 	}
 	return b

@@ -1,5 +1,8 @@
 package functions_test
 
+// Over 600 lines: mostly the table of catalogue problems and the exact
+// message each gets.
+
 import (
 	"encoding/json"
 	"errors"

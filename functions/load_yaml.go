@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,119 +20,24 @@ import (
 // reader records a problem at the offending node and reports whether the
 // value was usable.
 
-// entry is one key of a mapping with its value.
-type entry struct{ key, val *yaml.Node }
-
-// quoteHint suggests quoting a scalar that YAML read as something other
-// than a string.
-func quoteHint(n *yaml.Node) string {
-	if n = yamlnode.Resolve(n); n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
-		return "; quote it to make it a string"
-	}
-	return ""
-}
-
-// escapePointer escapes one JSON pointer reference token (RFC 6901).
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
-// fields reads the mapping n whose keys must be among allowed, reporting
-// unknown, duplicate and non-string keys. where completes the unknown-key
-// message ("in function").
-func (l *loader) fields(n *yaml.Node, ptr, where string, allowed []string) map[string]entry {
-	out := map[string]entry{}
-	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, v := n.Content[i], n.Content[i+1]
-		k := yamlnode.Resolve(kn)
-		if k.Kind != yaml.ScalarNode {
-			l.add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
-			continue
-		}
-		kp := ptr + "/" + escapePointer(k.Value)
-		if k.ShortTag() == "!!merge" {
-			l.add(kn, kp, "merge keys (<<) are not supported")
-			continue
-		}
-		if first, dup := seen[k.Value]; dup {
-			l.add(kn, kp, "duplicate key %q (first at line %d)", k.Value, first.Line)
-			continue
-		}
-		seen[k.Value] = kn
-		if !slices.Contains(allowed, k.Value) {
-			hint := ""
-			if s := suggest(k.Value, allowed); s != "" {
-				hint = " (did you mean " + strconv.Quote(s) + "?)"
-			}
-			l.add(kn, kp, "unknown key %q %s%s; allowed: %s", k.Value, where, hint, strings.Join(allowed, ", "))
-			continue
-		}
-		out[k.Value] = entry{kn, v}
-	}
-	return out
-}
-
-// suggest returns the allowed key closest to key, if it is close enough
-// to be a likely typo.
-func suggest(key string, allowed []string) string {
-	best, bestD := "", 3
-	for _, a := range allowed {
-		if d := editDistance(strings.ToLower(key), a); d < bestD && d < len(a) {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// str reads a string. It never prints the value.
-func (l *loader) str(v *yaml.Node, ptr, label string) (string, bool) {
-	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
-		return n.Value, true
-	}
-	l.add(v, ptr, "%s must be a string, got %s%s", label, yamlnode.Kind(v), quoteHint(v))
-	return "", false
-}
-
 // strList reads a list of strings; check, if not nil, returns a problem
 // with an item ("" if it is fine).
 func (l *loader) strList(v *yaml.Node, ptr, label string, check func(string) string) []string {
 	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.SequenceNode {
-		l.add(v, ptr, "%s must be a list of strings, got %s", label, yamlnode.Kind(n))
+		l.Add(v, ptr, "%s must be a list of strings, got %s", label, yamlnode.Kind(n))
 		return nil
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, item := range n.Content {
 		ip, il := ptr+"/"+strconv.Itoa(i), label+"["+strconv.Itoa(i)+"]"
-		s, ok := l.str(item, ip, il)
+		s, ok := l.Str(item, ip, il)
 		if !ok {
 			continue
 		}
 		if check != nil {
 			if msg := check(s); msg != "" {
-				l.add(item, ip, "%s %s", il, msg)
+				l.Add(item, ip, "%s %s", il, msg)
 				continue
 			}
 		}
@@ -150,26 +54,16 @@ func checkMediaType(s string) string {
 	return ""
 }
 
-// boolean reads true or false.
-func (l *loader) boolean(v *yaml.Node, ptr, label string) bool {
-	var b bool
-	if n := yamlnode.Resolve(v); n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" && n.Decode(&b) == nil {
-		return b
-	}
-	l.add(v, ptr, "%s must be true or false, got %s", label, yamlnode.Kind(v))
-	return false
-}
-
 // integer reads an integer.
 func (l *loader) integer(v *yaml.Node, ptr, label string) (int64, bool) {
 	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		l.add(v, ptr, "%s must be an integer, got %s", label, yamlnode.Kind(v))
+		l.Add(v, ptr, "%s must be an integer, got %s", label, yamlnode.Kind(v))
 		return 0, false
 	}
 	var i int64
 	if err := n.Decode(&i); err != nil {
-		l.add(v, ptr, "%s is out of range, got %s", label, n.Value)
+		l.Add(v, ptr, "%s is out of range, got %s", label, n.Value)
 		return 0, false
 	}
 	return i, true
@@ -180,16 +74,16 @@ func (l *loader) integer(v *yaml.Node, ptr, label string) (int64, bool) {
 func (l *loader) duration(v *yaml.Node, ptr, label string) time.Duration {
 	n := yamlnode.Resolve(v)
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		l.add(v, ptr, `%s must be a duration string such as "30s", got %s`, label, yamlnode.Kind(v))
+		l.Add(v, ptr, `%s must be a duration string such as "30s", got %s`, label, yamlnode.Kind(v))
 		return 0
 	}
 	d, err := time.ParseDuration(n.Value)
 	if err != nil {
-		l.add(v, ptr, `%s is not a valid duration such as "30s", got %q`, label, n.Value)
+		l.Add(v, ptr, `%s is not a valid duration such as "30s", got %q`, label, n.Value)
 		return 0
 	}
 	if d <= 0 {
-		l.add(v, ptr, "%s must be positive, got %q", label, n.Value)
+		l.Add(v, ptr, "%s must be positive, got %q", label, n.Value)
 		return 0
 	}
 	return d
@@ -199,7 +93,7 @@ func (l *loader) duration(v *yaml.Node, ptr, label string) time.Duration {
 func (l *loader) positive(v *yaml.Node, ptr, label string) int64 {
 	i, ok := l.integer(v, ptr, label)
 	if ok && i <= 0 {
-		l.add(v, ptr, "%s must be positive, got %d", label, i)
+		l.Add(v, ptr, "%s must be positive, got %d", label, i)
 		return 0
 	}
 	return i
@@ -210,7 +104,7 @@ func (l *loader) positive(v *yaml.Node, ptr, label string) int64 {
 func (l *loader) outputCap(v *yaml.Node, ptr, label string) int64 {
 	i := l.positive(v, ptr, label)
 	if i > MaxResponseBytesLimit {
-		l.add(v, ptr, "%s must be at most %d (%d MiB), got %d", label, MaxResponseBytesLimit, MaxResponseBytesLimit>>20, i)
+		l.Add(v, ptr, "%s must be at most %d (%d MiB), got %d", label, MaxResponseBytesLimit, MaxResponseBytesLimit>>20, i)
 		return 0
 	}
 	return i
@@ -219,7 +113,7 @@ func (l *loader) outputCap(v *yaml.Node, ptr, label string) int64 {
 // metadata reads the free-form metadata mapping.
 func (l *loader) metadata(v *yaml.Node, ptr string) map[string]any {
 	if n := yamlnode.Resolve(v); n.Kind != yaml.MappingNode {
-		l.add(v, ptr, "metadata must be a mapping, got %s", yamlnode.Kind(n))
+		l.Add(v, ptr, "metadata must be a mapping, got %s", yamlnode.Kind(n))
 		return nil
 	}
 	val, ok := l.value(v, ptr)
@@ -246,45 +140,18 @@ func (l *loader) value(v *yaml.Node, ptr string) (any, bool) {
 func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any, bool) {
 	if *budget--; *budget < 0 {
 		if *budget == -1 {
-			l.add(v, ptr, "value is too large: aliases expand it past %d nodes", maxValueNodes)
+			l.Add(v, ptr, "value is too large: aliases expand it past %d nodes", maxValueNodes)
 		}
 		return nil, false
 	}
 	if depth > maxValueDepth {
-		l.add(v, ptr, "value is nested more than %d levels deep", maxValueDepth)
+		l.Add(v, ptr, "value is nested more than %d levels deep", maxValueDepth)
 		return nil, false
 	}
 	n := yamlnode.Resolve(v)
 	switch n.Kind {
 	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		seen := map[string]int{}
-		ok := true
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			kn, vn := n.Content[i], n.Content[i+1]
-			k := yamlnode.Resolve(kn)
-			if k.Kind != yaml.ScalarNode {
-				l.add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
-				ok = false
-				continue
-			}
-			kp := ptr + "/" + escapePointer(k.Value)
-			if k.ShortTag() == "!!merge" {
-				l.add(kn, kp, "merge keys (<<) are not supported")
-				ok = false
-				continue
-			}
-			if line, dup := seen[k.Value]; dup {
-				l.add(kn, kp, "duplicate key %q (first at line %d)", k.Value, line)
-				ok = false
-				continue
-			}
-			seen[k.Value] = kn.Line
-			val, vok := l.toValue(vn, kp, depth+1, budget)
-			ok = ok && vok
-			m[k.Value] = val
-		}
-		return m, ok
+		return l.toMap(n, ptr, depth, budget)
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		ok := true
@@ -312,7 +179,7 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 			var f float64
 			if err := n.Decode(&f); err == nil {
 				if math.IsInf(f, 0) || math.IsNaN(f) {
-					l.add(v, ptr, "numbers must be finite, got %s", n.Value)
+					l.Add(v, ptr, "numbers must be finite, got %s", n.Value)
 					return nil, false
 				}
 				return f, true
@@ -320,11 +187,43 @@ func (l *loader) toValue(v *yaml.Node, ptr string, depth int, budget *int) (any,
 		default: // strings, timestamps, binary and custom tags keep their text
 			return n.Value, true
 		}
-		l.add(v, ptr, "cannot read %s %q", yamlnode.Kind(n), n.Value)
+		l.Add(v, ptr, "cannot read %s %q", yamlnode.Kind(n), n.Value)
 		return nil, false
 	}
-	l.add(v, ptr, "cannot read %s", yamlnode.Kind(n))
+	l.Add(v, ptr, "cannot read %s", yamlnode.Kind(n))
 	return nil, false
+}
+
+// toMap converts the mapping n for toValue.
+func (l *loader) toMap(n *yaml.Node, ptr string, depth int, budget *int) (map[string]any, bool) {
+	m := make(map[string]any, len(n.Content)/2)
+	seen := map[string]int{}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		k := yamlnode.Resolve(kn)
+		if k.Kind != yaml.ScalarNode {
+			l.Add(kn, ptr, "keys must be strings, got %s", yamlnode.Kind(k))
+			ok = false
+			continue
+		}
+		kp := ptr + "/" + yamlnode.EscapePointer(k.Value)
+		if k.ShortTag() == "!!merge" {
+			l.Add(kn, kp, "merge keys (<<) are not supported")
+			ok = false
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			l.Add(kn, kp, "duplicate key %q (first at line %d)", k.Value, line)
+			ok = false
+			continue
+		}
+		seen[k.Value] = kn.Line
+		val, vok := l.toValue(vn, kp, depth+1, budget)
+		ok = ok && vok
+		m[k.Value] = val
+	}
+	return m, ok
 }
 
 // schema reads an inline schema (a mapping, or true/false) or a schema
@@ -339,18 +238,18 @@ func (l *loader) schema(v *yaml.Node, ptr, label string) *schemas.Schema {
 		}
 		raw, err := json.Marshal(val)
 		if err != nil {
-			l.add(v, ptr, "%s cannot be converted to JSON: %v", label, err)
+			l.Add(v, ptr, "%s cannot be converted to JSON: %v", label, err)
 			return nil
 		}
 		s, err := schemas.Compile(schemaName(l.base+ptr), raw)
 		if err != nil {
-			l.add(v, ptr, "%s: %v", label, err)
+			l.Add(v, ptr, "%s: %v", label, err)
 			return nil
 		}
 		return s
 	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
 		if n.Value == "" {
-			l.add(v, ptr, "%s must not be empty; give a file path or an inline schema", label)
+			l.Add(v, ptr, "%s must not be empty; give a file path or an inline schema", label)
 			return nil
 		}
 		p := n.Value
@@ -359,18 +258,18 @@ func (l *loader) schema(v *yaml.Node, ptr, label string) *schemas.Schema {
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			l.add(v, ptr, "%s file %q cannot be read: %v", label, n.Value, unwrapPath(err))
+			l.Add(v, ptr, "%s file %q cannot be read: %v", label, n.Value, unwrapPath(err))
 			return nil
 		}
 		l.hash.Write(data)
 		s, err := schemas.Compile(schemaName(p), data)
 		if err != nil {
-			l.add(v, ptr, "%s file %q: %v", label, n.Value, err)
+			l.Add(v, ptr, "%s file %q: %v", label, n.Value, err)
 			return nil
 		}
 		return s
 	}
-	l.add(v, ptr, "%s must be a mapping (an inline schema) or a string (a file path), got %s", label, yamlnode.Kind(n))
+	l.Add(v, ptr, "%s must be a mapping (an inline schema) or a string (a file path), got %s", label, yamlnode.Kind(n))
 	return nil
 }
 
@@ -402,14 +301,14 @@ func (l *loader) expand(s string, v *yaml.Node, ptr, label string) (string, bool
 		case strings.HasPrefix(s[i:], "${"):
 			end := strings.IndexByte(s[i+2:], '}')
 			if end < 0 {
-				l.add(v, ptr, "%s has a ${ without a closing }; write $${ for a literal ${", label)
+				l.Add(v, ptr, "%s has a ${ without a closing }; write $${ for a literal ${", label)
 				return "", false
 			}
 			expr := s[i+2 : i+2+end]
 			i += 2 + end + 1
 			name, def, hasDef := strings.Cut(expr, ":-")
 			if !varName.MatchString(name) {
-				l.add(v, ptr, "%s has an invalid variable reference; want ${NAME} or ${NAME:-default} "+
+				l.Add(v, ptr, "%s has an invalid variable reference; want ${NAME} or ${NAME:-default} "+
 					"where NAME is letters, digits and _ and does not start with a digit", label)
 				ok = false
 				continue
@@ -421,7 +320,7 @@ func (l *loader) expand(s string, v *yaml.Node, ptr, label string) (string, bool
 			case hasDef:
 				b.WriteString(def)
 			default:
-				l.add(v, ptr, "%s references ${%s}, which is not set", label, name)
+				l.Add(v, ptr, "%s references ${%s}, which is not set", label, name)
 				ok = false
 			}
 		default:

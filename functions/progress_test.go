@@ -1,5 +1,8 @@
 package functions_test
 
+// Over 600 lines: progress is one contract, tested here for each backend
+// (exec, http, builtin) side by side.
+
 import (
 	"bytes"
 	"context"

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -53,16 +54,14 @@ type Metrics struct {
 	methods  map[string]string // a known method → its label
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	reqMu    sync.Mutex // serialises additions to reqCache
-	reqCache atomic.Pointer[map[reqKey]reqChild]
+	reqs     childCache[reqKey, reqChild]
 
 	tasks       map[a2a.TaskState]prometheus.Gauge   // non-terminal states only
 	transitions map[a2a.TaskState]prometheus.Counter // every state
 	transVec    *prometheus.CounterVec
 
 	running, queued *prometheus.GaugeVec
-	fnMu            sync.Mutex // serialises additions to fnCache
-	fnCache         atomic.Pointer[map[string]fnChild]
+	fns             childCache[string, fnChild]
 
 	commitDuration  prometheus.Histogram
 	writesPerCommit prometheus.Histogram
@@ -95,6 +94,43 @@ type fnChild struct{ running, queued prometheus.Gauge }
 
 var _ tasks.Metrics = (*Metrics)(nil)
 
+// childCache holds the metrics resolved for each label set seen, so that
+// a hook resolves its labels once: readers take no lock; a miss resolves
+// under mu and publishes a copy of the map with the new entry.
+type childCache[K comparable, V any] struct {
+	mu sync.Mutex // serialises add
+	p  atomic.Pointer[map[K]V]
+}
+
+// load returns the entry of k, if there is one.
+func (c *childCache[K, V]) load(k K) (V, bool) {
+	if p := c.p.Load(); p != nil {
+		v, ok := (*p)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+// add returns the entry of k, making it with resolve if there is none.
+func (c *childCache[K, V]) add(k K, resolve func() V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var old map[K]V
+	if p := c.p.Load(); p != nil {
+		old = *p
+	}
+	if v, ok := old[k]; ok {
+		return v
+	}
+	v := resolve()
+	next := make(map[K]V, len(old)+1)
+	maps.Copy(next, old)
+	next[k] = v
+	c.p.Store(&next)
+	return v
+}
+
 // The states a2ad_tasks and a2ad_task_transitions_total have labels for.
 var (
 	activeStates = []a2a.TaskState{a2a.StateSubmitted, a2a.StateWorking, a2a.StateInputRequired, a2a.StateAuthRequired}
@@ -112,27 +148,65 @@ func New(opts Options) *Metrics {
 	for _, name := range opts.Methods {
 		m.methods[name] = name
 	}
-	m.reqCache.Store(&map[reqKey]reqChild{})
-	m.fnCache.Store(&map[string]fnChild{})
+	build := gaugeVec("a2ad_build_info", "Always 1, labelled with a2ad's version.", "version")
+	build.WithLabelValues(opts.Version).Set(1)
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build)
+	m.reg.MustRegister(m.newRequestMetrics()...)
+	m.reg.MustRegister(m.newTaskMetrics()...)
+	m.reg.MustRegister(m.newPushMetrics()...)
+	m.reg.MustRegister(m.newConnMetrics()...)
+	return m
+}
 
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "a2ad_requests_total",
-		Help: "JSON-RPC calls to /a2a, by method (\"other\" for any method a2ad does not know), outcome and reason, as the audit trail classifies them.",
-	}, []string{"method", "outcome", "reason"})
+// The constructors of New's metrics: a name, a help text and labels.
+
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+func histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+// newRequestMetrics makes the metrics of JSON-RPC calls and of the
+// limits that refuse them, and returns them to register.
+func (m *Metrics) newRequestMetrics() []prometheus.Collector {
+	m.requests = counterVec("a2ad_requests_total",
+		"JSON-RPC calls to /a2a, by method (\"other\" for any method a2ad does not know), outcome and reason, as the audit trail classifies them.",
+		"method", "outcome", "reason")
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "a2ad_request_duration_seconds",
 		Help:    "Duration of JSON-RPC calls to /a2a, by method and outcome; a stream's lasts until it ends.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"method", "outcome"})
+	rejections := counterVec("a2ad_rate_limit_rejections_total",
+		"Requests refused by a limit: rate (a caller's token bucket), caller_in_flight, server_in_flight or bytes (a caller's budget of request bytes).",
+		"limit")
+	for i, l := range []string{"rate", "caller_in_flight", "server_in_flight", "bytes"} {
+		m.rejections[i] = rejections.WithLabelValues(l)
+	}
+	return []prometheus.Collector{m.requests, m.duration, rejections}
+}
 
-	taskVec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "a2ad_tasks",
-		Help: "Tasks that are not terminal, by state. Terminal tasks are not counted here: see a2ad_task_transitions_total.",
-	}, []string{"state"})
-	m.transVec = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "a2ad_task_transitions_total",
-		Help: "Tasks that entered each state (new tasks included), since a2ad started.",
-	}, []string{"state"})
+// newTaskMetrics makes the metrics of tasks, calls, the store and
+// streams, and returns them to register.
+func (m *Metrics) newTaskMetrics() []prometheus.Collector {
+	taskVec := gaugeVec("a2ad_tasks",
+		"Tasks that are not terminal, by state. Terminal tasks are not counted here: see a2ad_task_transitions_total.", "state")
+	m.transVec = counterVec("a2ad_task_transitions_total",
+		"Tasks that entered each state (new tasks included), since a2ad started.", "state")
 	m.tasks = make(map[a2a.TaskState]prometheus.Gauge, len(activeStates))
 	for _, st := range activeStates {
 		m.tasks[st] = taskVec.WithLabelValues(string(st))
@@ -142,81 +216,51 @@ func New(opts Options) *Metrics {
 		m.transitions[st] = m.transVec.WithLabelValues(string(st))
 	}
 
-	m.running = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "a2ad_calls_running",
-		Help: "Function calls running, by catalogue function.",
-	}, []string{"function"})
-	m.queued = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "a2ad_calls_queued",
-		Help: "Function calls waiting for a free slot, by catalogue function.",
-	}, []string{"function"})
+	m.running = gaugeVec("a2ad_calls_running", "Function calls running, by catalogue function.", "function")
+	m.queued = gaugeVec("a2ad_calls_queued", "Function calls waiting for a free slot, by catalogue function.", "function")
 
-	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "a2ad_store_commit_duration_seconds",
-		Help:    "Duration of task store commits, fsync included.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12),
-	})
-	m.writesPerCommit = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "a2ad_store_writes_per_commit",
-		Help:    "Writes grouped into one task store commit, which share its one fsync.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 9),
-	})
+	m.commitDuration = histogram("a2ad_store_commit_duration_seconds",
+		"Duration of task store commits, fsync included.", prometheus.ExponentialBuckets(0.0001, 2.5, 12))
+	m.writesPerCommit = histogram("a2ad_store_writes_per_commit",
+		"Writes grouped into one task store commit, which share its one fsync.", prometheus.ExponentialBuckets(1, 2, 9))
 
-	m.replays = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "a2ad_idempotent_replays_total",
-		Help: "Messages answered with the task an earlier message with the same messageId created: nothing ran again.",
-	})
-	m.subscribers = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "a2ad_stream_subscribers",
-		Help: "Streams watching a task now.",
-	})
-	m.replayedEvents = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "a2ad_stream_replayed_events_total",
-		Help: "Events sent to streams from the store rather than live: resumed streams and catch-ups.",
-	})
-	m.slowDropped = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "a2ad_stream_slow_subscribers_dropped_total",
-		Help: "Streams cut off because they fell too far behind their task's events.",
-	})
+	m.replays = counter("a2ad_idempotent_replays_total",
+		"Messages answered with the task an earlier message with the same messageId created: nothing ran again.")
+	m.subscribers = gauge("a2ad_stream_subscribers", "Streams watching a task now.")
+	m.replayedEvents = counter("a2ad_stream_replayed_events_total",
+		"Events sent to streams from the store rather than live: resumed streams and catch-ups.")
+	m.slowDropped = counter("a2ad_stream_slow_subscribers_dropped_total",
+		"Streams cut off because they fell too far behind their task's events.")
+	return []prometheus.Collector{taskVec, m.transVec, m.running, m.queued, m.commitDuration, m.writesPerCommit,
+		m.replays, m.subscribers, m.replayedEvents, m.slowDropped}
+}
 
-	m.pushAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "a2ad_push_attempts_total",
-		Help: "Push notification delivery attempts, by outcome: delivered, transient_error (retried) or permanent_error.",
-	}, []string{"outcome"})
+// newPushMetrics makes the metrics of push deliveries and returns them to
+// register.
+func (m *Metrics) newPushMetrics() []prometheus.Collector {
+	m.pushAttempts = counterVec("a2ad_push_attempts_total",
+		"Push notification delivery attempts, by outcome: delivered, transient_error (retried) or permanent_error.", "outcome")
 	m.pushOutcomes = map[string]prometheus.Counter{}
 	for _, o := range []string{"delivered", "transient_error", "permanent_error"} {
 		m.pushOutcomes[o] = m.pushAttempts.WithLabelValues(o)
 	}
-	m.pushDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "a2ad_push_attempt_duration_seconds",
-		Help:    "Duration of push notification delivery attempts.",
-		Buckets: prometheus.DefBuckets,
-	})
-	m.pushDeadTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "a2ad_push_dead_lettered_total",
-		Help: "Push notification deliveries given up on (dead-lettered) since a2ad started.",
-	})
+	m.pushDuration = histogram("a2ad_push_attempt_duration_seconds",
+		"Duration of push notification delivery attempts.", prometheus.DefBuckets)
+	m.pushDeadTotal = counter("a2ad_push_dead_lettered_total",
+		"Push notification deliveries given up on (dead-lettered) since a2ad started.")
+	return []prometheus.Collector{m.pushAttempts, m.pushDuration, m.pushDeadTotal}
+}
 
-	rejections := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "a2ad_rate_limit_rejections_total",
-		Help: "Requests refused by a limit: rate (a caller's token bucket), caller_in_flight, server_in_flight or bytes (a caller's budget of request bytes).",
-	}, []string{"limit"})
-	for i, l := range []string{"rate", "caller_in_flight", "server_in_flight", "bytes"} {
-		m.rejections[i] = rejections.WithLabelValues(l)
-	}
-
-	m.connsOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "a2ad_connections_open",
-		Help: "Connections open now, by listener: main (the A2A port) or admin.",
-	}, []string{"listener"})
-	m.connsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "a2ad_connections_refused_total",
-		Help: "Connections closed as soon as accepted because their client address had --max-conns-per-ip open, by listener.",
-	}, []string{"listener"})
-	m.acceptPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "a2ad_accept_pauses_total",
-		Help: "Times a listener stopped accepting for a while, by listener and reason: max_conns (the cap of open connections) or accept_error (out of file descriptors or memory; retried with backoff).",
-	}, []string{"listener", "reason"})
+// newConnMetrics makes the metrics of the listeners' connections, with a
+// series for every listener from the start, and returns them to register.
+func (m *Metrics) newConnMetrics() []prometheus.Collector {
+	m.connsOpen = gaugeVec("a2ad_connections_open",
+		"Connections open now, by listener: main (the A2A port) or admin.", "listener")
+	m.connsRefused = counterVec("a2ad_connections_refused_total",
+		"Connections closed as soon as accepted because their client address had --max-conns-per-ip open, by listener.", "listener")
+	m.acceptPauses = counterVec("a2ad_accept_pauses_total",
+		"Times a listener stopped accepting for a while, by listener and reason: max_conns (the cap of open connections) or accept_error (out of file descriptors or memory; retried with backoff).",
+		"listener", "reason")
 	for _, l := range Listeners {
 		m.connsOpen.WithLabelValues(l)
 		m.connsRefused.WithLabelValues(l)
@@ -224,27 +268,7 @@ func New(opts Options) *Metrics {
 			m.acceptPauses.WithLabelValues(l, r)
 		}
 	}
-
-	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "a2ad_build_info",
-		Help: "Always 1, labelled with a2ad's version.",
-	}, []string{"version"})
-	build.WithLabelValues(opts.Version).Set(1)
-
-	m.reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		build,
-		m.requests, m.duration,
-		taskVec, m.transVec,
-		m.running, m.queued,
-		m.commitDuration, m.writesPerCommit,
-		m.replays, m.subscribers, m.replayedEvents, m.slowDropped,
-		m.pushAttempts, m.pushDuration, m.pushDeadTotal,
-		rejections,
-		m.connsOpen, m.connsRefused, m.acceptPauses,
-	)
-	return m
+	return []prometheus.Collector{m.connsOpen, m.connsRefused, m.acceptPauses}
 }
 
 // WatchOutbox adds the outbox gauges, read from o at each scrape. Call it
@@ -283,34 +307,17 @@ func (m *Metrics) Request(method, outcome, reason string, d time.Duration) {
 		label = OtherMethod
 	}
 	k := reqKey{label, outcome, reason}
-	c, ok := (*m.reqCache.Load())[k]
+	c, ok := m.reqs.load(k)
 	if !ok {
-		c = m.addRequestChild(k)
+		c = m.reqs.add(k, func() reqChild {
+			return reqChild{
+				count:    m.requests.WithLabelValues(k.method, k.outcome, k.reason),
+				duration: m.duration.WithLabelValues(k.method, k.outcome),
+			}
+		})
 	}
 	c.count.Inc()
 	c.duration.Observe(d.Seconds())
-}
-
-// addRequestChild resolves k's metrics once; readers of the cache take
-// no lock.
-func (m *Metrics) addRequestChild(k reqKey) reqChild {
-	m.reqMu.Lock()
-	defer m.reqMu.Unlock()
-	old := *m.reqCache.Load()
-	if c, ok := old[k]; ok {
-		return c
-	}
-	c := reqChild{
-		count:    m.requests.WithLabelValues(k.method, k.outcome, k.reason),
-		duration: m.duration.WithLabelValues(k.method, k.outcome),
-	}
-	next := make(map[reqKey]reqChild, len(old)+1)
-	for key, v := range old {
-		next[key] = v
-	}
-	next[k] = c
-	m.reqCache.Store(&next)
-	return c
 }
 
 // AddTasks adds counts of non-terminal tasks by state, as the store holds
@@ -344,23 +351,12 @@ func (m *Metrics) Commit(writes int, d time.Duration) {
 }
 
 func (m *Metrics) fn(id string) fnChild {
-	if c, ok := (*m.fnCache.Load())[id]; ok {
+	if c, ok := m.fns.load(id); ok {
 		return c
 	}
-	m.fnMu.Lock()
-	defer m.fnMu.Unlock()
-	old := *m.fnCache.Load()
-	if c, ok := old[id]; ok {
-		return c
-	}
-	c := fnChild{running: m.running.WithLabelValues(id), queued: m.queued.WithLabelValues(id)}
-	next := make(map[string]fnChild, len(old)+1)
-	for key, v := range old {
-		next[key] = v
-	}
-	next[id] = c
-	m.fnCache.Store(&next)
-	return c
+	return m.fns.add(id, func() fnChild {
+		return fnChild{running: m.running.WithLabelValues(id), queued: m.queued.WithLabelValues(id)}
+	})
 }
 
 // CallQueued implements tasks.Metrics.

@@ -1,7 +1,6 @@
 package metrics_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/metrics"
 )
 
@@ -161,28 +161,10 @@ func TestServiceStoreAndPushMetrics(t *testing.T) {
 	)
 }
 
-// syncBuffer is a log sink the handler and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestOutboxErrorLeavesTheRest: an outbox that cannot be read (a closed
 // store) costs its two gauges, not the scrape.
 func TestOutboxErrorLeavesTheRest(t *testing.T) {
-	var log syncBuffer
+	var log testkit.SyncBuffer
 	m := newMetrics(t, &log)
 	m.WatchOutbox(fakeOutbox{err: errors.New("database not open")})
 	m.IdempotentReplay()
@@ -261,16 +243,14 @@ func TestConcurrentHooks(t *testing.T) {
 	m := newMetrics(t, nil)
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			fn := []string{"a::x", "b::y"}[g%2]
 			for range 500 {
 				m.Request("message/send", "ok", []string{"completed", "accepted"}[g%2], time.Millisecond)
 				m.CallRunning(fn, 1)
 				m.CallRunning(fn, -1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	want(t, get(t, m),

@@ -118,30 +118,25 @@ type Sender struct {
 // senderPair identifies a (task, config): one delivery in flight each.
 type senderPair struct{ taskID, configID string }
 
+// orDefault sets *v to def unless *v is positive.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
 // NewSender returns a Sender for cfg; Start starts it. It panics if
 // cfg.Outbox is nil.
 func NewSender(cfg SenderConfig) *Sender {
 	if cfg.Outbox == nil {
 		panic("push: NewSender: nil Outbox")
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 8
-	}
-	if cfg.BaseDelay <= 0 {
-		cfg.BaseDelay = time.Second
-	}
-	if cfg.MaxDelay <= 0 {
-		cfg.MaxDelay = 5 * time.Minute
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 16
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = time.Second
-	}
+	orDefault(&cfg.Timeout, 10*time.Second)
+	orDefault(&cfg.MaxAttempts, 8)
+	orDefault(&cfg.BaseDelay, time.Second)
+	orDefault(&cfg.MaxDelay, 5*time.Minute)
+	orDefault(&cfg.Concurrency, 16)
+	orDefault(&cfg.PollInterval, time.Second)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -299,12 +294,10 @@ func (s *Sender) poll() error {
 		}
 		s.inflight[p] = struct{}{}
 		free--
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.wg.Go(func() {
 			s.attempt(d)
 			s.done <- p // only after the outcome is recorded
-		}()
+		})
 	}
 	return nil
 }

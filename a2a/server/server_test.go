@@ -21,6 +21,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/server"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -73,22 +74,7 @@ func (s *TaskService) Cancel(ctx context.Context, caller tasks.Caller, id string
 func (s *TaskService) Calls() int64 { return s.calls.Load() }
 
 // syncBuffer is a log sink the server goroutines and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 var testCard = server.Card{
 	JSON: []byte(`{"name":"a2ad test","protocolVersion":"0.3.0","url":"http://127.0.0.1/a2a"}`),

@@ -202,19 +202,7 @@ func sendOnce(ctx context.Context, client *http.Client, rpcURL string, body *byt
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, b)
 	}
-	var r struct {
-		ID     json.RawMessage `json:"id"`
-		Result *struct {
-			Kind   string `json:"kind"`
-			Status struct {
-				State string `json:"state"`
-			} `json:"status"`
-		} `json:"result"`
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var r answer
 	if err := json.Unmarshal(b, &r); err != nil {
 		return fmt.Errorf("decode response: %v: %.200s", err, b)
 	}

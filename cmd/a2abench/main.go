@@ -269,57 +269,36 @@ func printResults(w io.Writer, o options, results []result) {
 		printStreamResults(w, o, results)
 		return
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "server\tclients\treq/s\tp50\tp99\tmax\terrors\t")
-	byKey := map[string]stats{}
-	for _, r := range results {
-		s := r.stats
-		byKey[r.server+"/"+strconv.Itoa(r.clients)] = s
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%d\t\n", r.server, r.clients, s.rps(), ms(s.p50), ms(s.p99), ms(s.max), s.errors)
-	}
-	tw.Flush()
-	for _, r := range results {
-		if r.stats.errors > 0 && r.stats.firstErr != "" {
-			fmt.Fprintf(w, "first error of %s at %d clients: %s\n", r.server, r.clients, r.stats.firstErr)
-		}
-	}
+	byKey := printRuns(w, results, "req/s\tp50\tp99\tmax\terrors", func(s stats) string {
+		return fmt.Sprintf("%.0f\t%s\t%s\t%s\t%d", s.rps(), ms(s.p50), ms(s.p99), ms(s.max), s.errors)
+	})
 	if !contains(o.servers, "a2ad") || len(o.servers) < 2 {
 		return
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "clients\ta2ad/sdk\ta2ad/floor\t")
 	for _, c := range o.clients {
 		a, ok := byKey["a2ad/"+strconv.Itoa(c)]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t\n", c, ratio(a, byKey, "sdk/"+strconv.Itoa(c)), ratio(a, byKey, "floor/"+strconv.Itoa(c)))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t\n", c, ratio(a, byKey, "sdk/"+strconv.Itoa(c), stats.rps), ratio(a, byKey, "floor/"+strconv.Itoa(c), stats.rps))
 	}
 	tw.Flush()
 }
 
-func ratio(a stats, byKey map[string]stats, key string) string {
-	b, ok := byKey[key]
-	if !ok || b.rps() == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", a.rps()/b.rps())
-}
-
-// printStreamResults prints stream mode's table, then a2ad against the
-// others and the targets.
-func printStreamResults(w io.Writer, o options, results []result) {
+// printRuns prints a table of the runs, a row each: the server, the
+// clients and row's columns (under header), then the first error of each
+// run that had errors. It returns the runs' stats by "server/clients".
+func printRuns(w io.Writer, results []result, header string, row func(stats) string) map[string]stats {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "server\tclients\tstreams/s\tevents/s\tev/stream\tTTFE p50\tTTFE p99\tTTFE max\terrors\t")
+	fmt.Fprintln(tw, "server\tclients\t"+header+"\t")
 	byKey := map[string]stats{}
 	for _, r := range results {
-		s := r.stats
-		byKey[r.server+"/"+strconv.Itoa(r.clients)] = s
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%d\t\n", r.server, r.clients, s.rps(), s.eps(), s.perStream(),
-			ms(s.p50), ms(s.p99), ms(s.max), s.errors)
+		byKey[r.server+"/"+strconv.Itoa(r.clients)] = r.stats
+		fmt.Fprintf(tw, "%s\t%d\t%s\t\n", r.server, r.clients, row(r.stats))
 	}
 	tw.Flush()
 	for _, r := range results {
@@ -327,11 +306,30 @@ func printStreamResults(w io.Writer, o options, results []result) {
 			fmt.Fprintf(w, "first error of %s at %d clients: %s\n", r.server, r.clients, r.stats.firstErr)
 		}
 	}
+	return byKey
+}
+
+// ratio is a's rate (stats.rps or stats.eps) over the run key's ("-"
+// without that run).
+func ratio(a stats, byKey map[string]stats, key string, rate func(stats) float64) string {
+	b, ok := byKey[key]
+	if !ok || rate(b) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", rate(a)/rate(b))
+}
+
+// printStreamResults prints stream mode's table, then a2ad against the
+// others and the targets.
+func printStreamResults(w io.Writer, o options, results []result) {
+	byKey := printRuns(w, results, "streams/s\tevents/s\tev/stream\tTTFE p50\tTTFE p99\tTTFE max\terrors", func(s stats) string {
+		return fmt.Sprintf("%.0f\t%.0f\t%.2f\t%s\t%s\t%s\t%d", s.rps(), s.eps(), s.perStream(), ms(s.p50), ms(s.p99), ms(s.max), s.errors)
+	})
 	if !contains(o.servers, "a2ad") {
 		return
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "clients\tevents/s a2ad/sdk\ttarget >= %.0fx\tevents/s a2ad/floor\ta2ad TTFE p99\ttarget < %s at %d clients\t\n",
 		targetEventsPerSDK, ms(targetTTFEp99), targetTTFEClients)
 	for _, c := range o.clients {
@@ -349,19 +347,10 @@ func printStreamResults(w io.Writer, o options, results []result) {
 		if c == targetTTFEClients && a.ok > 0 {
 			tTarget = metOrMissed(a.p99 < targetTTFEp99)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", c, eventsRatio(a, byKey, "sdk/"+key), eTarget,
-			eventsRatio(a, byKey, "floor/"+key), ms(a.p99), tTarget)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", c, ratio(a, byKey, "sdk/"+key, stats.eps), eTarget,
+			ratio(a, byKey, "floor/"+key, stats.eps), ms(a.p99), tTarget)
 	}
 	tw.Flush()
-}
-
-// eventsRatio is a's events/s over the run key's ("-" without that run).
-func eventsRatio(a stats, byKey map[string]stats, key string) string {
-	b, ok := byKey[key]
-	if !ok || b.eps() == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", a.eps()/b.eps())
 }
 
 func metOrMissed(met bool) string {

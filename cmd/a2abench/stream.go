@@ -133,9 +133,10 @@ func (p *sseReader) readLine() ([]byte, error) {
 	}
 }
 
-// streamEvent is the part of a stream's JSON-RPC response that a2abench
-// checks.
-type streamEvent struct {
+// answer is the part of a JSON-RPC response that a2abench checks: the
+// answer to a message/send, or one event of a stream (only a status-update
+// event has final).
+type answer struct {
 	ID     json.RawMessage `json:"id"`
 	Result *struct {
 		Kind   string `json:"kind"`
@@ -154,7 +155,7 @@ type streamEvent struct {
 // final reports a status-update with "final":true; such an event must
 // hold the completed state.
 func checkEvent(data []byte, id int64) (final bool, err error) {
-	var r streamEvent
+	var r answer
 	if err := json.Unmarshal(data, &r); err != nil {
 		return false, fmt.Errorf("decode event: %v: %.200s", err, data)
 	}

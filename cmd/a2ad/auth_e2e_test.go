@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -21,39 +20,6 @@ import (
 // addresses behind a proxy, the bounded bucket map, conflicting
 // credentials, revoked keys' streams, the throttle of failed
 // authentications and the caps on push configs and file bytes.
-
-// postFrom posts body to base's /a2a with hc (nil: the default client).
-func postFrom(tb testing.TB, hc *http.Client, base string, body []byte, header http.Header) (*http.Response, []byte) {
-	tb.Helper()
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/a2a", bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, out
-}
-
-func rpcBody(method string, params any) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	return b
-}
 
 // recordsWhere returns the audit records whose key holds value.
 func recordsWhere(recs []map[string]any, key string, value any) []map[string]any {
@@ -73,8 +39,7 @@ func recordsWhere(recs []map[string]any, key string, value any) []map[string]any
 // the header.
 func TestTrustedProxies(t *testing.T) {
 	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
+		anonymousPartners(c)
 		c.RatePerSecond = 1
 		c.RateBurst = 2
 		c.TrustedProxies = "127.0.0.2/32"
@@ -82,7 +47,7 @@ func TestTrustedProxies(t *testing.T) {
 	proxy, stranger := fromAddr("127.0.0.2"), fromAddr("127.0.0.3")
 	get := rpcBody("tasks/get", map[string]any{"id": "no-such-task"})
 	status := func(hc *http.Client, h http.Header) int {
-		resp, _ := postFrom(t, hc, k.base, get, h)
+		resp, _ := postURL(t, hc, k.base+"/a2a", get, h)
 		return resp.StatusCode
 	}
 	xff := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {addr}} }
@@ -154,8 +119,7 @@ func TestTrustedProxies(t *testing.T) {
 // is TestLimiterMemoryBounded in package callers).
 func TestRateBucketsBounded(t *testing.T) {
 	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
+		anonymousPartners(c)
 		c.RatePerSecond = 1
 		c.RateBurst = 2
 		c.RateBuckets = 16
@@ -168,7 +132,7 @@ func TestRateBucketsBounded(t *testing.T) {
 	}
 	ok := 0
 	for i := range 200 {
-		if resp, _ := postFrom(t, proxy, k.base, get, client(i)); resp.StatusCode == http.StatusOK {
+		if resp, _ := postURL(t, proxy, k.base+"/a2a", get, client(i)); resp.StatusCode == http.StatusOK {
 			ok++
 		}
 	}
@@ -182,7 +146,7 @@ func TestRateBucketsBounded(t *testing.T) {
 	}
 	// Once buckets are full again they make room: a new address is served.
 	k.clock.Advance(2 * time.Second)
-	if resp, body := postFrom(t, proxy, k.base, get, client(1000)); resp.StatusCode != http.StatusOK {
+	if resp, body := postURL(t, proxy, k.base+"/a2a", get, client(1000)); resp.StatusCode != http.StatusOK {
 		t.Errorf("a new address after the buckets refilled: HTTP %d %s", resp.StatusCode, body)
 	}
 	if n := k.m.gate.Addresses(); n != 16 {
@@ -195,10 +159,7 @@ func TestRateBucketsBounded(t *testing.T) {
 // Bearer key with a different X-API-Key was served, and of two
 // Authorization headers the first won).
 func TestConflictingCredentials(t *testing.T) {
-	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
-	})
+	k := startKeyed(t, anonymousPartners)
 	const (
 		challenge = `Bearer realm="a2ad", error="invalid_request"`
 		body      = `{"jsonrpc":"2.0","id":null,"error":{"code":-32054,"message":"Conflicting credentials: send one API key, in the Authorization header (Bearer) or in X-API-Key, once"}}`
@@ -252,10 +213,7 @@ func TestConflictingCredentials(t *testing.T) {
 // callers' streams go on, and the tasks run on.
 func TestRevokedKeyEndsItsStreams(t *testing.T) {
 	k := startKeyed(t, nil)
-	carol, err := callers.AppendKey(k.keys, "carol", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	carol := mustAppendKey(t, k.keys, "carol", "partner")
 	if _, err := k.m.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -366,16 +324,14 @@ func TestAuthFloodThrottled(t *testing.T) {
 		next     = make(chan struct{})
 	)
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range next {
 				resp, _ := postRaw(t, k.base, get, bad)
 				mu.Lock()
 				statuses[resp.StatusCode]++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	for range flood {
 		next <- struct{}{}
@@ -400,7 +356,7 @@ func TestAuthFloodThrottled(t *testing.T) {
 	if resp, _ := postRaw(t, k.base, get, http.Header{"Authorization": {"Bearer " + k.acme}}); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("a valid key from the throttled address: HTTP %d, want 429", resp.StatusCode)
 	}
-	if resp, _ := postFrom(t, fromAddr("127.0.0.4"), k.base, get, http.Header{"Authorization": {"Bearer " + k.acme}}); resp.StatusCode != http.StatusOK {
+	if resp, _ := postURL(t, fromAddr("127.0.0.4"), k.base+"/a2a", get, http.Header{"Authorization": {"Bearer " + k.acme}}); resp.StatusCode != http.StatusOK {
 		t.Errorf("a valid key from another address: HTTP %d", resp.StatusCode)
 	}
 

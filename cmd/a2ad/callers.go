@@ -220,6 +220,24 @@ func (a addrThrottle) Check(addr string) (time.Duration, int, bool) {
 
 func (a addrThrottle) Fail(addr string) { a.t.Fail(addressKey(addr)) }
 
+// sweepBuckets forgets idle rate buckets until stop is closed.
+func (m *Main) sweepBuckets(stop <-chan struct{}) {
+	defer m.wg.Done()
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			m.gate.Sweep()
+			if m.throttle != nil {
+				m.throttle.Sweep()
+			}
+		}
+	}
+}
+
 // revoked reports whether p's key no longer holds in the keys in force:
 // revoked, disabled or removed. Anonymous callers are never revoked.
 func (m *Main) revoked(p server.Principal) bool {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,178 +16,7 @@ import (
 	goa2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	goagentcard "github.com/a2aproject/a2a-go/a2aclient/agentcard"
-	"github.com/rs/zerolog"
-
-	"github.com/a2ad/a2ad/callers"
 )
-
-// keyed is a server with a keys file: acme is a partner, ops is internal.
-type keyed struct {
-	m       *Main
-	base    string
-	keys    string // the keys file
-	audit   string // the audit log file
-	oplog   *syncBuffer
-	clock   *testClock
-	acme    string // secrets
-	ops     string
-	bob     string // a second partner
-	secrets []string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// startKeyed runs the real server with a keys file of two callers and the
-// audit trail in its own file.
-func startKeyed(tb testing.TB, mod func(*Config)) *keyed {
-	tb.Helper()
-	dir := tb.TempDir()
-	k := &keyed{
-		keys:  filepath.Join(dir, "keys.yaml"),
-		audit: filepath.Join(dir, "audit.log"),
-		oplog: &syncBuffer{},
-		clock: &testClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
-	}
-	var err error
-	if k.acme, err = callers.AppendKey(k.keys, "acme", []string{"partner"}); err != nil {
-		tb.Fatal(err)
-	}
-	if k.ops, err = callers.AppendKey(k.keys, "ops", []string{"internal"}); err != nil {
-		tb.Fatal(err)
-	}
-	if k.bob, err = callers.AppendKey(k.keys, "bob", []string{"partner"}); err != nil {
-		tb.Fatal(err)
-	}
-	k.secrets = []string{k.acme, k.ops, k.bob}
-	cfg := DefaultConfig()
-	cfg.Catalog = exampleCatalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
-	cfg.Store = filepath.Join(dir, "a2ad.db")
-	cfg.ShutdownGrace = 2 * time.Second
-	cfg.Keys = k.keys
-	cfg.AuditLog = k.audit
-	cfg.PushAllow = "127.0.0.1/32"
-	if mod != nil {
-		mod(&cfg)
-	}
-	if err := cfg.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	k.m = &Main{Config: cfg, Logger: zerolog.New(k.oplog), now: k.clock.Now}
-	if err := k.m.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := k.m.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	k.base = "http://" + k.m.Addr()
-	return k
-}
-
-// call posts one JSON-RPC request with the given key ("" for none) and
-// returns the status, the headers and the body.
-func (k *keyed) call(tb testing.TB, key, method string, params any) (int, http.Header, []byte) {
-	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	h := http.Header{}
-	if key != "" {
-		h.Set("Authorization", "Bearer "+key)
-	}
-	resp, out := postRaw(tb, k.base, body, h)
-	return resp.StatusCode, resp.Header, out
-}
-
-// ok calls and decodes a 200 answer.
-func (k *keyed) ok(tb testing.TB, key, method string, params any) map[string]any {
-	tb.Helper()
-	status, _, body := k.call(tb, key, method, params)
-	if status != http.StatusOK {
-		tb.Fatalf("%s: HTTP %d: %s", method, status, body)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(body, &out); err != nil {
-		tb.Fatalf("%s: %v: %s", method, err, body)
-	}
-	return out
-}
-
-func cardSkills(tb testing.TB, card map[string]any) []string {
-	tb.Helper()
-	ids := []string{}
-	for _, s := range card["skills"].([]any) {
-		ids = append(ids, s.(map[string]any)["id"].(string))
-	}
-	return ids
-}
-
-func getCard(tb testing.TB, base string) map[string]any {
-	tb.Helper()
-	resp, err := http.Get(base + "/.well-known/agent-card.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var card map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
-		tb.Fatal(err)
-	}
-	return card
-}
-
-// auditRecords reads the audit log file.
-func (k *keyed) auditRecords(tb testing.TB) []map[string]any {
-	tb.Helper()
-	f, err := os.Open(k.audit)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var recs []map[string]any
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			tb.Fatalf("audit line is not JSON: %v: %s", err, sc.Text())
-		}
-		recs = append(recs, r)
-	}
-	return recs
-}
 
 // TestTwoAudiences serves a partner and an internal caller from one
 // process: each sees its own card and may call only its own skills.
@@ -298,10 +125,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestAnonymousAccessAndTheExtendedCard(t *testing.T) {
-	k := startKeyed(t, func(c *Config) {
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
-	})
+	k := startKeyed(t, anonymousPartners)
 	pub := getCard(t, k.base)
 	if got, want := cardSkills(t, pub), []string{"demo::echo", "demo::sleep", "text::wordcount"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("public card skills = %v, want the anonymous (partner) view %v", got, want)
@@ -459,10 +283,7 @@ func TestKeysReload(t *testing.T) {
 	if err := os.WriteFile(k.keys, []byte(revoked), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	carol, err := callers.AppendKey(k.keys, "carol", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	carol := mustAppendKey(t, k.keys, "carol", "partner")
 	if s := echo(carol, "r-2"); s != http.StatusUnauthorized {
 		t.Errorf("carol before the reload: HTTP %d, want 401", s)
 	}
@@ -496,10 +317,7 @@ func TestKeysReload(t *testing.T) {
 func TestKeysReloadOnSIGHUP(t *testing.T) {
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.yaml")
-	acme, err := callers.AppendKey(keys, "acme", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acme := mustAppendKey(t, keys, "acme", "partner")
 	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", keys)
 	send := func(key, msgID string) int {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send",
@@ -510,10 +328,7 @@ func TestKeysReloadOnSIGHUP(t *testing.T) {
 	if s := send(acme, "h-1"); s != http.StatusOK {
 		t.Fatalf("acme: HTTP %d", s)
 	}
-	bob, err := callers.AppendKey(keys, "bob", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bob := mustAppendKey(t, keys, "bob", "partner")
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}

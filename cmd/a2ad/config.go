@@ -353,6 +353,20 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("push-max-attempts: must be positive, not %d", c.PushMaxAttempts)
 	case c.PushConcurrency <= 0:
 		return fmt.Errorf("push-concurrency: must be positive, not %d", c.PushConcurrency)
+	}
+	if err := c.validateCallers(); err != nil {
+		return err
+	}
+	if _, err := c.trustedProxies(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validateCallers checks the settings of callers: anonymous access, and
+// the rates, caps and quotas that bound each caller and the server.
+func (c *Config) validateCallers() error {
+	switch {
 	case c.AllowAnonymous && c.Keys == "":
 		return errors.New("allow-anonymous: only means something with --keys (without keys every caller is anonymous)")
 	case c.AllowAnonymous && len(c.anonymousTiers()) == 0:
@@ -391,9 +405,6 @@ func (c *Config) Validate() error {
 		// A budget smaller than one body would hold back the largest
 		// bodies; more than 2 GiB at once is no limit.
 		return fmt.Errorf("rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst)
-	}
-	if _, err := c.trustedProxies(); err != nil {
-		return err
 	}
 	return nil
 }

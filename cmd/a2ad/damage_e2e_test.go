@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	be "encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,12 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // runBinary runs the real binary to its end and returns its exit code and
@@ -51,13 +50,9 @@ type storeLayout struct {
 
 func layoutOf(tb testing.TB, path string) storeLayout {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, PreLoadFreelist: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
-	l := storeLayout{pageSize: int64(db.Info().PageSize)}
-	_ = db.View(func(tx *bolt.Tx) error {
+	var l storeLayout
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
+		l.pageSize = int64(tx.DB().Info().PageSize)
 		l.pages = tx.Size() / l.pageSize
 		for id := 2; int64(id) < l.pages; id++ {
 			if pi, err := tx.Page(id); err == nil && pi != nil && pi.Type == "freelist" {
@@ -95,20 +90,6 @@ func (l storeLayout) leafOf(tb testing.TB, path, id string) int64 {
 		tb.Fatalf("no leaf under page %d holds %s", l.tasksRoot, id)
 	}
 	return leaf
-}
-
-func overwriteAt(tb testing.TB, path string, off int64, b []byte) {
-	tb.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := f.WriteAt(b, off); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 func copyStore(tb testing.TB, from, to string) {
@@ -158,10 +139,10 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 			}
 		}, fmt.Sprintf("the file is %d bytes, but its pages reach to byte %d (it was cut short)", end/2, end)},
 		{"garbage freelist", func(path string) {
-			overwriteAt(t, path, l.freelist*l.pageSize, garbage(l.pageSize))
+			testkit.OverwriteAt(t, path, l.freelist*l.pageSize, garbage(l.pageSize))
 		}, fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.freelist)},
 		{"garbage leaf page", func(path string) {
-			overwriteAt(t, path, leaf*l.pageSize, garbage(l.pageSize))
+			testkit.OverwriteAt(t, path, leaf*l.pageSize, garbage(l.pageSize))
 		}, fmt.Sprintf("reading it failed: assertion failed: Page expected to be: %d, but self identifies as 11936128518282651045", leaf)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,38 +170,7 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 // for it; ready yields its base URL once it serves.
 func launchServer(tb testing.TB, store string, extra ...string) (p *process, ready <-chan string) {
 	tb.Helper()
-	args := append([]string{"serve", "--catalog", exampleCatalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(binary(tb), args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p = &process{cmd: cmd, logs: new(bytes.Buffer), mu: new(sync.Mutex)}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.logs.WriteString(line + "\n")
-			p.mu.Unlock()
-			var entry struct {
-				Message string `json:"message"`
-				BaseURL string `json:"base_url"`
-			}
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "a2ad serving" {
-				base <- entry.BaseURL
-			}
-		}
-	}()
-	return p, base
+	return launch(tb, append([]string{"serve", "--catalog", exampleCatalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)...)
 }
 
 // fdsOn counts the descriptors process pid has open on the file fi
@@ -241,25 +191,11 @@ func fdsOn(tb testing.TB, pid int, fi os.FileInfo) int {
 	return n
 }
 
-func statFile(tb testing.TB, path string) os.FileInfo {
-	tb.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi
-}
-
 // holdsTask reports whether the store file at path holds task id.
 func holdsTask(tb testing.TB, path, id string) bool {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
 	var found bool
-	_ = db.View(func(tx *bolt.Tx) error {
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
 		found = tx.Bucket([]byte("tasks")).Get([]byte(id)) != nil
 		return nil
 	})
@@ -290,7 +226,7 @@ func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	original := statFile(t, path)
+	original := testkit.Stat(t, path)
 	p, ready := launchServer(t, path, "--store-lock-timeout", "60s")
 	deadline := time.Now().Add(20 * time.Second)
 	for fdsOn(t, p.cmd.Process.Pid, original) == 0 {
@@ -324,7 +260,7 @@ func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
 	if n := fdsOn(t, pid, original); n != 0 {
 		t.Errorf("the server has %d descriptors on the original, now %s.bak", n, path)
 	}
-	if n := fdsOn(t, pid, statFile(t, path)); n != 1 {
+	if n := fdsOn(t, pid, testkit.Stat(t, path)); n != 1 {
 		t.Errorf("the server has %d descriptors on the compacted %s, want 1", n, path)
 	}
 	id, err := send(base, "after-compact", 10)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,69 +8,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
-	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/rs/zerolog"
 )
-
-const exampleCatalog = "../../examples/catalog.yaml"
-
-// startMain runs the real server on a random loopback port.
-func startMain(tb testing.TB, mod func(*Config)) *Main {
-	tb.Helper()
-	cfg := DefaultConfig()
-	cfg.Catalog = exampleCatalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
-	cfg.Store = filepath.Join(tb.TempDir(), "a2ad.db")
-	cfg.ShutdownGrace = 2 * time.Second
-	if mod != nil {
-		mod(&cfg)
-	}
-	if err := cfg.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	m := &Main{Config: cfg, Logger: zerolog.Nop()}
-	if err := m.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return m
-}
-
-func officialClient(tb testing.TB, baseURL string) *a2aclient.Client {
-	tb.Helper()
-	ctx := context.Background()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
-	if err != nil {
-		tb.Fatalf("a2a-go resolver: %v", err)
-	}
-	client, err := a2aclient.NewFromCard(ctx, card)
-	if err != nil {
-		tb.Fatalf("a2a-go NewFromCard: %v", err)
-	}
-	tb.Cleanup(func() { _ = client.Destroy() })
-	return client
-}
-
-func skillMessage(skill string, input map[string]any) *a2a.Message {
-	return a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"skill": skill, "input": input}})
-}
 
 func TestOfficialClientSendGetCancel(t *testing.T) {
 	m := startMain(t, nil)
@@ -121,18 +68,7 @@ func TestOfficialClientSendGetCancel(t *testing.T) {
 	}
 
 	// Non-blocking sleep, then cancel it.
-	no := false
-	res, err = client.SendMessage(ctx, &a2a.MessageSendParams{
-		Message: skillMessage("demo::sleep", map[string]any{"seconds": 30}),
-		Config:  &a2a.MessageSendConfig{Blocking: &no},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sleeping := res.(*a2a.Task)
-	if sleeping.Status.State.Terminal() {
-		t.Fatalf("non-blocking send returned a %s task", sleeping.Status.State)
-	}
+	sleeping := startSleep(t, client, 30)
 	canceled, err := client.CancelTask(ctx, &a2a.TaskIDParams{ID: sleeping.ID})
 	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("CancelTask = %+v, %v", canceled, err)
@@ -144,45 +80,6 @@ func TestOfficialClientSendGetCancel(t *testing.T) {
 	if _, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: "no-such-task"}); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("unknown task: %v", err)
 	}
-}
-
-// rpc posts one JSON-RPC request and returns the decoded response.
-func rpc(tb testing.TB, baseURL, method string, params any) map[string]any {
-	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	resp, err := http.Post(baseURL+"/a2a", "application/json", bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-func sendParams(msgID, skill string, input any, blocking bool) map[string]any {
-	return map[string]any{
-		"message": map[string]any{
-			"kind": "message", "messageId": msgID, "role": "user",
-			"parts": []any{map[string]any{"kind": "data", "data": map[string]any{"skill": skill, "input": input}}},
-		},
-		"configuration": map[string]any{"blocking": blocking},
-	}
-}
-
-func resultTask(tb testing.TB, resp map[string]any) map[string]any {
-	tb.Helper()
-	r, ok := resp["result"].(map[string]any)
-	if !ok {
-		tb.Fatalf("no result: %v", resp)
-	}
-	return r
-}
-
-func state(task map[string]any) string {
-	return task["status"].(map[string]any)["state"].(string)
 }
 
 // TestDuplicateSendsOverHTTPCallTheBackendOnce sends one message many
@@ -211,16 +108,14 @@ func TestDuplicateSendsOverHTTPCallTheBackendOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	ids := make([]string, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			resp := rpc(t, base, "message/send", sendParams("order-1", "orders::place", map[string]any{"sku": "a"}, true))
 			task := resultTask(t, resp)
 			if state(task) != "completed" {
 				t.Errorf("duplicate %d: state %s", i, state(task))
 			}
 			ids[i] = task["id"].(string)
-		}()
+		})
 	}
 	time.Sleep(200 * time.Millisecond)
 	close(release)
@@ -244,143 +139,12 @@ func TestDuplicateSendsOverHTTPCallTheBackendOnce(t *testing.T) {
 	}
 }
 
-func putFile(tb testing.TB, path, content string) {
-	tb.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds the real a2ad binary once per test run.
-func binary(tb testing.TB) string {
-	tb.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "a2ad-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "a2ad")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// process is a running a2ad binary.
-type process struct {
-	cmd   *exec.Cmd
-	base  string
-	admin string // the admin listener's base URL
-	logs  *bytes.Buffer
-	mu    *sync.Mutex
-}
-
-// startBinary runs the binary on store and waits until it serves.
-func startBinary(tb testing.TB, catalog, store string, extra ...string) *process {
-	tb.Helper()
-	return startProgram(tb, binary(tb), catalog, store, extra...)
-}
-
-// startProgram is startBinary of the a2ad binary at bin.
-func startProgram(tb testing.TB, bin, catalog, store string, extra ...string) *process {
-	tb.Helper()
-	args := append([]string{"serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-level", "debug"}, extra...)
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p := &process{cmd: cmd, logs: new(bytes.Buffer), mu: new(sync.Mutex)}
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.logs.WriteString(line + "\n")
-			p.mu.Unlock()
-			var entry struct {
-				Message string `json:"message"`
-				BaseURL string `json:"base_url"`
-				Admin   string `json:"admin_listen"`
-			}
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "a2ad serving" {
-				p.admin = "http://" + entry.Admin
-				addr <- entry.BaseURL
-			}
-		}
-	}()
-	select {
-	case p.base = <-addr:
-	case <-time.After(20 * time.Second):
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		tb.Fatalf("a2ad did not start:\n%s", p.logs)
-	}
-	return p
-}
-
-func (p *process) kill(tb testing.TB) {
-	tb.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		tb.Fatal(err)
-	}
-	_ = p.cmd.Wait()
-}
-
-func waitTaskState(tb testing.TB, base, id, want string) map[string]any {
-	tb.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		task := resultTask(tb, rpc(tb, base, "tasks/get", map[string]any{"id": id}))
-		if state(task) == want {
-			return task
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("task %s is %s, want %s", id, state(task), want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func statusMessage(task map[string]any) string {
-	msg, _ := task["status"].(map[string]any)["message"].(map[string]any)
-	if msg == nil {
-		return ""
-	}
-	return msg["parts"].([]any)[0].(map[string]any)["text"].(string)
-}
-
 // TestCrashRecovery runs the real binary, SIGKILLs it while tasks run, and
 // restarts it on the same file: no task is lost or stuck; the one that is
 // not retry-safe fails with its reason, the retry-safe one runs again, and
 // message ids stay idempotent across the restart.
 func TestCrashRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
-	dir := t.TempDir()
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, `functions:
+	catalog, store := crashSetup(t, `functions:
   - id: work::once
     metadata: {"a2a.expose": true}
     builtin: sleep
@@ -392,7 +156,6 @@ func TestCrashRecovery(t *testing.T) {
     metadata: {"a2a.expose": true}
     builtin: echo
 `)
-	store := filepath.Join(dir, "a2ad.db")
 	p := startBinary(t, catalog, store)
 
 	done := resultTask(t, rpc(t, p.base, "message/send", sendParams("m-done", "demo::echo", map[string]any{"x": 1}, true)))
@@ -458,16 +221,9 @@ func TestGracefulShutdown(t *testing.T) {
 		{"grace runs out", 300 * time.Millisecond, 30, "working"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.Catalog = exampleCatalog
-			cfg.Listen = "127.0.0.1:0"
-			cfg.AdminListen = "127.0.0.1:0" // never the fixed default port
-			cfg.Store = filepath.Join(t.TempDir(), "a2ad.db")
+			cfg := testConfig(filepath.Join(t.TempDir(), "a2ad.db"))
 			cfg.ShutdownGrace = tc.grace
-			m := &Main{Config: cfg, Logger: zerolog.Nop()}
-			if err := m.Open(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			m := openMain(t, &Main{Config: cfg, Logger: zerolog.Nop()})
 			base := "http://" + m.Addr()
 			got := make(chan map[string]any, 1)
 			go func() {

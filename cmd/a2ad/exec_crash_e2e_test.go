@@ -83,9 +83,7 @@ func TestExecChildrenDieWithA2AD(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "crash.sh")
-	if err := os.WriteFile(script, []byte(crashScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	putScript(t, script, crashScript)
 	catalog := filepath.Join(dir, "catalog.yaml")
 	putFile(t, catalog, fmt.Sprintf(`functions:
   - id: exec::once

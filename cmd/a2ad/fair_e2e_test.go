@@ -12,35 +12,37 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/a2ad/a2ad/callers"
 )
 
-// fairCatalog offers partners echo and a sleep without max_concurrency:
-// only the server's caps and the caller's bound its calls.
-const fairCatalog = `functions:
+// partnerCatalog offers partners echo, ask, and a sleep without
+// max_concurrency: only the server's caps and the caller's bound its
+// calls.
+const partnerCatalog = `functions:
   - id: demo::echo
     metadata: {"a2a.expose": true, "a2a.tier": partner}
     retry_safe: true
     builtin: echo
+  - id: demo::ask
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    builtin: ask
   - id: demo::nap
     metadata: {"a2a.expose": true, "a2a.tier": partner}
     timeout: 60s
     builtin: sleep
 `
 
-// startFair runs the real server on fairCatalog with a third partner,
-// carol; keyLines adds lines to an entry ("acme": "max_calls: 3").
-func startFair(t *testing.T, mod func(*Config), keyLines map[string]string) (*keyed, string) {
+// startPartners runs the real server on partnerCatalog with more
+// partners than startKeyed's, whose secrets it returns; keyLines adds
+// lines to an entry ("acme": "max_calls: 3").
+func startPartners(t *testing.T, mod func(*Config), keyLines map[string]string, more ...string) (*keyed, []string) {
 	t.Helper()
 	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
-	putFile(t, catalog, fairCatalog)
-	var carol string
+	putFile(t, catalog, partnerCatalog)
+	var secrets []string
 	k := startKeyed(t, func(c *Config) {
 		c.Catalog = catalog
-		var err error
-		if carol, err = callers.AppendKey(c.Keys, "carol", []string{"partner"}); err != nil {
-			t.Fatal(err)
+		for _, id := range more {
+			secrets = append(secrets, mustAppendKey(t, c.Keys, id, "partner"))
 		}
 		b, err := os.ReadFile(c.Keys)
 		if err != nil {
@@ -57,7 +59,7 @@ func startFair(t *testing.T, mod func(*Config), keyLines map[string]string) (*ke
 			mod(c)
 		}
 	})
-	return k, carol
+	return k, secrets
 }
 
 // nap is a non-blocking call of demo::nap.
@@ -85,7 +87,7 @@ func cancelAll(t *testing.T, k *keyed, key string, ids []string) {
 // and nothing stored for them; another key's echo completes at once, and
 // it may fill its own 32; once the first key's calls end it calls again.
 func TestCallsPerCallerOverHTTP(t *testing.T) {
-	k, _ := startFair(t, nil, nil)
+	k, _ := startPartners(t, nil, nil)
 
 	var (
 		mu       sync.Mutex
@@ -95,9 +97,7 @@ func TestCallsPerCallerOverHTTP(t *testing.T) {
 		wg       sync.WaitGroup
 	)
 	for i := range 48 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			id := fmt.Sprintf("flood-%d", i)
 			status, _, body := k.call(t, k.acme, "message/send", nap(id))
 			mu.Lock()
@@ -112,7 +112,7 @@ func TestCallsPerCallerOverHTTP(t *testing.T) {
 			default:
 				unwanted = append(unwanted, fmt.Sprintf("HTTP %d %.200s", status, body))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if len(unwanted) > 0 || len(taken) != 32 || len(refused) != 16 {
@@ -167,9 +167,10 @@ func TestCallsPerCallerOverHTTP(t *testing.T) {
 // "server"; 1.0 carries the scope in the error's metadata; the audit
 // trail says over_capacity; keys list shows max_calls.
 func TestCallCapsByKeyAndServer(t *testing.T) {
-	k, carol := startFair(t, func(c *Config) {
+	k, more := startPartners(t, func(c *Config) {
 		c.MaxConcurrent, c.MaxQueue, c.MaxCallsPerCaller = 4, 4, 2
-	}, map[string]string{"acme": "max_calls: 3", "carol": "max_calls: 0"})
+	}, map[string]string{"acme": "max_calls: 3", "carol": "max_calls: 0"}, "carol")
+	carol := more[0]
 	ids := map[string][]string{} // key → its tasks
 	take := func(key, msgID string) {
 		t.Helper()
@@ -273,11 +274,10 @@ func TestRequestBytesRateOverHTTP(t *testing.T) {
 		burst = 512 << 10
 		rate  = 100_000
 	)
-	k, _ := startFair(t, func(c *Config) {
+	k, _ := startPartners(t, func(c *Config) {
 		c.MaxBodyBytes = 256 << 10
 		c.RateBytesBurst = burst
-		c.AllowAnonymous = true
-		c.AnonymousTiers = "partner"
+		anonymousPartners(c)
 		c.TrustedProxies = "127.0.0.1/32"
 		c.RateBuckets = 2
 	}, map[string]string{"acme": "rate_bytes: " + strconv.Itoa(rate)})

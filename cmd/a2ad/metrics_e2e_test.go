@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -29,15 +28,7 @@ type scrape struct {
 // scrapeMetrics GETs /metrics from the admin listener and parses it.
 func scrapeMetrics(tb testing.TB, m *Main) scrape {
 	tb.Helper()
-	resp, err := http.Get("http://" + m.AdminAddr() + "/metrics")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, raw := httpGet(tb, "http://"+m.AdminAddr()+"/metrics")
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("GET /metrics: HTTP %d: %s", resp.StatusCode, raw)
 	}
@@ -128,25 +119,14 @@ const metricsCatalog = `functions:
 // openMetricsMain runs the real server on store; the caller closes it.
 func openMetricsMain(tb testing.TB, catalog, store string) *Main {
 	tb.Helper()
-	cfg := DefaultConfig()
+	cfg := testConfig(store)
 	cfg.Catalog = catalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
-	cfg.Store = store
-	cfg.ShutdownGrace = 2 * time.Second
 	cfg.PushAllow = pushAllowLoopback
 	// Every anonymous address gets 50 requests, refilled at one every
 	// 1000 s: none within the test.
 	cfg.RatePerSecond = 0.001
 	cfg.RateBurst = 50
-	if err := cfg.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	m := &Main{Config: cfg, Logger: zerolog.Nop()}
-	if err := m.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return m
+	return openMain(tb, &Main{Config: cfg, Logger: zerolog.Nop()})
 }
 
 // fromAddr is a client whose requests come from the loopback address ip,

@@ -97,14 +97,7 @@ func cardETag(tb testing.TB, base string) string {
 func postReload(tb testing.TB, admin string) (int, map[string]any) {
 	tb.Helper()
 	resp, err := http.Post(admin+"/admin/v1/reload", "application/json", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		tb.Fatal(err)
-	}
+	r := jsonAnswer(tb, resp, err)
 	return resp.StatusCode, r
 }
 
@@ -128,9 +121,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		failed atomic.Int64
 	)
 	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
 				resp := rpc(t, base, "message/send", sendParams(fmt.Sprintf("load-%d-%d", w, i), "demo::echo", map[string]any{"i": i}, true))
 				sent.Add(1)
@@ -139,7 +130,7 @@ func TestReloadUnderLoad(t *testing.T) {
 					t.Errorf("request failed during reloads: %v", resp)
 				}
 			}
-		}()
+		})
 	}
 	// Reload the same file: nothing changes, not even the ETag.
 	if code, r := postReload(t, admin); code != http.StatusOK || r["catalog"].(map[string]any)["changed"] != false {
@@ -210,9 +201,7 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 	)
 	skills := []string{"demo::echo", "demo::sleep", "demo::sleep-once"}
 	for w := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
 				skill := skills[(w+i)%3]
 				input := map[string]any{"seconds": 0.8}
@@ -234,7 +223,7 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	time.Sleep(600 * time.Millisecond)
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,9 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // adminDo sends a request to the admin listener of m and returns the
@@ -31,15 +29,7 @@ func adminDo(tb testing.TB, m *Main, method, path string) (int, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, b := roundTrip(tb, nil, req)
 	return resp.StatusCode, b
 }
 
@@ -203,7 +193,7 @@ type opFixture struct {
 func newOpFixture(tb testing.TB) *opFixture {
 	tb.Helper()
 	hook := newHookReceiver(tb, func(int) int { return http.StatusNotFound })
-	f := &opFixture{k: startKeyed(tb, func(c *Config) { c.AllowAnonymous = true; c.AnonymousTiers = "partner"; c.RatePerSecond = 0 })}
+	f := &opFixture{k: startKeyed(tb, func(c *Config) { anonymousPartners(c); c.RatePerSecond = 0 })}
 	k := f.k
 	f.hook = opSend(tb, k, "", pushSendParams("m-hook", "demo::echo", map[string]any{"message": "hi"}, true,
 		map[string]any{"id": "hook-1", "url": hook.URL, "token": "tok-secret", "authentication": map[string]any{"schemes": []any{"Bearer"}, "credentials": "cred-secret"}}))
@@ -347,7 +337,7 @@ func TestOpViewErrors(t *testing.T) {
 // newest id first, and a page token from one query goes on from where
 // its page ended.
 func TestOpViewPaging(t *testing.T) {
-	k := startKeyed(t, func(c *Config) { c.AllowAnonymous = true; c.AnonymousTiers = "partner"; c.RatePerSecond = 0 })
+	k := startKeyed(t, func(c *Config) { anonymousPartners(c); c.RatePerSecond = 0 })
 	keys := []string{"", k.acme, k.bob}
 	var sleeping []string
 	for i := range 18 {
@@ -436,25 +426,9 @@ func ptr[T any](v T) *T { return &v }
 // hash of its file, and its commit count.
 func storeState(tb testing.TB, m *Main) (dump string, file [32]byte, commits uint64) {
 	tb.Helper()
-	var b strings.Builder
-	err := m.store.DB().View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
-			fmt.Fprintf(&b, "bucket %q seq %d\n", name, bk.Sequence())
-			return bk.ForEach(func(k, v []byte) error {
-				fmt.Fprintf(&b, "%q=%q\n", k, v)
-				return nil
-			})
-		})
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	raw, err := os.ReadFile(m.Config.Store)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	dump, file = testkit.DumpStore(tb, m.store.DB())
 	commits, _ = m.store.Counts()
-	return b.String(), sha256.Sum256(raw), commits
+	return dump, file, commits
 }
 
 // TestOpViewObservesOnly calls every read endpoint, and the CLI's reads,

@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -22,24 +19,15 @@ import (
 // the decoded response and how long it took.
 func keyedRPC(tb testing.TB, client *http.Client, base, key, method string, params any) (map[string]any, time.Duration) {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, err := http.NewRequest(http.MethodPost, base+"/a2a", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, base+"/a2a", bytes.NewReader(rpcBody(method, params)))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	start := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	resp, raw := roundTrip(tb, client, req)
 	took := time.Since(start)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var out map[string]any
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {
 		tb.Fatalf("%s: HTTP %d %s", method, resp.StatusCode, raw)
@@ -69,14 +57,8 @@ func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
 	)
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.yaml")
-	mallory, err := callers.AppendKey(keys, "mallory", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acme, err := callers.AppendKey(keys, "acme", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mallory := mustAppendKey(t, keys, "mallory", "partner")
+	acme := mustAppendKey(t, keys, "acme", "partner")
 	catalog := filepath.Join(dir, "catalog.yaml")
 	putFile(t, catalog, `functions:
   - id: demo::ask
@@ -156,18 +138,8 @@ func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
 
 	// SIGTERM ends the server within a couple of seconds.
 	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("a2ad exited with %v after SIGTERM", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a2ad still running 10 s after SIGTERM")
+	if err := p.terminate(t, 10*time.Second); err != nil {
+		t.Fatalf("a2ad exited with %v after SIGTERM", err)
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("SIGTERM took %v, want under 1s", d)

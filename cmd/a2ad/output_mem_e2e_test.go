@@ -84,9 +84,7 @@ func concurrentCalls(tb testing.TB, base, skill string, n int) []string {
 	ended := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send",
 				"params": sendParams(fmt.Sprintf("%s-%d", skill, i), skill, map[string]any{}, true)})
 			resp, err := http.Post(base+"/a2a", "application/json", bytes.NewReader(body))
@@ -106,7 +104,7 @@ func concurrentCalls(tb testing.TB, base, skill string, n int) []string {
 			if msg := statusMessage(out.Result); msg != "" {
 				ended[i] += ": " + msg
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return ended
@@ -126,9 +124,7 @@ func TestOutputMemoryBounded(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "out.sh")
-	if err := os.WriteFile(script, []byte(outputScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	putScript(t, script, outputScript)
 	const calls = 16
 	type tc struct {
 		cap    int64 // max_output_bytes; 0 for the default

@@ -5,23 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-// quotaCatalog offers echo and ask to partners.
-const quotaCatalog = `functions:
-  - id: demo::echo
-    metadata: {"a2a.expose": true, "a2a.tier": partner}
-    retry_safe: true
-    builtin: echo
-  - id: demo::ask
-    metadata: {"a2a.expose": true, "a2a.tier": partner}
-    builtin: ask
-`
 
 // answerError decodes a JSON-RPC error answer.
 func answerError(tb testing.TB, status int, body []byte) (code int, msg string, data map[string]any) {
@@ -51,23 +38,11 @@ func answerError(tb testing.TB, status int, body []byte) (code int, msg string, 
 // At the defaults the same holds at 1 GiB, 100 messages and 16 MiB.
 func TestStorageLimitsOverHTTP(t *testing.T) {
 	const quota = 1 << 20
-	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
-	putFile(t, catalog, quotaCatalog)
-	k := startKeyed(t, func(c *Config) {
-		c.Catalog = catalog
+	// acme gets its own quota, bob his own history cap.
+	k, _ := startPartners(t, func(c *Config) {
 		c.MaxHistory = 10
 		c.MaxTaskArtifactBytes = 200 << 10
-		// acme gets its own quota, bob his own history cap.
-		b, err := os.ReadFile(c.Keys)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := strings.Replace(string(b), "tiers: [partner]", fmt.Sprintf("tiers: [partner]\n    quota_bytes: %d", quota), 1)
-		s = strings.Replace(s, "id: bob", "id: bob\n    max_history: 6", 1)
-		if err := os.WriteFile(c.Keys, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	})
+	}, map[string]string{"acme": fmt.Sprintf("quota_bytes: %d", quota), "bob": "max_history: 6"})
 
 	// The ask loops: each answer adds itself and the next question.
 	askLoop := func(key, prefix string, max int) {

@@ -534,24 +534,6 @@ func (m *Main) serveAdmin(context.Context) error {
 	return nil
 }
 
-// sweepBuckets forgets idle rate buckets until stop is closed.
-func (m *Main) sweepBuckets(stop <-chan struct{}) {
-	defer m.wg.Done()
-	t := time.NewTicker(sweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			m.gate.Sweep()
-			if m.throttle != nil {
-				m.throttle.Sweep()
-			}
-		}
-	}
-}
-
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -31,7 +32,7 @@ func TestUnwind(t *testing.T) {
 		{"failed open", errors.New("listen: address in use"), "listen: address in use", []string{"c failed", "b failed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var log syncBuffer
+			var log testkit.SyncBuffer
 			m := &Main{Config: DefaultConfig(), Logger: zerolog.New(&log)}
 			var ran []string
 			for _, name := range []string{"a", "b", "c", "d"} {
@@ -126,7 +127,7 @@ func TestFailedOpenUnwinds(t *testing.T) {
 		ln.Close()
 	}
 	for _, f := range []string{cfg.Store, cfg.AuditLog} {
-		if n := fdsOn(t, os.Getpid(), statFile(t, f)); n != 0 {
+		if n := fdsOn(t, os.Getpid(), testkit.Stat(t, f)); n != 0 {
 			t.Errorf("%d descriptors still open on %s", n, filepath.Base(f))
 		}
 	}

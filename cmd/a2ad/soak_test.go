@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/a2ad/a2ad/callers"
 )
 
 // The soak: one hostile caller (mallory) runs the attacks of issue 13
@@ -218,19 +216,10 @@ func TestSoakHostileCaller(t *testing.T) {
 
 	dir := t.TempDir()
 	putFile(t, filepath.Join(dir, "catalog.yaml"), soakCatalog)
-	putFile(t, filepath.Join(dir, "big.sh"), soakBigScript)
-	if err := os.Chmod(filepath.Join(dir, "big.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	putScript(t, filepath.Join(dir, "big.sh"), soakBigScript)
 	keys := filepath.Join(dir, "keys.yaml")
-	alice, err := callers.AppendKey(keys, "alice", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mallory, err := callers.AppendKey(keys, "mallory", []string{"partner"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alice := mustAppendKey(t, keys, "alice", "partner")
+	mallory := mustAppendKey(t, keys, "mallory", "partner")
 	store := filepath.Join(dir, "a2ad.db")
 	args := []string{"--keys", keys, "--push-allow", "127.0.0.1/32", "--audit-log", filepath.Join(dir, "audit.log"), "--log-level", "info"}
 	begun := time.Now()
@@ -494,17 +483,8 @@ func TestSoakHostileCaller(t *testing.T) {
 	// SIGTERM ends the server promptly, and every task alice was
 	// answered for is there after a restart.
 	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case <-exited:
-		t.Logf("SIGTERM: exited after %v", time.Since(start).Round(time.Millisecond))
-	case <-time.After(30 * time.Second):
-		t.Fatalf("SIGTERM: still running after 30s")
-	}
+	_ = p.terminate(t, 30*time.Second)
+	t.Logf("SIGTERM: exited after %v", time.Since(start).Round(time.Millisecond))
 	restart := time.Now()
 	p2 := startBinary(t, filepath.Join(dir, "catalog.yaml"), store, args...)
 	t.Logf("restarted in %v", time.Since(restart).Round(time.Millisecond))

@@ -238,6 +238,20 @@ func decodeEvent(tb testing.TB, ev sseEvent) (rpcFrame, streamResult) {
 	return f, r
 }
 
+// firstTask reads the first event of s, which must be the task itself.
+func (s *sseStream) firstTask(tb testing.TB) (sseEvent, streamResult) {
+	tb.Helper()
+	first, ok := s.next(tb, 10*time.Second)
+	if !ok {
+		tb.Fatalf("stream ended at once: %v", s.err)
+	}
+	task := result(tb, first)
+	if task.Kind != "task" {
+		tb.Fatalf("first event %s", first.Data)
+	}
+	return first, task
+}
+
 // result is decodeEvent's result; it fails on an error event.
 func result(tb testing.TB, ev sseEvent) streamResult {
 	tb.Helper()

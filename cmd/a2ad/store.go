@@ -159,7 +159,14 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "a2ad: %s is in use by a running a2ad: it is a live store, not a place for a backup\n", f.out)
 		return 1
 	}
+	return f.writeBackup(stdout, stderr, from, copyTo)
+}
 
+// writeBackup copies through copyTo into a temporary file beside f.out,
+// checks that the copy opens as a store, and only then puts it in
+// f.out's place, durably; from names the source in messages. It returns
+// the exit code.
+func (f *storeFlags) writeBackup(stdout, stderr io.Writer, from string, copyTo func(w io.Writer) (int64, error)) int {
 	tmp, err := os.CreateTemp(filepath.Dir(f.out), filepath.Base(f.out)+".*.tmp")
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: store backup:", err)

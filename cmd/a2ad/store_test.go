@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +24,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -52,10 +52,7 @@ func runServer(tb testing.TB, path string, mod func(*Config)) (m *Main, stop fun
 
 func startMainNoCleanup(tb testing.TB, mod func(*Config)) *Main {
 	tb.Helper()
-	cfg := DefaultConfig()
-	cfg.Catalog = exampleCatalog
-	cfg.Listen = "127.0.0.1:0"
-	cfg.AdminListen = "127.0.0.1:0"
+	cfg := testConfig("")
 	cfg.ShutdownGrace = 200 * time.Millisecond
 	cfg.RatePerSecond = 0 // these tests seed stores as fast as one client can
 	mod(&cfg)
@@ -133,13 +130,8 @@ func taskCount(tb testing.TB, m *Main) int {
 // read here with bbolt itself.
 func bucketLines(tb testing.TB, path string) []string {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
 	var lines []string
-	_ = db.View(func(tx *bolt.Tx) error {
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			lines = append(lines, fmt.Sprintf("  %-8s %d keys", name, b.Stats().KeyN))
 			return nil
@@ -230,27 +222,15 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 // in use, read with bbolt itself.
 func pagesInUse(tb testing.TB, path string) int64 {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
 	var n int64
-	_ = db.View(func(tx *bolt.Tx) error {
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
 		n = tx.Size()
 		return nil
 	})
 	return n
 }
 
-func fileSize(tb testing.TB, path string) int64 {
-	tb.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi.Size()
-}
+func fileSize(tb testing.TB, path string) int64 { return testkit.Stat(tb, path).Size() }
 
 // TestStoreToolsOnAStoreInUse: the offline tools refuse a store a server
 // holds, each saying what to do instead, and change nothing.
@@ -496,23 +476,6 @@ func TestStoreUsage(t *testing.T) {
 	}
 }
 
-// fakeSource is a store whose Backup writes body after announcing size,
-// then fails with err.
-type fakeSource struct {
-	size int64
-	body []byte
-	err  error
-}
-
-func (f fakeSource) Backup(_ context.Context, w io.Writer, size func(int64)) (int64, error) {
-	if f.size < 0 {
-		return 0, f.err
-	}
-	size(f.size)
-	n, _ := w.Write(f.body)
-	return int64(n), f.err
-}
-
 // backupServer is the admin listener's handler serving src's copies.
 func backupServer(src admin.BackupSource) http.Handler {
 	return admin.New(admin.Config{Backup: src, Logger: zerolog.Nop()}).Handler()
@@ -531,12 +494,12 @@ func TestStoreBackupFailures(t *testing.T) {
 	}{
 		{
 			name:    "the copy fails before it starts",
-			handler: backupServer(fakeSource{size: -1, err: errors.New("disk on fire")}),
+			handler: backupServer(testkit.Backup{Size: -1, Err: errors.New("disk on fire")}),
 			want:    "store backup from the a2ad at URL: the server answered 500 Internal Server Error; " + out + " was not written",
 		},
 		{
 			name:    "the copy fails half way",
-			handler: backupServer(fakeSource{size: 8192, body: make([]byte, 4096), err: errors.New("disk on fire")}),
+			handler: backupServer(testkit.Backup{Size: 8192, Body: make([]byte, 4096), Err: errors.New("disk on fire")}),
 			want:    "store backup from the a2ad at URL: the download ended after 4096 bytes: unexpected EOF; " + out + " was not written",
 		},
 		{
@@ -550,7 +513,7 @@ func TestStoreBackupFailures(t *testing.T) {
 		},
 		{
 			name:    "the copy is no store",
-			handler: backupServer(fakeSource{size: 8192, body: bytes.Repeat([]byte("junk"), 2048)}),
+			handler: backupServer(testkit.Backup{Size: 8192, Body: bytes.Repeat([]byte("junk"), 2048)}),
 			want:    "the copy from the a2ad at URL does not open as a store: it has no valid meta page (it is not a store file, or its first pages are damaged); " + out + " was not written",
 		},
 	} {
@@ -585,14 +548,9 @@ func TestStoreBackupEndpoint(t *testing.T) {
 		t.Fatalf("backup for a remote caller: HTTP %d %s", rec.Code, body)
 	}
 
-	resp, err := http.Get("http://" + m.AdminAddr() + backupPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || int64(len(body)) != resp.ContentLength || len(body) == 0 {
-		t.Fatalf("GET %s = %s, %d of %d bytes, %v", backupPath, resp.Status, len(body), resp.ContentLength, err)
+	resp, body := httpGet(t, "http://"+m.AdminAddr()+backupPath)
+	if resp.StatusCode != http.StatusOK || int64(len(body)) != resp.ContentLength || len(body) == 0 {
+		t.Fatalf("GET %s = %s, %d of %d bytes", backupPath, resp.Status, len(body), resp.ContentLength)
 	}
 	for k, v := range map[string]string{
 		"Content-Type":        "application/octet-stream",

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -73,18 +72,7 @@ func TestOfficialClientStreams(t *testing.T) {
 	}
 
 	// Resubscribe to a running task.
-	no := false
-	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{
-		Message: skillMessage("demo::sleep", map[string]any{"seconds": 2}),
-		Config:  &a2a.MessageSendConfig{Blocking: &no},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	running := res.(*a2a.Task)
-	if running.Status.State.Terminal() {
-		t.Fatalf("non-blocking send returned a %s task", running.Status.State)
-	}
+	running := startSleep(t, client, 2)
 	events = nil
 	for ev, err := range client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: running.ID}) {
 		if err != nil {
@@ -157,14 +145,7 @@ func TestStreamCancelEndsWithCanceled(t *testing.T) {
 	base := "http://" + m.Addr()
 	s := openStream(t, nil, base, 1, "message/stream",
 		sendParams("cancel-1", "demo::sleep", map[string]any{"seconds": 30}, true), nil)
-	first, ok := s.next(t, 10*time.Second)
-	if !ok {
-		t.Fatalf("stream ended at once: %v", s.err)
-	}
-	task := result(t, first)
-	if task.Kind != "task" {
-		t.Fatalf("first event %s", first.Data)
-	}
+	_, task := s.firstTask(t)
 	if got := resultTask(t, rpc(t, base, "tasks/cancel", map[string]any{"id": task.ID})); state(got) != "canceled" {
 		t.Fatalf("tasks/cancel: %s", state(got))
 	}
@@ -180,7 +161,7 @@ func TestStreamCancelEndsWithCanceled(t *testing.T) {
 // its body.
 func postRaw(tb testing.TB, base string, body []byte, header http.Header) (*http.Response, []byte) {
 	tb.Helper()
-	return postRawURL(tb, base+"/a2a", body, header)
+	return postURL(tb, nil, base+"/a2a", body, header)
 }
 
 func TestStreamErrorsBeforeTheStream(t *testing.T) {
@@ -257,30 +238,17 @@ func TestStreamKeepAlive(t *testing.T) {
 // the last event id seen: the client gets exactly the events it missed,
 // then the live ones, up to the rerun's completion.
 func TestStreamResumeAfterCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
-	dir := t.TempDir()
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, `functions:
+	catalog, store := crashSetup(t, `functions:
   - id: work::slow
     metadata: {"a2a.expose": true}
     retry_safe: true
     builtin: sleep
 `)
-	store := filepath.Join(dir, "a2ad.db")
 	p := startBinary(t, catalog, store)
 
 	s := openStream(t, nil, p.base, "crash", "message/stream",
 		sendParams("slow-1", "work::slow", map[string]any{"seconds": 3}, true), nil)
-	first, ok := s.next(t, 10*time.Second)
-	if !ok {
-		t.Fatalf("stream ended at once: %v", s.err)
-	}
-	task := result(t, first)
-	if task.Kind != "task" {
-		t.Fatalf("first event %s", first.Data)
-	}
+	first, task := s.firstTask(t)
 	last := first.seq(t)
 	wait := time.NewTimer(time.Second)
 	select {
@@ -409,9 +377,7 @@ func TestManySubscribersSeeTheSameSequence(t *testing.T) {
 	got := make([][]sseEvent, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			s, err := dialStream(hc, base, i, "tasks/resubscribe", map[string]any{"id": id}, nil)
 			if err != nil {
 				t.Errorf("subscriber %d: %v", i, err)
@@ -424,7 +390,7 @@ func TestManySubscribersSeeTheSameSequence(t *testing.T) {
 				return
 			}
 			got[i] = evs
-		}()
+		})
 	}
 	wg.Wait()
 	if t.Failed() {
@@ -472,14 +438,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	base := "http://" + m.Addr()
 	s := openStream(t, nil, base, 1, "message/stream",
 		sendParams("shut-1", "demo::sleep", map[string]any{"seconds": 30}, true), nil)
-	first, ok := s.next(t, 10*time.Second)
-	if !ok {
-		t.Fatalf("stream ended at once: %v", s.err)
-	}
-	task := result(t, first)
-	if task.Kind != "task" {
-		t.Fatalf("first event %s", first.Data)
-	}
+	first, task := s.firstTask(t)
 	last := first.seq(t)
 
 	start := time.Now()

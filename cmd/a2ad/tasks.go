@@ -54,49 +54,13 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 		fmt.Fprintf(stderr, "a2ad: unknown tasks command %q\n\n%s", sub, tasksUsage)
 		return 2
 	}
-	fs := flag.NewFlagSet("a2ad tasks "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	server := admin.DefaultURL
-	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
-		server = v
+	o, pos, code := parseTasksArgs(sub, args[1:], lookupEnv, stderr)
+	if code >= 0 {
+		return code
 	}
-	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
-	var (
-		asJSON                           bool
-		state, function, caller, pageTok string
-		limit                            int
-	)
-	if sub != "cancel" {
-		fs.BoolVar(&asJSON, "json", false, "print the endpoint's JSON")
-	}
-	if sub == "list" {
-		fs.StringVar(&state, "state", "", "only tasks in this state")
-		fs.StringVar(&function, "function", "", "only tasks that call this function")
-		fs.StringVar(&caller, "caller", "", `only this caller's tasks ("" for the anonymous caller)`)
-		fs.IntVar(&limit, "limit", 0, "tasks per page, 1 to 1000 (default 100)")
-		fs.StringVar(&pageTok, "page-token", "", "the next page token a previous page printed")
-	}
-	// Flags may come before or after the id.
-	var pos []string
-	rest := args[1:]
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c, err := admin.NewClient(server)
+	c, err := admin.NewClient(o.server)
 	if err != nil {
-		return usageError(stderr, fmt.Sprintf("tasks %s: --server: want the admin listener's base URL, e.g. %s, not %q", sub, admin.DefaultURL, server))
+		return usageError(stderr, fmt.Sprintf("tasks %s: --server: want the admin listener's base URL, e.g. %s, not %q", sub, admin.DefaultURL, o.server))
 	}
 	defer c.Close()
 	what := "tasks " + sub
@@ -105,31 +69,8 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 		if len(pos) > 0 {
 			return usageError(stderr, fmt.Sprintf("tasks list: unexpected argument %q (filters are flags)", pos[0]))
 		}
-		var f admin.TaskFilter
-		if set["state"] {
-			f.State = &state
-		}
-		if set["function"] {
-			f.Function = &function
-		}
-		if set["caller"] {
-			f.Caller = &caller
-		}
-		if set["limit"] {
-			f.Limit = &limit
-		}
-		if set["page-token"] {
-			f.PageToken = &pageTok
-		}
-		list, raw, err := c.Tasks(ctx, f)
-		if err != nil {
-			return adminError(stderr, what, err)
-		}
-		if asJSON {
-			return printJSON(stdout, stderr, raw)
-		}
-		printTaskList(stdout, list)
-		return 0
+		list, raw, err := c.Tasks(ctx, o.filter)
+		return o.answer(stdout, stderr, what, raw, err, func() { printTaskList(stdout, list) })
 	}
 
 	if len(pos) != 1 {
@@ -138,14 +79,7 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 	id := pos[0]
 	if sub == "get" {
 		view, raw, err := c.Task(ctx, id)
-		if err != nil {
-			return adminError(stderr, what, err)
-		}
-		if asJSON {
-			return printJSON(stdout, stderr, raw)
-		}
-		printTaskView(stdout, view)
-		return 0
+		return o.answer(stdout, stderr, what, raw, err, func() { printTaskView(stdout, view) })
 	}
 	view, err := c.Cancel(ctx, id)
 	if err != nil {
@@ -153,6 +87,83 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 	fmt.Fprintf(stdout, "canceled task %s (caller %s, function %s): it is %s\n",
 		view.Task.ID, callerName(view.Task.Caller), orDash(view.Task.Function), view.Task.State)
+	return 0
+}
+
+// tasksOptions are the flags of a2ad tasks; the filter is list's only.
+type tasksOptions struct {
+	server string
+	asJSON bool
+	filter admin.TaskFilter
+}
+
+// parseTasksArgs parses the arguments of a2ad tasks sub: its flags, which
+// may come before or after the id, and the ids. code is the exit code if
+// parsing ends the command (help, bad flags), else -1.
+func parseTasksArgs(sub string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (o tasksOptions, pos []string, code int) {
+	fs := flag.NewFlagSet("a2ad tasks "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.server = admin.DefaultURL
+	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
+		o.server = v
+	}
+	fs.StringVar(&o.server, "server", o.server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
+	var (
+		state, function, caller, pageTok string
+		limit                            int
+	)
+	if sub != "cancel" {
+		fs.BoolVar(&o.asJSON, "json", false, "print the endpoint's JSON")
+	}
+	if sub == "list" {
+		fs.StringVar(&state, "state", "", "only tasks in this state")
+		fs.StringVar(&function, "function", "", "only tasks that call this function")
+		fs.StringVar(&caller, "caller", "", `only this caller's tasks ("" for the anonymous caller)`)
+		fs.IntVar(&limit, "limit", 0, "tasks per page, 1 to 1000 (default 100)")
+		fs.StringVar(&pageTok, "page-token", "", "the next page token a previous page printed")
+	}
+	for rest := args; ; rest = fs.Args()[1:] {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return o, nil, 0
+			}
+			return o, nil, 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+	}
+	// A filter is set only when its flag is given: --caller "" is the
+	// anonymous caller.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "state":
+			o.filter.State = &state
+		case "function":
+			o.filter.Function = &function
+		case "caller":
+			o.filter.Caller = &caller
+		case "limit":
+			o.filter.Limit = &limit
+		case "page-token":
+			o.filter.PageToken = &pageTok
+		}
+	})
+	return o, pos, -1
+}
+
+// answer ends a list or a get: with the call's error, the JSON the
+// endpoint served (--json), or the text printText writes. It returns the
+// exit code.
+func (o tasksOptions) answer(stdout, stderr io.Writer, what string, raw []byte, err error, printText func()) int {
+	if err != nil {
+		return adminError(stderr, what, err)
+	}
+	if o.asJSON {
+		return printJSON(stdout, stderr, raw)
+	}
+	printText()
 	return 0
 }
 

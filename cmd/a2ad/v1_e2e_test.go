@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -136,12 +134,12 @@ func TestVersionNegotiation(t *testing.T) {
 	}
 	// The query parameter works too, and the header wins.
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": map[string]any{"id": "x"}})
-	resp, out := postRawURL(t, base+"/a2a?A2A-Version=9.9", body, nil)
+	resp, out := postURL(t, nil, base+"/a2a?A2A-Version=9.9", body, nil)
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32009,"message":"Version not supported","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED","domain":"a2a-protocol.org","metadata":{"supported":"0.3, 1.0","version":"9.9"}}]}}`
 	if resp.StatusCode != http.StatusOK || string(out) != want {
 		t.Errorf("?A2A-Version=9.9: HTTP %d %s\nwant %s", resp.StatusCode, out, want)
 	}
-	if _, out := postRawURL(t, base+"/a2a?A2A-Version=9.9", body, http.Header{"A2A-Version": {"1.0"}}); !bytes.Contains(out, []byte(`"code":-32001`)) {
+	if _, out := postURL(t, nil, base+"/a2a?A2A-Version=9.9", body, http.Header{"A2A-Version": {"1.0"}}); !bytes.Contains(out, []byte(`"code":-32001`)) {
 		t.Errorf("header 1.0 with ?A2A-Version=9.9: %s", out)
 	}
 	// A 0.3 method keeps the 0.3 shapes under A2A-Version: 1.0.
@@ -149,31 +147,6 @@ func TestVersionNegotiation(t *testing.T) {
 	if string(out) != `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}` {
 		t.Errorf("tasks/get under 1.0: %s", out)
 	}
-}
-
-// postRawURL is postRaw to a full URL (with a query string).
-func postRawURL(tb testing.TB, url string, body []byte, header http.Header) (*http.Response, []byte) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, out
 }
 
 // TestWireGolden pins every method's answer in both versions.
@@ -187,85 +160,64 @@ func TestWireGolden(t *testing.T) {
 		log.WriteString(`{"call":` + fmt.Sprintf("%q", title) + `}` + "\n")
 		log.WriteString(n.apply(body) + "\n")
 	}
+	// call records the answer to method with params under version.
+	call := func(title, version, method string, params any) []byte {
+		_, b := v1call(t, base, version, method, params)
+		record(title, b)
+		return b
+	}
 
 	// 0.3 and 1.0, side by side.
-	_, b := v1call(t, base, "", "message/send", sendParams("w-1", "demo::echo", map[string]any{"n": 1}, true))
-	record("0.3 message/send", b)
+	b := call("0.3 message/send", "", "message/send", sendParams("w-1", "demo::echo", map[string]any{"n": 1}, true))
 	task03 := resultTask(t, decodeJSON(t, b))["id"].(string)
-	_, b = v1call(t, base, "1.0", "SendMessage", v1Send("w-2", "demo::echo", map[string]any{"n": 2}, false))
-	record("1.0 SendMessage", b)
+	b = call("1.0 SendMessage", "1.0", "SendMessage", v1Send("w-2", "demo::echo", map[string]any{"n": 2}, false))
 	task10 := v1result(t, b)["task"].(map[string]any)["id"].(string)
 
-	_, b = v1call(t, base, "", "tasks/get", map[string]any{"id": task03, "historyLength": 1})
-	record("0.3 tasks/get", b)
-	_, b = v1call(t, base, "1.0", "GetTask", map[string]any{"id": task10, "historyLength": 1})
-	record("1.0 GetTask", b)
+	call("0.3 tasks/get", "", "tasks/get", map[string]any{"id": task03, "historyLength": 1})
+	call("1.0 GetTask", "1.0", "GetTask", map[string]any{"id": task10, "historyLength": 1})
 
 	_, b = v1call(t, base, "1.0", "SendMessage", v1Send("w-3", "demo::sleep", map[string]any{"seconds": 30}, true))
 	sleeping := v1result(t, b)["task"].(map[string]any)["id"].(string)
-	_, b = v1call(t, base, "1.0", "CreateTaskPushNotificationConfig", map[string]any{
+	call("1.0 CreateTaskPushNotificationConfig", "1.0", "CreateTaskPushNotificationConfig", map[string]any{
 		"taskId": sleeping, "id": "hook-1", "url": hook.URL, "token": "tok",
 		"authentication": map[string]any{"scheme": "Bearer", "credentials": "s3cret"}})
-	record("1.0 CreateTaskPushNotificationConfig", b)
-	_, b = v1call(t, base, "1.0", "GetTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
-	record("1.0 GetTaskPushNotificationConfig", b)
-	_, b = v1call(t, base, "1.0", "ListTaskPushNotificationConfigs", map[string]any{"taskId": sleeping})
-	record("1.0 ListTaskPushNotificationConfigs", b)
-	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/list", map[string]any{"id": sleeping})
-	record("0.3 tasks/pushNotificationConfig/list", b)
-	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/set", map[string]any{
+	call("1.0 GetTaskPushNotificationConfig", "1.0", "GetTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
+	call("1.0 ListTaskPushNotificationConfigs", "1.0", "ListTaskPushNotificationConfigs", map[string]any{"taskId": sleeping})
+	call("0.3 tasks/pushNotificationConfig/list", "", "tasks/pushNotificationConfig/list", map[string]any{"id": sleeping})
+	call("0.3 tasks/pushNotificationConfig/set", "", "tasks/pushNotificationConfig/set", map[string]any{
 		"taskId": sleeping, "pushNotificationConfig": map[string]any{"id": "hook-03", "url": hook.URL + "/03"}})
-	record("0.3 tasks/pushNotificationConfig/set", b)
-	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/get", map[string]any{"id": sleeping, "pushNotificationConfigId": "hook-03"})
-	record("0.3 tasks/pushNotificationConfig/get", b)
-	_, b = v1call(t, base, "", "tasks/pushNotificationConfig/delete", map[string]any{"id": sleeping, "pushNotificationConfigId": "hook-03"})
-	record("0.3 tasks/pushNotificationConfig/delete", b)
-	_, b = v1call(t, base, "1.0", "CancelTask", map[string]any{"id": sleeping})
-	record("1.0 CancelTask", b)
-	_, b = v1call(t, base, "", "tasks/cancel", map[string]any{"id": sleeping})
-	record("0.3 tasks/cancel of a canceled task", b)
-	_, b = v1call(t, base, "1.0", "CancelTask", map[string]any{"id": sleeping})
-	record("1.0 CancelTask of a canceled task", b)
-	_, b = v1call(t, base, "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
-	record("1.0 DeleteTaskPushNotificationConfig", b)
-	_, b = v1call(t, base, "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
-	record("1.0 DeleteTaskPushNotificationConfig again (idempotent)", b)
+	call("0.3 tasks/pushNotificationConfig/get", "", "tasks/pushNotificationConfig/get", map[string]any{"id": sleeping, "pushNotificationConfigId": "hook-03"})
+	call("0.3 tasks/pushNotificationConfig/delete", "", "tasks/pushNotificationConfig/delete", map[string]any{"id": sleeping, "pushNotificationConfigId": "hook-03"})
+	call("1.0 CancelTask", "1.0", "CancelTask", map[string]any{"id": sleeping})
+	call("0.3 tasks/cancel of a canceled task", "", "tasks/cancel", map[string]any{"id": sleeping})
+	call("1.0 CancelTask of a canceled task", "1.0", "CancelTask", map[string]any{"id": sleeping})
+	call("1.0 DeleteTaskPushNotificationConfig", "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
+	call("1.0 DeleteTaskPushNotificationConfig again (idempotent)", "1.0", "DeleteTaskPushNotificationConfig", map[string]any{"taskId": sleeping, "id": "hook-1"})
 
-	_, b = v1call(t, base, "1.0", "ListTasks", map[string]any{"pageSize": 1, "status": "TASK_STATE_COMPLETED"})
-	record("1.0 ListTasks", b)
+	b = call("1.0 ListTasks", "1.0", "ListTasks", map[string]any{"pageSize": 1, "status": "TASK_STATE_COMPLETED"})
 	next := v1result(t, b)["nextPageToken"].(string)
 	if next == "" {
 		t.Fatal("ListTasks: no next page")
 	}
-	_, b = v1call(t, base, "1.0", "ListTasks", map[string]any{"pageSize": 1, "status": "TASK_STATE_COMPLETED", "pageToken": next, "includeArtifacts": true, "historyLength": 0})
-	record("1.0 ListTasks, page 2", b)
-	_, b = v1call(t, base, "", "tasks/list", map[string]any{"page_size": 1, "status": "completed"})
-	record("0.3 tasks/list", b)
-	_, b = v1call(t, base, "1.0", "ListTasks", map[string]any{"pageToken": "bm90LWEtdG9rZW4"})
-	record("1.0 ListTasks with a bad token", b)
+	call("1.0 ListTasks, page 2", "1.0", "ListTasks", map[string]any{"pageSize": 1, "status": "TASK_STATE_COMPLETED", "pageToken": next, "includeArtifacts": true, "historyLength": 0})
+	call("0.3 tasks/list", "", "tasks/list", map[string]any{"page_size": 1, "status": "completed"})
+	call("1.0 ListTasks with a bad token", "1.0", "ListTasks", map[string]any{"pageToken": "bm90LWEtdG9rZW4"})
 
 	// The errors 1.0 requires.
-	_, b = v1call(t, base, "1.0", "GetTask", map[string]any{"id": "no-such-task"})
-	record("1.0 GetTask of an unknown task", b)
+	call("1.0 GetTask of an unknown task", "1.0", "GetTask", map[string]any{"id": "no-such-task"})
 	msg := v1Send("w-4", "demo::echo", map[string]any{}, false)
 	msg["message"].(map[string]any)["taskId"] = task10
-	_, b = v1call(t, base, "1.0", "SendMessage", msg)
-	record("1.0 SendMessage to a terminal task", b)
+	call("1.0 SendMessage to a terminal task", "1.0", "SendMessage", msg)
 	msg = v1Send("w-5", "demo::echo", map[string]any{}, false)
 	msg["message"].(map[string]any)["taskId"] = "no-such-task"
-	_, b = v1call(t, base, "1.0", "SendMessage", msg)
-	record("1.0 SendMessage to an unknown taskId", b)
+	call("1.0 SendMessage to an unknown taskId", "1.0", "SendMessage", msg)
 	msg = v1Send("w-6", "demo::echo", map[string]any{}, false)
 	msg["message"].(map[string]any)["taskId"] = task10
 	msg["message"].(map[string]any)["contextId"] = "another-context"
-	_, b = v1call(t, base, "1.0", "SendMessage", msg)
-	record("1.0 SendMessage with a contextId that is not the task's", b)
-	_, b = v1call(t, base, "1.0", "SubscribeToTask", map[string]any{"id": task10})
-	record("1.0 SubscribeToTask of a terminal task", b)
-	_, b = v1call(t, base, "1.0", "GetExtendedAgentCard", nil)
-	record("1.0 GetExtendedAgentCard without keys", b)
-	_, b = v1call(t, base, "1.0", "SendMessage", map[string]any{"message": map[string]any{"role": "user", "parts": []any{}}})
-	record("1.0 SendMessage with bad params", b)
+	call("1.0 SendMessage with a contextId that is not the task's", "1.0", "SendMessage", msg)
+	call("1.0 SubscribeToTask of a terminal task", "1.0", "SubscribeToTask", map[string]any{"id": task10})
+	call("1.0 GetExtendedAgentCard without keys", "1.0", "GetExtendedAgentCard", nil)
+	call("1.0 SendMessage with bad params", "1.0", "SendMessage", map[string]any{"message": map[string]any{"role": "user", "parts": []any{}}})
 
 	// A stream, in 1.0: a task, then updates, then the end.
 	s := openStream(t, nil, base, 9, "SendStreamingMessage", v1Send("w-7", "demo::sleep", map[string]any{"seconds": 0.3}, false),

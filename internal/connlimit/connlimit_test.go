@@ -1,7 +1,6 @@
 package connlimit_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,24 +16,22 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/internal/connlimit"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
-// syncBuffer is a log sink the listener and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// wantClosed checks that the Accept whose error done yields returns
+// net.ErrClosed within 5 seconds of Close; doing says what it would be
+// doing otherwise.
+func wantClosed(tb testing.TB, done <-chan error, doing string) {
+	tb.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			tb.Errorf("Accept after Close = %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		tb.Fatalf("Accept still %s after Close", doing)
+	}
 }
 
 // events counts the hooks' calls.
@@ -138,7 +135,7 @@ func closedByPeer(c net.Conn, wait time.Duration) bool {
 
 func TestPerAddressCap(t *testing.T) {
 	var ev events
-	log := &syncBuffer{}
+	log := &testkit.SyncBuffer{}
 	cfg := connlimit.Config{PerAddr: 2, Name: "main", Logger: zerolog.New(log)}
 	ev.hook(&cfg)
 	l := listen(t, cfg)
@@ -191,7 +188,7 @@ func TestPerAddressCap(t *testing.T) {
 
 func TestMaxWaitsForAClose(t *testing.T) {
 	var ev events
-	log := &syncBuffer{}
+	log := &testkit.SyncBuffer{}
 	cfg := connlimit.Config{Max: 2, Name: "main", Logger: zerolog.New(log)}
 	ev.hook(&cfg)
 	l := listen(t, cfg)
@@ -234,14 +231,7 @@ func TestMaxWaitsForAClose(t *testing.T) {
 	dialFrom(t, "127.0.0.1", addr)
 	time.Sleep(50 * time.Millisecond)
 	l.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Accept still waiting at the cap after Close")
-	}
+	wantClosed(t, done, "waiting at the cap")
 }
 
 // fakeListener fails Accept with err until its budget of failures is
@@ -324,7 +314,7 @@ func TestAcceptErrorsBackOff(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS} {
 		t.Run(errno.Error(), func(t *testing.T) {
 			var ev events
-			log := &syncBuffer{}
+			log := &testkit.SyncBuffer{}
 			fake := newFake(&net.OpError{Op: "accept", Net: "tcp", Err: errno}, 5)
 			want := newPipeConn(t, "192.0.2.1:1000")
 			fake.conns <- want
@@ -374,14 +364,7 @@ func TestAcceptErrorsDoNotSpin(t *testing.T) {
 	}()
 	time.Sleep(400 * time.Millisecond)
 	l.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Accept still backing off after Close")
-	}
+	wantClosed(t, done, "backing off")
 	// 5+10+20+40+80+160 = 315 ms: 7 calls in 400 ms; a spinning loop makes
 	// thousands.
 	if n := len(fake.Calls()); n < 2 || n > 8 {

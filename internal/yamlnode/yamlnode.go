@@ -1,7 +1,9 @@
 // Package yamlnode holds what a2ad's YAML loaders (the function catalogue,
 // the keys file) share to report every problem of a file with its
 // position: walking yaml.Node trees, naming a value's kind in messages,
-// and formatting problems as "path:line:col: /pointer (subject): message".
+// recording problems as a file is read (Checker), the readers of keys,
+// strings and bools, the LoadError both loaders return, and formatting
+// problems as "path:line:col: /pointer (subject): message".
 package yamlnode
 
 import (

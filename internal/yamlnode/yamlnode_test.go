@@ -72,3 +72,23 @@ func TestSyntaxError(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckerErr(t *testing.T) {
+	var c yamlnode.Checker
+	if err := yamlnode.Err(&c, "f.yaml", toProblem); err != nil {
+		t.Fatalf("Err with no problems = %v, want nil", err)
+	}
+	c.Add(&yaml.Node{Line: 3, Column: 1}, "/b", "second")
+	c.ID = "x"
+	c.Add(nil, "", "first")
+	c.Add(&yaml.Node{Line: 3, Column: 1}, "/c", "third")
+	err := yamlnode.Err(&c, "f.yaml", toProblem)
+	want := "f.yaml:(thing \"x\"): first\nf.yaml:3:1: /b: second\nf.yaml:3:1: /c (thing \"x\"): third"
+	if err == nil || err.Error() != want {
+		t.Errorf("Err = %v, want %q (sorted by position, ties in the order recorded)", err, want)
+	}
+}
+
+func toProblem(p yamlnode.Problem) problem {
+	return problem(yamlnode.FormatProblem(p.Line, p.Column, p.Pointer, yamlnode.Subject("thing", p.ID), p.Message))
+}

@@ -8,22 +8,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
-	"io"
 	"log"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/a2ad/a2ad/cmd/a2abench/internal/loopback"
 )
 
 // request is the part of a JSON-RPC request the floor reads.
@@ -87,16 +80,6 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("floor: ")
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
-		log.Fatalf("refusing to listen beyond loopback: %s", ln.Addr())
-	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -121,20 +104,5 @@ func main() {
 		b = append(b, '}')
 		return c.JSONBlob(http.StatusOK, b)
 	})
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: log.New(io.Discard, "", 0)}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Printf("http://%s\n", ln.Addr())
-
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			log.Fatal(err)
-		}
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
+	loopback.Serve(*listen, e)
 }

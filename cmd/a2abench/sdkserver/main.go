@@ -13,22 +13,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+
+	"github.com/a2ad/a2ad/cmd/a2abench/internal/loopback"
 )
 
 type echoExecutor struct{}
@@ -85,35 +81,10 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("sdkserver: ")
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
-		log.Fatalf("refusing to listen beyond loopback: %s", ln.Addr())
-	}
 	// Warnings and errors only, like a server in production.
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	handler := a2asrv.NewHandler(echoExecutor{}, a2asrv.WithLogger(logger))
 	mux := http.NewServeMux()
 	mux.Handle("POST /a2a", a2asrv.NewJSONRPCHandler(handler))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: log.New(io.Discard, "", 0)}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Printf("http://%s\n", ln.Addr())
-
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			log.Fatal(err)
-		}
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
+	loopback.Serve(*listen, mux)
 }

@@ -1,0 +1,76 @@
+package testkit
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Stat returns the file info of path.
+func Stat(tb testing.TB, path string) os.FileInfo {
+	tb.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fi
+}
+
+// OverwriteAt writes b at offset off in the file at path, as damage would.
+func OverwriteAt(tb testing.TB, path string, off int64, b []byte) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := f.WriteAt(b, off); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// ViewStore opens the bbolt file at path read-only, with its freelist
+// loaded, and runs fn in a read transaction; an error fails the test.
+func ViewStore(tb testing.TB, path string, fn func(tx *bolt.Tx) error) {
+	tb.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, PreLoadFreelist: true, Timeout: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(fn); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// DumpStore returns every key and value of every bucket of the open bbolt
+// db, with each bucket's sequence, and the hash of its file: a test that
+// compares them before and after can tell that nothing was written.
+func DumpStore(tb testing.TB, db *bolt.DB) (dump string, file [32]byte) {
+	tb.Helper()
+	var b strings.Builder
+	err := db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+			fmt.Fprintf(&b, "bucket %q seq %d\n", name, bk.Sequence())
+			return bk.ForEach(func(k, v []byte) error {
+				fmt.Fprintf(&b, "%q=%q\n", k, v)
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw, err := os.ReadFile(db.Path())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b.String(), sha256.Sum256(raw)
+}
