@@ -145,7 +145,7 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		lastLine = logStderr(ctx, p.stderr)
 	})
 
-	werr, stopped := waitChild(ctx, p, waitc, failed, grace)
+	stopped, werr := waitChild(ctx, p, waitc, failed, grace)
 	// The child is reaped: kill what it left behind, and stop waiting for
 	// output from anything that escaped its group.
 	p.kill(syscall.SIGKILL)
@@ -167,7 +167,7 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 // It kills the child at once if its output fails the call (failed is
 // closed), and stops it if ctx ends: SIGTERM, then SIGKILL after grace;
 // stopped then says why.
-func waitChild(ctx context.Context, p *process, waitc <-chan error, failed <-chan struct{}, grace time.Duration) (werr error, stopped *CallError) {
+func waitChild(ctx context.Context, p *process, waitc <-chan error, failed <-chan struct{}, grace time.Duration) (stopped *CallError, werr error) {
 	select {
 	case werr = <-waitc:
 	case <-failed:
@@ -185,7 +185,7 @@ func waitChild(ctx context.Context, p *process, waitc <-chan error, failed <-cha
 		}
 		t.Stop()
 	}
-	return werr, stopped
+	return stopped, werr
 }
 
 // started is what runChild reports once it has tried to start the child.

@@ -40,8 +40,8 @@ func TestHTTPBackend_Success(t *testing.T) {
 	for _, method := range []string{"", http.MethodPut} {
 		t.Run("method="+method, func(t *testing.T) {
 			type request struct {
-				method, contentType, accept, key, host string
-				body                                   []byte
+				method, contentType, accept, key string
+				body                             []byte
 			}
 			got := make(chan request, 1)
 			srv := MustServe(t, func(w http.ResponseWriter, r *http.Request) {

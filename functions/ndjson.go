@@ -167,12 +167,6 @@ func readOutput(ctx context.Context, r io.Reader, maxResult int64) ([]byte, erro
 	}
 }
 
-// hasProgressPrefix reports whether line, after leading spaces, starts like
-// a progress line.
-func hasProgressPrefix(line []byte) bool {
-	return bytes.HasPrefix(bytes.TrimLeft(line, " \t\r"), progressPrefix)
-}
-
 // mayBeProgress reports whether line, a line or the start of one, may still
 // turn out to be a progress line.
 func mayBeProgress(line []byte) bool {
