@@ -86,24 +86,10 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	if ctx.Err() != nil {
 		return Result{}, contextError(ctx)
 	}
-	method := b.Method
-	if method == "" {
-		method = http.MethodPost
-	}
-	req, err := http.NewRequestWithContext(ctx, method, b.URL, bytes.NewReader(input))
+	req, err := b.request(ctx, input)
 	if err != nil {
 		return Result{}, &CallError{Reason: "function backend misconfigured", Err: stripURL(err)}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for k, v := range b.Headers {
-		if http.CanonicalHeaderKey(k) == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-
 	client := b.Client
 	if client == nil {
 		client = defaultClient
@@ -162,6 +148,29 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// request builds the backend's request for input: the configured method
+// (POST by default) and headers (a Host header sets the request's host).
+func (b *HTTPBackend) request(ctx context.Context, input json.RawMessage) (*http.Request, error) {
+	method := b.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.URL, bytes.NewReader(input))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	for k, v := range b.Headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	return req, nil
 }
 
 // stripURL drops the URL from a *url.Error, so that neither the address
