@@ -67,6 +67,22 @@ func (d *Delivery) Body() (body []byte, contentType string, err error) {
 	return body, "application/json", err
 }
 
+// Fill fills in d's request, a notification of task at event sequence
+// seq to d's webhook among cfgs, as that webhook was set: its URL, Token,
+// Auth and Wire. It reports false if cfgs has no webhook d.ConfigID.
+func (d *Delivery) Fill(cfgs []a2a.PushConfig, task *a2a.Task, seq uint64) bool {
+	for i := range cfgs {
+		if c := &cfgs[i]; c.ID == d.ConfigID {
+			d.URL, d.Token, d.Auth, d.Task, d.Wire, d.Seq = c.URL, c.Token, nil, task, c.Wire, seq
+			if a := c.Authentication; a != nil {
+				d.Auth = &Auth{Schemes: a.Schemes, Credentials: a.Credentials}
+			}
+			return true
+		}
+	}
+	return false
+}
+
 // Outbox is what the sender needs of the durable outbox. Every method
 // that changes it commits before it returns; a delivery that is no longer
 // there (delivered, dead-lettered or dropped meanwhile) is no error.

@@ -77,8 +77,10 @@ func StatusTime(st a2a.TaskStatus) uint64 {
 	return unixNanos(t)
 }
 
-// unixNanos is t in Unix nanoseconds, clamped to the range of uint64 that
-// int64 nanoseconds cover (1970 to 2262).
+// UnixNanos is t in Unix nanoseconds, clamped to the range of uint64 that
+// int64 nanoseconds cover (1970 to 2262): times before 1970 are 0.
+func UnixNanos(t time.Time) uint64 { return unixNanos(t) }
+
 func unixNanos(t time.Time) uint64 {
 	if t.IsZero() || t.Year() < 1970 {
 		return 0

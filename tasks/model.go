@@ -261,6 +261,37 @@ func KeyFor(owner string, msg *a2a.Message) IdemKey {
 // task, such as its running process group).
 type UpdateFunc func(rec *Record) ([]Event, error)
 
+// Updated completes r, a head an UpdateFunc appended r.Task.History to
+// and returned evs for, with what sc asks for, as a store's Update
+// returns it: read holds the history (its last messages, as sc asked)
+// and, if sc.Artifacts, the artifacts of the task before fn. The history
+// is the read one and the appended messages, its last sc.History; the
+// artifacts, the read ones with evs applied.
+func Updated(r *Record, read *a2a.Task, sc Scope, evs []Event) *Record {
+	hist := r.Task.History
+	if len(read.History) > 0 {
+		hist = append(read.History[:len(read.History):len(read.History)], hist...)
+	}
+	if sc.History >= 0 && len(hist) > sc.History {
+		hist = hist[len(hist)-sc.History:]
+	}
+	if len(hist) == 0 {
+		hist = nil
+	}
+	r.Task.History = hist
+	r.Task.Artifacts = nil
+	if sc.Artifacts {
+		arts := read.Artifacts
+		for i := range evs {
+			if a := evs[i].Artifact; a != nil {
+				arts = ApplyArtifact(arts, a, evs[i].Append)
+			}
+		}
+		r.Task.Artifacts = arts
+	}
+	return r
+}
+
 // Store keeps tasks durably. Every method that changes a task commits
 // before it returns.
 type Store interface {

@@ -247,22 +247,10 @@ func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 	if err != nil {
 		return err
 	}
-	var cfg *a2a.PushConfig
-	for i := range rec.PushConfigs {
-		if rec.PushConfigs[i].ID == d.ConfigID {
-			cfg = &rec.PushConfigs[i]
-			break
-		}
+	if d.Fill(rec.PushConfigs, &rec.Task, rec.Seq) {
+		return nil
 	}
-	if cfg == nil {
-		return s.drop(ctx, d.ID)
-	}
-	d.URL, d.Token, d.Auth, d.Seq = cfg.URL, cfg.Token, nil, rec.Seq
-	if a := cfg.Authentication; a != nil {
-		d.Auth = &push.Auth{Schemes: a.Schemes, Credentials: a.Credentials}
-	}
-	d.Task, d.Wire = &rec.Task, cfg.Wire
-	return nil
+	return s.drop(ctx, d.ID) // the webhook is gone
 }
 
 // drop removes delivery id, whose task or webhook is gone, and returns

@@ -418,7 +418,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 			return nil, nil, false, err
 		}
 		if evs == nil && key == nil {
-			return completed(r, &read, rt.all, sc, nil), nil, false, nil // nothing changed
+			return tasks.Updated(r, &read, sc, nil), nil, false, nil // nothing changed
 		}
 		e, err := encodeChange(r, arts, evs, key)
 		if err != nil {
@@ -444,7 +444,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		s.queued(e)
 		s.transition(prev, r.State())
 		r.ArtifactSizes = artifactSizes(e.arts)
-		return completed(r, &read, rt.all, sc, evs), evs, false, nil
+		return tasks.Updated(r, &read, sc, evs), evs, false, nil
 	}
 }
 
@@ -477,36 +477,6 @@ func putChange(tx *bolt.Tx, owner, id string, head []byte, key *tasks.IdemKey, g
 		return err
 	}
 	return e.put(tx, prev)
-}
-
-// completed completes r, a head an UpdateFunc appended r.Task.History to
-// and returned evs for, with what sc asks for: read holds the history
-// (its last messages, as sc asked) and, if all, the artifacts of the task
-// before fn. The history is the read one and the appended messages, its
-// last sc.History; the artifacts, the read ones with evs applied.
-func completed(r *tasks.Record, read *a2a.Task, all bool, sc tasks.Scope, evs []tasks.Event) *tasks.Record {
-	hist := r.Task.History
-	if len(read.History) > 0 {
-		hist = append(read.History[:len(read.History):len(read.History)], hist...)
-	}
-	if sc.History >= 0 && len(hist) > sc.History {
-		hist = hist[len(hist)-sc.History:]
-	}
-	if len(hist) == 0 {
-		hist = nil
-	}
-	r.Task.History = hist
-	r.Task.Artifacts = nil
-	if all {
-		arts := read.Artifacts
-		for i := range evs {
-			if a := evs[i].Artifact; a != nil {
-				arts = tasks.ApplyArtifact(arts, a, evs[i].Append)
-			}
-		}
-		r.Task.Artifacts = arts
-	}
-	return r
 }
 
 // boundTo reports whether key is bound to task id already; a key bound to
