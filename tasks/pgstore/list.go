@@ -1,0 +1,138 @@
+package pgstore
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// List implements tasks.Store. A page and its total are read from one
+// snapshot, from the listing indexes (tasks_listing, and the ones by
+// context and by state): the cursor is a row comparison on (list_at, id),
+// which they serve. The total of an unfiltered listing is the owner's
+// task count (usage), not a count of its rows.
+func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, after *tasks.Cursor, limit int, sc tasks.Scope) ([]*tasks.Record, int, *tasks.Cursor, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, 0, nil, err
+	}
+	var q query
+	cond := ownerGuard(&q, owner)
+	if f.ContextID != "" {
+		cond += " AND t.context_id = " + q.arg([]byte(f.ContextID))
+	}
+	if f.State != "" {
+		cond += " AND t.state = " + q.arg(string(f.State))
+	}
+	if b := f.StatusBound(); b > 0 {
+		// A task's list time is never before its status time: the bound
+		// on list_at lets the index stop early.
+		p := q.arg(int64(min(b, math.MaxInt64)))
+		cond += " AND t.status_at >= " + p + " AND t.list_at >= " + p
+	}
+	count := `SELECT coalesce(sum(tasks), 0) FROM usage WHERE owner = $1`
+	if f.Filtered() {
+		count = `SELECT count(*) FROM tasks t WHERE ` + cond
+	}
+	countArgs := slices.Clone(q.args)
+	if after != nil {
+		cond += " AND (t.list_at, t.id) < (" + q.arg(int64(min(after.At, math.MaxInt64))) + ", " + q.arg([]byte(after.TaskID)) + ")"
+	}
+	page := selectTasks(columns(&q, sc, "", false), cond, " ORDER BY t.list_at DESC, t.id DESC LIMIT "+q.arg(limit+1))
+	var (
+		rs    []*row
+		total int64
+	)
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, count, countArgs...).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, page, q.args...)
+		if err != nil {
+			return err
+		}
+		rs, err = scanRows(rows, false)
+		return err
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	more := len(rs) > limit
+	rs = rs[:min(len(rs), limit)]
+	out := make([]*tasks.Record, len(rs))
+	for i, rw := range rs {
+		if out[i], err = rw.record(); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	var next *tasks.Cursor
+	if more && len(out) > 0 {
+		last := out[len(out)-1]
+		next = &tasks.Cursor{At: tasks.ListTime(last), TaskID: last.Task.ID}
+	}
+	return out, int(total), next, nil
+}
+
+// Expire implements tasks.Store. It deletes the oldest of the terminal
+// tasks last updated before cutoff (from tasks_expiry) with every row
+// that is theirs, in one transaction. Tasks another transaction holds (a
+// change, or another store's Expire) are skipped: stores sharing the
+// database may sweep at once.
+func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
+	end := nanos(cutoff)
+	if end <= 0 || limit <= 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `DELETE FROM tasks WHERE id IN (
+				SELECT id FROM tasks WHERE terminal AND updated_at < $1 ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+			RETURNING id, owner, stored`, end, limit)
+		if err != nil {
+			return err
+		}
+		type gone struct {
+			id, owner []byte
+			stored    int64
+		}
+		var ids [][]byte
+		byOwner := map[string][2]int64{}
+		for rows.Next() {
+			var g gone
+			if err := rows.Scan(&g.id, &g.owner, &g.stored); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, g.id)
+			u := byOwner[string(g.owner)]
+			byOwner[string(g.owner)] = [2]int64{u[0] - 1, u[1] - g.stored}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		n = len(ids)
+		if n == 0 {
+			return nil
+		}
+		b := &pgx.Batch{}
+		for _, t := range []string{"events", "messages", "artifacts", "idem", "outbox"} {
+			b.Queue(`DELETE FROM `+t+` WHERE task_id = ANY($1::bytea[])`, ids)
+		}
+		// In one order, so that sweeps at once never wait on each other
+		// in a circle.
+		for _, owner := range slices.Sorted(maps.Keys(byOwner)) {
+			u := byOwner[owner]
+			queueUsage(b, owner, u[0], u[1])
+		}
+		return sendBatch(ctx, tx, b)
+	})
+	return n, err
+}

@@ -1,0 +1,242 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// Options tune the store. The zero value is usable.
+type Options struct {
+	// MaxConns caps the connections of the pool; 0 is pgxpool's default
+	// (4, or the number of CPUs if more).
+	MaxConns int32
+	// ConnectTimeout bounds Open's first connection; default 10s.
+	ConnectTimeout time.Duration
+	// WriteTimeout bounds a write once it has begun; default 30s. A
+	// write outlives its caller's context, so that the caller learns
+	// whether it committed.
+	WriteTimeout time.Duration
+	// ClaimTTL is how long a push delivery this store's Due handed out
+	// stays its own: no other store sends it meanwhile. Each Due that
+	// hands it out again renews it. Default 15s.
+	ClaimTTL time.Duration
+	// OnCommit, when set, is told of each write transaction committed
+	// and how long it took.
+	OnCommit func(writes int, d time.Duration)
+	// OnTransition, when set, is told of each committed write that
+	// changed a task's state; from is "" for a new task. It must be
+	// quick.
+	OnTransition func(from, to a2a.TaskState)
+}
+
+// Store is a tasks.Store in a PostgreSQL database.
+type Store struct {
+	pool     *pgxpool.Pool
+	target   string
+	opts     Options
+	instance []byte // this store's name in the outbox's claims
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	onOutbox  atomic.Pointer[func()]
+}
+
+var _ tasks.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (a postgres:// URL), creates or
+// migrates its schema, and returns the store. A database that cannot be
+// reached, and a schema newer than this a2ad's (*SchemaTooNewError), are
+// errors that name the server's host and database, never its password.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 30 * time.Second
+	}
+	if opts.ClaimTTL <= 0 {
+		opts.ClaimTTL = 15 * time.Second
+	}
+	target := Target(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
+	}
+	cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+	defer cancel()
+	if err := pool.Ping(cctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open task store %s: cannot reach the server: %w", target, scrub(err, dsn))
+	}
+	if err := migrate(cctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
+	}
+	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16)}
+	_, _ = rand.Read(s.instance)
+	return s, nil
+}
+
+// Target is dsn as logs and errors may show it: postgres://user@host:port/
+// database, without its password or any parameter.
+func Target(dsn string) string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		u, uerr := url.Parse(dsn)
+		if uerr != nil || u.Host == "" {
+			return "postgres://(unparsable URL)"
+		}
+		return "postgres://" + u.Host + "/"
+	}
+	host := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	if strings.Contains(cfg.Host, ":") {
+		host = fmt.Sprintf("[%s]:%d", cfg.Host, cfg.Port)
+	}
+	return (&url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: host, Path: "/" + cfg.Database}).String()
+}
+
+// scrub returns err with dsn's password (in its user information or a
+// parameter) replaced, in case a driver's message quotes it.
+func scrub(err error, dsn string) error {
+	msg := err.Error()
+	var secrets []string
+	if u, uerr := url.Parse(dsn); uerr == nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			secrets = append(secrets, p, url.QueryEscape(p), url.PathEscape(p))
+		}
+		for _, k := range []string{"password", "sslpassword"} {
+			if p := u.Query().Get(k); p != "" {
+				secrets = append(secrets, p, url.QueryEscape(p))
+			}
+		}
+	}
+	clean := msg
+	for _, sec := range secrets {
+		clean = strings.ReplaceAll(clean, sec, "xxxxx")
+	}
+	if clean == msg {
+		return err
+	}
+	return errors.New(clean)
+}
+
+// Target is the database the store is in, as Target(dsn) shows it.
+func (s *Store) Target() string { return s.target }
+
+// Close closes the pool's connections, once the queries running end. The
+// store then refuses writes with tasks.ErrClosed; a second Close returns
+// nil.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		// Hand back the deliveries this store holds, for the next one.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, _ = s.pool.Exec(ctx, `UPDATE outbox SET claimed_by = NULL WHERE claimed_by = $1`, s.instance)
+		cancel()
+		s.pool.Close()
+	})
+	return nil
+}
+
+// Closed reports whether Close has begun.
+func (s *Store) Closed() bool { return s.closed.Load() }
+
+// SetOutboxHook sets fn to be called after each commit that queued push
+// deliveries (the sender's Wake). fn must not block.
+func (s *Store) SetOutboxHook(fn func()) { s.onOutbox.Store(&fn) }
+
+func (s *Store) queued(n int) {
+	if n > 0 {
+		if fn := s.onOutbox.Load(); fn != nil {
+			(*fn)()
+		}
+	}
+}
+
+// transition tells OnTransition of a committed change of state.
+func (s *Store) transition(from, to a2a.TaskState) {
+	if s.opts.OnTransition != nil && from != to {
+		s.opts.OnTransition(from, to)
+	}
+}
+
+// usable returns the error of a call the store must refuse: ctx's, or
+// ErrClosed.
+func (s *Store) usable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return tasks.ErrClosed
+	}
+	return nil
+}
+
+// failed is err as the store returns it: ErrClosed once the store is
+// closed (the pool's own error then says little).
+func (s *Store) failed(err error) error {
+	if err != nil && s.closed.Load() && !errors.Is(err, tasks.ErrClosed) {
+		return fmt.Errorf("%w: %v", tasks.ErrClosed, err)
+	}
+	return err
+}
+
+// write runs fn in a transaction and commits it. It goes on when ctx
+// ends (within WriteTimeout), so that the caller learns whether it
+// committed; it runs fn again when the server found the transaction in a
+// deadlock or a serialization failure, so fn may run more than once.
+func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		err := pgx.BeginFunc(wctx, s.pool, fn)
+		if err == nil && s.opts.OnCommit != nil {
+			s.opts.OnCommit(1, time.Since(start))
+		}
+		if retryable(err) && attempt < 10 {
+			continue
+		}
+		return s.failed(err)
+	}
+}
+
+// retryable reports whether err is the server's refusal of a
+// transaction that may pass when run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// read runs fn in a read-only transaction that sees one snapshot.
+func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	return s.failed(pgx.BeginTxFunc(ctx, s.pool, opts, fn))
+}

@@ -1,0 +1,80 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
+)
+
+var ctx = context.Background()
+
+// mustOpen opens a store on dsn; it is checked and closed when tb ends
+// (unless the test closed it).
+func mustOpen(tb testing.TB, dsn string) *pgstore.Store {
+	tb.Helper()
+	s, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if s.Closed() {
+			return
+		}
+		check(tb, s)
+		if err := s.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return s
+}
+
+func check(tb testing.TB, s *pgstore.Store) {
+	tb.Helper()
+	problems, err := s.Check(ctx)
+	if err != nil {
+		tb.Fatalf("check: %v", err)
+	}
+	for _, p := range problems {
+		tb.Errorf("check: %s", p)
+	}
+}
+
+// subject is the store on dsn as the conformance suite takes it.
+func subject(t *testing.T, dsn string) *storetest.Subject {
+	s := mustOpen(t, dsn)
+	return &storetest.Subject{
+		Store: s,
+		Inspector: func(b storetest.Bounds) tasks.Inspector {
+			in := s.Inspector()
+			if b.StateCount > 0 {
+				in.StateCountLimit = b.StateCount
+			}
+			if b.Scan > 0 {
+				in.ScanLimit = b.Scan
+			}
+			return in
+		},
+		Reopen: func(t *testing.T) *storetest.Subject {
+			check(t, s)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return subject(t, dsn)
+		},
+		Check: func(tb testing.TB) { check(tb, s) },
+	}
+}
+
+// TestConformance runs the store conformance suite, each contract on a
+// schema of its own, in parallel.
+func TestConformance(t *testing.T) {
+	pgtest.Require(t)
+	storetest.Run(t, func(t *testing.T) *storetest.Subject {
+		t.Parallel()
+		return subject(t, pgtest.Schema(t))
+	})
+}

@@ -1,0 +1,381 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// nanos is t in Unix nanoseconds as the columns hold times (times before
+// 1970 are 0).
+func nanos(t time.Time) int64 { return int64(tasks.UnixNanos(t)) }
+
+// maxAttempts bounds how often Update and PushConfigs start again after
+// losing a race; past it they return tasks.ErrConflict.
+const maxAttempts = 100
+
+var (
+	// errStale: the task changed between the read and the write.
+	errStale = errors.New("stale record")
+	// errBound: the idempotency key was bound meanwhile.
+	errBound = errors.New("idempotency key bound")
+)
+
+// Create implements tasks.Store.
+func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, false, err
+	}
+	r := *rec
+	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
+	c, err := encodeNew(&r, events)
+	if err != nil {
+		return nil, false, err
+	}
+	size := c.grow + idemBytes(&key, r.Task.ID)
+	var boundTo string
+	err = s.write(ctx, func(tx pgx.Tx) error {
+		boundTo = ""
+		var err error
+		if boundTo, err = bind(ctx, tx, &key, r.Task.ID); err != nil || boundTo != "" {
+			if err == nil {
+				err = errBound // nothing to write
+			}
+			return err
+		}
+		if err := checkQuota(ctx, tx, r.Owner, key.Quota, true, size); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, insertTask, append([]any{[]byte(r.Task.ID), []byte(r.Owner), c.input}, c.rowValues(size)...)...)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+		}
+		b := &pgx.Batch{}
+		c.queueRows(b)
+		queueUsage(b, r.Owner, 1, size)
+		return sendBatch(ctx, tx, b)
+	})
+	switch {
+	case errors.Is(err, errBound):
+		got, err := s.Get(ctx, key.Owner, boundTo, tasks.Whole)
+		if errors.Is(err, tasks.ErrNotFound) {
+			// Expired between the two reads: the key went with it.
+			return s.Create(ctx, key, rec, events)
+		}
+		return got, false, err
+	case err != nil:
+		return nil, false, err
+	}
+	s.queued(len(c.configs))
+	s.transition("", r.State())
+	return &r, true, nil
+}
+
+// bind binds key to task id, unless it is bound already: then it returns
+// the task it is bound to, or ErrMessageIDReused if the message differs.
+// A bind racing another of the same key waits for the other's commit.
+func bind(ctx context.Context, tx pgx.Tx, key *tasks.IdemKey, id string) (string, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (owner, message_id) DO NOTHING`, []byte(key.Owner), []byte(key.MessageID), []byte(id), key.Hash[:])
+	if err != nil || tag.RowsAffected() == 1 {
+		return "", err
+	}
+	bound, hash, err := lookup(ctx, tx, key)
+	switch {
+	case err != nil:
+		return "", err
+	case bound == "":
+		return "", errStale // deleted meanwhile: try again
+	case hash != key.Hash:
+		return "", tasks.ErrMessageIDReused
+	}
+	return bound, nil
+}
+
+// querier is what both a pool and a transaction do.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// lookup returns the task key is bound to and the hash it was bound
+// with; "" if it is bound to none.
+func lookup(ctx context.Context, q querier, key *tasks.IdemKey) (string, [32]byte, error) {
+	var id, hash []byte
+	err := q.QueryRow(ctx, `SELECT task_id, hash FROM idem WHERE owner = $1 AND message_id = $2`,
+		[]byte(key.Owner), []byte(key.MessageID)).Scan(&id, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", [32]byte{}, nil
+	}
+	if err != nil {
+		return "", [32]byte{}, err
+	}
+	var h [32]byte
+	copy(h[:], hash)
+	return string(id), h, nil
+}
+
+// Lookup implements tasks.Store.
+func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	id, hash, err := lookup(ctx, s.pool, &key)
+	switch {
+	case err != nil:
+		return nil, s.failed(err)
+	case id == "":
+		return nil, tasks.ErrNotFound
+	case hash != key.Hash:
+		return nil, tasks.ErrMessageIDReused
+	}
+	return s.Get(ctx, key.Owner, id, tasks.Whole)
+}
+
+// readTask reads task id of owner with what sc asks for, in one
+// statement (one snapshot). The owner is checked before the history or
+// artifacts are read: a foreign task is ErrNotOwner, at the cost of its
+// row.
+func (s *Store) readTask(ctx context.Context, owner, id string, sc tasks.Scope) (*row, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	var q query
+	guard := ownerGuard(&q, owner)
+	sql := selectTasks(columns(&q, sc, guard, false), taskWhere(&q, id), "")
+	rows, err := s.pool.Query(ctx, sql, q.args...)
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	rs, err := scanRows(rows, false)
+	switch {
+	case err != nil:
+		return nil, s.failed(err)
+	case len(rs) == 0:
+		return nil, tasks.ErrNotFound
+	case string(rs[0].owner) != owner:
+		return nil, tasks.ErrNotOwner
+	}
+	return rs[0], nil
+}
+
+// Get implements tasks.Store.
+func (s *Store) Get(ctx context.Context, owner, id string, sc tasks.Scope) (*tasks.Record, error) {
+	rw, err := s.readTask(ctx, owner, id, sc)
+	if err != nil {
+		return nil, err
+	}
+	return rw.record()
+}
+
+// Update implements tasks.Store. It reads the task, applies fn and
+// encodes the change outside any transaction, then writes it only if the
+// task's version is still the one read; if not, it starts again (so fn
+// may run more than once), up to maxAttempts times, then returns
+// tasks.ErrConflict.
+func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey, sc tasks.Scope, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
+	for range maxAttempts {
+		rec, evs, dup, err := s.update(ctx, owner, id, key, sc, fn)
+		if errors.Is(err, errStale) || errors.Is(err, errBound) {
+			continue
+		}
+		return rec, evs, dup, err
+	}
+	return nil, nil, false, fmt.Errorf("update task %s: %w", id, tasks.ErrConflict)
+}
+
+// update is one attempt of Update; errStale or errBound if it lost a
+// race.
+func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey, sc tasks.Scope, fn tasks.UpdateFunc) (*tasks.Record, []tasks.Event, bool, error) {
+	rw, err := s.readTask(ctx, owner, id, sc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	r, err := rw.record()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	r.ArtifactSizes = rw.idx.sizes()
+	if key != nil {
+		if bound, hash, err := lookup(ctx, s.pool, key); err != nil || bound != "" {
+			if err == nil && (hash != key.Hash || bound != id) {
+				err = tasks.ErrMessageIDReused
+			}
+			return r, nil, err == nil, s.failed(err)
+		}
+	}
+	// fn gets the head: what sc asked for waits for the answer.
+	read := r.Task
+	r.Task.History, r.Task.Artifacts = nil, nil
+	prev := r.State()
+	evs, err := fn(r)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if evs == nil && key == nil {
+		return tasks.Updated(r, &read, sc, nil), nil, false, nil // nothing changed
+	}
+	c, err := encodeChange(rw, r, prev, evs)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	grow := c.grow
+	if key != nil {
+		grow += idemBytes(key, id)
+	}
+	err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, key, grow) })
+	if err != nil {
+		return nil, nil, false, err
+	}
+	s.queued(len(c.configs))
+	s.transition(prev, r.State())
+	r.ArtifactSizes = c.idx.sizes()
+	return tasks.Updated(r, &read, sc, evs), evs, false, nil
+}
+
+// writeChange writes c, a change of the task read as rw, if its version
+// is still rw's, binding key (if not nil) to it; grow is what it adds.
+func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, key *tasks.IdemKey, grow int64) error {
+	id, owner := c.rec.Task.ID, c.rec.Owner
+	args := append([]any{[]byte(id), rw.version, c.input}, c.rowValues(rw.stored+grow)...)
+	tag, err := tx.Exec(ctx, updateTask, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return errStale // changed or deleted since read: the next read tells
+	}
+	if key != nil {
+		bound, err := bind(ctx, tx, key, id)
+		if err != nil {
+			return err
+		}
+		if bound != "" {
+			return errBound
+		}
+		if err := checkQuota(ctx, tx, owner, key.Quota, false, grow); err != nil {
+			return err
+		}
+	}
+	b := &pgx.Batch{}
+	c.queueRows(b)
+	queueUsage(b, owner, 0, grow)
+	return sendBatch(ctx, tx, b)
+}
+
+// PushConfigs implements tasks.Store: a change of the task's head, under
+// its version as Update's are.
+func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error) {
+	for range maxAttempts {
+		rw, err := s.readTask(ctx, owner, id, tasks.Head)
+		if err != nil {
+			return nil, err
+		}
+		r, err := rw.record()
+		if err != nil {
+			return nil, err
+		}
+		cfgs, err := fn(append([]a2a.PushConfig(nil), r.PushConfigs...))
+		if err != nil {
+			return nil, err
+		}
+		r.PushConfigs = cfgs
+		c := &change{rec: r, idx: rw.idx, prevHeadLen: int64(len(rw.head))}
+		if err := c.encodeHead(); err != nil {
+			return nil, err
+		}
+		err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, nil, c.grow) })
+		if errors.Is(err, errStale) {
+			continue
+		}
+		return cfgs, err
+	}
+	return nil, fmt.Errorf("change the webhooks of task %s: %w", id, tasks.ErrConflict)
+}
+
+// Events implements tasks.Store.
+func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Event, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	if after >= 1<<63 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq`, []byte(id), int64(after))
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	return decodeEvents(id, bodies)
+}
+
+// decodeEvents decodes the events of task id.
+func decodeEvents(id string, bodies [][]byte) ([]tasks.Event, error) {
+	out := make([]tasks.Event, 0, len(bodies))
+	for _, b := range bodies {
+		e, err := decodeEvent(b)
+		if err != nil {
+			return nil, fmt.Errorf("decode an event of task %q: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Active implements tasks.Store, from the index of non-terminal tasks.
+func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	var q query
+	rows, err := s.pool.Query(ctx, selectTasks(columns(&q, tasks.Head, "", true), "NOT t.terminal", ""), q.args...)
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	rs, err := scanRows(rows, true)
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	out := make([]*tasks.Record, len(rs))
+	for i, rw := range rs {
+		if out[i], err = rw.record(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ActiveStates counts the tasks that are not terminal, by state, from
+// the index of non-terminal tasks.
+func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM tasks WHERE NOT terminal GROUP BY state`)
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	defer rows.Close()
+	out := make(map[a2a.TaskState]int)
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, s.failed(err)
+		}
+		out[a2a.TaskState(st)] = n
+	}
+	return out, s.failed(rows.Err())
+}

@@ -1,0 +1,131 @@
+package pgstore
+
+import (
+	"context"
+	"hash/fnv"
+	"math/rand/v2"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// rowCols are the columns of a task row a write sets, in the order of
+// change.rowValues.
+const rowCols = `context_id, state, function_id, terminal, seq, list_at, status_at, updated_at, history_len,
+	art_ids, art_chunks, art_bytes, art_stored, stored, head`
+
+// rowValues are the values of rowCols after c, the task then taking
+// stored bytes.
+func (c *change) rowValues(stored int64) []any {
+	r := c.rec
+	return []any{
+		[]byte(r.Task.ContextID), string(r.State()), []byte(r.FunctionID), r.State().Terminal(), int64(r.Seq),
+		int64(tasks.ListTime(r)), int64(tasks.StatusTime(r.Task.Status)), nanos(r.UpdatedAt), int32(r.HistoryLen),
+		orEmpty(c.idx.ids), orEmpty(c.idx.chunks), orEmpty(c.idx.bytes), orEmpty(c.idx.stored), stored, c.head,
+	}
+}
+
+// orEmpty is s, or an empty slice for nil: the array columns are NOT NULL.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+const (
+	insertTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		ON CONFLICT (id) DO NOTHING`
+	updateTask = `UPDATE tasks SET version = version + 1, input = coalesce($3, input), (` + rowCols + `) =
+		($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		WHERE id = $1 AND version = $2`
+)
+
+// queueRows queues the writes of c's rows besides the task's: events,
+// history, artifacts and the deliveries it queues.
+func (c *change) queueRows(b *pgx.Batch) {
+	id := []byte(c.rec.Task.ID)
+	if len(c.evSeq) > 0 {
+		b.Queue(`INSERT INTO events (task_id, seq, body) SELECT $1, s, v FROM unnest($2::bigint[], $3::bytea[]) AS x(s, v)`,
+			id, c.evSeq, c.evBody)
+	}
+	if len(c.msgN) > 0 {
+		b.Queue(`INSERT INTO messages (task_id, n, body) SELECT $1, n, v FROM unnest($2::integer[], $3::bytea[]) AS x(n, v)`,
+			id, c.msgN, c.msgBody)
+	}
+	if len(c.drop) > 0 {
+		b.Queue(`DELETE FROM artifacts WHERE task_id = $1 AND i = ANY($2::integer[]) AND j > 0`, id, c.drop)
+	}
+	if len(c.artI) > 0 {
+		b.Queue(`INSERT INTO artifacts (task_id, i, j, body) SELECT $1, i, j, v FROM unnest($2::integer[], $3::integer[], $4::bytea[]) AS x(i, j, v)
+			ON CONFLICT (task_id, i, j) DO UPDATE SET body = EXCLUDED.body`, id, c.artI, c.artJ, c.artBody)
+	}
+	if len(c.configs) > 0 {
+		// A webhook with a delivery waiting gets no other: the one
+		// waiting reports this transition too.
+		at := nanos(c.rec.UpdatedAt)
+		b.Queue(`INSERT INTO outbox (id, task_id, config_id, seq, attempts, next_at, last_error, created_at, claimed_until)
+			SELECT nextval('outbox_ids'), $1, c, $3, 0, $4, '', $4, 0 FROM unnest($2::bytea[]) AS c
+			ON CONFLICT (task_id, config_id) DO UPDATE SET seq = EXCLUDED.seq`, id, c.configs, int64(c.rec.Seq), at)
+	}
+}
+
+// queueUsage queues adding a task count and bytes to owner's usage, in a
+// shard of it drawn at random.
+func queueUsage(b *pgx.Batch, owner string, tasks, bytes int64) {
+	if tasks == 0 && bytes == 0 {
+		return
+	}
+	b.Queue(`INSERT INTO usage (owner, shard, tasks, bytes) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (owner, shard) DO UPDATE SET tasks = usage.tasks + EXCLUDED.tasks, bytes = usage.bytes + EXCLUDED.bytes`,
+		[]byte(owner), int16(rand.IntN(usageShards)), tasks, bytes)
+}
+
+// usageShards is how many rows an owner's usage is spread over.
+const usageShards = 8
+
+// quotaLock is the first key of the advisory lock that makes the quota
+// checks of one owner take turns (the second is a hash of the owner).
+const quotaLock = 0x71756f74 // "quot"
+
+// checkQuota returns the *tasks.QuotaError of a write that would take
+// owner past q: a new task (newTask) past q.Tasks, or grow bytes more
+// past q.Bytes. A write that does not grow is never refused. The checks
+// of one owner's writes take turns (to the end of their transactions),
+// so that two writes cannot both pass on what neither counted.
+func checkQuota(ctx context.Context, tx pgx.Tx, owner string, q tasks.Quota, newTask bool, grow int64) error {
+	checkTasks, checkBytes := q.Tasks > 0 && newTask, q.Bytes > 0 && grow > 0
+	if !checkTasks && !checkBytes {
+		return nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(owner))
+	// Two statements: the sum must see what the lock's last holder
+	// committed, so it takes its snapshot after the lock.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(quotaLock), int32(h.Sum32())); err != nil {
+		return err
+	}
+	var n, used int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(tasks), 0), coalesce(sum(bytes), 0) FROM usage WHERE owner = $1`,
+		[]byte(owner)).Scan(&n, &used); err != nil {
+		return err
+	}
+	if checkTasks && n+1 > q.Tasks {
+		return &tasks.QuotaError{Which: tasks.QuotaTasks, Used: n, Limit: q.Tasks}
+	}
+	if checkBytes && used+grow > q.Bytes {
+		return &tasks.QuotaError{Which: tasks.QuotaBytes, Used: used, Limit: q.Bytes}
+	}
+	return nil
+}
+
+// sendBatch sends b in tx and reads every result, returning the first
+// error.
+func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
