@@ -125,36 +125,12 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 	if scan <= 0 {
 		scan = DefaultScanLimit
 	}
-	var sq query
-	cond := "true"
-	if q.Owner != nil {
-		cond = ownerGuard(&sq, *q.Owner)
-	} else if q.State != "" && !q.State.Terminal() {
-		cond = "NOT t.terminal"
-	}
-	if after != "" {
-		cond += " AND t.id < " + sq.arg([]byte(after))
-	}
-	ids := selectTasks("t.id", cond, " ORDER BY t.id DESC LIMIT "+sq.arg(scan))
-	stats := `SELECT count(*) OVER (), s.id FROM (` + ids + `) s ORDER BY s.id LIMIT 1` // how many, and the last
-	statsArgs := append([]any(nil), sq.args...)
-	// The scanned rows, numbered, then the matches among them: the
-	// filters are outside the bound.
-	match := "true"
-	if q.State != "" {
-		match += " AND w.state = " + sq.arg(string(q.State))
-	}
-	if q.FunctionID != "" {
-		match += " AND w.function_id = " + sq.arg([]byte(q.FunctionID))
-	}
-	scanned := selectTasks(headCols+", NULL::bytea[], NULL::bytea[], t.state, t.function_id", cond, " ORDER BY t.id DESC LIMIT $"+fmt.Sprint(len(statsArgs)))
-	sql := `SELECT w.* FROM (SELECT s.*, row_number() OVER (ORDER BY s.id DESC) FROM (` + scanned + `) s) w WHERE ` + match +
-		` ORDER BY w.id DESC LIMIT ` + sq.arg(limit+1)
+	sql, args, stats, statsArgs := inspectQuery(q, after, limit, scan)
 	page := &tasks.TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
 	var rs []*row
 	var ns []int
 	err := in.s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sql, sq.args...)
+		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -201,6 +177,38 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 		page.Tasks = append(page.Tasks, r)
 	}
 	return page, nil
+}
+
+// inspectQuery returns Tasks's statements: the matches among the first
+// scan tasks below after, limit+1 at most, each with its place in the
+// scan; and how many tasks the scan saw, with the last.
+func inspectQuery(q tasks.TaskQuery, after string, limit, scan int) (sql string, args []any, stats string, statsArgs []any) {
+	var sq query
+	cond := "true"
+	if q.Owner != nil {
+		cond = ownerGuard(&sq, *q.Owner)
+	} else if q.State != "" && !q.State.Terminal() {
+		cond = "NOT t.terminal"
+	}
+	if after != "" {
+		cond += " AND t.id < " + sq.arg([]byte(after))
+	}
+	ids := selectTasks("t.id", cond, " ORDER BY t.id DESC LIMIT "+sq.arg(scan))
+	stats = `SELECT count(*) OVER (), s.id FROM (` + ids + `) s ORDER BY s.id LIMIT 1` // how many, and the last
+	statsArgs = append([]any(nil), sq.args...)
+	// The scanned rows, numbered, then the matches among them: the
+	// filters are outside the bound.
+	match := "true"
+	if q.State != "" {
+		match += " AND w.state = " + sq.arg(string(q.State))
+	}
+	if q.FunctionID != "" {
+		match += " AND w.function_id = " + sq.arg([]byte(q.FunctionID))
+	}
+	scanned := selectTasks(headCols+", NULL::bytea[], NULL::bytea[], t.state, t.function_id", cond, " ORDER BY t.id DESC LIMIT $"+fmt.Sprint(len(statsArgs)))
+	sql = `SELECT w.* FROM (SELECT s.*, row_number() OVER (ORDER BY s.id DESC) FROM (` + scanned + `) s) w WHERE ` + match +
+		` ORDER BY w.id DESC LIMIT ` + sq.arg(limit+1)
+	return sql, sq.args, stats, statsArgs
 }
 
 // Task returns task id, whoever owns it, whole and with its input and

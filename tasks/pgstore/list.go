@@ -21,29 +21,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 	if err := s.usable(ctx); err != nil {
 		return nil, 0, nil, err
 	}
-	var q query
-	cond := ownerGuard(&q, owner)
-	if f.ContextID != "" {
-		cond += " AND t.context_id = " + q.arg([]byte(f.ContextID))
-	}
-	if f.State != "" {
-		cond += " AND t.state = " + q.arg(string(f.State))
-	}
-	if b := f.StatusBound(); b > 0 {
-		// A task's list time is never before its status time: the bound
-		// on list_at lets the index stop early.
-		p := q.arg(int64(min(b, math.MaxInt64)))
-		cond += " AND t.status_at >= " + p + " AND t.list_at >= " + p
-	}
-	count := `SELECT coalesce(sum(tasks), 0) FROM usage WHERE owner = $1`
-	if f.Filtered() {
-		count = `SELECT count(*) FROM tasks t WHERE ` + cond
-	}
-	countArgs := slices.Clone(q.args)
-	if after != nil {
-		cond += " AND (t.list_at, t.id) < (" + q.arg(int64(min(after.At, math.MaxInt64))) + ", " + q.arg([]byte(after.TaskID)) + ")"
-	}
-	page := selectTasks(columns(&q, sc, "", false), cond, " ORDER BY t.list_at DESC, t.id DESC LIMIT "+q.arg(limit+1))
+	count, countArgs, page, args := listQuery(owner, f, after, limit, sc)
 	var (
 		rs    []*row
 		total int64
@@ -52,7 +30,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		if err := tx.QueryRow(ctx, count, countArgs...).Scan(&total); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, page, q.args...)
+		rows, err := tx.Query(ctx, page, args...)
 		if err != nil {
 			return err
 		}
@@ -78,6 +56,43 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 	return out, int(total), next, nil
 }
 
+// listQuery returns List's statements: the count of the matches, and
+// the page (limit+1 rows, to tell whether more follow).
+func listQuery(owner string, f tasks.ListFilter, after *tasks.Cursor, limit int, sc tasks.Scope) (count string, countArgs []any, page string, args []any) {
+	var q query
+	cond := ownerGuard(&q, owner)
+	if f.ContextID != "" {
+		cond += " AND t.context_id = " + q.arg([]byte(f.ContextID))
+	}
+	if f.State != "" {
+		cond += " AND t.state = " + q.arg(string(f.State))
+	}
+	if b := f.StatusBound(); b > 0 {
+		// A task's list time is never before its status time: the bound
+		// on list_at lets the index stop early.
+		p := q.arg(int64(min(b, math.MaxInt64)))
+		cond += " AND t.status_at >= " + p + " AND t.list_at >= " + p
+	}
+	count = `SELECT coalesce(sum(tasks), 0) FROM usage WHERE owner = $1`
+	if f.Filtered() {
+		count = `SELECT count(*) FROM tasks t WHERE ` + cond
+	}
+	countArgs = slices.Clone(q.args)
+	if after != nil {
+		cond += " AND (t.list_at, t.id) < (" + q.arg(int64(min(after.At, math.MaxInt64))) + ", " + q.arg([]byte(after.TaskID)) + ")"
+	}
+	page = selectTasks(columns(&q, sc, "", false), cond, " ORDER BY t.list_at DESC, t.id DESC LIMIT "+q.arg(limit+1))
+	return count, countArgs, page, q.args
+}
+
+// expireQuery deletes the oldest of the terminal tasks updated before $1,
+// $2 at most, that no other transaction holds.
+// (The ids are an array, not a join, so that the planner looks each up
+// by its key whatever it thinks of the table's size.)
+const expireQuery = `DELETE FROM tasks WHERE id = ANY(ARRAY(
+		SELECT id FROM tasks WHERE terminal AND updated_at < $1 ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED))
+	RETURNING id, owner, stored`
+
 // Expire implements tasks.Store. It deletes the oldest of the terminal
 // tasks last updated before cutoff (from tasks_expiry) with every row
 // that is theirs, in one transaction. Tasks another transaction holds (a
@@ -93,9 +108,7 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, e
 	}
 	var n int
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `DELETE FROM tasks WHERE id IN (
-				SELECT id FROM tasks WHERE terminal AND updated_at < $1 ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
-			RETURNING id, owner, stored`, end, limit)
+		rows, err := tx.Query(ctx, expireQuery, end, limit)
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,16 @@ import (
 
 var _ push.Outbox = (*Store)(nil)
 
+// dueQuery claims for $2 until $3 up to $5 deliveries due at $1 (oldest
+// first, from outbox_due) that no other store holds at $4, and returns
+// them. (The ids are an array, not a join, so that the planner looks
+// each up by its key whatever it thinks of the table's size.)
+const dueQuery = `UPDATE outbox SET claimed_by = $2, claimed_until = $3
+	WHERE id = ANY(ARRAY(SELECT id FROM outbox
+		WHERE next_at <= $1 AND (claimed_by IS NULL OR claimed_by = $2 OR claimed_until < $4)
+		ORDER BY next_at, id LIMIT $5 FOR UPDATE SKIP LOCKED))
+	RETURNING id, task_id, config_id, attempts, next_at, last_error`
+
 // Due implements push.Outbox, from outbox_due.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Delivery, error) {
 	if err := s.usable(ctx); err != nil {
@@ -39,12 +49,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 	var out []push.Delivery
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
-		rows, err := tx.Query(ctx, `UPDATE outbox o SET claimed_by = $2, claimed_until = $3
-			FROM (SELECT id FROM outbox
-				WHERE next_at <= $1 AND (claimed_by IS NULL OR claimed_by = $2 OR claimed_until < $4)
-				ORDER BY next_at, id LIMIT $5 FOR UPDATE SKIP LOCKED) c
-			WHERE o.id = c.id
-			RETURNING o.id, o.task_id, o.config_id, o.attempts, o.next_at, o.last_error`,
+		rows, err := tx.Query(ctx, dueQuery,
 			at, s.instance, time.Now().Add(s.opts.ClaimTTL).UnixNano(), time.Now().UnixNano(), limit)
 		if err != nil {
 			return err

@@ -107,11 +107,13 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+const lookupQuery = `SELECT task_id, hash FROM idem WHERE owner = $1 AND message_id = $2`
+
 // lookup returns the task key is bound to and the hash it was bound
 // with; "" if it is bound to none.
 func lookup(ctx context.Context, q querier, key *tasks.IdemKey) (string, [32]byte, error) {
 	var id, hash []byte
-	err := q.QueryRow(ctx, `SELECT task_id, hash FROM idem WHERE owner = $1 AND message_id = $2`,
+	err := q.QueryRow(ctx, lookupQuery,
 		[]byte(key.Owner), []byte(key.MessageID)).Scan(&id, &hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", [32]byte{}, nil
@@ -149,10 +151,8 @@ func (s *Store) readTask(ctx context.Context, owner, id string, sc tasks.Scope) 
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	var q query
-	guard := ownerGuard(&q, owner)
-	sql := selectTasks(columns(&q, sc, guard, false), taskWhere(&q, id), "")
-	rows, err := s.pool.Query(ctx, sql, q.args...)
+	sql, args := readQuery(owner, id, sc)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, s.failed(err)
 	}
@@ -167,6 +167,16 @@ func (s *Store) readTask(ctx context.Context, owner, id string, sc tasks.Scope) 
 	}
 	return rs[0], nil
 }
+
+// readQuery reads task id, and what sc asks for if owner's.
+func readQuery(owner, id string, sc tasks.Scope) (string, []any) {
+	var q query
+	guard := ownerGuard(&q, owner)
+	return selectTasks(columns(&q, sc, guard, false), taskWhere(&q, id), ""), q.args
+}
+
+// activeQuery reads the non-terminal tasks, from tasks_active.
+const activeQuery = `SELECT ` + headCols + `, NULL::bytea[], NULL::bytea[], t.input FROM tasks t WHERE NOT t.terminal`
 
 // Get implements tasks.Store.
 func (s *Store) Get(ctx context.Context, owner, id string, sc tasks.Scope) (*tasks.Record, error) {
@@ -302,6 +312,8 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 	return nil, fmt.Errorf("change the webhooks of task %s: %w", id, tasks.ErrConflict)
 }
 
+const eventsQuery = `SELECT body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq`
+
 // Events implements tasks.Store.
 func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Event, error) {
 	if err := s.usable(ctx); err != nil {
@@ -310,7 +322,7 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	if after >= 1<<63 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq`, []byte(id), int64(after))
+	rows, err := s.pool.Query(ctx, eventsQuery, []byte(id), int64(after))
 	if err != nil {
 		return nil, s.failed(err)
 	}
@@ -339,8 +351,7 @@ func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	var q query
-	rows, err := s.pool.Query(ctx, selectTasks(columns(&q, tasks.Head, "", true), "NOT t.terminal", ""), q.args...)
+	rows, err := s.pool.Query(ctx, activeQuery)
 	if err != nil {
 		return nil, s.failed(err)
 	}

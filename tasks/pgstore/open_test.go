@@ -1,0 +1,159 @@
+package pgstore_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
+)
+
+// exec runs sql on dsn.
+func exec(tb testing.TB, dsn, sql string) {
+	tb.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestReplicasStartingTogetherMigrateOnce: stores opening at once on an
+// empty schema all open, and the schema is made once.
+func TestReplicasStartingTogetherMigrateOnce(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			s, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			s.Close()
+		})
+	}
+	wg.Wait()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n, v int
+	if err := conn.QueryRow(ctx, `SELECT count(*), max(version) FROM a2ad_migrations`).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != pgstore.SchemaVersion() || v != pgstore.SchemaVersion() {
+		t.Fatalf("a2ad_migrations holds %d rows up to version %d, want %d", n, v, pgstore.SchemaVersion())
+	}
+}
+
+// TestOpenRefusesANewerSchema: a schema a newer a2ad migrated is refused,
+// with both versions named, and left as it is.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	mustOpen(t, dsn).Close()
+	next := pgstore.SchemaVersion() + 1
+	exec(t, dsn, fmt.Sprintf(`INSERT INTO a2ad_migrations (version, name) VALUES (%d, 'from the future')`, next))
+	_, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	var tooNew *pgstore.SchemaTooNewError
+	if !errors.As(err, &tooNew) || tooNew.Store != next || tooNew.Binary != next-1 {
+		t.Fatalf("Open = %v, want a SchemaTooNewError of %d against %d", err, next, next-1)
+	}
+	if msg := err.Error(); !strings.Contains(msg, fmt.Sprintf("version %d", next)) || !strings.Contains(msg, fmt.Sprintf("version %d", next-1)) {
+		t.Fatalf("the error %q does not name both versions", msg)
+	}
+}
+
+// TestUnreachableServerIsNamedWithoutThePassword: a server that does not
+// answer is an error naming its host, never the URL's password.
+func TestUnreachableServerIsNamedWithoutThePassword(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a closed port: nothing listens there
+	for _, dsn := range []string{
+		"postgres://alice:s3cret-pw@" + addr + "/db?sslmode=disable",
+		"postgres://alice@" + addr + "/db?sslmode=disable&password=s3cret-pw",
+	} {
+		start := time.Now()
+		_, err := pgstore.Open(ctx, dsn, pgstore.Options{ConnectTimeout: 5 * time.Second})
+		if err == nil {
+			t.Fatal("Open of a closed port succeeded")
+		}
+		if msg := err.Error(); !strings.Contains(msg, addr) || strings.Contains(msg, "s3cret") {
+			t.Errorf("Open error %q: want the host %s, and no password", msg, addr)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Open took %s to fail", d)
+		}
+	}
+	if got := pgstore.Target("postgres://alice:s3cret-pw@db.example:6432/a2ad?sslmode=require&password=x"); got != "postgres://alice@db.example:6432/a2ad" {
+		t.Errorf("Target = %q", got)
+	}
+}
+
+// TestTwoStoresOnOneDatabase: what one store writes the other reads,
+// their racing updates are never lost, and a delivery one has claimed
+// the other hands out only once the first has let it go.
+func TestTwoStoresOnOneDatabase(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a, b := mustOpen(t, dsn), mustOpen(t, dsn)
+	storetest.WithHooks(t, a, "t1", 1)
+	if _, err := b.Get(ctx, "o", "t1", tasks.Whole); err != nil {
+		t.Fatalf("the other store: %v", err)
+	}
+	var wg sync.WaitGroup
+	for _, s := range []*pgstore.Store{a, b} {
+		for range 4 {
+			wg.Go(func() {
+				for range 10 {
+					if _, _, _, err := s.Update(ctx, "o", "t1", nil, tasks.Head, func(r *tasks.Record) ([]tasks.Event, error) {
+						n, _ := r.Task.Metadata["n"].(float64)
+						r.Task.Metadata = map[string]any{"n": n + 1}
+						return []tasks.Event{storetest.StatusEvent(a2a.StateWorking)}, nil
+					}); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	got, err := a.Get(ctx, "o", "t1", tasks.Head)
+	if err != nil || got.Task.Metadata["n"] != float64(80) || got.Seq != 81 {
+		t.Fatalf("after 80 updates from two stores: %v, seq %d, %v", got.Task.Metadata, got.Seq, err)
+	}
+	storetest.MustUpdate(t, b, "o", "t1", storetest.Flip(a2a.StateCompleted))
+	if due, err := a.Due(ctx, time.Now(), 10); err != nil || len(due) != 1 {
+		t.Fatalf("a's Due = %v, %v; want the delivery", due, err)
+	}
+	if due, err := b.Due(ctx, time.Now(), 10); err != nil || len(due) != 0 {
+		t.Fatalf("b's Due while a holds the delivery = %v, %v; want none", due, err)
+	}
+	if due, err := a.Due(ctx, time.Now(), 10); err != nil || len(due) != 1 {
+		t.Fatalf("a's Due again = %v, %v; want its own claim", due, err)
+	}
+	check(t, a)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if due, err := b.Due(ctx, time.Now(), 10); err != nil || len(due) != 1 {
+		t.Fatalf("b's Due once a closed = %v, %v; want the delivery", due, err)
+	}
+}
