@@ -15,9 +15,14 @@ const BackupPath = "/admin/store/backup"
 // read transaction while the server goes on writing. It applies no access
 // control: mount it where only operators reach it (Server does). A copy
 // that fails once started ends short of its Content-Length, which the
-// client sees.
+// client sees. Without a source (a store that is a database, which its
+// own tools back up), it answers 501.
 func backupHandler(src BackupSource, log zerolog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if src == nil {
+			http.Error(w, "backups copy a bbolt store file; this a2ad keeps its tasks in PostgreSQL: back it up with pg_dump", http.StatusNotImplemented)
+			return
+		}
 		start := time.Now()
 		started := false
 		n, err := src.Backup(r.Context(), w, func(size int64) {

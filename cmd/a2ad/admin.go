@@ -10,8 +10,7 @@ import (
 
 // What the admin listener reads and changes, and who provides it.
 var (
-	_ admin.Outbox       = (*boltstore.Store)(nil)
-	_ admin.BackupSource = (*boltstore.Store)(nil)
+	_ admin.BackupSource = (*boltstore.Store)(nil) // a database has none
 	_ admin.Canceler     = (*tasks.Service)(nil)
 	_ admin.Reloader     = (*Main)(nil)
 )
@@ -19,16 +18,15 @@ var (
 // newAdmin builds the admin listener's handler on the open store and
 // service.
 func (m *Main) newAdmin() *admin.Server {
-	insp := m.store.Inspector()
 	keys := func() *int { return nil }
 	if reg := m.registry; reg != nil {
 		keys = func() *int { n := reg.Keys().Len(); return &n }
 	}
 	return admin.New(admin.Config{
-		Inspector:       insp,
-		StateCountLimit: insp.StateCountLimit,
+		Inspector:       m.inspector,
+		StateCountLimit: m.stateCountLimit,
 		Outbox:          m.store,
-		Backup:          m.store,
+		Backup:          m.backup,
 		Tasks:           m.service,
 		Reloader:        m,
 		NotReady:        m.notReady,
@@ -36,7 +34,7 @@ func (m *Main) newAdmin() *admin.Server {
 		Catalog:         m.catalog.Load,
 		Policy:          m.Config.Policy(),
 		Keys:            keys,
-		StorePath:       m.Config.Store,
+		StorePath:       storeName(m.Config.Store),
 		Version:         Version(),
 		StartedAt:       time.Now(), // the admin listener starts within Open
 		Audit:           m.auditLogger,

@@ -21,7 +21,7 @@ func BenchmarkHTTPSendEcho(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var n atomic.Int64
 	b.SetParallelism(8) // 16 goroutines on 2 cores
-	c0, w0 := m.store.Counts()
+	c0, w0 := boltOf(b, m).Counts()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -41,7 +41,7 @@ func BenchmarkHTTPSendEcho(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-	c1, w1 := m.store.Counts()
+	c1, w1 := boltOf(b, m).Counts()
 	b.ReportMetric(float64(c1-c0)/b.Elapsed().Seconds(), "commits/s")
 	b.ReportMetric(float64(w1-w0)/float64(max(c1-c0, 1)), "writes/commit")
 }

@@ -51,6 +51,7 @@ type Config struct {
 	RetentionInterval time.Duration
 	ShutdownGrace     time.Duration
 	StoreLockTimeout  time.Duration
+	StoreMaxConns     int // connections to a PostgreSQL store
 	KeepAlive         time.Duration
 
 	ReadHeaderTimeout time.Duration
@@ -109,6 +110,7 @@ func DefaultConfig() Config {
 		RetentionInterval:    time.Minute,
 		ShutdownGrace:        10 * time.Second,
 		StoreLockTimeout:     2 * time.Second,
+		StoreMaxConns:        16,
 		KeepAlive:            15 * time.Second,
 		ReadHeaderTimeout:    5 * time.Second,
 		ReadTimeout:          30 * time.Second,
@@ -144,7 +146,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.AdminListen, "admin-listen", c.AdminListen, "address of the admin listener (metrics, operator views, backups, reload); empty for none; keep it on loopback")
 	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "absolute http(s) URL clients reach a2ad at (default http://<listen>)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "function catalogue file (YAML or JSON)")
-	fs.StringVar(&c.Store, "store", c.Store, "bbolt file that keeps every task")
+	fs.StringVar(&c.Store, "store", c.Store, "where every task is kept: a bbolt file, or a postgres:// URL of a PostgreSQL database that several a2ad may share")
 	fs.StringVar(&c.Tier, "tier", c.Tier, "expose only functions whose \"a2a.tier\" names this tier")
 	fs.BoolVar(&c.ExposeAll, "expose-all", c.ExposeAll, "expose every function without the \"a2a.expose\" opt-in (the hard floor and --tier still apply)")
 	fs.StringVar(&c.HiddenPrefixes, "hidden-prefixes", c.HiddenPrefixes, "comma-separated id prefixes to hide, in addition to the hard floor")
@@ -164,6 +166,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired tasks are deleted")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
+	fs.IntVar(&c.StoreMaxConns, "store-max-conns", c.StoreMaxConns, "connections a2ad keeps to a PostgreSQL store at most (its pool)")
 	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "longest a request's headers may take to arrive; then the connection is closed")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "longest a request's body may take to arrive once its headers are in (a late body gets HTTP 408); streams' responses are not limited")
@@ -317,6 +320,8 @@ func (c *Config) Validate() error {
 		return errors.New("catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
 	case c.Store == "":
 		return errors.New("store: no store file given")
+	case c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000:
+		return fmt.Errorf("store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns)
 	case c.Format != "text" && c.Format != "json":
 		return fmt.Errorf("format: must be text or json, not %q", c.Format)
 	case c.LogFormat != "json" && c.LogFormat != "console":

@@ -426,8 +426,8 @@ func ptr[T any](v T) *T { return &v }
 // hash of its file, and its commit count.
 func storeState(tb testing.TB, m *Main) (dump string, file [32]byte, commits uint64) {
 	tb.Helper()
-	dump, file = testkit.DumpStore(tb, m.store.DB())
-	commits, _ = m.store.Counts()
+	dump, file = testkit.DumpStore(tb, boltOf(tb, m).DB())
+	commits, _ = boltOf(tb, m).Counts()
 	return dump, file, commits
 }
 

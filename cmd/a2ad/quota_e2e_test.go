@@ -122,7 +122,7 @@ func TestStorageLimitsOverHTTP(t *testing.T) {
 	if total := list["result"].(map[string]any)["total_size"]; total != float64(accepted+1) {
 		t.Fatalf("acme has %v tasks, want the %d floods and the ask task", total, accepted)
 	}
-	u, err := k.m.store.Usage(t.Context(), "acme")
+	u, err := boltOf(t, k.m).Usage(t.Context(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

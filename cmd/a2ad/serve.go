@@ -26,7 +26,6 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // Main is a running a2ad server: Open starts it, Close stops it. Tests use
@@ -52,7 +51,12 @@ type Main struct {
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
-	store       *boltstore.Store
+	store       taskStore
+	// What the admin listener reads of the store: its inspector (with its
+	// bound on counting by state) and, for a bbolt file, its backups.
+	inspector       tasks.Inspector
+	stateCountLimit int
+	backup          admin.BackupSource // nil for a database
 	service     *tasks.Service
 	sender      *push.Sender
 	guard       *push.Guard
@@ -160,7 +164,7 @@ func (m *Main) Open(ctx context.Context) error {
 		keys = m.registry.Keys().Len()
 	}
 	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("base_url", m.baseURL).
-		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", cfg.Store).
+		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", storeName(cfg.Store)).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
 	return nil
@@ -328,9 +332,7 @@ func (m *Main) openStore(ctx context.Context) error {
 	m.guard = guard
 	met := metrics.New(metrics.Options{Methods: server.Methods(), Version: Version(), Logger: m.Logger})
 	m.metrics = met
-	store, err := boltstore.Open(cfg.Store, boltstore.Options{
-		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
-	})
+	store, err := m.openTaskStore(ctx, met)
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,8 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 		return code
 	}
 	switch {
+	case isPostgres(f.store):
+		return usageError(stderr, notForPostgres("store backup", f.store, "back it up with pg_dump, or your database's usual way").Error())
 	case (server == "") == (f.store == ""):
 		return usageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
 	case f.out == "":
@@ -234,8 +236,11 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
-	if f.store == "" {
+	switch {
+	case f.store == "":
 		return usageError(stderr, "store compact: give the store file with --store")
+	case isPostgres(f.store):
+		return usageError(stderr, notForPostgres("store compact", f.store, "PostgreSQL reclaims the space of deleted rows itself (autovacuum)").Error())
 	}
 	res, err := boltstore.Compact(f.store, f.out, f.lockTimeout)
 	switch {
@@ -278,8 +283,11 @@ func runStoreCheck(args []string, stdout, stderr io.Writer) int {
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
-	if f.store == "" {
+	switch {
+	case f.store == "":
 		return usageError(stderr, "store check: give the store file with --store")
+	case isPostgres(f.store):
+		return usageError(stderr, notForPostgres("store check", f.store, "a check of a PostgreSQL store is not there yet").Error())
 	}
 	r, err := boltstore.Check(f.store, f.lockTimeout)
 	switch {

@@ -117,7 +117,7 @@ func sendMany(tb testing.TB, base, prefix string, n, size int) []string {
 func taskCount(tb testing.TB, m *Main) int {
 	tb.Helper()
 	var n int
-	if err := m.store.DB().View(func(tx *bolt.Tx) error {
+	if err := boltOf(tb, m).DB().View(func(tx *bolt.Tx) error {
 		n = tx.Bucket([]byte("tasks")).Stats().KeyN
 		return nil
 	}); err != nil {

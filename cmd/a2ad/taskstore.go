@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/metrics"
+	"github.com/a2ad/a2ad/push"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/pgstore"
+)
+
+// taskStore is what a2ad serves from, whichever store keeps the tasks: a
+// bbolt file (boltstore), or a PostgreSQL database (pgstore) that
+// several a2ad processes may share.
+type taskStore interface {
+	tasks.Store
+	push.Outbox
+	metrics.Outbox
+	admin.Outbox
+	// ActiveStates counts the tasks that are not terminal, by state.
+	ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
+	// SetOutboxHook sets fn to be called after each commit that queued
+	// push deliveries.
+	SetOutboxHook(fn func())
+	// Closed reports whether Close has begun.
+	Closed() bool
+	Close() error
+}
+
+var (
+	_ taskStore = (*boltstore.Store)(nil)
+	_ taskStore = (*pgstore.Store)(nil)
+)
+
+// isPostgres reports whether store names a PostgreSQL database (a
+// postgres:// or postgresql:// URL) rather than a bbolt file.
+func isPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
+// storeName is store as logs, errors and the operator's view show it: a
+// bbolt file's path as given, a database's URL without its password or
+// parameters.
+func storeName(store string) string {
+	if isPostgres(store) {
+		return pgstore.Target(store)
+	}
+	return store
+}
+
+// notForPostgres is the error of a command that works on bbolt files
+// only, given the database store names.
+func notForPostgres(cmd, store, instead string) error {
+	return fmt.Errorf("%s works on a bbolt store file, and %s is a PostgreSQL database: %s", cmd, storeName(store), instead)
+}
+
+// openTaskStore opens the store cfg.Store names, its hooks feeding met,
+// and sets what the admin listener reads of it: its inspector, and its
+// backups for a bbolt file (a database is backed up with its own tools).
+func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskStore, error) {
+	cfg := m.Config
+	if isPostgres(cfg.Store) {
+		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{
+			MaxConns: int32(cfg.StoreMaxConns), OnCommit: met.Commit, OnTransition: met.Transition,
+		})
+		if err != nil {
+			return nil, err
+		}
+		in := s.Inspector()
+		m.inspector, m.stateCountLimit = in, in.StateCountLimit
+		return s, nil
+	}
+	s, err := boltstore.Open(cfg.Store, boltstore.Options{
+		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
+	})
+	if err != nil {
+		return nil, err
+	}
+	in := s.Inspector()
+	m.inspector, m.stateCountLimit, m.backup = in, in.StateCountLimit, s
+	return s, nil
+}
