@@ -52,11 +52,6 @@ type Main struct {
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
 	store       taskStore
-	// What the admin listener reads of the store: its inspector (with its
-	// bound on counting by state) and, for a bbolt file, its backups.
-	inspector       tasks.Inspector
-	stateCountLimit int
-	backup          admin.BackupSource // nil for a database
 	service     *tasks.Service
 	sender      *push.Sender
 	guard       *push.Guard
@@ -69,6 +64,12 @@ type Main struct {
 	admin       *http.Server
 	adminLn     net.Listener
 	adminServed chan struct{}
+
+	// What the admin listener reads of the store: its inspector (with its
+	// bound on counting by state) and, for a bbolt file, its backups.
+	inspector       tasks.Inspector
+	stateCountLimit int
+	backup          admin.BackupSource // nil for a database
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
 	reloadMu sync.Mutex // one reload at a time
