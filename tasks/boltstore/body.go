@@ -26,7 +26,7 @@ package boltstore
 // writes the pages of one key range, and its artifacts and history come
 // first, so that a read of the whole task is one seek. The owner comes
 // before anything that needs decoding, so that a read checks it first.
-// The head JSON (record.go) is the task without its history, artifacts
+// The head JSON (package record) is the task without its history, artifacts
 // and input. Every change rewrites the head, so it is kept small; what
 // grows, or may be large, is written once, when it is added.
 //
@@ -44,6 +44,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // Writing the body bucket: the operations a change makes on a task's
@@ -156,7 +157,7 @@ func (o *bodyOps) putEvent(id string, seq uint64, e *tasks.Event) error {
 	o.buf = binary.BigEndian.AppendUint64(o.buf, seq)
 	v := len(o.buf)
 	var err error
-	if o.buf, err = appendEvent(o.buf, e); err != nil {
+	if o.buf, err = record.AppendEvent(o.buf, e); err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
 	o.done(k, v)
@@ -207,7 +208,7 @@ func (o *bodyOps) artifactChunk(id string, i, j uint32) (k, v int) {
 func (o *bodyOps) newArtifact(id string, i uint32, a *a2a.Artifact) error {
 	k, v := o.artifactChunk(id, i, 0)
 	var err error
-	if o.buf, err = appendArtifact(o.buf, a); err != nil {
+	if o.buf, err = record.AppendArtifact(o.buf, a); err != nil {
 		return fmt.Errorf("encode artifact: %w", err)
 	}
 	o.done(k, v)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // knownSchemas are the schema versions Check understands.
@@ -379,9 +380,9 @@ func (c *checker) records() {
 				c.problem("tasks", key, "record is whole, in the layout before schema 5, not of schema %s", c.report.Schema)
 				return nil
 			}
-			var w recWhole
+			var w record.Whole
 			if err = json.Unmarshal(v[8:], &w); err == nil {
-				rec = w.record()
+				rec = w.Record()
 			}
 		}
 		if err != nil {

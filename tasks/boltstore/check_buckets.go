@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // What each bucket's entries must be, and what each task must have in
@@ -140,7 +141,7 @@ func countEvent(c *checker, bucket, id string, seq uint64, v []byte) {
 	if bucket == "body" {
 		key = strconv.Quote(id) + " event " + strconv.FormatUint(seq, 10)
 	}
-	var e recEvent
+	var e record.Event
 	if err := json.Unmarshal(v, &e); err != nil {
 		c.problem(bucket, key, "does not decode: %s", jsonProblem(err))
 	} else if e.Seq != seq {
@@ -344,7 +345,7 @@ func bodyEntry(c *checker, k, v []byte) {
 	case kind == kindHistory && len(rest) == 8:
 		n := binary.BigEndian.Uint64([]byte(rest))
 		key := strconv.Quote(id) + " message " + strconv.FormatUint(n, 10)
-		var m recMessage
+		var m record.Message
 		if err := json.Unmarshal(v, &m); err != nil {
 			c.problem("body", key, "does not decode: %s", jsonProblem(err))
 		}
@@ -361,8 +362,8 @@ func bodyEntry(c *checker, k, v []byte) {
 		i, j := binary.BigEndian.Uint32([]byte(rest)), binary.BigEndian.Uint32([]byte(rest[4:]))
 		key := strconv.Quote(id) + " artifact " + strconv.FormatUint(uint64(i), 10) + " chunk " + strconv.FormatUint(uint64(j), 10)
 		var (
-			a     recArtifact
-			parts []recPart
+			a     record.Artifact
+			parts []record.Part
 			err   error
 		)
 		if j == 0 {
@@ -388,7 +389,7 @@ func bodyEntry(c *checker, k, v []byte) {
 			if t.artBytes == nil {
 				t.artBytes = make([]int64, len(t.arts))
 			}
-			t.artBytes[i] += tasks.PartBytes(toParts(parts))
+			t.artBytes[i] += tasks.PartBytes(record.Parts(parts))
 			if j == 0 && err == nil && a.ArtifactID != t.arts[i].ID {
 				c.problem("body", key, "holds artifact %q, but the task's index names %q", a.ArtifactID, t.arts[i].ID)
 			}

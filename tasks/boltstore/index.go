@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // The active index, events, expiry and the keys of the buckets.
@@ -107,7 +108,7 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			e, err := decodeEvent(v)
+			e, err := record.DecodeEvent(v)
 			if err != nil {
 				return fmt.Errorf("decode event %x: %w", k, err)
 			}

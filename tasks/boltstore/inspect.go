@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // The bounds of the Inspector's walks, so that no request reads a huge
@@ -320,7 +321,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 	r.MessageIDs, r.Input = msgIDs, taskInput
 	out := make([]tasks.Event, len(evs))
 	for i, b := range evs {
-		if out[i], err = decodeEvent(b); err != nil {
+		if out[i], err = record.DecodeEvent(b); err != nil {
 			return nil, nil, fmt.Errorf("decode event %d of task %s: %w", i+1, id, err)
 		}
 	}

@@ -26,7 +26,7 @@ package boltstore
 // writes the pages of one key range, and its artifacts and history come
 // first, so that a read of the whole task is one seek. The owner comes
 // before anything that needs decoding, so that a read checks it first.
-// The head JSON (record.go) is the task without its history, artifacts
+// The head JSON (package record) is the task without its history, artifacts
 // and input. Every change rewrites the head, so it is kept small; what
 // grows, or may be large, is written once, when it is added.
 //
@@ -45,6 +45,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 var bucketBody = []byte("body")
@@ -154,7 +155,7 @@ func appendHeadValue(dst []byte, rec *tasks.Record, historyLen uint64, arts []ar
 	index := appendIndex(idx[:0], arts)
 	dst = binary.AppendUvarint(dst, uint64(len(index)))
 	dst = append(dst, index...)
-	return appendHead(dst, rec)
+	return record.AppendHead(dst, rec)
 }
 
 // decodeHead decodes a head value of task id into a record without
@@ -170,11 +171,10 @@ func decodeHead(id string, v []byte) (*tasks.Record, []artRef, error) {
 // decode decodes h into a record without history and artifacts, with
 // the artifacts' index.
 func (h head) decode(id string) (*tasks.Record, []artRef, error) {
-	var rh recHead
-	if err := json.Unmarshal(h.json, &rh); err != nil {
+	r, err := record.DecodeHead(h.json)
+	if err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	r := rh.record()
 	arts, err := h.arts()
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: the artifacts' index: %w", id, err)
@@ -207,11 +207,11 @@ func decodeWhole(id string, v []byte) (*tasks.Record, error) {
 	if len(v) < 9 || v[8] != '{' {
 		return nil, fmt.Errorf("decode task %s: not a whole record (schemas 2 to 4)", id)
 	}
-	var w recWhole
+	var w record.Whole
 	if err := json.Unmarshal(v[8:], &w); err != nil {
 		return nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	r := w.record()
+	r := w.Record()
 	r.Seq = binary.BigEndian.Uint64(v)
 	return r, nil
 }
@@ -228,6 +228,15 @@ func appendBodyPrefix(dst []byte, id string, kind byte) []byte {
 }
 
 func inputKey(id string) []byte { return bodyPrefix(id, kindInput) }
+
+// recDoc is what rawTask.doc holds: a head, and the history messages,
+// artifacts and chunks read with it.
+type recDoc struct {
+	Head      record.Head       `json:"head"`
+	History   []record.Message  `json:"history"`
+	Artifacts []record.Artifact `json:"artifacts"`
+	Chunks    [][]record.Part   `json:"chunks"`
+}
 
 // rawTask is a task as read in a transaction: its head value and the
 // JSON document of what was read, {"head":…,"history":[…],"artifacts":
@@ -426,10 +435,10 @@ func (rt *rawTask) decode(id string, index bool) (*tasks.Record, []artRef, error
 	if err := json.Unmarshal(rt.doc, &doc); err != nil {
 		return nil, nil, fmt.Errorf("decode task %s: %w", id, err)
 	}
-	r := doc.Head.record()
+	r := doc.Head.Record()
 	h.fill(r)
 	if len(doc.History) > 0 {
-		r.Task.History = toMessages(doc.History)
+		r.Task.History = record.Messages(doc.History)
 	}
 	if rt.all {
 		for k, parts := range doc.Chunks {
@@ -440,7 +449,7 @@ func (rt *rawTask) decode(id string, index bool) (*tasks.Record, []artRef, error
 			doc.Artifacts[i].Parts = append(doc.Artifacts[i].Parts, parts...)
 		}
 		if len(doc.Artifacts) > 0 {
-			r.Task.Artifacts = toArtifacts(doc.Artifacts)
+			r.Task.Artifacts = record.Artifacts(doc.Artifacts)
 		}
 	}
 	if !index {

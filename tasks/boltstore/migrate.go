@@ -8,7 +8,7 @@ import (
 )
 
 // schemaVersion is the schema this package writes, and the version of its
-// record format (record.go: record v1 is schema 5). Open migrates a store
+// record format (package record: record v1 is schema 5). Open migrates a store
 // of an older one, one step of migrations at a time.
 const schemaVersion = "5"
 

@@ -21,6 +21,7 @@ import (
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/golden"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -280,11 +281,11 @@ func FuzzMessageRoundTrip(f *testing.F) {
 			msg.Parts = msg.Parts[:2]
 		}
 		st := a2a.TaskStatus{State: a2a.StateWorking, Message: &msg}
-		v, err := appendEvent(nil, &tasks.Event{Seq: 3, Status: &st})
+		v, err := record.AppendEvent(nil, &tasks.Event{Seq: 3, Status: &st})
 		if err != nil {
 			return // a part of no kind the record knows
 		}
-		e, err := decodeEvent(v)
+		e, err := record.DecodeEvent(v)
 		if err != nil {
 			t.Fatalf("%s does not decode: %v", v, err)
 		}

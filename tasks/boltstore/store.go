@@ -34,13 +34,13 @@
 //	                                          older ones are migrated at open,
 //	                                          migrate.go), which is also the
 //	                                          version of the record format
-//	                                          (record.go)
+//	                                          (package record)
 //	        "migrating"                     → the version a migration that
 //	                                          has not finished goes to
 //	        "usage"                         → "1" once usage is kept;
 //	                                          a store without it gets it at open
 //
-// The JSON values are the store's record format (record.go), not the A2A
+// The JSON values are the store's record format (package record), not the A2A
 // wire format: the wire codecs take no part in writing or reading them.
 //
 // Every change is one transaction. Writes from concurrent callers are

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // What a task takes in the store, for the quotas: its row (id, owner,
@@ -50,7 +51,7 @@ func (c *change) encodeEvents(events []tasks.Event) error {
 	for i := range events {
 		c.rec.Seq++
 		events[i].Seq = c.rec.Seq
-		b, err := encodeEvent(&events[i])
+		b, err := record.AppendEvent(nil, &events[i])
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
@@ -63,7 +64,7 @@ func (c *change) encodeEvents(events []tasks.Event) error {
 // encodeHistory encodes msgs as history messages from, onwards.
 func (c *change) encodeHistory(from int, msgs []a2a.Message) error {
 	for i := range msgs {
-		b, err := encodeMessage(&msgs[i])
+		b, err := tasks.AppendCanonical(nil, &msgs[i])
 		if err != nil {
 			return fmt.Errorf("encode message: %w", err)
 		}
@@ -83,7 +84,7 @@ func (c *change) putArtifactRow(i, j int32, b []byte) {
 
 // newArtifact writes a as artifact i, which has no other row.
 func (c *change) newArtifact(i int32, a *a2a.Artifact) error {
-	b, err := encodeArtifact(a)
+	b, err := record.AppendArtifact(nil, a)
 	if err != nil {
 		return fmt.Errorf("encode artifact: %w", err)
 	}
@@ -101,7 +102,7 @@ func (c *change) applyArtifact(chunk *a2a.Artifact, appendParts bool) error {
 			continue
 		}
 		if appendParts {
-			b, err := encodeChunk(chunk.Parts)
+			b, err := tasks.AppendCanonicalParts(nil, chunk.Parts)
 			if err != nil {
 				return fmt.Errorf("encode artifact chunk: %w", err)
 			}
@@ -151,7 +152,7 @@ func (c *change) setInput(in json.RawMessage) error {
 
 // encodeHead encodes c.rec's head and counts its growth.
 func (c *change) encodeHead() error {
-	b, err := encodeHead(c.rec)
+	b, err := record.AppendHead(make([]byte, 0, 512), c.rec)
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}

@@ -8,7 +8,7 @@
 //	tasks         id → owner, context_id, state, function_id, terminal,
 //	              version, seq, list_at, status_at, updated_at,
 //	              history_len, the artifacts' index (art_*), stored,
-//	              head (the record without what grows, record.go), input
+//	              head (the record without what grows, package record), input
 //	events        (task_id, seq) → body: the task's stream
 //	messages      (task_id, n) → body: history message n
 //	artifacts     (task_id, i, j) → body: artifact i (j = 0), or parts

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // query builds a statement's arguments: arg adds one and returns its
@@ -124,13 +125,13 @@ func scanRows(rows pgx.Rows, input bool) ([]*row, error) {
 // record decodes rw: its head, the history and artifacts read with it,
 // and its input if read.
 func (rw *row) record() (*tasks.Record, error) {
-	r, err := decodeHead(rw.head)
+	r, err := record.DecodeHead(rw.head)
 	if err != nil {
 		return nil, fmt.Errorf("decode task %q: %w", rw.id, err)
 	}
 	r.Owner, r.Seq, r.HistoryLen = string(rw.owner), uint64(rw.seq), int(rw.historyLen)
 	for _, b := range rw.history {
-		m, err := decodeMessage(b)
+		m, err := record.DecodeMessage(b)
 		if err != nil {
 			return nil, fmt.Errorf("decode a message of task %q: %w", rw.id, err)
 		}
@@ -157,12 +158,12 @@ func (rw *row) artifacts() ([]a2a.Artifact, error) {
 		if int(n) > len(rest) || n < 1 {
 			return nil, fmt.Errorf("task %q: artifact %d has %d of its %d rows", rw.id, i, len(rest), n)
 		}
-		a, err := decodeArtifact(rest[0])
+		a, err := record.DecodeArtifact(rest[0])
 		if err != nil {
 			return nil, fmt.Errorf("decode artifact %d of task %q: %w", i, rw.id, err)
 		}
 		for _, b := range rest[1:n] {
-			ps, err := decodeChunk(b)
+			ps, err := record.DecodeChunk(b)
 			if err != nil {
 				return nil, fmt.Errorf("decode artifact %d of task %q: %w", i, rw.id, err)
 			}

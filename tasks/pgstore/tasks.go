@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // nanos is t in Unix nanoseconds as the columns hold times (times before
@@ -337,7 +338,7 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 func decodeEvents(id string, bodies [][]byte) ([]tasks.Event, error) {
 	out := make([]tasks.Event, 0, len(bodies))
 	for _, b := range bodies {
-		e, err := decodeEvent(b)
+		e, err := record.DecodeEvent(b)
 		if err != nil {
 			return nil, fmt.Errorf("decode an event of task %q: %w", id, err)
 		}

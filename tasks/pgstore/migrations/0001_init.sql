@@ -22,7 +22,7 @@ CREATE TABLE tasks (
 	art_bytes   bigint[] NOT NULL, -- tasks.PartBytes,
 	art_stored  bigint[] NOT NULL, -- and what their rows take
 	stored      bigint   NOT NULL, -- what the task takes, for the quotas
-	head        bytea    NOT NULL, -- the record without what grows (record.go)
+	head        bytea    NOT NULL, -- the record without what grows (package record)
 	input       bytea              -- the current call's input, JSON
 );
 -- Listing (tasks.Store.List): an owner's tasks by list time and id, with

@@ -1,15 +1,14 @@
-package boltstore
-
-// The record format: the JSON the store writes for a task's head, its
-// history messages, its artifacts and their chunks, and its events. The
-// store owns it: it is written and read here, not with the A2A wire
-// codecs, so that a change to those changes no stored byte.
+// Package record is the format a2ad's task stores keep tasks in: the
+// JSON they write for a task's head, its history messages, its artifacts
+// and their chunks, and its events. The stores own it: it is written and
+// read here, not with the A2A wire codecs, so that a change to those
+// changes no stored byte.
 //
-// This is record v1. Its version is the store's schema (meta "schema" =
-// "5", migrate.go): record v1 is byte for byte what schema 5 has always
-// written, so stores of schema 5 need no migration. A record of another
-// form is a new schema, with a migration to it; testdata/record-v1.golden
-// pins these bytes.
+// This is record v1. Its version is each store's schema: record v1 is
+// byte for byte what boltstore's schema 5 has always written, and what
+// pgstore's schema 1 writes. A record of another form is a new schema of
+// each store, with a migration to it; boltstore's
+// testdata/record-v1.golden pins these bytes.
 //
 // Every value is JSON without insignificant space, its members in the
 // order below; a member in brackets is left out when empty (false, 0):
@@ -38,8 +37,9 @@ package boltstore
 //
 // Schemas 2 to 4 kept a whole record, {"task":TASK,"owner":S,…} with the
 // task's history and artifacts in TASK and "owner", "input" and
-// "messageIds" beside "seq"; it is decoded (recWhole) by the migrations
-// and Check, never written.
+// "messageIds" beside "seq"; it is decoded (Whole) by boltstore's
+// migrations and Check, never written.
+package record
 
 import (
 	"strconv"
@@ -50,11 +50,11 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// appendHead appends the JSON of rec's head, without reflection, since a
+// AppendHead appends the JSON of rec's head, without reflection, since a
 // head is written with every change. The task's history, artifacts and
-// input, its owner and its message ids are kept elsewhere (layout.go) and
-// not written.
-func appendHead(dst []byte, rec *tasks.Record) ([]byte, error) {
+// input, its owner and its message ids are kept elsewhere, by each store,
+// and not written.
+func AppendHead(dst []byte, rec *tasks.Record) ([]byte, error) {
 	dst, err := appendTask(append(dst, `{"task":`...), &rec.Task)
 	if err != nil {
 		return nil, err
@@ -101,8 +101,8 @@ func appendStatus(dst []byte, s *a2a.TaskStatus) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendArtifact appends an artifact.
-func appendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {
+// AppendArtifact appends an artifact.
+func AppendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {
 	dst = jsonw.AppendString(append(dst, `{"artifactId":`...), a.ArtifactID)
 	dst = jsonw.AppendStringMember(dst, `,"name":`, a.Name)
 	dst = jsonw.AppendStringMember(dst, `,"description":`, a.Description)
@@ -146,8 +146,8 @@ func appendPushConfigs(dst []byte, cs []a2a.PushConfig) []byte {
 	return append(dst, ']')
 }
 
-// appendEvent appends an event.
-func appendEvent(dst []byte, e *tasks.Event) ([]byte, error) {
+// AppendEvent appends an event.
+func AppendEvent(dst []byte, e *tasks.Event) ([]byte, error) {
 	dst = strconv.AppendUint(append(dst, `{"seq":`...), e.Seq, 10)
 	var err error
 	if e.Status != nil {
@@ -156,7 +156,7 @@ func appendEvent(dst []byte, e *tasks.Event) ([]byte, error) {
 		}
 	}
 	if e.Artifact != nil {
-		if dst, err = appendArtifact(append(dst, `,"artifact":`...), e.Artifact); err != nil {
+		if dst, err = AppendArtifact(append(dst, `,"artifact":`...), e.Artifact); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package boltstore
+package record
 
 import (
 	"encoding/json"
@@ -13,120 +13,149 @@ import (
 // field names, and then converted: the A2A types' JSON methods and field
 // tags, which are the wire's, take no part in reading a store.
 
-// recHead is a head.
-type recHead struct {
-	Task        recTask         `json:"task"`
-	CallerTiers []string        `json:"callerTiers"`
-	CallerTier  string          `json:"callerTier"`
-	FunctionID  string          `json:"functionId"`
-	PushConfigs []recPushConfig `json:"pushConfigs"`
-	Group       *recGroup       `json:"processGroup"`
-	Seq         uint64          `json:"seq"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	UpdatedAt   time.Time       `json:"updatedAt"`
+// Head is a head.
+type Head struct {
+	Task        Task         `json:"task"`
+	CallerTiers []string     `json:"callerTiers"`
+	CallerTier  string       `json:"callerTier"`
+	FunctionID  string       `json:"functionId"`
+	PushConfigs []PushConfig `json:"pushConfigs"`
+	Group       *Group       `json:"processGroup"`
+	Seq         uint64       `json:"seq"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	UpdatedAt   time.Time    `json:"updatedAt"`
 }
 
-// recWhole is a whole record of schemas 2 to 4: a head whose task holds
+// Whole is a whole record of schemas 2 to 4: a head whose task holds
 // its history and artifacts, with what layout.go keeps beside the head.
-type recWhole struct {
-	recHead
+type Whole struct {
+	Head
 	Owner      string          `json:"owner"`
 	Input      json.RawMessage `json:"input"`
 	MessageIDs []string        `json:"messageIds"`
 }
 
-// recTask is TASK; the task of a whole record has its history and
+// Task is TASK; the task of a whole record has its history and
 // artifacts.
-type recTask struct {
+type Task struct {
 	ID        string         `json:"id"`
 	ContextID string         `json:"contextId"`
-	Status    recStatus      `json:"status"`
-	History   []recMessage   `json:"history"`
-	Artifacts []recArtifact  `json:"artifacts"`
+	Status    Status         `json:"status"`
+	History   []Message      `json:"history"`
+	Artifacts []Artifact     `json:"artifacts"`
 	Metadata  map[string]any `json:"metadata"`
 }
 
-type recStatus struct {
-	State     string      `json:"state"`
-	Message   *recMessage `json:"message"`
-	Timestamp string      `json:"timestamp"`
+type Status struct {
+	State     string   `json:"state"`
+	Message   *Message `json:"message"`
+	Timestamp string   `json:"timestamp"`
 }
 
-type recMessage struct {
+type Message struct {
 	MessageID        string         `json:"messageId"`
 	ContextID        string         `json:"contextId"`
 	TaskID           string         `json:"taskId"`
 	Role             string         `json:"role"`
-	Parts            []recPart      `json:"parts"`
+	Parts            []Part         `json:"parts"`
 	ReferenceTaskIDs []string       `json:"referenceTaskIds"`
 	Extensions       []string       `json:"extensions"`
 	Metadata         map[string]any `json:"metadata"`
 }
 
-type recPart struct {
+type Part struct {
 	Kind     string          `json:"kind"`
 	Text     string          `json:"text"`
-	File     *recFile        `json:"file"`
+	File     *File           `json:"file"`
 	Data     json.RawMessage `json:"data"`
 	Metadata map[string]any  `json:"metadata"`
 }
 
-type recFile struct {
+type File struct {
 	Name     string `json:"name"`
 	MimeType string `json:"mimeType"`
 	Bytes    string `json:"bytes"`
 	URI      string `json:"uri"`
 }
 
-type recArtifact struct {
+type Artifact struct {
 	ArtifactID  string         `json:"artifactId"`
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
-	Parts       []recPart      `json:"parts"`
+	Parts       []Part         `json:"parts"`
 	Extensions  []string       `json:"extensions"`
 	Metadata    map[string]any `json:"metadata"`
 }
 
-type recPushConfig struct {
-	ID             string       `json:"id"`
-	URL            string       `json:"url"`
-	Token          string       `json:"token"`
-	Authentication *recPushAuth `json:"authentication"`
-	Wire           a2a.Version  `json:"wireVersion"`
+type PushConfig struct {
+	ID             string      `json:"id"`
+	URL            string      `json:"url"`
+	Token          string      `json:"token"`
+	Authentication *PushAuth   `json:"authentication"`
+	Wire           a2a.Version `json:"wireVersion"`
 }
 
-type recPushAuth struct {
+type PushAuth struct {
 	Schemes     []string `json:"schemes"`
 	Credentials string   `json:"credentials"`
 }
 
-type recGroup struct {
+type Group struct {
 	ID          int    `json:"pgid"`
 	LeaderStart uint64 `json:"leaderStart"`
 	Session     int    `json:"session"`
 	BootID      string `json:"bootId"`
 }
 
-type recEvent struct {
-	Seq       uint64       `json:"seq"`
-	Status    *recStatus   `json:"status"`
-	Artifact  *recArtifact `json:"artifact"`
-	Append    bool         `json:"append"`
-	LastChunk bool         `json:"lastChunk"`
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Status    *Status   `json:"status"`
+	Artifact  *Artifact `json:"artifact"`
+	Append    bool      `json:"append"`
+	LastChunk bool      `json:"lastChunk"`
 }
 
-// recDoc is what rawTask.doc holds: a head, and the history messages,
-// artifacts and chunks read with it.
-type recDoc struct {
-	Head      recHead       `json:"head"`
-	History   []recMessage  `json:"history"`
-	Artifacts []recArtifact `json:"artifacts"`
-	Chunks    [][]recPart   `json:"chunks"`
+// DecodeHead decodes a head: a record without its history, artifacts,
+// input and message ids, and without what a store keeps beside the head
+// (its owner, the history's length, the artifacts' sizes).
+func DecodeHead(b []byte) (*tasks.Record, error) {
+	var h Head
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, err
+	}
+	return h.Record(), nil
 }
 
-// decodeEvent decodes an event's value.
-func decodeEvent(v []byte) (tasks.Event, error) {
-	var e recEvent
+// DecodeMessage decodes a history message.
+func DecodeMessage(b []byte) (a2a.Message, error) {
+	var m Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return a2a.Message{}, err
+	}
+	return m.message(), nil
+}
+
+// DecodeArtifact decodes an artifact.
+func DecodeArtifact(b []byte) (a2a.Artifact, error) {
+	var a Artifact
+	if err := json.Unmarshal(b, &a); err != nil {
+		return a2a.Artifact{}, err
+	}
+	return a.artifact(), nil
+}
+
+// DecodeChunk decodes a chunk: the parts appended to an artifact.
+func DecodeChunk(b []byte) ([]a2a.Part, error) {
+	var ps []Part
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return nil, err
+	}
+	return Parts(ps), nil
+}
+
+// DecodeEvent decodes an event's value.
+func DecodeEvent(v []byte) (tasks.Event, error) {
+	var e Event
 	if err := json.Unmarshal(v, &e); err != nil {
 		return tasks.Event{}, err
 	}
@@ -143,11 +172,11 @@ func decodeEvent(v []byte) (tasks.Event, error) {
 }
 
 // record is h as a record (without what the head's header holds).
-func (h *recHead) record() *tasks.Record {
+func (h *Head) Record() *tasks.Record {
 	r := &tasks.Record{
 		Task:        h.Task.task(),
 		CallerTiers: h.CallerTiers, CallerTier: h.CallerTier, FunctionID: h.FunctionID,
-		PushConfigs: convert(h.PushConfigs, (*recPushConfig).config),
+		PushConfigs: convert(h.PushConfigs, (*PushConfig).config),
 		Seq:         h.Seq, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt,
 	}
 	if h.Group != nil {
@@ -158,14 +187,14 @@ func (h *recHead) record() *tasks.Record {
 }
 
 // record is w as a record, its history's length counted.
-func (w *recWhole) record() *tasks.Record {
-	r := w.recHead.record()
+func (w *Whole) Record() *tasks.Record {
+	r := w.Head.Record()
 	r.Owner, r.Input, r.MessageIDs = w.Owner, w.Input, w.MessageIDs
 	r.HistoryLen = len(r.Task.History)
 	return r
 }
 
-func (c *recPushConfig) config() a2a.PushConfig {
+func (c *PushConfig) config() a2a.PushConfig {
 	out := a2a.PushConfig{ID: c.ID, URL: c.URL, Token: c.Token, Wire: c.Wire}
 	if c.Authentication != nil {
 		auth := a2a.PushAuth(*c.Authentication)
@@ -174,14 +203,14 @@ func (c *recPushConfig) config() a2a.PushConfig {
 	return out
 }
 
-func (t *recTask) task() a2a.Task {
+func (t *Task) task() a2a.Task {
 	return a2a.Task{
 		ID: t.ID, ContextID: t.ContextID, Status: t.Status.status(),
-		History: toMessages(t.History), Artifacts: toArtifacts(t.Artifacts), Metadata: t.Metadata,
+		History: Messages(t.History), Artifacts: Artifacts(t.Artifacts), Metadata: t.Metadata,
 	}
 }
 
-func (s *recStatus) status() a2a.TaskStatus {
+func (s *Status) status() a2a.TaskStatus {
 	st := a2a.TaskStatus{State: a2a.TaskState(s.State), Timestamp: s.Timestamp}
 	if s.Message != nil {
 		m := s.Message.message()
@@ -190,17 +219,17 @@ func (s *recStatus) status() a2a.TaskStatus {
 	return st
 }
 
-func (m *recMessage) message() a2a.Message {
+func (m *Message) message() a2a.Message {
 	return a2a.Message{
 		MessageID: m.MessageID, ContextID: m.ContextID, TaskID: m.TaskID, Role: a2a.Role(m.Role),
-		Parts: toParts(m.Parts), ReferenceTaskIDs: m.ReferenceTaskIDs, Extensions: m.Extensions, Metadata: m.Metadata,
+		Parts: Parts(m.Parts), ReferenceTaskIDs: m.ReferenceTaskIDs, Extensions: m.Extensions, Metadata: m.Metadata,
 	}
 }
 
-func (a *recArtifact) artifact() a2a.Artifact {
+func (a *Artifact) artifact() a2a.Artifact {
 	return a2a.Artifact{
 		ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description,
-		Parts: toParts(a.Parts), Extensions: a.Extensions, Metadata: a.Metadata,
+		Parts: Parts(a.Parts), Extensions: a.Extensions, Metadata: a.Metadata,
 	}
 }
 
@@ -217,11 +246,11 @@ func convert[T, U any](in []T, f func(*T) U) []U {
 	return out
 }
 
-func toMessages(ms []recMessage) []a2a.Message    { return convert(ms, (*recMessage).message) }
-func toArtifacts(as []recArtifact) []a2a.Artifact { return convert(as, (*recArtifact).artifact) }
-func toParts(ps []recPart) []a2a.Part             { return convert(ps, (*recPart).part) }
+func Messages(ms []Message) []a2a.Message    { return convert(ms, (*Message).message) }
+func Artifacts(as []Artifact) []a2a.Artifact { return convert(as, (*Artifact).artifact) }
+func Parts(ps []Part) []a2a.Part             { return convert(ps, (*Part).part) }
 
-func (p *recPart) part() a2a.Part {
+func (p *Part) part() a2a.Part {
 	out := a2a.Part{Kind: a2a.PartKind(p.Kind), Text: p.Text, Data: p.Data, Metadata: p.Metadata}
 	if p.File != nil {
 		f := a2a.FileContent(*p.File)
