@@ -185,28 +185,12 @@ func openSubject(t *testing.T) *storetest.Subject {
 
 // subjectAt opens the store at path for the suite.
 func subjectAt(t *testing.T, path string) *storetest.Subject {
-	s := MustOpen(t, path)
-	return &storetest.Subject{
-		Store: s,
-		Inspector: func(b storetest.Bounds) tasks.Inspector {
-			in := s.Inspector()
-			if b.StateCount > 0 {
-				in.StateCountLimit = b.StateCount
-			}
-			if b.Scan > 0 {
-				in.ScanLimit = b.Scan
-			}
-			return in
-		},
-		Reopen: func(t *testing.T) *storetest.Subject {
-			check(t, s)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			return subjectAt(t, path)
-		},
-		Check: func(tb testing.TB) { check(tb, s) },
-	}
+	open := func(t *testing.T) *boltstore.Store { return MustOpen(t, path) }
+	return storetest.Reopening(t, open, func(s *boltstore.Store, b storetest.Bounds) tasks.Inspector {
+		in := s.Inspector() // a zero bound is the default
+		in.StateCountLimit, in.ScanLimit = b.StateCount, b.Scan
+		return in
+	}, check)
 }
 
 // TestConcurrentWritesAreGrouped checks that many writers share commits.

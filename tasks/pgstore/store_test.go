@@ -43,30 +43,11 @@ func check(tb testing.TB, s *pgstore.Store) {
 	}
 }
 
-// subject is the store on dsn as the conformance suite takes it.
-func subject(t *testing.T, dsn string) *storetest.Subject {
-	s := mustOpen(t, dsn)
-	return &storetest.Subject{
-		Store: s,
-		Inspector: func(b storetest.Bounds) tasks.Inspector {
-			in := s.Inspector()
-			if b.StateCount > 0 {
-				in.StateCountLimit = b.StateCount
-			}
-			if b.Scan > 0 {
-				in.ScanLimit = b.Scan
-			}
-			return in
-		},
-		Reopen: func(t *testing.T) *storetest.Subject {
-			check(t, s)
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			return subject(t, dsn)
-		},
-		Check: func(tb testing.TB) { check(tb, s) },
-	}
+// inspector is s's inspector with bounds b (zero: the default).
+func inspector(s *pgstore.Store, b storetest.Bounds) tasks.Inspector {
+	in := s.Inspector()
+	in.StateCountLimit, in.ScanLimit = b.StateCount, b.Scan
+	return in
 }
 
 // TestConformance runs the store conformance suite, each contract on a
@@ -75,6 +56,8 @@ func TestConformance(t *testing.T) {
 	pgtest.Require(t)
 	storetest.Run(t, func(t *testing.T) *storetest.Subject {
 		t.Parallel()
-		return subject(t, pgtest.Schema(t))
+		dsn := pgtest.Schema(t)
+		open := func(t *testing.T) *pgstore.Store { return mustOpen(t, dsn) }
+		return storetest.Reopening(t, open, inspector, check)
 	})
 }

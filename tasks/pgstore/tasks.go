@@ -283,34 +283,22 @@ func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, 
 	return sendBatch(ctx, tx, b)
 }
 
-// PushConfigs implements tasks.Store: a change of the task's head, under
-// its version as Update's are.
+// PushConfigs implements tasks.Store: a change of the task's head
+// without an event, through Update (fn may run more than once).
 func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a.PushConfig) ([]a2a.PushConfig, error)) ([]a2a.PushConfig, error) {
-	for range maxAttempts {
-		rw, err := s.readTask(ctx, owner, id, tasks.Head)
-		if err != nil {
-			return nil, err
-		}
-		r, err := rw.record()
-		if err != nil {
-			return nil, err
-		}
-		cfgs, err := fn(append([]a2a.PushConfig(nil), r.PushConfigs...))
-		if err != nil {
+	var cfgs []a2a.PushConfig
+	_, _, _, err := s.Update(ctx, owner, id, nil, tasks.Head, func(r *tasks.Record) ([]tasks.Event, error) {
+		var err error
+		if cfgs, err = fn(append([]a2a.PushConfig(nil), r.PushConfigs...)); err != nil {
 			return nil, err
 		}
 		r.PushConfigs = cfgs
-		c := &change{rec: r, idx: rw.idx, prevHeadLen: int64(len(rw.head))}
-		if err := c.encodeHead(); err != nil {
-			return nil, err
-		}
-		err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, nil, c.grow) })
-		if errors.Is(err, errStale) {
-			continue
-		}
-		return cfgs, err
+		return []tasks.Event{}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("change the webhooks of task %s: %w", id, tasks.ErrConflict)
+	return cfgs, nil
 }
 
 const eventsQuery = `SELECT body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq`

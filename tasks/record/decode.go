@@ -115,42 +115,30 @@ type Event struct {
 	LastChunk bool      `json:"lastChunk"`
 }
 
+// decode decodes b into a T and converts it with f.
+func decode[T, U any](b []byte, f func(*T) U) (U, error) {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		var zero U
+		return zero, err
+	}
+	return f(&v), nil
+}
+
 // DecodeHead decodes a head: a record without its history, artifacts,
 // input and message ids, and without what a store keeps beside the head
 // (its owner, the history's length, the artifacts' sizes).
-func DecodeHead(b []byte) (*tasks.Record, error) {
-	var h Head
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, err
-	}
-	return h.Record(), nil
-}
+func DecodeHead(b []byte) (*tasks.Record, error) { return decode(b, (*Head).Record) }
 
 // DecodeMessage decodes a history message.
-func DecodeMessage(b []byte) (a2a.Message, error) {
-	var m Message
-	if err := json.Unmarshal(b, &m); err != nil {
-		return a2a.Message{}, err
-	}
-	return m.message(), nil
-}
+func DecodeMessage(b []byte) (a2a.Message, error) { return decode(b, (*Message).message) }
 
 // DecodeArtifact decodes an artifact.
-func DecodeArtifact(b []byte) (a2a.Artifact, error) {
-	var a Artifact
-	if err := json.Unmarshal(b, &a); err != nil {
-		return a2a.Artifact{}, err
-	}
-	return a.artifact(), nil
-}
+func DecodeArtifact(b []byte) (a2a.Artifact, error) { return decode(b, (*Artifact).artifact) }
 
 // DecodeChunk decodes a chunk: the parts appended to an artifact.
 func DecodeChunk(b []byte) ([]a2a.Part, error) {
-	var ps []Part
-	if err := json.Unmarshal(b, &ps); err != nil {
-		return nil, err
-	}
-	return Parts(ps), nil
+	return decode(b, func(ps *[]Part) []a2a.Part { return Parts(*ps) })
 }
 
 // DecodeEvent decodes an event's value.

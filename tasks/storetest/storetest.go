@@ -68,6 +68,26 @@ type Subject struct {
 	Check func(tb testing.TB)
 }
 
+// Reopening is the Subject of the store open opens at one place (a
+// file, a database schema), and opens again there for Reopen, after its
+// checks and Close. inspector returns its inspector with bounds b; check,
+// when not nil, runs its own consistency checks.
+func Reopening[S Store](t *testing.T, open func(t *testing.T) S, inspector func(s S, b Bounds) tasks.Inspector, check func(tb testing.TB, s S)) *Subject {
+	s := open(t)
+	sub := &Subject{Store: s, Inspector: func(b Bounds) tasks.Inspector { return inspector(s, b) }}
+	if check != nil {
+		sub.Check = func(tb testing.TB) { check(tb, s) }
+	}
+	sub.Reopen = func(t *testing.T) *Subject {
+		sub.check(t)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return Reopening(t, open, inspector, check)
+	}
+	return sub
+}
+
 // Open opens a new, empty store for t, and closes it when t ends.
 type Open func(t *testing.T) *Subject
 
