@@ -45,6 +45,12 @@ func TestPostgresStoreEndToEnd(t *testing.T) {
 	}
 	sleep := resultTask(t, rpc(t, p.base, "message/send", sendParams("pg-m2", "demo::sleep", map[string]any{"seconds": 30}, false)))
 	sleepID := sleep["id"].(string)
+	// A second a2ad on the database is refused while the first serves:
+	// its recovery would take the first one's running call for its own.
+	code, _, stderr := runBinary(t, "serve", "--catalog", exampleCatalog, "--store", dsn, "--listen", "127.0.0.1:0", "--admin-listen", "")
+	if code != 1 || !strings.Contains(stderr, "the database is in use by another a2ad") || strings.Contains(stderr, dbPassword) {
+		t.Fatalf("a second a2ad on the database: exit %d, stderr:\n%s", code, stderr)
+	}
 	if canceled := resultTask(t, rpc(t, p.base, "tasks/cancel", map[string]any{"id": sleepID})); state(canceled) != "canceled" {
 		t.Fatalf("tasks/cancel: %v", canceled)
 	}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -68,6 +69,10 @@ func (e *SchemaTooNewError) Error() string {
 	return fmt.Sprintf("the store's schema is version %d, newer than this a2ad's (version %d): run a newer a2ad", e.Store, e.Binary)
 }
 
+// ErrNoSchema is Open's error when the connection's search_path names no
+// schema that exists: a2ad makes its tables, not the schema they go in.
+var ErrNoSchema = errors.New("the connection's search_path names no schema that exists: create the schema (CREATE SCHEMA name) or fix search_path")
+
 // migrationLock is the advisory lock's first key (the second is the
 // schema's): "a2ad" in ASCII.
 const migrationLock = 0x61326164
@@ -80,6 +85,13 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var schema *string
+		if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+			return fmt.Errorf("read the schema: %w", err)
+		}
+		if schema == nil {
+			return ErrNoSchema
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
 			return fmt.Errorf("lock the schema: %w", err)
 		}

@@ -157,3 +157,51 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 		t.Fatalf("b's Due once a closed = %v, %v; want the delivery", due, err)
 	}
 }
+
+// TestExclusiveStoreRefusesASecond: with Options.Exclusive (what a2ad
+// serve sets until replicas have leases), a second store on the schema is
+// refused with ErrInUse while the first is open, and opens once it is
+// closed; another schema is not held.
+func TestExclusiveStoreRefusesASecond(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	first, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
+	if !errors.Is(err, pgstore.ErrInUse) {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("second exclusive open: %v, want ErrInUse", err)
+	}
+	const want = "open task store postgres://postgres@127.0.0.1:5432/test: the database is in use by another a2ad (one a2ad serves a database for now: several replicas on one PostgreSQL need leases, which this version does not have)"
+	if pgtest.DSN() == "postgres://postgres@127.0.0.1:5432/test?sslmode=disable" && err.Error() != want {
+		t.Errorf("error %q\nwant  %q", err, want)
+	}
+	other, err := pgstore.Open(ctx, pgtest.Schema(t), pgstore.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("another schema: %v", err)
+	}
+	other.Close()
+	first.Close()
+	third, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("open after the first closed: %v", err)
+	}
+	third.Close()
+}
+
+// TestOpenWithoutASchema: a search_path naming no schema that exists is
+// refused with ErrNoSchema, and nothing is created.
+func TestOpenWithoutASchema(t *testing.T) {
+	pgtest.Require(t)
+	dsn := pgtest.WithSearchPath(t, pgtest.DSN(), "a2ad_no_such_schema")
+	s, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if !errors.Is(err, pgstore.ErrNoSchema) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("open: %v, want ErrNoSchema", err)
+	}
+}

@@ -41,14 +41,29 @@ type Options struct {
 	// changed a task's state; from is "" for a new task. It must be
 	// quick.
 	OnTransition func(from, to a2a.TaskState)
+	// Exclusive makes Open take the database (its schema) for this store
+	// alone, for as long as it is open, and fail with ErrInUse when
+	// another holds it. a2ad serve sets it: its recovery at start takes
+	// every unfinished task for its own, which is only right while one
+	// a2ad serves a database (several replicas need leases first).
+	Exclusive bool
 }
+
+// ErrInUse is Open's error, with Options.Exclusive, for a database that
+// another a2ad is serving.
+var ErrInUse = errors.New("the database is in use by another a2ad (one a2ad serves a database for now: several replicas on one PostgreSQL need leases, which this version does not have)")
+
+// useLock is the first key of the session advisory lock Exclusive takes
+// (the second is the schema's): "a2au".
+const useLock = 0x61326175
 
 // Store is a tasks.Store in a PostgreSQL database.
 type Store struct {
 	pool     *pgxpool.Pool
 	target   string
 	opts     Options
-	instance []byte // this store's name in the outbox's claims
+	instance []byte        // this store's name in the outbox's claims
+	held     *pgxpool.Conn // with Options.Exclusive: the session holding the use lock
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -95,7 +110,33 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16)}
 	_, _ = rand.Read(s.instance)
+	if opts.Exclusive {
+		if err := s.takeExclusive(cctx); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
+		}
+	}
 	return s, nil
+}
+
+// takeExclusive takes the session advisory lock of the store's schema on
+// a connection held until Close; ErrInUse if another session holds it.
+func (s *Store) takeExclusive(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema()))`, int32(useLock)).Scan(&ok); err != nil {
+		conn.Release()
+		return err
+	}
+	if !ok {
+		conn.Release()
+		return ErrInUse
+	}
+	s.held = conn
+	return nil
 }
 
 // Target is dsn as logs and errors may show it: postgres://user@host:port/
@@ -154,6 +195,11 @@ func (s *Store) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_, _ = s.pool.Exec(ctx, `UPDATE outbox SET claimed_by = NULL WHERE claimed_by = $1`, s.instance)
 		cancel()
+		if s.held != nil {
+			// Closing the session lets the advisory lock go with it.
+			_ = s.held.Conn().Close(context.Background())
+			s.held.Release()
+		}
 		s.pool.Close()
 	})
 	return nil
