@@ -86,6 +86,9 @@ func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server,
 			// measure the server, not its per-caller limits.
 			"--rate", "0", "--max-inflight-per-caller", "0", "--admin-listen", "",
 			"--max-calls-per-caller", "0", "--rate-bytes", "0",
+			// A run stores more tasks than the per-caller storage quota
+			// allows (100,000 by default): measure sends, not refusals.
+			"--quota-tasks", "0", "--quota-bytes", "0",
 		}
 		if logLevel != "info" && logLevel != "debug" {
 			// The address is in an info line; without it, pick a free
