@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/a2ad/a2ad/a2a"
-	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -14,25 +13,25 @@ type Lister interface {
 	List(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
 }
 
-// list03 serves tasks/list, the a2a-go 0.3 extension. Without a Lister
-// the method is unknown (-32601), as on a server that does not offer it.
-func (s *Server) list03(cl *call) (result, *a2a.Error) {
+// list serves tasks/list (the a2a-go 0.3 extension) and ListTasks.
+// Without a Lister the method is unknown (-32601), as on a server that
+// does not offer it.
+func (c *codec) list(s *Server, cl *call) (result, *a2a.Error) {
 	if s.cfg.Lister == nil {
 		return nil, a2a.MethodNotFound(cl.req.Method)
 	}
 	if e := listRefused(cl.p); e != nil {
 		return nil, e
 	}
-	p, perr := v03.DecodeListTasks(cl.req.Params)
+	p, perr := c.decodeList(cl.req.Params)
 	if perr != nil {
 		return nil, perr
 	}
 	page, err := s.cfg.Lister.List(cl.ctx, cl.caller, listQuery(p))
 	if err != nil {
-		return nil, s.listError(cl, err, "/page_token")
+		return nil, s.listError(cl, err, c.pageTokenPath)
 	}
-	res := list03(listResult(page))
-	return &res, nil
+	return c.page(page), nil
 }
 
 // listQuery converts decoded list params, of either protocol version, to

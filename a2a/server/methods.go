@@ -55,28 +55,28 @@ type result interface {
 // methods are the JSON-RPC methods, 0.3 names then 1.0 names. The 1.0
 // names do not collide with the 0.3 ones, so one endpoint serves both.
 var methods = []method{
-	{name: "message/send", version: a2a.V03, stateful: true, serve: (*Server).send03},
-	{name: "message/stream", version: a2a.V03, stateful: true, open: (*Server).stream03},
-	{name: "tasks/get", version: a2a.V03, serve: (*Server).get03},
-	{name: "tasks/cancel", version: a2a.V03, stateful: true, serve: (*Server).cancel03},
-	{name: "tasks/resubscribe", version: a2a.V03, stateful: true, open: (*Server).resubscribe03},
-	{name: "tasks/list", version: a2a.V03, serve: (*Server).list03}, // a2a-go's extension of 0.3
-	{name: "tasks/pushNotificationConfig/set", version: a2a.V03, serve: (*Server).pushSet03},
-	{name: "tasks/pushNotificationConfig/get", version: a2a.V03, serve: (*Server).pushGet03},
-	{name: "tasks/pushNotificationConfig/list", version: a2a.V03, serve: (*Server).pushList03},
-	{name: "tasks/pushNotificationConfig/delete", version: a2a.V03, serve: (*Server).pushDelete03},
+	{name: "message/send", version: a2a.V03, stateful: true, serve: codec03.send},
+	{name: "message/stream", version: a2a.V03, stateful: true, open: codec03.stream},
+	{name: "tasks/get", version: a2a.V03, serve: codec03.get},
+	{name: "tasks/cancel", version: a2a.V03, stateful: true, serve: codec03.cancel},
+	{name: "tasks/resubscribe", version: a2a.V03, stateful: true, open: codec03.subscribe},
+	{name: "tasks/list", version: a2a.V03, serve: codec03.list}, // a2a-go's extension of 0.3
+	{name: "tasks/pushNotificationConfig/set", version: a2a.V03, serve: codec03.push(pushSet)},
+	{name: "tasks/pushNotificationConfig/get", version: a2a.V03, serve: codec03.push(pushGet)},
+	{name: "tasks/pushNotificationConfig/list", version: a2a.V03, serve: codec03.push(pushList)},
+	{name: "tasks/pushNotificationConfig/delete", version: a2a.V03, serve: codec03.push(pushDelete)},
 	{name: "agent/getAuthenticatedExtendedCard", version: a2a.V03, authOnly: true, serve: (*Server).card03},
 
-	{name: "SendMessage", version: a2a.V10, stateful: true, serve: (*Server).sendV1},
-	{name: "SendStreamingMessage", version: a2a.V10, stateful: true, open: (*Server).streamV1},
-	{name: "GetTask", version: a2a.V10, serve: (*Server).getV1},
-	{name: "CancelTask", version: a2a.V10, stateful: true, serve: (*Server).cancelV1},
-	{name: "SubscribeToTask", version: a2a.V10, stateful: true, open: (*Server).subscribeV1},
-	{name: "ListTasks", version: a2a.V10, serve: (*Server).listV1},
-	{name: "CreateTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushCreateV1},
-	{name: "GetTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushGetV1},
-	{name: "ListTaskPushNotificationConfigs", version: a2a.V10, serve: (*Server).pushListV1},
-	{name: "DeleteTaskPushNotificationConfig", version: a2a.V10, serve: (*Server).pushDeleteV1},
+	{name: "SendMessage", version: a2a.V10, stateful: true, serve: codecV1.send},
+	{name: "SendStreamingMessage", version: a2a.V10, stateful: true, open: codecV1.stream},
+	{name: "GetTask", version: a2a.V10, serve: codecV1.get},
+	{name: "CancelTask", version: a2a.V10, stateful: true, serve: codecV1.cancel},
+	{name: "SubscribeToTask", version: a2a.V10, stateful: true, open: codecV1.subscribe},
+	{name: "ListTasks", version: a2a.V10, serve: codecV1.list},
+	{name: "CreateTaskPushNotificationConfig", version: a2a.V10, serve: codecV1.push(pushSet)},
+	{name: "GetTaskPushNotificationConfig", version: a2a.V10, serve: codecV1.push(pushGet)},
+	{name: "ListTaskPushNotificationConfigs", version: a2a.V10, serve: codecV1.push(pushList)},
+	{name: "DeleteTaskPushNotificationConfig", version: a2a.V10, serve: codecV1.push(pushDelete)},
 	{name: "GetExtendedAgentCard", version: a2a.V10, authOnly: true, serve: (*Server).cardV1},
 }
 

@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/a2ad/a2ad/a2a"
-	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -17,89 +15,58 @@ type PushService interface {
 	DeletePushConfig(ctx context.Context, caller tasks.Caller, taskID, configID string) error
 }
 
-// The 0.3 push config methods. Without a PushService they answer -32003.
-
-func (s *Server) pushSet03(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
+// push serves the push config method verb in the codec's version
+// (tasks/pushNotificationConfig/set and CreateTaskPushNotificationConfig,
+// and so on). Without a PushService it answers -32003. Delete is
+// idempotent: deleting what is not there is no error.
+func (c *codec) push(verb pushVerb) func(s *Server, cl *call) (result, *a2a.Error) {
+	return func(s *Server, cl *call) (result, *a2a.Error) {
+		p, e := c.pushParams(s, cl, verb)
+		if e != nil {
+			return nil, e
+		}
+		switch verb {
+		case pushSet:
+			p.Config.Wire = c.version
+			cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
+			return pushAnswer(s, cl, cfg, err, c.pushConfig)
+		case pushGet:
+			cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
+			return pushAnswer(s, cl, cfg, err, c.pushConfig)
+		case pushList:
+			list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
+			return pushAnswer(s, cl, list, err, c.pushConfigs)
+		}
+		if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
+			return nil, s.fail(cl, err)
+		}
+		return c.pushDeleted, nil
 	}
-	p, perr := v03.DecodePushSet(cl.req.Params)
+}
+
+// pushParams reads the params of a push config method and notes its
+// task, once the server is known to offer push.
+func (c *codec) pushParams(s *Server, cl *call, verb pushVerb) (a2a.PushConfigParams, *a2a.Error) {
+	if s.cfg.Push == nil {
+		return a2a.PushConfigParams{}, a2a.ErrPushNotSupported
+	}
+	p, perr := c.decodePush[verb](cl.req.Params)
 	if perr != nil {
-		return nil, perr
+		return p, perr
 	}
 	cl.ac.noteTask(p.TaskID)
-	cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
+	return p, nil
+}
+
+// pushAnswer is a push method's result in the codec's shape, or the
+// call's error: the service's, or the encoding's.
+func pushAnswer[T any](s *Server, cl *call, v T, err error, shape func(T) (result, error)) (result, *a2a.Error) {
+	var r result
+	if err == nil {
+		r, err = shape(v)
+	}
 	if err != nil {
 		return nil, s.fail(cl, err)
 	}
-	return s.json03(cl, wire03(cfg))
-}
-
-func (s *Server) pushGet03(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v03.DecodePushRef(cl.req.Params, false)
-	if perr != nil {
-		return nil, perr
-	}
-	cl.ac.noteTask(p.TaskID)
-	cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return s.json03(cl, wire03(cfg))
-}
-
-func (s *Server) pushList03(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v03.DecodePushRef(cl.req.Params, false)
-	if perr != nil {
-		return nil, perr
-	}
-	cl.ac.noteTask(p.TaskID)
-	list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	out := make([]*a2a.TaskPushConfig, len(list))
-	for i := range list {
-		out[i] = wire03(&list[i])
-	}
-	return s.json03(cl, out)
-}
-
-// pushDelete03's result is JSON null.
-func (s *Server) pushDelete03(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v03.DecodePushRef(cl.req.Params, true)
-	if perr != nil {
-		return nil, perr
-	}
-	cl.ac.noteTask(p.TaskID)
-	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return rawJSON("null"), nil
-}
-
-// json03 is v as a result, encoded by encoding/json.
-func (s *Server) json03(cl *call, v any) (result, *a2a.Error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return rawJSON(b), nil
-}
-
-// wire03 is cfg as 0.3 shows it: without the version it was set with,
-// which is a2ad's own business.
-func wire03(cfg *a2a.TaskPushConfig) *a2a.TaskPushConfig {
-	c := *cfg
-	c.PushNotificationConfig.Wire = a2a.V03
-	return &c
+	return r, nil
 }

@@ -42,44 +42,23 @@ type opened struct {
 
 // The streaming methods: each decodes its params and opens its stream.
 
-func (s *Server) stream03(cl *call) (opened, *a2a.Error) {
-	p, perr := v03.DecodeSendParams(cl.req.Params)
+// stream serves message/stream and SendStreamingMessage.
+func (c *codec) stream(s *Server, cl *call) (opened, *a2a.Error) {
+	p, perr := c.sendParams(cl)
 	if perr != nil {
 		return opened{}, perr
 	}
 	return s.openSend(cl, p), nil
 }
 
-func (s *Server) streamV1(cl *call) (opened, *a2a.Error) {
-	p, perr := v1.DecodeSendParams(cl.req.Params)
-	if perr != nil {
-		return opened{}, perr
-	}
-	if p.PushConfig != nil {
-		p.PushConfig.Wire = a2a.V10
-	}
-	return s.openSend(cl, p), nil
-}
-
-func (s *Server) resubscribe03(cl *call) (opened, *a2a.Error) {
-	p, perr := v03.DecodeTaskIDParams(cl.req.Params)
+// subscribe serves tasks/resubscribe and SubscribeToTask.
+func (c *codec) subscribe(s *Server, cl *call) (opened, *a2a.Error) {
+	p, perr := c.decodeTaskID(cl.req.Params)
 	if perr != nil {
 		return opened{}, perr
 	}
 	cl.ac.noteTask(p.ID)
-	return s.openWatch(cl, p), nil
-}
-
-// subscribeV1 serves SubscribeToTask: a finished task has nothing to
-// subscribe to, but a client resuming from an event id still gets what
-// it missed.
-func (s *Server) subscribeV1(cl *call) (opened, *a2a.Error) {
-	p, perr := v1.DecodeTaskIDParams(cl.req.Params)
-	if perr != nil {
-		return opened{}, perr
-	}
-	cl.ac.noteTask(p.ID)
-	if lastEventID(cl.r, p.Metadata) == nil {
+	if c.subscribeLiveOnly && lastEventID(cl.r, p.Metadata) == nil {
 		t, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, p.ID, nil)
 		if err != nil {
 			return opened{}, s.fail(cl, err)

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"errors"
+	"encoding/json"
 	"net/http"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -27,58 +27,47 @@ func appendErrorFor(dst []byte, wire a2a.Version, id []byte, e *a2a.Error) []byt
 	return a2a.AppendError(dst, id, e)
 }
 
-// The A2A 1.0 methods that do not stream.
+// codecV1 spells the methods in A2A 1.0 (ProtoJSON).
+var codecV1 = &codec{
+	decodeSend:   v1.DecodeSendParams,
+	decodeQuery:  v1.DecodeTaskQuery,
+	decodeTaskID: v1.DecodeTaskIDParams,
+	decodeList:   v1.DecodeListTasks,
+	decodePush: [pushVerbs]func(json.RawMessage) (a2a.PushConfigParams, *a2a.Error){
+		pushSet:    v1.DecodePushCreate,
+		pushGet:    v1.DecodePushRef,
+		pushList:   decodePushListV1,
+		pushDelete: v1.DecodePushRef,
+	},
 
-func (s *Server) sendV1(cl *call) (result, *a2a.Error) {
-	p, perr := v1.DecodeSendParams(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	if p.PushConfig != nil {
-		p.PushConfig.Wire = a2a.V10
-	}
-	cl.ac.noteTask(p.Message.TaskID)
-	task, out, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
-	cl.ac.outcome = out
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	cl.ac.noteResult(task)
-	return v1Result{&v1.StreamResponse{Task: task}}, nil
+	sent: func(t *a2a.Task) result { return v1Result{&v1.StreamResponse{Task: t}} },
+	task: func(t *a2a.Task) result { return v1Result{v1.TaskResult{Task: t}} },
+	page: func(p tasks.ListPage) result {
+		return v1Result{&v1.TaskList[a2a.Task]{Tasks: p.Tasks, NextPageToken: p.NextPageToken, PageSize: p.PageSize, TotalSize: p.TotalSize}}
+	},
+	pushConfig: func(cfg *a2a.TaskPushConfig) (result, error) { return v1Result{v1.PushConfigResult{Config: cfg}}, nil },
+	pushConfigs: func(list []a2a.TaskPushConfig) (result, error) {
+		return v1Result{&v1.PushConfigList{Configs: list}}, nil
+	},
+	pushDeleted: v1Result{v1.Empty{}},
+
+	version:           a2a.V10,
+	pageTokenPath:     "/pageToken",
+	cancelIdempotent:  true,
+	subscribeLiveOnly: true,
 }
 
-func (s *Server) getV1(cl *call) (result, *a2a.Error) {
-	q, perr := v1.DecodeTaskQuery(cl.req.Params)
+// decodePushListV1 reads ListTaskPushNotificationConfigs params. Every
+// config fits on one page: a2ad never hands out a token.
+func decodePushListV1(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
+	p, perr := v1.DecodePushList(raw)
 	if perr != nil {
-		return nil, perr
+		return a2a.PushConfigParams{}, perr
 	}
-	cl.ac.noteTask(q.ID)
-	task, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, q.ID, q.HistoryLength)
-	if err != nil {
-		return nil, s.fail(cl, err)
+	if p.PageToken != "" {
+		return a2a.PushConfigParams{}, a2a.InvalidParams(a2a.Problem{Path: "/pageToken", Message: "is not a token this server issued (every config fits on one page)"})
 	}
-	return v1Result{v1.TaskResult{Task: task}}, nil
-}
-
-func (s *Server) cancelV1(cl *call) (result, *a2a.Error) {
-	p, perr := v1.DecodeTaskIDParams(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	cl.ac.noteTask(p.ID)
-	task, err := s.cfg.Tasks.Cancel(cl.ctx, cl.caller, p.ID)
-	if errors.Is(err, tasks.ErrNotCancelable) {
-		// 1.0: cancel is idempotent; a task canceled already is
-		// answered as it stands (another terminal state is not).
-		if t, gerr := s.cfg.Tasks.Get(cl.ctx, cl.caller, p.ID, nil); gerr == nil && t.Status.State == a2a.StateCanceled {
-			task, err = t, nil
-		}
-	}
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	cl.ac.noteResult(task)
-	return v1Result{v1.TaskResult{Task: task}}, nil
+	return a2a.PushConfigParams{TaskID: p.TaskID}, nil
 }
 
 // cardV1 serves GetExtendedAgentCard, which takes no params.
@@ -90,93 +79,4 @@ func (s *Server) cardV1(cl *call) (result, *a2a.Error) {
 		return nil, a2a.ErrUnsupportedOp
 	}
 	return rawJSON(s.cfg.ExtendedCard(cl.p).JSON), nil
-}
-
-func (s *Server) pushCreateV1(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v1.DecodePushCreate(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	p.Config.Wire = a2a.V10
-	cl.ac.noteTask(p.TaskID)
-	cfg, err := s.cfg.Push.SetPushConfig(cl.ctx, cl.caller, p.TaskID, p.Config)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return v1Result{v1.PushConfigResult{Config: cfg}}, nil
-}
-
-func (s *Server) pushGetV1(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v1.DecodePushRef(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	cl.ac.noteTask(p.TaskID)
-	cfg, err := s.cfg.Push.PushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return v1Result{v1.PushConfigResult{Config: cfg}}, nil
-}
-
-func (s *Server) pushListV1(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v1.DecodePushList(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	if p.PageToken != "" {
-		// Every config fits on one page: a2ad never hands out a token.
-		return nil, a2a.InvalidParams(a2a.Problem{Path: "/pageToken", Message: "is not a token this server issued (every config fits on one page)"})
-	}
-	cl.ac.noteTask(p.TaskID)
-	list, err := s.cfg.Push.PushConfigList(cl.ctx, cl.caller, p.TaskID)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return v1Result{&v1.PushConfigList{Configs: list}}, nil
-}
-
-// pushDeleteV1 is idempotent: deleting what is not there is no error.
-func (s *Server) pushDeleteV1(cl *call) (result, *a2a.Error) {
-	if s.cfg.Push == nil {
-		return nil, a2a.ErrPushNotSupported
-	}
-	p, perr := v1.DecodePushRef(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	cl.ac.noteTask(p.TaskID)
-	if err := s.cfg.Push.DeletePushConfig(cl.ctx, cl.caller, p.TaskID, p.ConfigID); err != nil {
-		return nil, s.fail(cl, err)
-	}
-	return v1Result{v1.Empty{}}, nil
-}
-
-// listV1 serves ListTasks; without a Lister the method is unknown, as
-// tasks/list is.
-func (s *Server) listV1(cl *call) (result, *a2a.Error) {
-	if s.cfg.Lister == nil {
-		return nil, a2a.MethodNotFound(cl.req.Method)
-	}
-	if e := listRefused(cl.p); e != nil {
-		return nil, e
-	}
-	p, perr := v1.DecodeListTasks(cl.req.Params)
-	if perr != nil {
-		return nil, perr
-	}
-	page, err := s.cfg.Lister.List(cl.ctx, cl.caller, listQuery(p))
-	if err != nil {
-		return nil, s.listError(cl, err, "/pageToken")
-	}
-	return v1Result{&v1.TaskList[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}}, nil
 }
