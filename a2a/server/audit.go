@@ -73,22 +73,10 @@ func (ac *auditCall) throttled() bool { return ac.denial != nil && ac.denial.Sco
 
 // classify gives the call's outcome and reason.
 func (ac *auditCall) classify() (audit.Outcome, audit.Reason) {
-	switch {
-	case ac.authFail:
-		return audit.OutcomeTransportDenied, audit.ReasonUnauthenticated
-	case ac.throttled():
-		return audit.OutcomeTransportDenied, audit.ReasonAuthThrottled
-	case ac.revoked:
-		return audit.OutcomeTransportDenied, audit.ReasonKeyRevoked
-	case ac.denial != nil && ac.denial.Scope == "bytes":
-		return audit.OutcomeTransportDenied, audit.ReasonBytesLimited
-	case ac.denial != nil && ac.denial.RateLimited:
-		return audit.OutcomeTransportDenied, audit.ReasonRateLimited
-	case ac.denial != nil:
-		return audit.OutcomeTransportDenied, audit.ReasonOverCapacity
-	case ac.bodyLate:
-		return audit.OutcomeTransportDenied, audit.ReasonBodyTimeout
-	case ac.rpcErr != nil:
+	if r := ac.transportDenial(); r != "" {
+		return audit.OutcomeTransportDenied, r
+	}
+	if ac.rpcErr != nil {
 		return classifyError(ac.rpcErr, ac.notOwner)
 	}
 	if d := ac.outcome.Decision; d != "" && d != exposure.Exposed {
@@ -97,43 +85,76 @@ func (ac *auditCall) classify() (audit.Outcome, audit.Reason) {
 	if !ac.stateful || ac.state == "" {
 		return audit.OutcomeOK, audit.ReasonOK
 	}
-	switch ac.state {
-	case a2a.StateCompleted:
-		return audit.OutcomeOK, audit.ReasonCompleted
-	case a2a.StateCanceled:
-		return audit.OutcomeOK, audit.ReasonCanceled
-	case a2a.StateInputRequired:
-		return audit.OutcomeOK, audit.ReasonInputRequired
-	case a2a.StateAuthRequired:
-		return audit.OutcomeOK, audit.ReasonAuthRequired
-	case a2a.StateRejected:
-		return audit.OutcomeFunctionError, audit.ReasonRejected
-	case a2a.StateFailed:
-		switch ac.failure {
-		case tasks.FailureTimeout:
-			return audit.OutcomeFunctionError, audit.ReasonInvokeTimeout
-		case tasks.FailureOutput:
-			return audit.OutcomeFunctionError, audit.ReasonInvalidOutput
-		case tasks.FailureTooLarge:
-			return audit.OutcomeFunctionError, audit.ReasonTooLarge
-		case tasks.FailureInterrupted:
-			return audit.OutcomeServerError, audit.ReasonInterrupted
+	if ac.state == a2a.StateFailed {
+		if v, ok := failureVerdicts[ac.failure]; ok {
+			return v.outcome, v.reason
 		}
 		return audit.OutcomeFunctionError, audit.ReasonInvokeError
+	}
+	if v, ok := stateVerdicts[ac.state]; ok {
+		return v.outcome, v.reason
 	}
 	return audit.OutcomeOK, audit.ReasonAccepted
 }
 
+// transportDenial is the reason the transport refused the call, or ""
+// if it did not.
+func (ac *auditCall) transportDenial() audit.Reason {
+	switch {
+	case ac.authFail:
+		return audit.ReasonUnauthenticated
+	case ac.throttled():
+		return audit.ReasonAuthThrottled
+	case ac.revoked:
+		return audit.ReasonKeyRevoked
+	case ac.denial != nil && ac.denial.Scope == "bytes":
+		return audit.ReasonBytesLimited
+	case ac.denial != nil && ac.denial.RateLimited:
+		return audit.ReasonRateLimited
+	case ac.denial != nil:
+		return audit.ReasonOverCapacity
+	case ac.bodyLate:
+		return audit.ReasonBodyTimeout
+	}
+	return ""
+}
+
+// verdict is an audit record's outcome and reason.
+type verdict struct {
+	outcome audit.Outcome
+	reason  audit.Reason
+}
+
+// stateVerdicts classify a stateful call by the state its task is in
+// (failed aside); a state not here (a task still running) was accepted.
+var stateVerdicts = map[a2a.TaskState]verdict{
+	a2a.StateCompleted:     {audit.OutcomeOK, audit.ReasonCompleted},
+	a2a.StateCanceled:      {audit.OutcomeOK, audit.ReasonCanceled},
+	a2a.StateInputRequired: {audit.OutcomeOK, audit.ReasonInputRequired},
+	a2a.StateAuthRequired:  {audit.OutcomeOK, audit.ReasonAuthRequired},
+	a2a.StateRejected:      {audit.OutcomeFunctionError, audit.ReasonRejected},
+}
+
+// failureVerdicts classify a failed task by its failure class; any other
+// class is the function's error.
+var failureVerdicts = map[string]verdict{
+	tasks.FailureTimeout:     {audit.OutcomeFunctionError, audit.ReasonInvokeTimeout},
+	tasks.FailureOutput:      {audit.OutcomeFunctionError, audit.ReasonInvalidOutput},
+	tasks.FailureTooLarge:    {audit.OutcomeFunctionError, audit.ReasonTooLarge},
+	tasks.FailureInterrupted: {audit.OutcomeServerError, audit.ReasonInterrupted},
+}
+
+// deniedReasons name the policy's refusals; any other is unknown.
+var deniedReasons = map[exposure.Reason]audit.Reason{
+	exposure.HiddenPrefix: audit.ReasonDeniedHidden,
+	exposure.NotOptedIn:   audit.ReasonDeniedNotExposed,
+	exposure.TierMismatch: audit.ReasonDeniedTier,
+	exposure.CatalogError: audit.ReasonDeniedCatalog,
+}
+
 func deniedReason(d exposure.Reason) audit.Reason {
-	switch d {
-	case exposure.HiddenPrefix:
-		return audit.ReasonDeniedHidden
-	case exposure.NotOptedIn:
-		return audit.ReasonDeniedNotExposed
-	case exposure.TierMismatch:
-		return audit.ReasonDeniedTier
-	case exposure.CatalogError:
-		return audit.ReasonDeniedCatalog
+	if r, ok := deniedReasons[d]; ok {
+		return r
 	}
 	return audit.ReasonDeniedUnknown
 }
