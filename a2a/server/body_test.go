@@ -84,6 +84,22 @@ func (c *rawConn) answer(tb testing.TB, wait time.Duration) (int, string, string
 	return resp.StatusCode, conn, strings.TrimSpace(string(b))
 }
 
+// want408 reads the answer to a body cut off: no sooner than atLeast
+// after start, a 408 that says want, and the connection closed.
+func (c *rawConn) want408(t *testing.T, start time.Time, atLeast time.Duration, want string) {
+	t.Helper()
+	status, conn, body := c.answer(t, 5*time.Second)
+	if took := time.Since(start); took < atLeast {
+		t.Errorf("cut after %v, before %v", took, atLeast)
+	}
+	if status != http.StatusRequestTimeout || conn != "close" || body != want {
+		t.Errorf("HTTP %d Connection %q %s, want 408, close and %s", status, conn, body, want)
+	}
+	if !c.closedWithin(5 * time.Second) {
+		t.Error("connection left open after a 408")
+	}
+}
+
 // closedWithin reports whether the server closes the connection within
 // wait.
 func (c *rawConn) closedWithin(wait time.Duration) bool {
@@ -127,17 +143,8 @@ func TestSlowBodyIs408(t *testing.T) {
 				}
 			}()
 			defer close(stop)
-			status, conn, body := c.answer(t, 5*time.Second)
-			if took := time.Since(start); took < 300*time.Millisecond {
-				t.Errorf("cut after %v, within the grace period", took)
-			}
-			if status != http.StatusRequestTimeout || conn != "close" ||
-				body != `{"error":"request body arrived slower than 1024 bytes/s"}` {
-				t.Errorf("slow body: HTTP %d Connection %q %s", status, conn, body)
-			}
-			if !c.closedWithin(5 * time.Second) {
-				t.Error("connection left open after a 408")
-			}
+			// Not within the grace period.
+			c.want408(t, start, 300*time.Millisecond, `{"error":"request body arrived slower than 1024 bytes/s"}`)
 		})
 	}
 	if n := fake.Calls(); n != 0 {
@@ -156,16 +163,8 @@ func TestLateBodyIs408(t *testing.T) {
 	start := time.Now()
 	c.head(t, len(getT1))
 	c.write(t, getT1[:10])
-	status, conn, body := c.answer(t, 5*time.Second)
-	if took := time.Since(start); took < 300*time.Millisecond {
-		t.Errorf("cut after %v, before the read timeout", took)
-	}
-	if status != http.StatusRequestTimeout || conn != "close" || body != `{"error":"request body not received within 300ms"}` {
-		t.Errorf("late body: HTTP %d Connection %q %s", status, conn, body)
-	}
-	if !c.closedWithin(5 * time.Second) {
-		t.Error("connection left open after a 408")
-	}
+	// Not before the read timeout.
+	c.want408(t, start, 300*time.Millisecond, `{"error":"request body not received within 300ms"}`)
 	if n := fake.Calls(); n != 0 {
 		t.Errorf("task service called %d times for a late body", n)
 	}

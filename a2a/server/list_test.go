@@ -49,17 +49,9 @@ func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("tasks/list:\n got %s\nwant %s", got, want)
 	}
-	one := 1
-	wantQ := tasks.ListQuery{
-		ListFilter: tasks.ListFilter{ContextID: "c", State: a2a.StateCompleted, StatusAfter: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
-		PageSize:   2, PageToken: "tok", HistoryLength: &one, IncludeArtifacts: true,
-	}
-	if !gotQuery.StatusAfter.Equal(wantQ.StatusAfter) {
-		t.Errorf("StatusAfter = %v, want %v", gotQuery.StatusAfter, wantQ.StatusAfter)
-	}
-	gotQuery.StatusAfter, wantQ.StatusAfter = time.Time{}, time.Time{}
-	if !reflect.DeepEqual(gotQuery, wantQ) || !reflect.DeepEqual(gotCaller, tasks.Caller{ID: "alice", Tiers: []string{"partner"}}) {
-		t.Errorf("List(%+v, %+v), want (alice, %+v)", gotCaller, gotQuery, wantQ)
+	checkListQuery(t, gotQuery, fullListQuery(a2a.StateCompleted, 1))
+	if !reflect.DeepEqual(gotCaller, tasks.Caller{ID: "alice", Tiers: []string{"partner"}}) {
+		t.Errorf("List by %+v, want alice", gotCaller)
 	}
 
 	// No params at all: the defaults, and every member of the result.
@@ -134,18 +126,7 @@ func TestListTasksV1(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","id":1,"result":` + string(result) + `}`; string(got) != want {
 		t.Fatalf("ListTasks:\n got %s\nwant %s", got, want)
 	}
-	zero := 0
-	wantQ := tasks.ListQuery{
-		ListFilter: tasks.ListFilter{ContextID: "c", State: a2a.StateWorking, StatusAfter: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
-		PageSize:   2, PageToken: "tok", HistoryLength: &zero, IncludeArtifacts: true,
-	}
-	if !gotQuery.StatusAfter.Equal(wantQ.StatusAfter) {
-		t.Errorf("StatusAfter = %v, want %v", gotQuery.StatusAfter, wantQ.StatusAfter)
-	}
-	gotQuery.StatusAfter, wantQ.StatusAfter = time.Time{}, time.Time{}
-	if !reflect.DeepEqual(gotQuery, wantQ) {
-		t.Errorf("query = %+v, want %+v", gotQuery, wantQ)
-	}
+	checkListQuery(t, gotQuery, fullListQuery(a2a.StateWorking, 0))
 
 	for _, tc := range []struct {
 		params string
@@ -176,5 +157,28 @@ func TestListTasksV1(t *testing.T) {
 	out := rpc(t, ts, `{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{}}`)
 	if !strings.Contains(string(out), `"code":-32601,"message":"Method not found: ListTasks"`) {
 		t.Errorf("ListTasks without a Lister: %s", out)
+	}
+}
+
+// fullListQuery is the query of the list params that the tests give in
+// full: context c, the state, page size 2, token tok, history, status
+// after 2026-03-01 12:00 UTC, artifacts included.
+func fullListQuery(state a2a.TaskState, history int) tasks.ListQuery {
+	return tasks.ListQuery{
+		ListFilter: tasks.ListFilter{ContextID: "c", State: state, StatusAfter: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		PageSize:   2, PageToken: "tok", HistoryLength: &history, IncludeArtifacts: true,
+	}
+}
+
+// checkListQuery fails t unless got is want; the times compare as
+// instants.
+func checkListQuery(t *testing.T, got, want tasks.ListQuery) {
+	t.Helper()
+	if !got.StatusAfter.Equal(want.StatusAfter) {
+		t.Errorf("StatusAfter = %v, want %v", got.StatusAfter, want.StatusAfter)
+	}
+	got.StatusAfter, want.StatusAfter = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("query = %+v, want %+v", got, want)
 	}
 }
