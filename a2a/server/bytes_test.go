@@ -112,14 +112,7 @@ func TestRequestBytesMetered(t *testing.T) {
 	}
 	// The audit is written once the answer is: wait for the last one.
 	want := []audit.Reason{audit.ReasonOK, audit.ReasonOK, audit.ReasonBytesLimited, audit.ReasonBytesLimited, audit.ReasonBytesLimited}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		mu.Lock()
-		n := len(reasons)
-		mu.Unlock()
-		if n >= len(want) || time.Now().After(deadline) {
-			break
-		}
-	}
+	waitForCount(&mu, func() int { return len(reasons) }, len(want))
 	mu.Lock()
 	defer mu.Unlock()
 	if active != 0 {

@@ -100,14 +100,7 @@ func TestObserve(t *testing.T) {
 		{"", audit.OutcomeClientError, audit.ReasonInvalid, 0},
 	}
 	// The observation follows the answer: wait for the last one.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= len(want) || time.Now().After(deadline) {
-			break
-		}
-	}
+	waitForCount(&mu, func() int { return len(got) }, len(want))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != len(want) {
@@ -120,6 +113,19 @@ func TestObserve(t *testing.T) {
 		}
 		if g.d < w.d || g.d > 5*time.Second {
 			t.Errorf("observation %d: duration %v, want at least %v", i, g.d, w.d)
+		}
+	}
+}
+
+// waitForCount waits, 5 s at the most, until count (read under mu) is at
+// least n.
+func waitForCount(mu *sync.Mutex, count func() int, n int) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		mu.Lock()
+		c := count()
+		mu.Unlock()
+		if c >= n {
+			return
 		}
 	}
 }
