@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	be "encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,57 +35,18 @@ func runBinary(tb testing.TB, args ...string) (code int, stdout, stderr string) 
 	return code, out.String(), errOut.String()
 }
 
-// storeLayout is where a store file keeps what the damages hit: the page
-// size and pages in use (bbolt), the freelist page, and the leaf page of
-// the tasks bucket that holds a task (from the raw pages: bbolt's page
-// header is id(8) flags(2) count(2) overflow(4), a branch element pos(4)
-// ksize(4) pgid(8) with its key pos bytes further on; in the machine's
-// byte order).
-type storeLayout struct {
-	pageSize, pages, freelist int64
-	tasksRoot                 int64
-}
-
-func layoutOf(tb testing.TB, path string) storeLayout {
-	tb.Helper()
-	var l storeLayout
-	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
-		l.pageSize = int64(tx.DB().Info().PageSize)
-		l.pages = tx.Size() / l.pageSize
-		for id := 2; int64(id) < l.pages; id++ {
-			if pi, err := tx.Page(id); err == nil && pi != nil && pi.Type == "freelist" {
-				l.freelist = int64(id)
-			}
-		}
-		l.tasksRoot = int64(tx.Bucket([]byte("tasks")).Root())
-		return nil
-	})
-	return l
-}
-
 // leafOf is the page under the tasks bucket's root branch that holds id.
-func (l storeLayout) leafOf(tb testing.TB, path, id string) int64 {
+func leafOf(tb testing.TB, l testkit.Layout, path, id string) int64 {
 	tb.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ne := be.NativeEndian
-	p := raw[l.tasksRoot*l.pageSize:]
-	if ne.Uint16(p[8:]) != 0x01 {
-		tb.Fatalf("the tasks bucket's root page %d is no branch page: seed more tasks", l.tasksRoot)
-	}
 	leaf := int64(-1)
-	for i := range int(ne.Uint16(p[10:])) {
-		e := 16 + i*16
-		pos, ksize := int(ne.Uint32(p[e:])), int(ne.Uint32(p[e+4:]))
-		if string(p[e+pos:e+pos+ksize]) > id {
+	for _, c := range l.Children(tb, path) {
+		if c.Key > id {
 			break
 		}
-		leaf = int64(ne.Uint64(p[e+8:]))
+		leaf = c.Page
 	}
 	if leaf < 0 {
-		tb.Fatalf("no leaf under page %d holds %s", l.tasksRoot, id)
+		tb.Fatalf("no leaf under page %d holds %s", l.Root, id)
 	}
 	return leaf
 }
@@ -120,13 +79,13 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 	sleeping := resultTask(t, rpc(t, base, "message/send", sendParams("sleep", "demo::sleep", map[string]any{"seconds": 60}, false)))
 	sleepID := sleeping["id"].(string)
 	stop() // the sleeping task stays working: the next start reads it
-	l := layoutOf(t, seeded)
-	if l.freelist == 0 {
+	l := testkit.ReadLayout(t, seeded, "tasks")
+	if l.Freelist == 0 {
 		t.Fatalf("no freelist page in %+v", l)
 	}
-	end := l.pages * l.pageSize
-	leaf := l.leafOf(t, seeded, sleepID)
-	garbage := func(n int64) []byte { return bytes.Repeat([]byte{0xA5}, int(n)) }
+	end := l.Pages * l.PageSize
+	leaf := leafOf(t, l, seeded, sleepID)
+	garbage := testkit.Garbage
 
 	for _, tc := range []struct {
 		name   string
@@ -139,10 +98,10 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 			}
 		}, fmt.Sprintf("the file is %d bytes, but its pages reach to byte %d (it was cut short)", end/2, end)},
 		{"garbage freelist", func(path string) {
-			testkit.OverwriteAt(t, path, l.freelist*l.pageSize, garbage(l.pageSize))
-		}, fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.freelist)},
+			testkit.OverwriteAt(t, path, l.Freelist*l.PageSize, garbage(l.PageSize))
+		}, fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.Freelist)},
 		{"garbage leaf page", func(path string) {
-			testkit.OverwriteAt(t, path, leaf*l.pageSize, garbage(l.pageSize))
+			testkit.OverwriteAt(t, path, leaf*l.PageSize, garbage(l.PageSize))
 		}, fmt.Sprintf("reading it failed: assertion failed: Page expected to be: %d, but self identifies as 11936128518282651045", leaf)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,35 +132,6 @@ func launchServer(tb testing.TB, store string, extra ...string) (p *process, rea
 	return launch(tb, append([]string{"serve", "--catalog", exampleCatalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, extra...)...)
 }
 
-// fdsOn counts the descriptors process pid has open on the file fi
-// (/proc/PID/fd); the test skips where there is no /proc.
-func fdsOn(tb testing.TB, pid int, fi os.FileInfo) int {
-	tb.Helper()
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Skipf("no %s: %v", dir, err)
-	}
-	n := 0
-	for _, e := range ents {
-		if got, err := os.Stat(dir + "/" + e.Name()); err == nil && os.SameFile(got, fi) {
-			n++
-		}
-	}
-	return n
-}
-
-// holdsTask reports whether the store file at path holds task id.
-func holdsTask(tb testing.TB, path, id string) bool {
-	tb.Helper()
-	var found bool
-	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
-		found = tx.Bucket([]byte("tasks")).Get([]byte(id)) != nil
-		return nil
-	})
-	return found
-}
-
 // TestCompactWhileAServerWaitsForTheStore is issue 13's race against the
 // real binaries: a server starts while the store is held (here by this
 // test, as by a server still shutting down) and waits for the lock;
@@ -229,7 +159,7 @@ func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
 	original := testkit.Stat(t, path)
 	p, ready := launchServer(t, path, "--store-lock-timeout", "60s")
 	deadline := time.Now().Add(20 * time.Second)
-	for fdsOn(t, p.cmd.Process.Pid, original) == 0 {
+	for testkit.FDsOn(t, p.cmd.Process.Pid, original) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the server did not open the store")
 		}
@@ -257,10 +187,10 @@ func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
 		t.Fatalf("the server did not start once the store was free:\n%s", p.logs)
 	}
 	pid := p.cmd.Process.Pid
-	if n := fdsOn(t, pid, original); n != 0 {
+	if n := testkit.FDsOn(t, pid, original); n != 0 {
 		t.Errorf("the server has %d descriptors on the original, now %s.bak", n, path)
 	}
-	if n := fdsOn(t, pid, testkit.Stat(t, path)); n != 1 {
+	if n := testkit.FDsOn(t, pid, testkit.Stat(t, path)); n != 1 {
 		t.Errorf("the server has %d descriptors on the compacted %s, want 1", n, path)
 	}
 	id, err := send(base, "after-compact", 10)
@@ -273,14 +203,14 @@ func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("the server's exit: %v", err)
 	}
-	if !holdsTask(t, path, id) {
+	if !testkit.HasKey(t, path, "tasks", id) {
 		t.Errorf("the task taken after the compact is not in %s", path)
 	}
-	if holdsTask(t, path+".bak", id) {
+	if testkit.HasKey(t, path+".bak", "tasks", id) {
 		t.Errorf("the task taken after the compact is in %s.bak", path)
 	}
 	for _, old := range before {
-		if !holdsTask(t, path, old) {
+		if !testkit.HasKey(t, path, "tasks", old) {
 			t.Fatalf("task %s, written before the compact, is not in %s", old, path)
 		}
 	}

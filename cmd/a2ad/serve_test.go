@@ -127,7 +127,7 @@ func TestFailedOpenUnwinds(t *testing.T) {
 		ln.Close()
 	}
 	for _, f := range []string{cfg.Store, cfg.AuditLog} {
-		if n := fdsOn(t, os.Getpid(), testkit.Stat(t, f)); n != 0 {
+		if n := testkit.FDsOn(t, os.Getpid(), testkit.Stat(t, f)); n != 0 {
 			t.Errorf("%d descriptors still open on %s", n, filepath.Base(f))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +74,33 @@ func DumpStore(tb testing.TB, db *bolt.DB) (dump string, file [32]byte) {
 		tb.Fatal(err)
 	}
 	return b.String(), sha256.Sum256(raw)
+}
+
+// HasKey reports whether bucket, in the bbolt file at path, holds key.
+func HasKey(tb testing.TB, path, bucket, key string) bool {
+	tb.Helper()
+	var found bool
+	ViewStore(tb, path, func(tx *bolt.Tx) error {
+		found = tx.Bucket([]byte(bucket)).Get([]byte(key)) != nil
+		return nil
+	})
+	return found
+}
+
+// FDsOn counts the descriptors process pid has open on the file fi
+// (/proc/PID/fd); the test skips where there is no /proc.
+func FDsOn(tb testing.TB, pid int, fi os.FileInfo) int {
+	tb.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Skipf("no %s: %v", dir, err)
+	}
+	n := 0
+	for _, e := range ents {
+		if got, err := os.Stat(dir + "/" + e.Name()); err == nil && os.SameFile(got, fi) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,7 +1,6 @@
 package boltstore_test
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -43,78 +41,36 @@ func seedWorking(tb testing.TB, path string, n int) {
 	}
 }
 
-// fileLayout is where a store file keeps what the damages below hit, read
-// with bbolt and from the raw pages (bbolt's page header: id(8) flags(2)
-// count(2) overflow(4); a branch element: pos(4) ksize(4) pgid(8); in the
-// machine's byte order).
+// fileLayout is where a store file keeps what the damages below hit:
+// the active bucket's layout (Root is its root page), the root bucket's
+// page, and the leaf pages under the active bucket's root.
 type fileLayout struct {
-	pageSize   int64
-	pages      int64 // the high-water mark: pages in use
-	freelist   int64
-	root       int64   // the root bucket's page
-	leaves     []int64 // the leaf pages under the active bucket's root
-	activeRoot int64
+	testkit.Layout
+	rootBucket int64
+	leaves     []int64
 }
 
 func readLayout(tb testing.TB, path string) fileLayout {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, PreLoadFreelist: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
-	var l fileLayout
-	l.pageSize = int64(db.Info().PageSize)
-	_ = db.View(func(tx *bolt.Tx) error {
-		l.pages = tx.Size() / l.pageSize
-		for id := 2; int64(id) < l.pages; id++ {
-			if pi, err := tx.Page(id); err == nil && pi != nil && pi.Type == "freelist" {
-				l.freelist = int64(id)
-			}
-		}
-		l.activeRoot = int64(tx.Bucket([]byte("active")).Root())
-		return nil
-	})
+	l := fileLayout{Layout: testkit.ReadLayout(tb, path, "active")}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ne := binary.NativeEndian
 	// The root bucket's page is in the meta with the higher txid; the
-	// meta follows the 16-byte page header: root is at 16+16.
-	m0, m1 := raw[16:], raw[l.pageSize+16:]
+	// meta follows the 16-byte page header: root is at 16+16 (in the
+	// machine's byte order).
+	ne := binary.NativeEndian
+	m0, m1 := raw[16:], raw[l.PageSize+16:]
 	if ne.Uint64(m1[48:]) > ne.Uint64(m0[48:]) {
 		m0 = m1
 	}
-	l.root = int64(ne.Uint64(m0[16:]))
-	p := raw[l.activeRoot*l.pageSize:]
-	if ne.Uint16(p[8:]) != 0x01 {
-		tb.Fatalf("the active bucket's root page %d is no branch page: seed more tasks", l.activeRoot)
-	}
-	for i := range int(ne.Uint16(p[10:])) {
-		l.leaves = append(l.leaves, int64(ne.Uint64(p[16+i*16+8:])))
+	l.rootBucket = int64(ne.Uint64(m0[16:]))
+	for _, c := range l.Children(tb, path) {
+		l.leaves = append(l.leaves, c.Page)
 	}
 	return l
 }
-
-// overwrite writes b at off in the file at path.
-func overwrite(tb testing.TB, path string, off int64, b []byte) {
-	tb.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := f.WriteAt(b, off); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-// garbage is n bytes of 0xA5: as a page id, 11936128518282651045; as
-// page flags, 0xa5a5.
-func garbage(n int64) []byte { return bytes.Repeat([]byte{0xA5}, int(n)) }
 
 // TestDamagedFiles damages a populated store in the ways issue 13 names
 // (cut short, garbage over its last pages and its freelist, garbage in a
@@ -129,15 +85,15 @@ func TestDamagedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := readLayout(t, seeded)
-	if l.freelist == 0 || len(l.leaves) < 2 {
+	if l.Freelist == 0 || len(l.leaves) < 2 {
 		t.Fatalf("seeded layout %+v: want a freelist page and a branch over the active leaves", l)
 	}
-	end := l.pages * l.pageSize
+	end := l.Pages * l.PageSize
 	leaf := l.leaves[1]
-	tail := end - 2*l.pageSize
-	tailWant := fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.freelist)
-	if l.root*l.pageSize >= tail {
-		tailWant = fmt.Sprintf("its root bucket page %d is no branch or leaf page (flags 0xa5a5)", l.root)
+	tail := end - 2*l.PageSize
+	tailWant := fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.Freelist)
+	if l.rootBucket*l.PageSize >= tail {
+		tailWant = fmt.Sprintf("its root bucket page %d is no branch or leaf page (flags 0xa5a5)", l.rootBucket)
 	}
 	for _, tc := range []struct {
 		name   string
@@ -155,23 +111,23 @@ func TestDamagedFiles(t *testing.T) {
 			}
 		}, true, fmt.Sprintf("the file is %d bytes, but its pages reach to byte %d (it was cut short)", end/2, end), ""},
 		{"garbage over its last pages", func(path string) {
-			overwrite(t, path, tail, garbage(fileSize(t, path)-tail))
+			testkit.OverwriteAt(t, path, tail, testkit.Garbage(fileSize(t, path)-tail))
 		}, true, tailWant, ""},
 		{"garbage freelist", func(path string) {
-			overwrite(t, path, l.freelist*l.pageSize, garbage(l.pageSize))
-		}, true, fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.freelist), ""},
+			testkit.OverwriteAt(t, path, l.Freelist*l.PageSize, testkit.Garbage(l.PageSize))
+		}, true, fmt.Sprintf("its freelist page %d is no freelist page (flags 0xa5a5)", l.Freelist), ""},
 		{"freelist listing a page past the end", func(path string) {
 			// A freelist entry for page 2^40: bbolt would hand it out.
-			overwrite(t, path, l.freelist*l.pageSize+16, binary.NativeEndian.AppendUint64(nil, 1<<40))
-			overwrite(t, path, l.freelist*l.pageSize+10, binary.NativeEndian.AppendUint16(nil, 1))
-		}, true, fmt.Sprintf("its freelist page %d lists page %d, outside pages 2 to %d", l.freelist, uint64(1<<40), l.pages-1), ""},
+			testkit.OverwriteAt(t, path, l.Freelist*l.PageSize+16, binary.NativeEndian.AppendUint64(nil, 1<<40))
+			testkit.OverwriteAt(t, path, l.Freelist*l.PageSize+10, binary.NativeEndian.AppendUint16(nil, 1))
+		}, true, fmt.Sprintf("its freelist page %d lists page %d, outside pages 2 to %d", l.Freelist, uint64(1<<40), l.Pages-1), ""},
 		{"garbage leaf page", func(path string) {
-			overwrite(t, path, leaf*l.pageSize, garbage(l.pageSize))
+			testkit.OverwriteAt(t, path, leaf*l.PageSize, testkit.Garbage(l.PageSize))
 		}, false, fmt.Sprintf("reading it failed: assertion failed: Page expected to be: %d, but self identifies as 11936128518282651045", leaf), ""},
 		{"leaf element pointing past the map", func(path string) {
 			// The first element's key 1 GiB further on: past the file and
 			// the map, so reading it faults (SIGSEGV or SIGBUS).
-			overwrite(t, path, leaf*l.pageSize+16+4, binary.NativeEndian.AppendUint32(nil, 1<<30))
+			testkit.OverwriteAt(t, path, leaf*l.PageSize+16+4, binary.NativeEndian.AppendUint32(nil, 1<<30))
 		}, false, "reading it failed: a page points outside the file (a fault at ...", fmt.Sprintf("page %d: element 0's key or value lies outside the page", leaf)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

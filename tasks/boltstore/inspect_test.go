@@ -1,7 +1,6 @@
 package boltstore_test
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"testing"
@@ -9,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/storetest"
 )
 
@@ -47,7 +46,7 @@ func TestInspectorBoundsAndSizes(t *testing.T) {
 func TestInspectorWritesNothing(t *testing.T) {
 	s := MustOpen(t, seedStore(t))
 	storetest.GiveUp(t, s, "dead")
-	before, hash := snapshot(t, s), fileHash(t, s)
+	before, hash := testkit.DumpStore(t, s.DB())
 	in := s.Inspector()
 	alice := "alice"
 	for range 20 {
@@ -74,17 +73,7 @@ func TestInspectorWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff(before, snapshot(t, s)); diff != "" || hash != fileHash(t, s) {
-		t.Errorf("the store changed (-before +after):\n%s", diff)
+	if after, afterHash := testkit.DumpStore(t, s.DB()); after != before || afterHash != hash {
+		t.Errorf("the store changed (-before +after):\n%s", cmp.Diff(before, after))
 	}
-}
-
-// fileHash is the hash of the store file's bytes.
-func fileHash(tb testing.TB, s *boltstore.Store) [32]byte {
-	tb.Helper()
-	raw, err := os.ReadFile(s.DB().Path())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return sha256.Sum256(raw)
 }

@@ -10,46 +10,21 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
-
-// openFDs counts this process's file descriptors open on the file fi
-// (Linux: /proc/self/fd); the test skips where there is no /proc.
-func openFDs(tb testing.TB, fi os.FileInfo) int {
-	tb.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		tb.Skipf("no /proc/self/fd: %v", err)
-	}
-	n := 0
-	for _, e := range ents {
-		if got, err := os.Stat("/proc/self/fd/" + e.Name()); err == nil && os.SameFile(got, fi) {
-			n++
-		}
-	}
-	return n
-}
 
 // waitFDs waits until n descriptors of this process are open on fi.
 func waitFDs(tb testing.TB, fi os.FileInfo, n int) {
 	tb.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for openFDs(tb, fi) < n {
+	for testkit.FDsOn(tb, os.Getpid(), fi) < n {
 		if time.Now().After(deadline) {
-			tb.Fatalf("%d descriptors on %s, want %d", openFDs(tb, fi), fi.Name(), n)
+			tb.Fatalf("%d descriptors on %s, want %d", testkit.FDsOn(tb, os.Getpid(), fi), fi.Name(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-func stat(tb testing.TB, path string) os.FileInfo {
-	tb.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi
 }
 
 type opened struct {
@@ -77,22 +52,6 @@ func openInBackground(tb testing.TB, path string) <-chan opened {
 	return ch
 }
 
-// has reports whether the store file at path holds task id.
-func has(tb testing.TB, path, id string) bool {
-	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
-	var found bool
-	_ = db.View(func(tx *bolt.Tx) error {
-		found = tx.Bucket([]byte("tasks")).Get([]byte(id)) != nil
-		return nil
-	})
-	return found
-}
-
 // TestOpenWaitingOnCompactHoldsTheCopy is issue 13's race: a server's
 // Open waits for the lock while `a2ad store compact` runs. Compact holds
 // the original's lock until the copy has taken the store's name; the
@@ -102,7 +61,7 @@ func has(tb testing.TB, path, id string) bool {
 // tool tells the operator to delete).
 func TestOpenWaitingOnCompactHoldsTheCopy(t *testing.T) {
 	path := seedStore(t)
-	original := stat(t, path)
+	original := testkit.Stat(t, path)
 	var waiting <-chan opened
 	boltstore.SetBeforeSwap(t, func() {
 		// Compact holds the original's shared lock and the copy's
@@ -122,10 +81,10 @@ func TestOpenWaitingOnCompactHoldsTheCopy(t *testing.T) {
 	if o.err != nil {
 		t.Fatalf("Open that waited on Compact: %v", o.err)
 	}
-	if n := openFDs(t, original); n != 0 {
+	if n := testkit.FDsOn(t, os.Getpid(), original); n != 0 {
 		t.Errorf("%d descriptors still open on the original (now %s.bak)", n, path)
 	}
-	if n := openFDs(t, stat(t, path)); n != 1 {
+	if n := testkit.FDsOn(t, os.Getpid(), testkit.Stat(t, path)); n != 1 {
 		t.Errorf("%d descriptors open on the compacted file, want the store's 1", n)
 	}
 	rec := newRecord("t-new", "alice", a2a.StateWorking, seedTime)
@@ -135,10 +94,10 @@ func TestOpenWaitingOnCompactHoldsTheCopy(t *testing.T) {
 	if err := o.s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !has(t, path, "t-new") {
+	if !testkit.HasKey(t, path, "tasks", "t-new") {
 		t.Errorf("the task written after the compact is not in %s", path)
 	}
-	if has(t, path+".bak", "t-new") {
+	if testkit.HasKey(t, path+".bak", "tasks", "t-new") {
 		t.Errorf("the task written after the compact is in %s.bak", path)
 	}
 	if r := mustCheck(t, path); !r.Clean() || r.Tasks != 5 {
@@ -196,7 +155,7 @@ func TestOpenAndCheckWaitingOpenTheReplacedFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			original := stat(t, path)
+			original := testkit.Stat(t, path)
 			tasksSeen := tc.wait(t, path)
 			waitFDs(t, original, 2)
 			if err := os.Rename(other, path); err != nil {
@@ -229,7 +188,7 @@ func TestOpenGivesUpOnALockHeldPastItsTimeout(t *testing.T) {
 	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
 		t.Errorf("Open gave up after %s, want about 300ms", d)
 	}
-	if n := openFDs(t, stat(t, path)); n != 1 {
+	if n := testkit.FDsOn(t, os.Getpid(), testkit.Stat(t, path)); n != 1 {
 		t.Errorf("%d descriptors open on the store after Open gave up, want the holder's 1", n)
 	}
 }

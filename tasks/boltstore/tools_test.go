@@ -20,6 +20,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -777,29 +778,18 @@ func seedLarge(tb testing.TB, path string, n int) {
 	}
 }
 
+// outboxSequence is the outbox bucket's sequence in the file at path.
 func outboxSequence(tb testing.TB, path string) uint64 {
 	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
 	var seq uint64
-	_ = db.View(func(tx *bolt.Tx) error {
+	testkit.ViewStore(tb, path, func(tx *bolt.Tx) error {
 		seq = tx.Bucket([]byte("outbox")).Sequence()
 		return nil
 	})
 	return seq
 }
 
-func fileSize(tb testing.TB, path string) int64 {
-	tb.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi.Size()
-}
+func fileSize(tb testing.TB, path string) int64 { return testkit.Stat(tb, path).Size() }
 
 // TestCompactInPlace compacts a store that retention has halved: the file
 // shrinks, the original is kept as .bak, the store checks clean, and

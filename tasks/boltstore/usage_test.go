@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/storetest"
@@ -178,19 +179,10 @@ func TestUsageFollowsEveryWrite(t *testing.T) {
 
 // snapshot is every key and value of the store's buckets, and their
 // sequences.
-func snapshot(tb testing.TB, s *boltstore.Store) map[string]string {
+func snapshot(tb testing.TB, s *boltstore.Store) string {
 	tb.Helper()
-	out := map[string]string{}
-	view(tb, s, func(tx *bolt.Tx) {
-		_ = tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			out[string(name)] = fmt.Sprintf("sequence %d", b.Sequence())
-			return b.ForEach(func(k, v []byte) error {
-				out[string(name)+" "+string(k)] = string(v)
-				return nil
-			})
-		})
-	})
-	return out
+	dump, _ := testkit.DumpStore(tb, s.DB())
+	return dump
 }
 
 // TestQuotaRefusalLeavesTheFileAsItWas: a refused create or message
