@@ -314,50 +314,33 @@ func applyFile(fs *flag.FlagSet, path string) error {
 }
 
 // Validate checks the settings a server needs, naming the field at fault.
+// The checks run in order and the first that fails is the answer.
 func (c *Config) Validate() error {
-	switch {
-	case c.Catalog == "":
-		return errors.New("catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
-	case c.Store == "":
-		return errors.New("store: no store file given")
-	case c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000:
-		return fmt.Errorf("store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns)
-	case c.Format != "text" && c.Format != "json":
-		return fmt.Errorf("format: must be text or json, not %q", c.Format)
-	case c.LogFormat != "json" && c.LogFormat != "console":
-		return fmt.Errorf("log-format: must be json or console, not %q", c.LogFormat)
-	case c.MaxBodyBytes <= 0:
-		return fmt.Errorf("max-body-bytes: must be positive, not %d", c.MaxBodyBytes)
-	case c.MaxConcurrent <= 0:
-		return fmt.Errorf("max-concurrent: must be positive, not %d", c.MaxConcurrent)
-	case c.MaxQueue < 0:
-		return fmt.Errorf("max-queue: must not be negative, not %d", c.MaxQueue)
-	case c.BlockingTimeout <= 0:
-		return fmt.Errorf("blocking-timeout: must be positive, not %s", c.BlockingTimeout)
-	case c.Retention <= 0:
-		return fmt.Errorf("retention: must be positive, not %s", c.Retention)
-	case c.RetentionInterval <= 0:
-		return fmt.Errorf("retention-interval: must be positive, not %s", c.RetentionInterval)
-	case c.KeepAlive <= 0:
-		return fmt.Errorf("sse-keepalive: must be positive, not %s", c.KeepAlive)
-	case c.ReadHeaderTimeout <= 0:
-		return fmt.Errorf("read-header-timeout: must be positive, not %s", c.ReadHeaderTimeout)
-	case c.ReadTimeout <= 0:
-		return fmt.Errorf("read-timeout: must be positive, not %s", c.ReadTimeout)
-	case c.MinBodyRate < 0:
-		return fmt.Errorf("min-body-rate: must not be negative, not %d", c.MinBodyRate)
-	case c.IdleTimeout <= 0:
-		return fmt.Errorf("idle-timeout: must be positive, not %s", c.IdleTimeout)
-	case c.MaxConns < 0:
-		return fmt.Errorf("max-conns: must not be negative, not %d", c.MaxConns)
-	case c.MaxConnsPerIP < 0:
-		return fmt.Errorf("max-conns-per-ip: must not be negative, not %d", c.MaxConnsPerIP)
-	case c.PushTimeout <= 0:
-		return fmt.Errorf("push-timeout: must be positive, not %s", c.PushTimeout)
-	case c.PushMaxAttempts <= 0:
-		return fmt.Errorf("push-max-attempts: must be positive, not %d", c.PushMaxAttempts)
-	case c.PushConcurrency <= 0:
-		return fmt.Errorf("push-concurrency: must be positive, not %d", c.PushConcurrency)
+	err := firstError(
+		failIf(c.Catalog == "", "catalog: no catalogue file given (--catalog or A2AD_CATALOG)"),
+		failIf(c.Store == "", "store: no store file given"),
+		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
+		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
+		failIf(c.LogFormat != "json" && c.LogFormat != "console", "log-format: must be json or console, not %q", c.LogFormat),
+		positive("max-body-bytes", c.MaxBodyBytes),
+		positive("max-concurrent", c.MaxConcurrent),
+		notNegative("max-queue", c.MaxQueue, ""),
+		positive("blocking-timeout", c.BlockingTimeout),
+		positive("retention", c.Retention),
+		positive("retention-interval", c.RetentionInterval),
+		positive("sse-keepalive", c.KeepAlive),
+		positive("read-header-timeout", c.ReadHeaderTimeout),
+		positive("read-timeout", c.ReadTimeout),
+		notNegative("min-body-rate", c.MinBodyRate, ""),
+		positive("idle-timeout", c.IdleTimeout),
+		notNegative("max-conns", c.MaxConns, ""),
+		notNegative("max-conns-per-ip", c.MaxConnsPerIP, ""),
+		positive("push-timeout", c.PushTimeout),
+		positive("push-max-attempts", c.PushMaxAttempts),
+		positive("push-concurrency", c.PushConcurrency),
+	)
+	if err != nil {
+		return err
 	}
 	if err := c.validateCallers(); err != nil {
 		return err
@@ -371,47 +354,69 @@ func (c *Config) Validate() error {
 // validateCallers checks the settings of callers: anonymous access, and
 // the rates, caps and quotas that bound each caller and the server.
 func (c *Config) validateCallers() error {
-	switch {
-	case c.AllowAnonymous && c.Keys == "":
-		return errors.New("allow-anonymous: only means something with --keys (without keys every caller is anonymous)")
-	case c.AllowAnonymous && len(c.anonymousTiers()) == 0:
+	return firstError(
+		failIf(c.AllowAnonymous && c.Keys == "", "allow-anonymous: only means something with --keys (without keys every caller is anonymous)"),
 		// Without a tier, anonymous callers would see every skill the
 		// server shows, more than any key.
-		return errors.New("allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)")
-	case c.RatePerSecond < 0 || math.IsNaN(c.RatePerSecond) || math.IsInf(c.RatePerSecond, 0):
-		return fmt.Errorf("rate: must be a finite number >= 0, not %v", c.RatePerSecond)
-	case c.RatePerSecond > 0 && c.RateBurst < 1:
-		return fmt.Errorf("rate-burst: must be at least 1, not %d", c.RateBurst)
-	case c.MaxInFlightPerCaller < 0:
-		return fmt.Errorf("max-inflight-per-caller: must not be negative, not %d", c.MaxInFlightPerCaller)
-	case c.MaxInFlight < 0:
-		return fmt.Errorf("max-inflight: must not be negative, not %d", c.MaxInFlight)
-	case c.ShutdownGrace < 0:
-		return fmt.Errorf("shutdown-grace: must not be negative, not %s", c.ShutdownGrace)
-	case c.RateBuckets < 1:
-		return fmt.Errorf("rate-buckets: must be at least 1, not %d", c.RateBuckets)
-	case c.AuthFailRate < 0 || math.IsNaN(c.AuthFailRate) || math.IsInf(c.AuthFailRate, 0):
-		return fmt.Errorf("auth-fail-rate: must be a finite number >= 0, not %v", c.AuthFailRate)
-	case c.AuthFailRate > 0 && c.AuthFailBurst < 1:
-		return fmt.Errorf("auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst)
-	case c.QuotaTasks < 0:
-		return fmt.Errorf("quota-tasks: must not be negative (0 for no limit), not %d", c.QuotaTasks)
-	case c.QuotaBytes < 0:
-		return fmt.Errorf("quota-bytes: must not be negative (0 for no limit), not %d", c.QuotaBytes)
-	case c.MaxHistory < 0:
-		return fmt.Errorf("max-history: must not be negative (0 for no limit), not %d", c.MaxHistory)
-	case c.MaxTaskArtifactBytes < 0:
-		return fmt.Errorf("max-task-artifact-bytes: must not be negative (0 for no limit), not %d", c.MaxTaskArtifactBytes)
-	case c.MaxCallsPerCaller < 0:
-		return fmt.Errorf("max-calls-per-caller: must not be negative (0 for no cap), not %d", c.MaxCallsPerCaller)
-	case c.RateBytes < 0:
-		return fmt.Errorf("rate-bytes: must not be negative (0 for no limit), not %d", c.RateBytes)
-	case c.RateBytesBurst < c.MaxBodyBytes || c.RateBytesBurst > math.MaxInt32:
+		failIf(c.AllowAnonymous && len(c.anonymousTiers()) == 0, "allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)"),
+		finiteRate("rate", c.RatePerSecond),
+		failIf(c.RatePerSecond > 0 && c.RateBurst < 1, "rate-burst: must be at least 1, not %d", c.RateBurst),
+		notNegative("max-inflight-per-caller", c.MaxInFlightPerCaller, ""),
+		notNegative("max-inflight", c.MaxInFlight, ""),
+		notNegative("shutdown-grace", c.ShutdownGrace, ""),
+		failIf(c.RateBuckets < 1, "rate-buckets: must be at least 1, not %d", c.RateBuckets),
+		finiteRate("auth-fail-rate", c.AuthFailRate),
+		failIf(c.AuthFailRate > 0 && c.AuthFailBurst < 1, "auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst),
+		notNegative("quota-tasks", c.QuotaTasks, "limit"),
+		notNegative("quota-bytes", c.QuotaBytes, "limit"),
+		notNegative("max-history", c.MaxHistory, "limit"),
+		notNegative("max-task-artifact-bytes", c.MaxTaskArtifactBytes, "limit"),
+		notNegative("max-calls-per-caller", c.MaxCallsPerCaller, "cap"),
+		notNegative("rate-bytes", c.RateBytes, "limit"),
 		// A budget smaller than one body would hold back the largest
 		// bodies; more than 2 GiB at once is no limit.
-		return fmt.Errorf("rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst)
+		failIf(c.RateBytesBurst < c.MaxBodyBytes || c.RateBytesBurst > math.MaxInt32,
+			"rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst),
+	)
+}
+
+// The rules of the settings. Each names the setting by its flag.
+
+// firstError is the first of errs that is not nil.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// failIf is the error that format describes if bad holds.
+func failIf(bad bool, format string, args ...any) error {
+	if bad {
+		return fmt.Errorf(format, args...)
+	}
+	return nil
+}
+
+// number is what the numeric settings are (time.Duration among them).
+type number interface{ ~int | ~int64 }
+
+func positive[T number](flag string, v T) error {
+	return failIf(v <= 0, "%s: must be positive, not %v", flag, v)
+}
+
+// notNegative: 0 means no limit or no cap, as none says, if it is not "".
+func notNegative[T number](flag string, v T, none string) error {
+	if none != "" {
+		return failIf(v < 0, "%s: must not be negative (0 for no %s), not %v", flag, none, v)
+	}
+	return failIf(v < 0, "%s: must not be negative, not %v", flag, v)
+}
+
+func finiteRate(flag string, v float64) error {
+	return failIf(v < 0 || math.IsNaN(v) || math.IsInf(v, 0), "%s: must be a finite number >= 0, not %v", flag, v)
 }
 
 // trustedProxies parses --trusted-proxies: CIDRs, or single addresses.
