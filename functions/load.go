@@ -265,12 +265,12 @@ func (l *loader) backend(n *yaml.Node, ptr string, kv map[string]yamlnode.Entry)
 		var got Backend
 		switch e := kv[k]; k {
 		case "http":
-			if hb := l.httpBackend(e, ptr+"/http"); hb != nil {
-				got = hb
+			if sec, ok := l.section(e, ptr+"/http", "http", httpKeys); ok {
+				got = l.httpBackend(e, sec, ptr+"/http")
 			}
 		case "exec":
-			if eb := l.execBackend(e, ptr+"/exec"); eb != nil {
-				got = eb
+			if sec, ok := l.section(e, ptr+"/exec", "exec", execKeys); ok {
+				got = l.execBackend(e, sec, ptr+"/exec")
 			}
 		case "builtin":
 			if bb := l.builtinBackend(e, ptr+"/builtin"); bb != nil {

@@ -22,8 +22,9 @@ var (
 	httpMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 )
 
-// section reads the backend section e, which must be a mapping whose keys
-// are among allowed. It returns false if e is not a mapping.
+// section reads the keys of the backend section e (http, exec), which
+// must be a mapping whose keys are among allowed. It returns false if e
+// is not a mapping.
 func (l *loader) section(e yamlnode.Entry, ptr, name string, allowed []string) (map[string]yamlnode.Entry, bool) {
 	n := yamlnode.Resolve(e.Val)
 	if n.Kind != yaml.MappingNode {
@@ -33,13 +34,9 @@ func (l *loader) section(e yamlnode.Entry, ptr, name string, allowed []string) (
 	return l.Fields(n, ptr, "in "+name, allowed), true
 }
 
-// httpBackend checks an http section; the URL and header values are
-// resolved from the environment.
-func (l *loader) httpBackend(e yamlnode.Entry, ptr string) *HTTPBackend {
-	kv, ok := l.section(e, ptr, "http", httpKeys)
-	if !ok {
-		return nil
-	}
+// httpBackend checks the keys kv of the http section e; the URL and
+// header values are resolved from the environment.
+func (l *loader) httpBackend(e yamlnode.Entry, kv map[string]yamlnode.Entry, ptr string) *HTTPBackend {
 	b := &HTTPBackend{Method: http.MethodPost}
 
 	if u, ok := kv["url"]; !ok {
@@ -143,13 +140,10 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-// execBackend checks an exec section; relative paths are resolved against
-// the catalogue's directory, which is also the default working directory.
-func (l *loader) execBackend(e yamlnode.Entry, ptr string) *ExecBackend {
-	kv, ok := l.section(e, ptr, "exec", execKeys)
-	if !ok {
-		return nil
-	}
+// execBackend checks the keys kv of the exec section e; relative paths
+// are resolved against the catalogue's directory, which is also the
+// default working directory.
+func (l *loader) execBackend(e yamlnode.Entry, kv map[string]yamlnode.Entry, ptr string) *ExecBackend {
 	b := &ExecBackend{Dir: l.dir}
 
 	if a, ok := kv["argv"]; !ok {
