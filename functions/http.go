@@ -103,10 +103,6 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	}
 	defer resp.Body.Close()
 
-	limit := b.MaxResponseBytes
-	if limit <= 0 {
-		limit = DefaultMaxResponseBytes
-	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// Keep a little of the body for the log.
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -115,15 +111,23 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 			Err:    fmt.Errorf("http status %q, body %q", resp.Status, snippet),
 		}
 	}
-	if isNDJSONMediaType(resp.Header.Get("Content-Type")) {
+	return b.result(ctx, resp)
+}
+
+// result reads a 2xx answer and applies the backend contract to it.
+func (b *HTTPBackend) result(ctx context.Context, resp *http.Response) (Result, error) {
+	limit := b.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	ct := resp.Header.Get("Content-Type")
+	if isNDJSONMediaType(ct) {
 		body, err := readOutput(ctx, resp.Body, limit)
 		switch {
 		case outputFailed(err):
 			return Result{}, outputCallError(err, "response")
-		case err != nil && ctx.Err() != nil:
-			return Result{}, contextError(ctx)
 		case err != nil:
-			return Result{}, &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
+			return Result{}, readError(ctx, err)
 		}
 		return parseResult(body)
 	}
@@ -134,20 +138,27 @@ func (b *HTTPBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	switch {
 	case errors.Is(err, errTooLarge):
 		return Result{}, &CallError{Reason: fmt.Sprintf("function response exceeds %d bytes", limit)}
-	case err != nil && ctx.Err() != nil:
-		return Result{}, contextError(ctx)
 	case err != nil:
-		return Result{}, &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
+		return Result{}, readError(ctx, err)
 	}
 	res, err := parseResult(body)
 	if err != nil {
 		var ce *CallError
-		if ct := resp.Header.Get("Content-Type"); errors.As(err, &ce) && ce.Reason == reasonInvalidJSON && !isJSONMediaType(ct) {
+		if errors.As(err, &ce) && ce.Reason == reasonInvalidJSON && !isJSONMediaType(ct) {
 			ce.Err = fmt.Errorf("response content type %q", truncateUTF8(ct, 128))
 		}
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// readError is the error of an answer whose body could not be read to
+// its end.
+func readError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return contextError(ctx)
+	}
+	return &CallError{Reason: "function backend unavailable", Err: fmt.Errorf("read response: %w", stripURL(err))}
 }
 
 // request builds the backend's request for input: the configured method
