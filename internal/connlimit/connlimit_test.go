@@ -51,6 +51,14 @@ func (e *events) hook(cfg *connlimit.Config) {
 	}
 }
 
+// watched is cfg with its hooks counted in ev and its log kept in log.
+func watched(cfg connlimit.Config) (_ connlimit.Config, ev *events, log *testkit.SyncBuffer) {
+	ev, log = &events{}, &testkit.SyncBuffer{}
+	cfg.Logger = zerolog.New(log)
+	ev.hook(&cfg)
+	return cfg, ev, log
+}
+
 // serve accepts on l until it is closed, handing each connection to the
 // test; Accept's final error goes on the second channel.
 func serve(tb testing.TB, l *connlimit.Listener) (<-chan net.Conn, <-chan error) {
@@ -134,10 +142,7 @@ func closedByPeer(c net.Conn, wait time.Duration) bool {
 }
 
 func TestPerAddressCap(t *testing.T) {
-	var ev events
-	log := &testkit.SyncBuffer{}
-	cfg := connlimit.Config{PerAddr: 2, Name: "main", Logger: zerolog.New(log)}
-	ev.hook(&cfg)
+	cfg, ev, log := watched(connlimit.Config{PerAddr: 2, Name: "main"})
 	l := listen(t, cfg)
 	conns, _ := serve(t, l)
 	addr := l.Addr().String()
@@ -187,10 +192,7 @@ func TestPerAddressCap(t *testing.T) {
 }
 
 func TestMaxWaitsForAClose(t *testing.T) {
-	var ev events
-	log := &testkit.SyncBuffer{}
-	cfg := connlimit.Config{Max: 2, Name: "main", Logger: zerolog.New(log)}
-	ev.hook(&cfg)
+	cfg, ev, log := watched(connlimit.Config{Max: 2, Name: "main"})
 	l := listen(t, cfg)
 	conns, done := serve(t, l)
 	addr := l.Addr().String()
@@ -313,13 +315,10 @@ func newPipeConn(tb testing.TB, remote string) *pipeConn {
 func TestAcceptErrorsBackOff(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS} {
 		t.Run(errno.Error(), func(t *testing.T) {
-			var ev events
-			log := &testkit.SyncBuffer{}
 			fake := newFake(&net.OpError{Op: "accept", Net: "tcp", Err: errno}, 5)
 			want := newPipeConn(t, "192.0.2.1:1000")
 			fake.conns <- want
-			cfg := connlimit.Config{Max: 4, PerAddr: 4, Name: "main", Logger: zerolog.New(log)}
-			ev.hook(&cfg)
+			cfg, ev, log := watched(connlimit.Config{Max: 4, PerAddr: 4, Name: "main"})
 			l := connlimit.New(fake, cfg)
 			t.Cleanup(func() { l.Close() })
 			c, err := l.Accept()
@@ -391,9 +390,7 @@ func TestAcceptErrorsThatDoNotPassAreReturned(t *testing.T) {
 // counts as its IPv4 address.
 func TestAddressKeys(t *testing.T) {
 	fake := newFake(nil, 0)
-	var ev events
-	cfg := connlimit.Config{PerAddr: 1, Logger: zerolog.Nop()}
-	ev.hook(&cfg)
+	cfg, ev, _ := watched(connlimit.Config{PerAddr: 1})
 	l := connlimit.New(fake, cfg)
 	defer l.Close()
 	for _, tc := range []struct {
