@@ -145,9 +145,7 @@ func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2ad.db")
-	m, stop := runServer(t, path, nil)
-	before := sendMany(t, "http://"+m.Addr(), "m", 20, 100)
-	stop()
+	before := writeTasks(t, path, "m", 20, 100)
 
 	// A shared lock, as a2ad store check or backup --store take: the
 	// server waits, compact does not.

@@ -90,6 +90,15 @@ func send(base, msgID string, size int) (string, error) {
 	return out.Result.ID, nil
 }
 
+// writeTasks runs a server on the store at path, sends it n echo
+// messages (see sendMany) and stops it; it returns the task ids.
+func writeTasks(tb testing.TB, path, prefix string, n, size int) []string {
+	tb.Helper()
+	m, stop := runServer(tb, path, nil)
+	defer stop()
+	return sendMany(tb, "http://"+m.Addr(), prefix, n, size)
+}
+
 // sendMany sends n echo messages from 8 senders and returns the task ids.
 func sendMany(tb testing.TB, base, prefix string, n, size int) []string {
 	tb.Helper()
@@ -272,9 +281,7 @@ func TestStoreToolsOnAStoreInUse(t *testing.T) {
 func TestStoreBackupOffline(t *testing.T) {
 	dir := t.TempDir()
 	path, out := filepath.Join(dir, "a2ad.db"), filepath.Join(dir, "copy.db")
-	m, stop := runServer(t, path, nil)
-	sendMany(t, "http://"+m.Addr(), "m", 5, 10)
-	stop()
+	writeTasks(t, path, "m", 5, 10)
 	code, stdout, stderr := runA2AD(t, nil, "store", "backup", "--store", path, "--out", out)
 	if code != 0 || stderr != "" {
 		t.Fatalf("a2ad store backup --store = %d, stderr %q", code, stderr)
@@ -300,18 +307,14 @@ func TestStoreBackupOffline(t *testing.T) {
 func TestStoreCompactAndCheck(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2ad.db")
-	m, stop := runServer(t, path, nil)
-	sendMany(t, "http://"+m.Addr(), "gone", 400, 2048)
-	stop()
+	writeTasks(t, path, "gone", 400, 2048)
 	// Restarted with a short retention, the server deletes them all.
-	m, stop = runServer(t, path, func(c *Config) {
+	m, stop := runServer(t, path, func(c *Config) {
 		c.Retention, c.RetentionInterval = time.Millisecond, 20*time.Millisecond
 	})
 	eventually(t, 20*time.Second, "retention deletes the tasks", func() bool { return taskCount(t, m) == 0 })
 	stop()
-	m, stop = runServer(t, path, nil)
-	kept := sendMany(t, "http://"+m.Addr(), "kept", 40, 2048)
-	stop()
+	kept := writeTasks(t, path, "kept", 40, 2048)
 
 	before, used := fileSize(t, path), pagesInUse(t, path)
 	code, stdout, stderr := runA2AD(t, nil, "store", "compact", "--store", path)
@@ -361,9 +364,7 @@ func TestStoreCompactAndCheck(t *testing.T) {
 func TestStoreCompactToAnotherFile(t *testing.T) {
 	dir := t.TempDir()
 	path, out := filepath.Join(dir, "a2ad.db"), filepath.Join(dir, "small.db")
-	m, stop := runServer(t, path, nil)
-	sendMany(t, "http://"+m.Addr(), "m", 5, 10)
-	stop()
+	writeTasks(t, path, "m", 5, 10)
 	before, used := fileSize(t, path), pagesInUse(t, path)
 	code, stdout, stderr := runA2AD(t, nil, "store", "compact", "--store", path, "--out", out)
 	if code != 0 || stderr != "" {
