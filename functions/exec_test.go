@@ -231,19 +231,8 @@ func StartSpawn(tb testing.TB, ctx context.Context, mode string, grace time.Dura
 	})
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		data, err := os.ReadFile(pidFile)
-		if err == nil {
-			for _, f := range strings.Fields(string(data)) {
-				pid, err := strconv.Atoi(f)
-				if err != nil {
-					tb.Fatalf("pid file %q: %v", data, err)
-				}
-				pids = append(pids, pid)
-			}
-			if len(pids) != 2 {
-				tb.Fatalf("pid file %q, want two pids", data)
-			}
-			return pids, errc
+		if data, err := os.ReadFile(pidFile); err == nil {
+			return parsePIDs(tb, data), errc
 		}
 		if time.Now().After(deadline) {
 			tb.Fatal("spawn.sh wrote no pids")

@@ -417,6 +417,12 @@ func ReadPIDs(tb testing.TB, path string) []int {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return parsePIDs(tb, data)
+}
+
+// parsePIDs reads the two pids a script wrote, one a line.
+func parsePIDs(tb testing.TB, data []byte) []int {
+	tb.Helper()
 	var pids []int
 	for _, f := range strings.Fields(string(data)) {
 		pid, err := strconv.Atoi(f)
