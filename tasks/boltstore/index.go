@@ -33,12 +33,7 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 	}
 	out := make(map[a2a.TaskState]int)
 	err := s.view(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(bucketTasks)
-		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-			v := tb.Get(k)
-			if v == nil {
-				return fmt.Errorf("active task %s: no record", k)
-			}
+		return forEachActive(tx, func(k, v []byte) error {
 			h, err := splitHead(v)
 			if err != nil {
 				return fmt.Errorf("active task %s: %w", k, err)
@@ -60,6 +55,19 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 	return out, err
 }
 
+// forEachActive calls fn with the id and the head of each task the
+// active index names; a task it names without a record is an error.
+func forEachActive(tx *bolt.Tx, fn func(k, v []byte) error) error {
+	tb := tx.Bucket(bucketTasks)
+	return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
+		v := tb.Get(k)
+		if v == nil {
+			return fmt.Errorf("active task %s: no record", k)
+		}
+		return fn(k, v)
+	})
+}
+
 // Active implements tasks.Store.
 func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 	if err := ctx.Err(); err != nil {
@@ -71,12 +79,7 @@ func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 		inputs []json.RawMessage
 	)
 	err := s.view(func(tx *bolt.Tx) error {
-		tb := tx.Bucket(bucketTasks)
-		return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
-			v := tb.Get(k)
-			if v == nil {
-				return fmt.Errorf("active task %s: no record", k)
-			}
+		return forEachActive(tx, func(k, v []byte) error {
 			ids = append(ids, string(k))
 			heads = append(heads, append([]byte(nil), v...))
 			inputs = append(inputs, input(tx, string(k)))
