@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +18,7 @@ import (
 // once) on another, and a transient failure that is the last attempt
 // (dead) on a third.
 func TestSenderOnAttempt(t *testing.T) {
-	var hits atomic.Int32
-	flaky := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1) <= 2 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	})
+	flaky, _ := flakyReceiver(t, 2, http.StatusServiceUnavailable, "")
 	gone := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) })
 	down := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
 	var (

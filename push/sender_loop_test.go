@@ -133,14 +133,9 @@ func TestSenderSlowPairDoesNotBlockOthers(t *testing.T) {
 }
 
 func TestSenderRestartMidRetry(t *testing.T) {
-	var hits atomic.Int32
-	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1) <= 2 {
-			w.WriteHeader(http.StatusBadGateway)
-		}
-	})
+	srv, hits := flakyReceiver(t, 2, http.StatusBadGateway, "")
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
+	id := addDelivery(o, srv.URL)
 
 	// The first sender schedules its retry 5s ahead and is closed before
 	// then.
@@ -160,14 +155,8 @@ func TestSenderRestartMidRetry(t *testing.T) {
 		t.Fatalf("receiver saw %d requests before the restart, want 1", got)
 	}
 
-	MustStartSender(t, testSenderConfig(o))
-	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
-	wantOutcomes(t, o,
-		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 502"},
-		OutboxCall{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 502"},
-		OutboxCall{Method: "Delivered", ID: id},
-	)
-	wantHits(t, &hits, 3)
+	deliveredAfterRetries(t, o, id, 2, "HTTP 502")
+	wantHits(t, hits, 3)
 }
 
 func TestSenderCloseCancelsInFlight(t *testing.T) {
@@ -185,7 +174,7 @@ func TestSenderCloseCancelsInFlight(t *testing.T) {
 		}
 	})
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
+	id := addDelivery(o, srv.URL)
 	s1 := push.NewSender(testSenderConfig(o))
 	s1.Start()
 	<-entered
@@ -292,7 +281,7 @@ func TestSenderWake(t *testing.T) {
 	s := MustStartSender(t, cfg)
 	waitFor(t, "first poll", func() bool { return len(o.Calls()) > 0 })
 
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
+	id := addDelivery(o, srv.URL)
 	start := time.Now()
 	s.Wake()
 	s.Wake() // never blocks
@@ -316,7 +305,7 @@ func TestSenderDueErrorKeepsPolling(t *testing.T) {
 		}
 		return nil
 	}
-	o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
+	addDelivery(o, srv.URL)
 	cfg := testSenderConfig(o)
 	cfg.PollInterval = time.Millisecond
 	cfg.Logger = zerolog.New(&logs)

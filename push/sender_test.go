@@ -76,6 +76,41 @@ func hang(r *http.Request, release <-chan struct{}) (canceled bool) {
 	}
 }
 
+// flakyReceiver answers the first n requests with status (and the
+// Retry-After header retryAfter, if not ""), the rest with 200; hits
+// counts the requests.
+func flakyReceiver(tb testing.TB, n int32, status int, retryAfter string) (srv *httptest.Server, hits *atomic.Int32) {
+	tb.Helper()
+	hits = new(atomic.Int32)
+	srv = MustReceiver(tb, func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) <= n {
+			if retryAfter != "" {
+				w.Header().Set("Retry-After", retryAfter)
+			}
+			w.WriteHeader(status)
+		}
+	})
+	return srv, hits
+}
+
+// addDelivery queues a delivery of task t1 to its webhook c1 at url.
+func addDelivery(o *MemOutbox, url string) uint64 {
+	return o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: url, Task: &a2a.Task{ID: "t1"}})
+}
+
+// deliveredAfterRetries starts a sender on o and checks that it
+// delivers id after retries failed attempts, each failing with lastErr.
+func deliveredAfterRetries(tb testing.TB, o *MemOutbox, id uint64, retries int, lastErr string) {
+	tb.Helper()
+	MustStartSender(tb, testSenderConfig(o))
+	waitFor(tb, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	var want []OutboxCall
+	for n := 1; n <= retries; n++ {
+		want = append(want, OutboxCall{Method: "Retry", ID: id, Attempts: n, LastErr: lastErr})
+	}
+	wantOutcomes(tb, o, append(want, OutboxCall{Method: "Delivered", ID: id})...)
+}
+
 // waitFor fails the test if cond is not true within 5 seconds.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
@@ -190,25 +225,11 @@ func TestSenderHeaders(t *testing.T) {
 }
 
 func TestSenderRetriesUntilDelivered(t *testing.T) {
-	var hits atomic.Int32
-	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1) <= 3 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-	})
+	srv, hits := flakyReceiver(t, 3, http.StatusServiceUnavailable, "")
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
-	MustStartSender(t, testSenderConfig(o))
-	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
-
-	wantOutcomes(t, o,
-		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 503"},
-		OutboxCall{Method: "Retry", ID: id, Attempts: 2, LastErr: "HTTP 503"},
-		OutboxCall{Method: "Retry", ID: id, Attempts: 3, LastErr: "HTTP 503"},
-		OutboxCall{Method: "Delivered", ID: id},
-	)
-	wantHits(t, &hits, 4)
+	id := addDelivery(o, srv.URL)
+	deliveredAfterRetries(t, o, id, 3, "HTTP 503")
+	wantHits(t, hits, 4)
 }
 
 func TestSenderDeadLetterAfterMaxAttempts(t *testing.T) {
@@ -329,7 +350,7 @@ func TestSenderNetworkErrors(t *testing.T) {
 			}
 		})
 		o := NewMemOutbox()
-		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
+		id := addDelivery(o, srv.URL)
 		cfg := testSenderConfig(o)
 		cfg.Timeout = 50 * time.Millisecond
 		MustStartSender(t, cfg)
@@ -344,7 +365,7 @@ func TestSenderNetworkErrors(t *testing.T) {
 		url := srv.URL
 		srv.Close() // nothing listens there now
 		o := NewMemOutbox()
-		id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: url, Task: &a2a.Task{ID: "t1"}})
+		id := addDelivery(o, url)
 		cfg := testSenderConfig(o)
 		cfg.MaxAttempts = 2
 		MustStartSender(t, cfg)
@@ -357,21 +378,10 @@ func TestSenderNetworkErrors(t *testing.T) {
 }
 
 func TestSenderRetryAfterZero(t *testing.T) {
-	var hits atomic.Int32
-	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1) == 1 {
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusTooManyRequests)
-		}
-	})
+	srv, _ := flakyReceiver(t, 1, http.StatusTooManyRequests, "0")
 	o := NewMemOutbox()
-	id := o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}})
-	MustStartSender(t, testSenderConfig(o))
-	waitFor(t, "delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
-	wantOutcomes(t, o,
-		OutboxCall{Method: "Retry", ID: id, Attempts: 1, LastErr: "HTTP 429"},
-		OutboxCall{Method: "Delivered", ID: id},
-	)
+	id := addDelivery(o, srv.URL)
+	deliveredAfterRetries(t, o, id, 1, "HTTP 429")
 }
 
 // TestSenderRetryDelay checks the next attempt's time with a fixed clock
