@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/admin"
 )
 
 // pushAllowLoopback opens the httptest receivers (127.0.0.1) to the SSRF
@@ -147,25 +149,12 @@ func wantRPCError(tb testing.TB, what string, resp map[string]any, code int, par
 	}
 }
 
-// deadLetterList is the body of GET /admin/push/dead-letters.
-type deadLetterList struct {
-	DeadLetters []struct {
-		ID        uint64 `json:"id"`
-		TaskID    string `json:"taskId"`
-		ConfigID  string `json:"configId"`
-		URL       string `json:"url"`
-		Attempts  int    `json:"attempts"`
-		LastError string `json:"lastError"`
-	} `json:"deadLetters"`
-	OutboxDepth int `json:"outboxDepth"`
-}
-
 // getDeadLetters GETs the dead letters with query (may be empty) and
 // returns the status, the raw body and, for a 200, the decoded list.
-func getDeadLetters(tb testing.TB, base, query string) (int, []byte, deadLetterList) {
+func getDeadLetters(tb testing.TB, base, query string) (int, []byte, admin.OutboxList) {
 	tb.Helper()
 	resp, raw := httpGet(tb, base+"/admin/push/dead-letters"+query)
-	var list deadLetterList
+	var list admin.OutboxList
 	if resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			tb.Fatalf("dead letters %s: %v", raw, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/admin"
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/google/go-cmp/cmp"
 )
@@ -333,7 +334,7 @@ func TestPushDeadLetter(t *testing.T) {
 	t500 := resultTask(t, rpc(t, base, "message/send", pushSendParams("dead-500", "demo::echo", map[string]any{}, true, withURL(hook500.URL))))["id"].(string)
 	t404 := resultTask(t, rpc(t, base, "message/send", pushSendParams("dead-404", "demo::echo", map[string]any{}, true, withURL(hook404.URL))))["id"].(string)
 
-	var list deadLetterList
+	var list admin.OutboxList
 	var raw []byte
 	eventually(t, 15*time.Second, "two dead letters", func() bool {
 		var code int
