@@ -479,26 +479,23 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]tas
 // OutboxDepth counts the deliveries waiting: at most one per webhook of a
 // task.
 func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	var n int
-	err := s.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketOutbox).Stats().KeyN
-		return nil
-	})
-	return n, err
+	return s.keyCount(ctx, bucketOutbox)
 }
 
-// DeadLetterCount counts the dead letters. Like OutboxDepth it walks the
-// bucket's pages, not its values.
+// DeadLetterCount counts the dead letters.
 func (s *Store) DeadLetterCount(ctx context.Context) (int, error) {
+	return s.keyCount(ctx, bucketDead)
+}
+
+// keyCount counts the keys of bucket: it walks the bucket's pages, not
+// its values.
+func (s *Store) keyCount(ctx context.Context, bucket []byte) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	var n int
 	err := s.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketDead).Stats().KeyN
+		n = tx.Bucket(bucket).Stats().KeyN
 		return nil
 	})
 	return n, err

@@ -334,15 +334,7 @@ func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var (
-		id    string
-		hash  [32]byte
-		bound bool
-	)
-	err := s.view(func(tx *bolt.Tx) error {
-		id, hash, bound = getIdem(tx, key.Owner, key.MessageID)
-		return nil
-	})
+	id, hash, bound, err := s.idem(&key)
 	switch {
 	case err != nil:
 		return nil, err
@@ -479,18 +471,20 @@ func putChange(tx *bolt.Tx, owner, id string, head []byte, key *tasks.IdemKey, g
 	return e.put(tx, prev)
 }
 
+// idem reads what key's message id is bound to: the task, and the hash
+// of the message; bound is false if it is bound to none.
+func (s *Store) idem(key *tasks.IdemKey) (id string, hash [32]byte, bound bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		id, hash, bound = getIdem(tx, key.Owner, key.MessageID)
+		return nil
+	})
+	return id, hash, bound, err
+}
+
 // boundTo reports whether key is bound to task id already; a key bound to
 // another task, or with another message, is ErrMessageIDReused.
 func (s *Store) boundTo(key *tasks.IdemKey, id string) (bool, error) {
-	var (
-		bound  string
-		hash   [32]byte
-		exists bool
-	)
-	err := s.view(func(tx *bolt.Tx) error {
-		bound, hash, exists = getIdem(tx, key.Owner, key.MessageID)
-		return nil
-	})
+	bound, hash, exists, err := s.idem(key)
 	switch {
 	case err != nil:
 		return false, err
