@@ -25,18 +25,12 @@ type ProcessGroup struct {
 // stored); the child runs meanwhile.
 type StartedFunc func(ProcessGroup)
 
-type startedKey struct{}
-
 // WithStarted returns a context whose exec calls report their process
 // group to fn. Only Linux reports groups: elsewhere fn is never called.
 func WithStarted(ctx context.Context, fn StartedFunc) context.Context {
-	return context.WithValue(ctx, startedKey{}, fn)
+	return withHook(ctx, fn)
 }
 
 // reportStarted reports g for the call running under ctx; without a
 // StartedFunc it does nothing.
-func reportStarted(ctx context.Context, g ProcessGroup) {
-	if fn, ok := ctx.Value(startedKey{}).(StartedFunc); ok && fn != nil {
-		fn(g)
-	}
-}
+func reportStarted(ctx context.Context, g ProcessGroup) { callHook(ctx, g) }

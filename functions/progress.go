@@ -35,18 +35,28 @@ type ProgressArtifact struct {
 // reads the function's output, which then waits.
 type ProgressFunc func(Progress)
 
-type progressKey struct{}
-
 // WithProgress returns a context whose calls report progress to fn.
 func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
-	return context.WithValue(ctx, progressKey{}, fn)
+	return withHook(ctx, fn)
 }
 
 // ReportProgress reports p for the call running under ctx; without a
 // ProgressFunc it does nothing.
-func ReportProgress(ctx context.Context, p Progress) {
-	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
-		fn(p)
+func ReportProgress(ctx context.Context, p Progress) { callHook(ctx, p) }
+
+// hookKey is the context key of the hook that receives a call's reports
+// of type T (progress, a started process group).
+type hookKey[T any] struct{}
+
+// withHook returns a context whose calls report their Ts to fn.
+func withHook[T any, F ~func(T)](ctx context.Context, fn F) context.Context {
+	return context.WithValue(ctx, hookKey[T]{}, (func(T))(fn))
+}
+
+// callHook reports v to the hook of ctx, if it has one.
+func callHook[T any](ctx context.Context, v T) {
+	if fn, ok := ctx.Value(hookKey[T]{}).(func(T)); ok && fn != nil {
+		fn(v)
 	}
 }
 
