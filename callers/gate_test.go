@@ -142,10 +142,7 @@ func maxInt(a, b int) int {
 }
 
 func TestAuthenticatorIdentify(t *testing.T) {
-	reg, err := callers.NewRegistry(writeKeysFile(t, goodKeys()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, _ := goodRegistry(t)
 	tests := []struct {
 		name      string
 		anonymous bool

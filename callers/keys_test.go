@@ -375,11 +375,7 @@ func TestHashSecret(t *testing.T) {
 }
 
 func TestRegistryReload(t *testing.T) {
-	path := writeKeysFile(t, goodKeys())
-	reg, err := callers.NewRegistry(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, path := goodRegistry(t)
 	if _, ok := reg.Keys().Authenticate(secretBilling); !ok {
 		t.Fatal("billing not authenticated before revocation")
 	}
@@ -399,7 +395,7 @@ func TestRegistryReload(t *testing.T) {
 	// A broken file keeps the keys in force.
 	before := reg.Keys()
 	rewriteKeysFile(t, path, "keys:\n  - id: partner\n    tiers: []\n")
-	err = reg.Reload()
+	err := reg.Reload()
 	var le *callers.LoadError
 	if !errors.As(err, &le) {
 		t.Fatalf("Reload of a broken file = %v, want *callers.LoadError", err)
@@ -420,6 +416,17 @@ func TestRegistryReload(t *testing.T) {
 	}
 }
 
+// goodRegistry is a registry of goodKeys, and its file.
+func goodRegistry(tb testing.TB) (*callers.Registry, string) {
+	tb.Helper()
+	path := writeKeysFile(tb, goodKeys())
+	reg, err := callers.NewRegistry(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg, path
+}
+
 func TestNewRegistryBadFile(t *testing.T) {
 	if reg, err := callers.NewRegistry(writeKeysFile(t, "keys: 1\n")); err == nil || reg != nil {
 		t.Errorf("NewRegistry(bad file) = %v, %v; want nil and an error", reg, err)
@@ -429,11 +436,7 @@ func TestNewRegistryBadFile(t *testing.T) {
 // TestRegistryConcurrent runs readers against reloads, for the race
 // detector.
 func TestRegistryConcurrent(t *testing.T) {
-	path := writeKeysFile(t, goodKeys())
-	reg, err := callers.NewRegistry(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, _ := goodRegistry(t)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
