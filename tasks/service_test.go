@@ -312,19 +312,26 @@ func TestSendToTerminalTaskIsRefused(t *testing.T) {
 	}
 	// A retry of the message that made the task returns it unchanged.
 	retry := dataMsg("m1", "demo::echo", `{}`)
-	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(retry))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := json.Marshal(first)
-	c, _ := json.Marshal(again)
-	if string(a) != string(c) || b.calls.Load() != 1 {
-		t.Fatalf("terminal task changed or ran again (calls %d):\n%s\n%s", b.calls.Load(), a, c)
-	}
+	wantReplayed(t, e, retry, first, b)
 	// A taskId the caller does not own is not found.
 	m.TaskID = first.ID
 	if _, _, err := e.svc.Send(ctx, tasks.Caller{ID: "mallory"}, send(m)); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("foreign taskId: %v", err)
+	}
+}
+
+// wantReplayed sends m again, as the anonymous caller, and fails t unless
+// the answer is want, byte for byte, and b has run once in all.
+func wantReplayed(t *testing.T, e *env, m a2a.Message, want *a2a.Task, b *Backend) {
+	t.Helper()
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(want)
+	c, _ := json.Marshal(again)
+	if string(a) != string(c) || b.calls.Load() != 1 {
+		t.Fatalf("the retried message changed the task or ran again (calls %d):\n%s\n%s", b.calls.Load(), a, c)
 	}
 }
 
@@ -344,15 +351,7 @@ func TestRetryOfAFollowUpToAFinishedTask(t *testing.T) {
 	if err != nil || done.Status.State != a2a.StateCompleted {
 		t.Fatalf("follow-up: %v, %v; want completed", done, err)
 	}
-	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(follow))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := json.Marshal(done)
-	c, _ := json.Marshal(again)
-	if string(a) != string(c) || b.calls.Load() != 1 {
-		t.Fatalf("retried follow-up changed the task or ran again (calls %d):\n%s\n%s", b.calls.Load(), a, c)
-	}
+	wantReplayed(t, e, follow, done, b)
 	other := dataMsg("m2", "demo::echo", `{"a":2}`)
 	other.TaskID = first.ID
 	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(other)); !errors.Is(err, tasks.ErrMessageIDReused) {
