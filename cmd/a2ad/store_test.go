@@ -395,20 +395,7 @@ func TestStoreCheckFindsCorruption(t *testing.T) {
 	sleepID := sleeping["id"].(string)
 	stop() // the sleeping task stays working, for the next start to recover
 
-	mutate := func(fn func(tx *bolt.Tx) error) {
-		t.Helper()
-		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Update(fn); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mutate(func(tx *bolt.Tx) error {
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
 		// An owners entry without a task: the anonymous caller ("").
 		ghost := append(be.AppendUvarint(nil, 0), "t-ghost"...)
 		if err := tx.Bucket([]byte("owners")).Put(ghost, nil); err != nil {

@@ -51,6 +51,23 @@ func ViewStore(tb testing.TB, path string, fn func(tx *bolt.Tx) error) {
 	}
 }
 
+// UpdateStore opens the bbolt file at path and runs fn in one write
+// transaction, as a bug or a damaged disk would change a store behind
+// its back; an error fails the test.
+func UpdateStore(tb testing.TB, path string, fn func(tx *bolt.Tx) error) {
+	tb.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Update(fn); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // DumpStore returns every key and value of every bucket of the open bbolt
 // db, with each bucket's sequence, and the hash of its file: a test that
 // compares them before and after can tell that nothing was written.

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/storetest"
@@ -264,7 +265,7 @@ func TestCheckBodyInvariants(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := seedBody(t)
-			mutate(t, path, tc.fn)
+			testkit.UpdateStore(t, path, tc.fn)
 			if diff := cmp.Diff(tc.want, problems(mustCheck(t, path))); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}

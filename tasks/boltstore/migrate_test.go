@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/storetest"
@@ -138,7 +139,7 @@ func TestOpenResumesAnInterruptedMigration(t *testing.T) {
 		t.Fatalf("half-migrated file: schema %q, problems (-want +got):\n%s", r.Schema, diff)
 	}
 	converted := 0
-	mutate(t, path, func(tx *bolt.Tx) error {
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte("tasks")).ForEach(func(_, v []byte) error {
 			if v[8] == 0x01 {
 				converted++
@@ -171,7 +172,7 @@ func TestCheckKnowsTheOlderSchemas(t *testing.T) {
 		}
 		if version == "3" {
 			// A schema 3 delivery of a task retention deleted is fine.
-			mutate(t, path, func(tx *bolt.Tx) error {
+			testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
 				return tx.Bucket([]byte("outbox")).Put(u64(5), []byte(`{"taskId":"t-expired","body":{}}`))
 			})
 		}

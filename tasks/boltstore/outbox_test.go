@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
@@ -52,7 +53,7 @@ func TestDueReadsNoFurtherThanItsBatch(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mutate(t, path, func(tx *bolt.Tx) error { return tx.Bucket([]byte("outbox")).Put(u64(all[n-1].ID), []byte("{x")) })
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error { return tx.Bucket([]byte("outbox")).Put(u64(all[n-1].ID), []byte("{x")) })
 	s, err = boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestOpenMigratesSchema3Outbox(t *testing.T) {
 		{TaskID: "t1", ConfigID: "c1", URL: "https://x.example/t1/1", Body: body, NextAt: at.Add(2 * time.Second), CreatedAt: at.Add(2 * time.Second)},
 		{TaskID: "t1", ConfigID: "c0", URL: "https://x.example/t1/0", Body: body, NextAt: at.Add(3 * time.Second), CreatedAt: at.Add(3 * time.Second)},
 	}
-	mutate(t, path, func(tx *bolt.Tx) error {
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
 		for _, b := range []string{"pending", "due", "outbox"} {
 			if err := tx.DeleteBucket([]byte(b)); err != nil {
 				return err

@@ -68,22 +68,6 @@ func seedStore(tb testing.TB) string {
 	return path
 }
 
-// mutate changes the file at path in one bbolt transaction, as a bug or a
-// damaged disk would, behind the store's back.
-func mutate(tb testing.TB, path string, fn func(tx *bolt.Tx) error) {
-	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := db.Update(fn); err != nil {
-		tb.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // The store's key layouts, spelled out here so that the tests do not
 // share the code they check.
 func ownerKeyOf(owner, rest string) []byte {
@@ -175,7 +159,7 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 // that does not decode. Exactly those are reported.
 func TestCheckFindsWhatTheIssueNames(t *testing.T) {
 	path := seedStore(t)
-	mutate(t, path, func(tx *bolt.Tx) error {
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
 		if err := tx.Bucket([]byte("owners")).Put(ownerKeyOf("alice", "t-ghost"), nil); err != nil {
 			return err
 		}
@@ -505,7 +489,7 @@ func TestCheckInvariants(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := seedStore(t)
-			mutate(t, path, tc.fn)
+			testkit.UpdateStore(t, path, tc.fn)
 			if diff := cmp.Diff(tc.want, problems(mustCheck(t, path))); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}

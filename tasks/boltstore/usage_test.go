@@ -61,7 +61,7 @@ func rebuilt(tb testing.TB, s *boltstore.Store, owners ...string) map[string]tas
 // were kept: no usage bucket, no marker.
 func forgetUsage(tb testing.TB, path string) {
 	tb.Helper()
-	mutate(tb, path, func(tx *bolt.Tx) error {
+	testkit.UpdateStore(tb, path, func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket([]byte("usage")); err != nil {
 			return err
 		}
@@ -310,7 +310,7 @@ func TestCheckUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := seedStore(t)
 			var alice, bob uint64
-			mutate(t, path, func(tx *bolt.Tx) error {
+			testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
 				alice = be(tx.Bucket([]byte("usage")).Get(ownerKeyOf("alice", "")))
 				bob = be(tx.Bucket([]byte("usage")).Get(ownerKeyOf("bob", "")))
 				return nil
@@ -318,7 +318,7 @@ func TestCheckUsage(t *testing.T) {
 			if alice == 0 || bob == 0 {
 				t.Fatalf("seeded usage: alice %d, bob %d", alice, bob)
 			}
-			mutate(t, path, tc.fn)
+			testkit.UpdateStore(t, path, tc.fn)
 			want := make([]string, len(tc.want))
 			for i, w := range tc.want {
 				if strings.Contains(w, "%") {
@@ -338,7 +338,7 @@ func TestCheckUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	mutate(t, path, func(tx *bolt.Tx) error { return tx.Bucket([]byte("usage")).Put(ownerKeyOf("dave", ""), u64(3)) })
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error { return tx.Bucket([]byte("usage")).Put(ownerKeyOf("dave", ""), u64(3)) })
 	if diff := cmp.Diff([]string{`usage "dave": is 3 bytes, but the store holds no task`}, problems(mustCheck(t, path))); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
