@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // sendUntil sends p as caller until it is taken (a caller's calls end
@@ -152,25 +150,15 @@ func TestServerQueueFullBeforeCallerCap(t *testing.T) {
 // after a crash count for their owner (they are never refused), so the
 // owner's new calls are refused until they end.
 func TestRecoveredCallsCountForTheirOwner(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	store, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
+	var recs []*tasks.Record
 	for i := range 3 {
-		id := fmt.Sprint("t", i)
-		rec := &tasks.Record{
-			Task:  a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}},
+		recs = append(recs, &tasks.Record{
+			Task:  a2a.Task{ID: fmt.Sprint("t", i), ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}},
 			Owner: "a", FunctionID: "demo::slow", Input: json.RawMessage(`{}`), CreatedAt: now, UpdatedAt: now,
-		}
-		if _, _, err := store.Create(ctx, tasks.IdemKey{Owner: "a", MessageID: id}, rec, []tasks.Event{{Status: &rec.Task.Status}}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := leftBehind(t, recs...)
 	release := make(chan struct{})
 	e := openEnv(t, path, tasks.Config{}, fn(t, "demo::slow", blockingBackend(release), func(f *functions.Function) { f.RetrySafe = true }))
 	a := tasks.Caller{ID: "a", MaxCalls: 2}

@@ -18,7 +18,6 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // waitScript writes its pid to $1, starts a sleeping child in its group,
@@ -167,22 +166,11 @@ func TestRecoveryKillsLeftoverGroup(t *testing.T) {
 			pid := readPid(t, pidFile)
 			g := <-groups
 
-			path := filepath.Join(t.TempDir(), "a2ad.db")
-			store, err := boltstore.Open(path, boltstore.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			now := time.Now()
-			rec := &tasks.Record{
+			path := leftBehind(t, &tasks.Record{
 				Task:       a2a.Task{ID: "t-left", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}},
 				FunctionID: "demo::wait", Input: json.RawMessage(`{}`), Group: &g, CreatedAt: now, UpdatedAt: now,
-			}
-			if _, _, err := store.Create(ctx, tasks.IdemKey{MessageID: "m"}, rec, []tasks.Event{{Status: &rec.Task.Status}}); err != nil {
-				t.Fatal(err)
-			}
-			if err := store.Close(); err != nil {
-				t.Fatal(err)
-			}
+			})
 
 			rerun := echoBackend()
 			e := openEnv(t, path, tasks.Config{}, fn(t, "demo::wait", rerun, func(f *functions.Function) { f.RetrySafe = retrySafe }))

@@ -693,14 +693,31 @@ func TestHistoryLength(t *testing.T) {
 	}
 }
 
+// leftBehind writes recs to a new store file, each with its status
+// event and its id as the message id, as a killed process would have
+// left them; it returns the file's path.
+func leftBehind(tb testing.TB, recs ...*tasks.Record) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "a2ad.db")
+	store, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, rec := range recs {
+		key := tasks.IdemKey{Owner: rec.Owner, MessageID: rec.Task.ID}
+		if _, _, err := store.Create(ctx, key, rec, []tasks.Event{{Status: &rec.Task.Status}}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := store.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // TestRecoveryAfterCrash simulates what a killed process leaves behind
 // (tasks stuck in submitted and working) and checks the start-up sweep.
 func TestRecoveryAfterCrash(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	store, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
 	stuck := []struct {
 		id, fn string
@@ -712,18 +729,14 @@ func TestRecoveryAfterCrash(t *testing.T) {
 		{"t-input", "demo::once", a2a.StateInputRequired},
 		{"t-gone", "demo::removed", a2a.StateWorking},
 	}
+	var recs []*tasks.Record
 	for _, s := range stuck {
-		rec := &tasks.Record{
+		recs = append(recs, &tasks.Record{
 			Task:       a2a.Task{ID: s.id, ContextID: "c", Status: a2a.TaskStatus{State: s.st}},
 			FunctionID: s.fn, Input: json.RawMessage(`{"n":1}`), CreatedAt: now, UpdatedAt: now,
-		}
-		if _, _, err := store.Create(ctx, tasks.IdemKey{MessageID: s.id}, rec, []tasks.Event{{Status: &rec.Task.Status}}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := leftBehind(t, recs...)
 	once, retry := echoBackend(), echoBackend()
 	e := openEnv(t, path, tasks.Config{},
 		fn(t, "demo::once", once),
