@@ -40,6 +40,12 @@ var (
 	ErrClosed = errors.New("closed")
 	// ErrConflict: the task changed between the read and the write.
 	ErrConflict = errors.New("task changed concurrently")
+	// ErrStoreUnavailable: the store cannot be reached (a database
+	// server down or cut off). Nothing of the request was stored, or,
+	// for a write whose commit was under way, it may have been; a retry
+	// once the store is back finds out. Never a refusal of what the
+	// request says.
+	ErrStoreUnavailable = errors.New("the task store is unavailable")
 )
 
 // Caller is who sends a request: the owner of the tasks it creates, and

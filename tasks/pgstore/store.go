@@ -240,12 +240,13 @@ func (s *Store) usable(ctx context.Context) error {
 }
 
 // failed is err as the store returns it: ErrClosed once the store is
-// closed (the pool's own error then says little).
+// closed (the pool's own error then says little), ErrStoreUnavailable
+// when the server cannot be reached.
 func (s *Store) failed(err error) error {
 	if err != nil && s.closed.Load() && !errors.Is(err, tasks.ErrClosed) {
 		return fmt.Errorf("%w: %v", tasks.ErrClosed, err)
 	}
-	return err
+	return asUnavailable(err)
 }
 
 // write runs fn in a transaction and commits it. It goes on when ctx
