@@ -57,4 +57,3 @@ func TestServerLostAndBack(t *testing.T) {
 	storetest.MustUpdate(t, s, "o", "t1", storetest.Flip(a2a.StateCompleted))
 	check(t, s)
 }
-
