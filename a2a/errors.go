@@ -42,6 +42,9 @@ const (
 	// CodeTaskLimitExceeded answers a message that would take its task
 	// past a per-task limit (the messages of its history).
 	CodeTaskLimitExceeded = -32056
+	// CodeStoreUnavailable answers a call that needs the task store while
+	// it cannot be reached (HTTP 503): nothing of the call was stored.
+	CodeStoreUnavailable = -32057
 )
 
 // Error is a JSON-RPC error object. Data, when set, is always a JSON object.
@@ -87,12 +90,14 @@ var (
 	ErrExtendedCardAuth    = &Error{Code: CodeUnauthenticated, Message: "Authentication required: the extended card is served to callers with an API key"}
 )
 
-// The errors of conflicting credentials, of a revoked key's stream and of
-// the throttle of failed authentications.
+// The errors of conflicting credentials, of a revoked key's stream, of
+// the throttle of failed authentications, and of a task store that cannot
+// be reached (answered with HTTP 503).
 var (
 	ErrConflictingCredentials = &Error{Code: CodeUnauthenticated, Message: "Conflicting credentials: send one API key, in the Authorization header (Bearer) or in X-API-Key, once"}
 	ErrKeyRevoked             = &Error{Code: CodeUnauthenticated, Message: "The API key was revoked: the stream is closed"}
 	ErrAuthThrottled          = &Error{Code: CodeRateLimited, Message: "Too many failed authentications from this address; retry after data.retryAfterMs milliseconds"}
+	ErrStoreUnavailable       = &Error{Code: CodeStoreUnavailable, Message: "Task store unavailable; retry later"}
 )
 
 // The errors of a caller's own share of the server: its calls running or

@@ -451,7 +451,19 @@ func (s *Server) answer(c echo.Context, ac *auditCall, req *a2a.Request, v a2a.V
 		out = appendErrorFor(out[:0], v, req.ID, rpcErr)
 	}
 	*op = out
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+	return c.Blob(httpStatus(c, rpcErr), echo.MIMEApplicationJSON, out)
+}
+
+// httpStatus is the HTTP status of an answer carrying rpcErr (nil for a
+// result): 200, as JSON-RPC has it, but for a task store that cannot be
+// reached, 503 with Retry-After, so that a load balancer or client retries
+// it as it would any unavailable server.
+func httpStatus(c echo.Context, rpcErr *a2a.Error) int {
+	if rpcErr != nil && rpcErr.Code == a2a.CodeStoreUnavailable {
+		c.Response().Header().Set("Retry-After", "1")
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
 }
 
 func (s *Server) tooLarge() error {
@@ -506,6 +518,7 @@ var rpcErrors = []struct {
 	{tasks.ErrBusy, is(a2a.ErrServerBusy)},
 	{tasks.ErrCallerBusy, is(a2a.ErrCallerBusy)},
 	{tasks.ErrClosed, is(a2a.ErrShuttingDown)},
+	{tasks.ErrStoreUnavailable, is(a2a.ErrStoreUnavailable)},
 }
 
 var errMessageIDReused = &a2a.Error{

@@ -255,7 +255,7 @@ func (s *Server) streamError(c echo.Context, ac *auditCall, req *a2a.Request, wi
 	}
 	out := appendErrorFor(nil, wire, req.ID, e)
 	if !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, out)
+		return c.Blob(httpStatus(c, e), echo.MIMEApplicationJSON, out)
 	}
 	sw := &sseWriter{w: c.Response(), id: req.ID, v1: wire == a2a.V10}
 	sw.start()

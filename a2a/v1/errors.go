@@ -47,6 +47,7 @@ var errorReasons = []struct {
 	{a2a.CodeUnauthenticated, "UNAUTHENTICATED", ErrorDomainA2AD},
 	{a2a.CodeQuotaExceeded, "STORAGE_QUOTA_EXCEEDED", ErrorDomainA2AD},
 	{a2a.CodeTaskLimitExceeded, "TASK_LIMIT_EXCEEDED", ErrorDomainA2AD},
+	{a2a.CodeStoreUnavailable, "STORE_UNAVAILABLE", ErrorDomainA2AD},
 }
 
 // ErrorReason returns the ErrorInfo reason and domain of a 1.0 error
