@@ -6,6 +6,7 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/pgstore"
 )
 
 // What the admin listener reads and changes, and who provides it.
@@ -13,6 +14,7 @@ var (
 	_ admin.BackupSource = (*boltstore.Store)(nil) // a database has none
 	_ admin.Canceler     = (*tasks.Service)(nil)
 	_ admin.Reloader     = (*Main)(nil)
+	_ admin.Pinger       = (*pgstore.Store)(nil)
 )
 
 // newAdmin builds the admin listener's handler on the open store and
@@ -43,7 +45,8 @@ func (m *Main) newAdmin() *admin.Server {
 }
 
 // notReady is why a2ad takes no work, "" while it does: the store is
-// open, a catalogue is loaded and it is not draining.
+// open (and a database answers), a catalogue is loaded and it is not
+// draining.
 func (m *Main) notReady() string {
 	switch {
 	case m.draining.Load():
@@ -52,6 +55,8 @@ func (m *Main) notReady() string {
 		return "no catalogue loaded"
 	case m.store == nil || m.store.Closed():
 		return "store closed"
+	case m.storeProbe != nil:
+		return m.storeProbe.NotReady()
 	}
 	return ""
 }

@@ -70,6 +70,9 @@ type Main struct {
 	inspector       tasks.Inspector
 	stateCountLimit int
 	backup          admin.BackupSource // nil for a database
+	// storeProbe is /readyz's ping of a database; nil for a bbolt file,
+	// which cannot go away under a2ad.
+	storeProbe *admin.StoreProbe
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
 	reloadMu sync.Mutex // one reload at a time

@@ -74,6 +74,7 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 		}
 		in := s.Inspector()
 		m.inspector, m.stateCountLimit = in, in.StateCountLimit
+		m.storeProbe = admin.NewStoreProbe(s, nil)
 		return s, nil
 	}
 	s, err := boltstore.Open(cfg.Store, boltstore.Options{
