@@ -233,13 +233,40 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 
 // finish stores a call's result, unless the task was canceled meanwhile
 // (then the late result is discarded in the same transaction that sees
-// the cancel).
+// the cancel). While the store is unavailable it tries again, backing off,
+// until the store takes it or the run is stopped (shutdown: recovery at
+// the next start settles the task): a result is not lost to an outage.
 func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
-	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
-		return s.apply(r, &res)
-	})
+	var (
+		rec *Record
+		evs []Event
+		err error
+	)
+	for wait, tries := 100*time.Millisecond, 0; ; tries++ {
+		rec, evs, _, err = s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
+			return s.apply(r, &res)
+		})
+		if !errors.Is(err, ErrStoreUnavailable) {
+			if tries > 0 && err == nil {
+				log.Info().Int("tries", tries+1).Msg("call result stored once the store was back")
+			}
+			break
+		}
+		if tries == 0 {
+			log.Warn().Err(err).Msg("store unavailable: the call's result is kept and stored again until it takes")
+		}
+		select {
+		case <-ctx.Done():
+			log.Warn().Msg("call result not stored: shutdown while the store was unavailable; recovery settles the task at the next start")
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 	switch {
 	case errors.Is(err, errSkip):
+		// After a try whose commit the outage hid, the result may be the
+		// task's already.
 		log.Info().Msg("call result discarded: task no longer working")
 		return
 	case err != nil:
