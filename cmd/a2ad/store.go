@@ -31,6 +31,8 @@ Usage:
                                                 original as FILE.bak
   a2ad store check   --store FILE               check a store file no server holds: every record
                                                 decodes, every index agrees with the tasks
+  a2ad store check   --store postgres://...     check a PostgreSQL store, writing nothing (servers
+                                                may run): schema version, indexes, invariants
 
 A backup is written to a temporary file, synced, checked, and only then
 renamed to --out. Exit codes: 0 done (check: no problems), 1 failed or
@@ -77,7 +79,7 @@ func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "compact":
 		return runStoreCompact(args[1:], stdout, stderr)
 	case "check":
-		return runStoreCheck(args[1:], stdout, stderr)
+		return runStoreCheck(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, storeUsage)
 		return 0
@@ -277,9 +279,9 @@ func change(before, after int64) string {
 	return "the same size"
 }
 
-func runStoreCheck(args []string, stdout, stderr io.Writer) int {
+func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newStoreFlags("check", stderr)
-	f.fs.StringVar(&f.store, "store", "", "store file to check; no server may hold it")
+	f.fs.StringVar(&f.store, "store", "", "store file to check (no server may hold it), or a PostgreSQL database's postgres:// URL")
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
@@ -287,7 +289,7 @@ func runStoreCheck(args []string, stdout, stderr io.Writer) int {
 	case f.store == "":
 		return usageError(stderr, "store check: give the store file with --store")
 	case isPostgres(f.store):
-		return usageError(stderr, notForPostgres("store check", f.store, "a check of a PostgreSQL store is not there yet").Error())
+		return checkPostgres(ctx, f.store, stdout, stderr)
 	}
 	r, err := boltstore.Check(f.store, f.lockTimeout)
 	switch {

@@ -3,12 +3,15 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"regexp"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // checks are the store's invariants, each a query that returns a row for
 // each place it does not hold: what is wrong there, as text.
 var checks = []struct{ name, sql string }{
-	{"every task's columns agree with its state", `SELECT encode(id, 'escape') FROM tasks
+	{"every non-terminal task is in the active set (its terminal column agrees with its state)", `SELECT encode(id, 'escape') FROM tasks
 		WHERE terminal <> (state IN ('completed', 'failed', 'canceled', 'rejected'))`},
 	{"every task's seq is its last event's", `SELECT encode(t.id, 'escape') FROM tasks t
 		WHERE t.seq <> coalesce((SELECT max(seq) FROM events e WHERE e.task_id = t.id), 0)
@@ -48,7 +51,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	var problems []string
+	problems, err := s.checkIndexes(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range checks {
 		rows, err := s.pool.Query(ctx, c.sql)
 		if err != nil {
@@ -68,4 +74,84 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 	return problems, nil
+}
+
+// createIndex finds the indexes a migration makes.
+var createIndex = regexp.MustCompile(`(?m)^CREATE (?:UNIQUE )?INDEX (\w+)`)
+
+// Indexes are the names of the indexes the migrations make, which the
+// store's queries need.
+func Indexes() []string {
+	ms, err := migrations()
+	if err != nil {
+		panic(err) // the embedded files are tested
+	}
+	var out []string
+	for _, m := range ms {
+		for _, sub := range createIndex.FindAllStringSubmatch(m.sql, -1) {
+			out = append(out, sub[1])
+		}
+	}
+	return out
+}
+
+// checkIndexes returns a problem for each index of Indexes that the
+// schema lacks, or that the server marked invalid (a CREATE INDEX
+// CONCURRENTLY that failed).
+func (s *Store) checkIndexes(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT c.relname::text, i.indisvalid FROM pg_index i
+		JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema()`)
+	if err != nil {
+		return nil, fmt.Errorf("check the indexes: %w", s.failed(err))
+	}
+	valid := map[string]bool{}
+	for rows.Next() {
+		var name string
+		var ok bool
+		if err := rows.Scan(&name, &ok); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("check the indexes: %w", err)
+		}
+		valid[name] = ok
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("check the indexes: %w", s.failed(err))
+	}
+	var problems []string
+	for _, name := range Indexes() {
+		switch ok, found := valid[name]; {
+		case !found:
+			problems = append(problems, "every index the queries need is there: not "+name+" (missing)")
+		case !ok:
+			problems = append(problems, "every index the queries need is there: not "+name+" (invalid: REINDEX it)")
+		}
+	}
+	return problems, nil
+}
+
+// Tables are the store's tables, as Counts names them.
+var Tables = []string{"tasks", "events", "messages", "artifacts", "idem", "usage", "outbox", "dead_letters"}
+
+// Count is the number of rows of one table.
+type Count struct {
+	Table string
+	Rows  int64
+}
+
+// Counts returns the rows of each of Tables, in that order, read in one
+// snapshot.
+func (s *Store) Counts(ctx context.Context) ([]Count, error) {
+	out := make([]Count, len(Tables))
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		for i, t := range Tables {
+			out[i].Table = t
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{t}.Sanitize()).Scan(&out[i].Rows); err != nil {
+				return fmt.Errorf("count %s: %w", t, err)
+			}
+		}
+		return nil
+	})
+	return out, err
 }

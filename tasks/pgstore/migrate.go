@@ -69,6 +69,18 @@ func (e *SchemaTooNewError) Error() string {
 	return fmt.Sprintf("the store's schema is version %d, newer than this a2ad's (version %d): run a newer a2ad", e.Store, e.Binary)
 }
 
+// SchemaTooOldError is returned by a read-only Open for a schema an older
+// a2ad made, which a2ad serve would migrate.
+type SchemaTooOldError struct{ Store, Binary int }
+
+func (e *SchemaTooOldError) Error() string {
+	return fmt.Sprintf("the store's schema is version %d, older than this a2ad's (version %d): a2ad serve migrates it when it starts", e.Store, e.Binary)
+}
+
+// ErrNoStore is a read-only Open's error for a schema that holds no a2ad
+// store (no a2ad_migrations table, or no version in it).
+var ErrNoStore = errors.New("no a2ad store here: the schema the connection's search_path names has no a2ad tables (a2ad serve creates them)")
+
 // ErrNoSchema is Open's error when the connection's search_path names no
 // schema that exists: a2ad makes its tables, not the schema they go in.
 var ErrNoSchema = errors.New("the connection's search_path names no schema that exists: create the schema (CREATE SCHEMA name) or fix search_path")
@@ -116,4 +128,36 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return nil
 	})
+}
+
+// requireCurrent checks, writing nothing, that the schema is this a2ad's
+// version: ErrNoSchema, ErrNoStore, *SchemaTooNewError or
+// *SchemaTooOldError if not.
+func requireCurrent(ctx context.Context, pool *pgxpool.Pool) error {
+	var (
+		schema *string
+		table  *string
+	)
+	if err := pool.QueryRow(ctx, `SELECT current_schema(), to_regclass('a2ad_migrations')::text`).Scan(&schema, &table); err != nil {
+		return fmt.Errorf("read the schema: %w", err)
+	}
+	switch {
+	case schema == nil:
+		return ErrNoSchema
+	case table == nil:
+		return ErrNoStore
+	}
+	var have int
+	if err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM a2ad_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	switch want := SchemaVersion(); {
+	case have == 0:
+		return ErrNoStore
+	case have > want:
+		return &SchemaTooNewError{Store: have, Binary: want}
+	case have < want:
+		return &SchemaTooOldError{Store: have, Binary: want}
+	}
+	return nil
 }

@@ -47,6 +47,11 @@ type Options struct {
 	// every unfinished task for its own, which is only right while one
 	// a2ad serves a database (several replicas need leases first).
 	Exclusive bool
+	// ReadOnly opens the store for the store tools: its schema must be
+	// this a2ad's version already (ErrNoStore, *SchemaTooNewError or
+	// *SchemaTooOldError otherwise), nothing is created or migrated, and
+	// every transaction is read-only.
+	ReadOnly bool
 }
 
 // ErrInUse is Open's error, with Options.Exclusive, for a database that
@@ -94,6 +99,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	if opts.ReadOnly {
+		// The server itself refuses a write, whatever code asks for one.
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
@@ -104,7 +113,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open task store %s: cannot reach the server: %w", target, scrub(err, dsn))
 	}
-	if err := migrate(cctx, pool); err != nil {
+	prepare := migrate
+	if opts.ReadOnly {
+		prepare = requireCurrent
+	}
+	if err := prepare(cctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
 	}
@@ -191,10 +204,12 @@ func (s *Store) Target() string { return s.target }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		// Hand back the deliveries this store holds, for the next one.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, _ = s.pool.Exec(ctx, `UPDATE outbox SET claimed_by = NULL WHERE claimed_by = $1`, s.instance)
-		cancel()
+		if !s.opts.ReadOnly {
+			// Hand back the deliveries this store holds, for the next one.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = s.pool.Exec(ctx, `UPDATE outbox SET claimed_by = NULL WHERE claimed_by = $1`, s.instance)
+			cancel()
+		}
 		if s.held != nil {
 			// Closing the session lets the advisory lock go with it.
 			_ = s.held.Conn().Close(context.Background())
