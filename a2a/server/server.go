@@ -454,18 +454,6 @@ func (s *Server) answer(c echo.Context, ac *auditCall, req *a2a.Request, v a2a.V
 	return c.Blob(httpStatus(c, rpcErr), echo.MIMEApplicationJSON, out)
 }
 
-// httpStatus is the HTTP status of an answer carrying rpcErr (nil for a
-// result): 200, as JSON-RPC has it, but for a task store that cannot be
-// reached, 503 with Retry-After, so that a load balancer or client retries
-// it as it would any unavailable server.
-func httpStatus(c echo.Context, rpcErr *a2a.Error) int {
-	if rpcErr != nil && rpcErr.Code == a2a.CodeStoreUnavailable {
-		c.Response().Header().Set("Retry-After", "1")
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusOK
-}
-
 func (s *Server) tooLarge() error {
 	return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 		"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes")
@@ -557,25 +545,6 @@ func inputError(err error) *a2a.Error {
 		Message: fmt.Sprintf("Invalid parameters: input does not match the schema of skill %s: %s: %s", ie.Skill, first, msg),
 		Data:    map[string]any{"skill": ie.Skill, "errors": list},
 	}
-}
-
-// quotaError is the -32055 of a *tasks.QuotaError, with its numbers.
-func quotaError(err error) *a2a.Error {
-	var qe *tasks.QuotaError
-	if !errors.As(err, &qe) {
-		return a2a.ErrInternal
-	}
-	return a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit)
-}
-
-// taskLimitError is the -32056 of a *tasks.TaskLimitError, with its
-// numbers.
-func taskLimitError(err error) *a2a.Error {
-	var te *tasks.TaskLimitError
-	if !errors.As(err, &te) {
-		return a2a.ErrInternal
-	}
-	return a2a.TaskLimitExceeded(te.Messages, te.Max)
 }
 
 // wireError converts a service error for the wire by rpcErrors; nil when

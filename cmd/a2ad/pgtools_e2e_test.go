@@ -1,28 +1,11 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/a2ad/a2ad/internal/pgtest"
 )
-
-// execSQL runs sql on dsn.
-func execSQL(tb testing.TB, dsn, sql string) {
-	tb.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 // TestStoreCheckPostgres: a2ad store check on a database, while a2ad
 // serves it: the counts and "no problems found"; an index dropped is a
@@ -48,7 +31,7 @@ func TestStoreCheckPostgres(t *testing.T) {
 		!strings.Contains(stdout, "  idem         1 rows\n") || !strings.HasSuffix(stdout, "no problems found\n") || stderr != "" {
 		t.Fatalf("store check of a served database = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	execSQL(t, dsn, `DROP INDEX tasks_expiry`)
+	pgtest.Exec(t, dsn, `DROP INDEX tasks_expiry`)
 	code, stdout, stderr = runBinary(t, "store", "check", "--store", dsn)
 	if code != 1 || !strings.HasPrefix(stderr, "every index the queries need is there: not tasks_expiry (missing)\na2ad: 1 problem(s) in postgres://") {
 		t.Fatalf("store check without an index = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)

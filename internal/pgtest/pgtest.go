@@ -108,11 +108,18 @@ func WithSearchPath(tb testing.TB, dsn, schema string) string {
 // exec runs sql on the test server, failing tb if it fails.
 func exec(tb testing.TB, sql string) {
 	tb.Helper()
+	Exec(tb, DSN(), sql)
+}
+
+// Exec runs sql on the server of dsn (in its search_path), failing tb if
+// it fails.
+func Exec(tb testing.TB, dsn, sql string) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, DSN())
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		tb.Fatalf("connect to PostgreSQL at %s: %v", Host(DSN()), err)
+		tb.Fatalf("connect to PostgreSQL at %s: %v", Host(dsn), err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql); err != nil {

@@ -21,14 +21,7 @@ import (
 // exec runs sql on dsn.
 func exec(tb testing.TB, dsn, sql string) {
 	tb.Helper()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		tb.Fatal(err)
-	}
+	pgtest.Exec(tb, dsn, sql)
 }
 
 // TestReplicasStartingTogetherMigrateOnce: stores opening at once on an

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// httpStatus is the HTTP status of an answer carrying rpcErr (nil for a
+// result): 200, as JSON-RPC has it, but for a task store that cannot be
+// reached, 503 with Retry-After, so that a load balancer or client retries
+// it as it would any unavailable server.
+func httpStatus(c echo.Context, rpcErr *a2a.Error) int {
+	if rpcErr != nil && rpcErr.Code == a2a.CodeStoreUnavailable {
+		c.Response().Header().Set("Retry-After", "1")
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
+}
+
+// quotaError is the -32055 of a *tasks.QuotaError, with its numbers.
+func quotaError(err error) *a2a.Error {
+	var qe *tasks.QuotaError
+	if !errors.As(err, &qe) {
+		return a2a.ErrInternal
+	}
+	return a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit)
+}
+
+// taskLimitError is the -32056 of a *tasks.TaskLimitError, with its
+// numbers.
+func taskLimitError(err error) *a2a.Error {
+	var te *tasks.TaskLimitError
+	if !errors.As(err, &te) {
+		return a2a.ErrInternal
+	}
+	return a2a.TaskLimitExceeded(te.Messages, te.Max)
+}
