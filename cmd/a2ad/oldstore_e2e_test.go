@@ -177,18 +177,19 @@ func resultOf(tb testing.TB, answer json.RawMessage) map[string]any {
 // make of it, as in production. The catalogue's functions all call one
 // backend that counts its calls.
 func TestStoreOfOldA2AD(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(oldStoreDir, "calls.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old oldStore
-	if err := json.Unmarshal(raw, &old); err != nil {
-		t.Fatal(err)
-	}
+	old := readOldStore(t)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	copyStore(t, filepath.Join(oldStoreDir, "a2ad.db"), store) // opening writes: keep the committed file as it is
 	checkOldStore(t, store)
+	serveOldStore(t, &old, store)
+}
 
+// serveOldStore serves store (oldStoreDir's tasks, in a file or a
+// database) and checks that every task reads as the old a2ad answered,
+// every recorded message sent again is the same message, with nothing
+// run, and a recorded messageId with another message is reused.
+func serveOldStore(t *testing.T, old *oldStore, store string) {
+	t.Helper()
 	backend := newOldBackend(t)
 	t.Setenv("A2AD_OLDSTORE_BACKEND", backend.URL)
 	m := startMain(t, func(c *Config) {
@@ -237,6 +238,20 @@ func TestStoreOfOldA2AD(t *testing.T) {
 		t.Errorf("the backend got %d calls, want none: a retry ran", n)
 	}
 	readAll("after the retries,")
+}
+
+// readOldStore reads oldStoreDir's calls.json.
+func readOldStore(t *testing.T) oldStore {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(oldStoreDir, "calls.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old oldStore
+	if err := json.Unmarshal(raw, &old); err != nil {
+		t.Fatal(err)
+	}
+	return old
 }
 
 // checkOldStore checks the store file at path as a2ad store check does.

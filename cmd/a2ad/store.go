@@ -1,7 +1,7 @@
 package main
 
-// a2ad store backup|compact|check: the operator's tools for the store
-// file. A running server's store is copied through its admin listener
+// a2ad store backup|compact|check|migrate: the operator's tools for the
+// store file. A running server's store is copied through its admin listener
 // (admin.Client.Backup).
 
 import (
@@ -33,6 +33,13 @@ Usage:
                                                 decodes, every index agrees with the tasks
   a2ad store check   --store postgres://...     check a PostgreSQL store, writing nothing (servers
                                                 may run): schema version, indexes, invariants
+  a2ad store migrate --from FILE --to postgres://... [--force]
+                                                copy a store file no server holds into a
+                                                PostgreSQL database no server serves: every
+                                                task, event, key, webhook and delivery; the
+                                                database must hold no task unless --force (which
+                                                adds, and fails on an id it holds already);
+                                                the rows of each kind are compared at the end
 
 A backup is written to a temporary file, synced, checked, and only then
 renamed to --out. Exit codes: 0 done (check: no problems), 1 failed or
@@ -80,6 +87,8 @@ func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runStoreCompact(args[1:], stdout, stderr)
 	case "check":
 		return runStoreCheck(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		return runStoreMigrate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, storeUsage)
 		return 0
