@@ -8,6 +8,9 @@ import "sync"
 type Broker struct {
 	mu   sync.Mutex
 	subs map[string]map[*Subscription]struct{}
+	// seen, when set (a shared store's relay), is told of the last
+	// sequence of each Publish.
+	seen func(taskID string, last uint64)
 }
 
 // Subscription receives the events of one task.
@@ -65,7 +68,6 @@ func (b *Broker) Publish(taskID string, events []Event) {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for s := range b.subs[taskID] {
 		for _, e := range events {
 			select {
@@ -77,5 +79,9 @@ func (b *Broker) Publish(taskID string, events []Event) {
 				break
 			}
 		}
+	}
+	b.mu.Unlock()
+	if b.seen != nil {
+		b.seen(taskID, events[len(events)-1].Seq)
 	}
 }

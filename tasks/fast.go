@@ -82,6 +82,7 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	input := rec.Input
 	cancel := s.ex.spawn(id, ck, func(runCtx context.Context) {
 		defer held()
+		defer s.relay.follow(id, 0)() // once stored, a cancel may come from another process
 		report := func(p functions.Progress) {
 			sp.mu.Lock()
 			if !sp.stored {

@@ -20,7 +20,9 @@ import (
 // under k. held, when not nil, releases the slots the call already holds:
 // its task was stored working, so the run goes straight to the call.
 func (s *Service) start(k callKey, rec *Record, fn *functions.Function, held func()) {
+	unfollow := s.relay.follow(rec.Task.ID, rec.Seq) // a cancel may come from another process
 	s.ex.spawn(rec.Task.ID, k, func(ctx context.Context) {
+		defer unfollow()
 		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input, held)
 	})
 }

@@ -65,6 +65,11 @@ type Config struct {
 	// StreamBuffer is how many events a stream may fall behind before it
 	// is cut off (and resumes); default DefaultStreamBuffer.
 	StreamBuffer int
+	// SharedPoll is how often, on a Shared store, the tasks of this
+	// process's calls, streams and waiters are read again, in case a
+	// notice of another process's commit was lost; default
+	// DefaultSharedPoll. A store of one process needs none.
+	SharedPoll time.Duration
 	// Now returns the time; default time.Now.
 	Now func() time.Time
 	// Metrics receives the service's measurements; nil records none.
@@ -85,6 +90,7 @@ type Service struct {
 
 	ex      *executor // places, slots and runs of calls
 	sw      *sweeper  // recovery at start, retention
+	relay   *relay    // other processes' commits on a shared store; nil if not shared
 	flights flights   // one send at a time per messageId
 
 	ctx    context.Context // the lifetime of waits and streams
@@ -128,6 +134,10 @@ func New(cfg Config) *Service {
 		ctx:    ctx,
 		cancel: cancel,
 	}
+	if sh, ok := cfg.Store.(Shared); ok {
+		stop := func(id string) { s.ex.stop(id, errCanceledByClient) }
+		s.relay = newRelay(sh, s.broker, stop, cfg.SharedPoll, cfg.Logger)
+	}
 	swCtx, swCancel := context.WithCancel(context.Background())
 	s.sw = &sweeper{
 		store:     cfg.Store,
@@ -149,8 +159,10 @@ func New(cfg Config) *Service {
 func (s *Service) Broker() *Broker { return s.broker }
 
 // Start recovers the tasks a previous process left unfinished and starts
-// the retention sweeper.
+// the retention sweeper, and on a Shared store the relay of other
+// processes' commits.
 func (s *Service) Start(ctx context.Context) error {
+	s.relay.start()
 	if err := s.sw.recover(ctx); err != nil {
 		return fmt.Errorf("recover tasks: %w", err)
 	}
@@ -189,6 +201,7 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 // was, for recovery at the next start.
 func (s *Service) Close(ctx context.Context) error {
 	s.ex.Close(ctx)
+	s.relay.close() // after the calls: a cancel elsewhere stops them until then
 	s.sw.Close()
 	s.cancel(errShuttingDown)
 	return nil
@@ -334,6 +347,8 @@ func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string
 // it was stored.
 func (s *Service) wait(ctx context.Context, rec *Record, sub *Subscription, sc Scope) *Record {
 	id := rec.Task.ID
+	// The call may run in another process (a duplicate sent here).
+	defer s.relay.follow(id, rec.Seq)()
 	timer := time.NewTimer(s.cfg.BlockingTimeout)
 	defer timer.Stop()
 	for {

@@ -50,6 +50,7 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 	// what is read or delivered live (or both; duplicates are skipped).
 	sub := s.broker.Subscribe(id, s.streamBuffer())
 	defer s.broker.Unsubscribe(sub)
+	defer s.relay.follow(id, 0)() // the task may run in another process: before the read, to miss no notice
 	s.met.Subscribers(1)
 	defer s.met.Subscribers(-1)
 	sc := Whole // the task comes first

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -73,6 +74,14 @@ type Store struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	onOutbox  atomic.Pointer[func()]
+
+	channel string  // the NOTIFY channel of the store's schema
+	tag     string  // this store's name in its notices
+	notices notices // commits to tell the other stores of
+
+	ctx    context.Context // the life of the store's goroutines: Open to Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 var _ tasks.Store = (*Store)(nil)
@@ -121,10 +130,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
 	}
-	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16)}
+	var schema string
+	if err := pool.QueryRow(cctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open task store %s: read the schema: %w", target, scrub(err, dsn))
+	}
+	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16), channel: channelName(schema)}
 	_, _ = rand.Read(s.instance)
+	s.tag = hex.EncodeToString(s.instance[:8])
+	s.notices = notices{pending: make(map[string][2]uint64), wake: make(chan struct{}, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.notify(s.ctx) }()
 	if opts.Exclusive {
 		if err := s.takeExclusive(cctx); err != nil {
+			s.cancel()
+			s.wg.Wait()
 			pool.Close()
 			return nil, fmt.Errorf("open task store %s: %w", target, scrub(err, dsn))
 		}
@@ -204,6 +225,8 @@ func (s *Store) Target() string { return s.target }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.cancel() // the notices and the listener
+		s.wg.Wait()
 		if !s.opts.ReadOnly {
 			// Hand back the deliveries this store holds, for the next one.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

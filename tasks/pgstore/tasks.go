@@ -248,6 +248,7 @@ func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		return nil, nil, false, err
 	}
 	s.queued(len(c.configs))
+	s.announce(id, evs)
 	s.transition(prev, r.State())
 	r.ArtifactSizes = c.idx.sizes()
 	return tasks.Updated(r, &read, sc, evs), evs, false, nil
