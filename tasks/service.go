@@ -19,7 +19,9 @@ package tasks
 //     store: start, progress, process group, result.
 //   - sweeper.go, the sweeper: recovery at start and retention.
 //   - Store (model.go): durability; the Broker (broker.go): committed
-//     events to waiters and streams (stream.go); push.go: webhooks;
+//     events to waiters and streams (stream.go); relay.go: on a Shared
+//     store, the events other processes commit, to the broker, and
+//     their cancels to the executor; push.go: webhooks;
 //     quota.go: per-caller and per-task limits; list.go: listing.
 //
 // This file holds the service's configuration, its life (New, Start,
