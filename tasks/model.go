@@ -122,6 +122,11 @@ type Record struct {
 	// crash left of it before the task is run again or failed; nil when
 	// no exec call runs (or it was not recorded).
 	Group *functions.ProcessGroup `json:"processGroup,omitempty"`
+	// Runner is the replica that runs the task's call while the task is
+	// submitted or working: the one that moved it there (see advance);
+	// "" in any other state. The store keeps it beside the head; Get and
+	// Update read it, and an UpdateFunc's change of it is written.
+	Runner string `json:"-"`
 	// Seq is the sequence number of the task's last event.
 	Seq       uint64    `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -349,4 +354,21 @@ type Store interface {
 	// returned when more follow, else nil. It reads an index of owner's
 	// tasks, never the tasks of other owners.
 	List(ctx context.Context, owner string, f ListFilter, after *Cursor, limit int, sc Scope) (recs []*Record, total int, next *Cursor, err error)
+	Leases
+}
+
+// Leases is what the sweeper needs of a store that replicas share: each
+// replica holds a lease while it lives, renewed by its heartbeats, on
+// the calls it runs (the tasks whose Record.Runner it is); a task whose
+// runner's lease lapsed is an orphan, which another replica takes over.
+// Leases are timed by the store's clock, so that replicas whose clocks
+// differ agree on which have lapsed.
+type Leases interface {
+	// Heartbeat holds replica's lease for ttl from now; a ttl of 0 or
+	// less ends it at once (a replica that stops).
+	Heartbeat(ctx context.Context, replica string, ttl time.Duration) error
+	// Orphans returns up to limit tasks, head and input, that are
+	// submitted or working and whose Runner holds no lease now: it
+	// lapsed, was never held, or the task has no runner.
+	Orphans(ctx context.Context, limit int) ([]*Record, error)
 }

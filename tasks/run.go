@@ -101,7 +101,7 @@ func (s *Service) progress(ctx context.Context, owner, id string, p functions.Pr
 func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
 	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
 		// A process group is news of a running call, as progress is.
-		if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
+		if err := s.may(r, a2a.StateWorking, onProgress); err != nil {
 			return nil, err
 		}
 		r.Group = &g
@@ -120,7 +120,7 @@ func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.
 // (tooLarge). Returns errSkip, and changes nothing, if r is no longer
 // working.
 func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error) {
-	if err := transition(r.State(), a2a.StateWorking, onProgress); err != nil {
+	if err := s.may(r, a2a.StateWorking, onProgress); err != nil {
 		return nil, err
 	}
 	if pa := p.Artifact; pa != nil {
@@ -178,7 +178,7 @@ func (res *callResult) events() []Event {
 // errSkip, and changes nothing, if r is no longer working (a result after
 // a cancel is discarded).
 func (s *Service) apply(r *Record, res *callResult) ([]Event, error) {
-	if err := transition(r.State(), res.status.State, onResult); err != nil {
+	if err := s.may(r, res.status.State, onResult); err != nil {
 		return nil, err
 	}
 	r.Group = nil
@@ -221,7 +221,7 @@ func (s *Service) call(ctx context.Context, id string, fn *functions.Function, i
 	cancel()
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown):
-		log.Warn().Msg("call interrupted by shutdown; recovery will settle the task at the next start")
+		log.Warn().Msg("call interrupted by shutdown; recovery settles the task, on another replica or at the next start")
 		return callResult{stopped: true}
 	case errors.Is(cause, errCanceledByClient):
 		log.Info().Msg("call stopped: task canceled")

@@ -76,6 +76,10 @@ type Config struct {
 	Now func() time.Time
 	// Metrics receives the service's measurements; nil records none.
 	Metrics Metrics
+	// LeaseTTL is how long this replica's lease on the calls it runs
+	// lasts without a heartbeat (one goes every third of it): once it
+	// lapses, another replica on the store takes them over. Default 15s.
+	LeaseTTL time.Duration
 	// MaxTaskArtifactBytes caps the size of a task's artifacts (as
 	// ArtifactBytes counts it); 0 is unlimited. A call whose output would
 	// pass it fails its task, and the output is not stored.
@@ -90,8 +94,9 @@ type Service struct {
 	log    zerolog.Logger
 	met    Metrics
 
+	replica string    // this replica's id among those sharing the store, new at each start
 	ex      *executor // places, slots and runs of calls
-	sw      *sweeper  // recovery at start, retention
+	sw      *sweeper  // leases, recovery, retention
 	relay   *relay    // other processes' commits on a shared store; nil if not shared
 	flights flights   // one send at a time per messageId
 
@@ -122,6 +127,9 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = nopMetrics{}
 	}
@@ -132,9 +140,13 @@ func New(cfg Config) *Service {
 		broker: NewBroker(),
 		log:    cfg.Logger,
 		met:    cfg.Metrics,
-		ex:     newExecutor(cfg.MaxConcurrent, cfg.MaxQueue),
-		ctx:    ctx,
-		cancel: cancel,
+		// A new id at each start: a replica that comes back is another
+		// one, and its predecessor's calls are orphans once its lease
+		// lapses.
+		replica: newID(),
+		ex:      newExecutor(cfg.MaxConcurrent, cfg.MaxQueue),
+		ctx:     ctx,
+		cancel:  cancel,
 	}
 	if sh, ok := cfg.Store.(Shared); ok {
 		stop := func(id string) { s.ex.stop(id, errCanceledByClient) }
@@ -149,6 +161,8 @@ func New(cfg Config) *Service {
 		retention: cfg.Retention,
 		interval:  cfg.RetentionInterval,
 		batch:     cfg.RetentionBatch,
+		replica:   s.replica,
+		ttl:       cfg.LeaseTTL,
 		rerun:     s.rerun,
 		resume:    s.resume,
 		ctx:       swCtx,
@@ -160,10 +174,18 @@ func New(cfg Config) *Service {
 // Broker returns the broker the service publishes committed events to.
 func (s *Service) Broker() *Broker { return s.broker }
 
-// Start recovers the tasks a previous process left unfinished and starts
-// the retention sweeper, and on a Shared store the relay of other
+// DefaultLeaseTTL is Config.LeaseTTL's default.
+const DefaultLeaseTTL = 15 * time.Second
+
+// Start takes this replica's lease, recovers the tasks that replicas
+// whose lease lapsed left unfinished (a previous process of this one
+// among them), and starts the sweeper, which goes on doing both and
+// deletes expired tasks, and on a Shared store the relay of other
 // processes' commits.
 func (s *Service) Start(ctx context.Context) error {
+	if err := s.sw.heartbeat(ctx); err != nil {
+		return err
+	}
 	s.relay.start()
 	if err := s.sw.recover(ctx); err != nil {
 		return fmt.Errorf("recover tasks: %w", err)
@@ -200,11 +222,13 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 
 // Close stops accepting calls, waits for running calls until ctx is done,
 // then cancels the rest. A call cancelled this way leaves its task as it
-// was, for recovery at the next start.
+// was, and the replica's lease ends: another replica recovers it at once,
+// or this one at its next start.
 func (s *Service) Close(ctx context.Context) error {
 	s.ex.Close(ctx)
 	s.relay.close() // after the calls: a cancel elsewhere stops them until then
 	s.sw.Close()
+	s.sw.release()
 	s.cancel(errShuttingDown)
 	return nil
 }
@@ -298,7 +322,16 @@ func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
 // move is advance at the service's clock: it moves r to st on on, if the
 // state machine allows it (see transition for its errors).
 func (s *Service) move(r *Record, on trigger, st a2a.TaskStatus) error {
-	return advance(r, on, st, s.cfg.Now())
+	return advance(r, on, st, s.cfg.Now(), s.replica)
+}
+
+// may reports whether on may take r to the state to on this replica, as
+// advance would, without moving it (see runs and transition).
+func (s *Service) may(r *Record, to a2a.TaskState, on trigger) error {
+	if err := runs(r, on, s.replica); err != nil {
+		return err
+	}
+	return transition(r.State(), to, on)
 }
 
 // Get returns caller's task id, with at most historyLength messages of

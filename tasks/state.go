@@ -136,14 +136,38 @@ func refusal(from a2a.TaskState, on trigger) error {
 	return errSkip
 }
 
+// runs refuses (errSkip) a step on of a call that replica runs when r's
+// call is now another replica's; other triggers pass.
+func runs(r *Record, on trigger, replica string) error {
+	switch on {
+	case onStart, onProgress, onResult:
+		if r.Runner != replica {
+			return errSkip
+		}
+	}
+	return nil
+}
+
 // advance moves r to st on on, if the table allows it from r's state (see
 // transition, whose error it returns, leaving r as it was). A status
 // message goes into the history too, so that the conversation reads in
 // order, unless it is a working note (transient). now is the time of the
-// change.
-func advance(r *Record, on trigger, st a2a.TaskStatus, now time.Time) error {
+// change, and replica the replica making it: a task it moves to submitted
+// or working is its to run (r.Runner); in any other state a task has no
+// runner. A step of a call (start, progress, result) is refused with
+// errSkip on a replica that is not the task's runner: another took the
+// task over when its lease lapsed (see sweeper), and the late step of the
+// first run is dropped as a step after a cancel is.
+func advance(r *Record, on trigger, st a2a.TaskStatus, now time.Time, replica string) error {
+	if err := runs(r, on, replica); err != nil {
+		return err
+	}
 	if err := transition(r.State(), st.State, on); err != nil {
 		return err
+	}
+	r.Runner = ""
+	if st.State == a2a.StateSubmitted || st.State == a2a.StateWorking {
+		r.Runner = replica
 	}
 	if st.Message != nil {
 		st.Message.ContextID = r.Task.ContextID

@@ -145,7 +145,7 @@ func TestAdvance(t *testing.T) {
 	t.Run("an agent message goes into the history", func(t *testing.T) {
 		r := newRec(a2a.StateWorking)
 		st := a2a.TaskStatus{State: a2a.StateFailed, Message: msg("boom")}
-		if err := advance(r, onResult, st, t1); err != nil {
+		if err := advance(r, onResult, st, t1, ""); err != nil {
 			t.Fatalf("advance(working, failed, result) = %v, want nil", err)
 		}
 		if r.State() != a2a.StateFailed || !r.UpdatedAt.Equal(t1) {
@@ -161,7 +161,7 @@ func TestAdvance(t *testing.T) {
 	t.Run("a working note does not", func(t *testing.T) {
 		r := newRec(a2a.StateWorking)
 		st := a2a.TaskStatus{State: a2a.StateWorking, Message: msg("halfway")}
-		if err := advance(r, onProgress, st, t1); err != nil {
+		if err := advance(r, onProgress, st, t1, ""); err != nil {
 			t.Fatalf("advance(working, working, progress) = %v, want nil", err)
 		}
 		if len(r.Task.History) != 1 || r.Task.Status.Message == nil || r.Task.Status.Message.ContextID != "c1" {
@@ -171,7 +171,7 @@ func TestAdvance(t *testing.T) {
 	t.Run("a refusal leaves the record as it was", func(t *testing.T) {
 		r := newRec(a2a.StateCanceled)
 		st := a2a.TaskStatus{State: a2a.StateCompleted, Message: msg("late")}
-		if err := advance(r, onResult, st, t1); err != errSkip {
+		if err := advance(r, onResult, st, t1, ""); err != errSkip {
 			t.Fatalf("advance(canceled, completed, result) = %v, want %v", err, errSkip)
 		}
 		if r.State() != a2a.StateCanceled || len(r.Task.History) != 1 || !r.UpdatedAt.Equal(t0) {

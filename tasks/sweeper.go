@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -13,11 +14,13 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// sweeper keeps the store in order around the runs, in one place: at
-// start it settles the tasks a previous process left submitted or working
-// (recover), killing first what is left of their exec calls' process
-// groups; while the service runs it deletes the terminal tasks past their
-// retention (sweep). It runs no call itself: the service says which
+// sweeper keeps the store in order around the runs, in one place. It
+// holds this replica's lease on the calls it runs (heartbeat), and settles
+// the orphans: tasks left submitted or working by a replica whose lease
+// lapsed, a process that crashed or stopped (recover), at start and then
+// every third of the lease's ttl, killing first what is left of their
+// exec calls' process groups; and it deletes the terminal tasks past
+// their retention (sweep). It runs no call itself: the service says which
 // recovered calls run again (rerun) and starts them (resume).
 type sweeper struct {
 	store     Store
@@ -27,6 +30,8 @@ type sweeper struct {
 	retention time.Duration // how long terminal tasks are kept
 	interval  time.Duration // how often they are swept
 	batch     int           // tasks deleted per transaction
+	replica   string        // this replica, the runner of the calls it runs
+	ttl       time.Duration // how long its lease lasts without a heartbeat
 
 	// rerun returns the function of rec, a task a restart cut short, if
 	// it is to run again: retry-safe and still callable by rec's owner;
@@ -36,58 +41,121 @@ type sweeper struct {
 	// service closed meanwhile (the next start recovers it).
 	resume func(rec *Record, fn *functions.Function) bool
 
-	ctx    context.Context // the lifetime of the retention loop
+	ctx    context.Context // the lifetime of the loops
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// start runs the retention loop until Close.
+// orphanBatch is how many orphans one read returns.
+const orphanBatch = 256
+
+// start runs the retention and lease loops until Close.
 func (sw *sweeper) start() {
-	sw.wg.Add(1)
+	sw.wg.Add(2)
 	go func() { defer sw.wg.Done(); sw.loop() }()
+	go func() { defer sw.wg.Done(); sw.leaseLoop() }()
 }
 
-// Close stops the retention loop and waits for it.
+// Close stops the loops and waits for them. The lease stays held until
+// release or until it lapses.
 func (sw *sweeper) Close() {
 	sw.cancel()
 	sw.wg.Wait()
 }
 
-// recover settles the tasks a previous process left unfinished: calls
-// that were submitted or working fail with "interrupted: server
-// restarted", unless their function is retry-safe, in which case they run
-// again. Before either, what is left running of an exec call's process
-// group is killed. Tasks waiting for input keep waiting.
-func (sw *sweeper) recover(ctx context.Context) error {
-	active, err := sw.store.Active(ctx)
-	if err != nil {
-		return err
+// release ends this replica's lease, once its calls have ended, so that
+// another replica takes over at once what they left unfinished.
+func (sw *sweeper) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sw.store.Heartbeat(ctx, sw.replica, 0); err != nil && !errors.Is(err, ErrClosed) {
+		sw.log.Warn().Err(err).Msg("end the replica's lease; other replicas wait for it to lapse")
 	}
-	// The tasks are settled concurrently, so that the store groups their
-	// writes into a few commits instead of one fsync each.
+}
+
+// heartbeat renews this replica's lease.
+func (sw *sweeper) heartbeat(ctx context.Context) error {
+	if err := sw.store.Heartbeat(ctx, sw.replica, sw.ttl); err != nil {
+		return fmt.Errorf("renew the replica's lease: %w", err)
+	}
+	return nil
+}
+
+// leaseLoop renews the lease and settles the orphans every third of its
+// ttl; a beat that fails skips the orphans (the store is likely down).
+func (sw *sweeper) leaseLoop() {
+	t := time.NewTicker(max(sw.ttl/3, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-sw.ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := sw.heartbeat(sw.ctx)
+		if err == nil {
+			err = sw.recover(sw.ctx)
+		}
+		if err != nil && sw.ctx.Err() == nil {
+			sw.log.Error().Err(err).Msg("lease and recovery")
+		}
+	}
+}
+
+// recover settles the orphans, the tasks left unfinished by a replica
+// whose lease lapsed (an earlier process of this one included): calls
+// that were submitted or working fail with "interrupted: replica lost"
+// ("server restarted" when no runner was recorded, as in a store one
+// process holds), unless their function is retry-safe, in which case they
+// run again here. Before either, what is left running of an exec call's
+// process group is killed, if it ran on this host. Tasks waiting for
+// input keep waiting; tasks of live replicas are not touched.
+func (sw *sweeper) recover(ctx context.Context) error {
+	var failed, rerun int
+	defer func() {
+		if failed+rerun > 0 {
+			sw.log.Warn().Int("failed", failed).Int("rerun", rerun).Msg("recovered tasks interrupted by a lost replica or a restart")
+		}
+	}()
+	for {
+		orphans, err := sw.store.Orphans(ctx, orphanBatch)
+		if err != nil {
+			return fmt.Errorf("read orphaned tasks: %w", err)
+		}
+		f, r, err := sw.settleAll(ctx, orphans)
+		failed, rerun = failed+f, rerun+r
+		// A full page may hide more; one that settled nothing would come
+		// back the same.
+		if err != nil || len(orphans) < orphanBatch || f+r == 0 {
+			return err
+		}
+	}
+}
+
+// settleAll settles orphans concurrently, so that the store groups their
+// writes into a few commits instead of one fsync each.
+func (sw *sweeper) settleAll(ctx context.Context, orphans []*Record) (failed, rerun int, err error) {
 	var (
-		wg            sync.WaitGroup
-		mu            sync.Mutex
-		failed, rerun int
-		firstErr      error
-		sem           = make(chan struct{}, 64)
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		sem = make(chan struct{}, 64)
 	)
-	for _, rec := range active {
-		st := rec.State()
-		if st != a2a.StateSubmitted && st != a2a.StateWorking {
-			continue
+	for _, rec := range orphans {
+		if rec.Runner == sw.replica {
+			continue // this replica's own lease lapsed: another may take them, not it
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			retried, err := sw.settle(ctx, rec, st)
+			retried, settled, serr := sw.settle(ctx, rec)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case err != nil:
-				firstErr = cmp.Or(firstErr, err)
+			case serr != nil:
+				err = cmp.Or(err, serr)
+			case !settled:
 			case retried:
 				rerun++
 			default:
@@ -96,17 +164,19 @@ func (sw *sweeper) recover(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	if failed+rerun > 0 {
-		sw.log.Warn().Int("failed", failed).Int("rerun", rerun).Msg("recovered tasks interrupted by a restart")
-	}
-	return firstErr
+	return failed, rerun, err
 }
 
-// settle fails rec, left in st by a previous process, or submits it again
-// if its function is retry-safe (and still callable by its owner), once
-// the process group of its call, if one was recorded, is killed.
-func (sw *sweeper) settle(ctx context.Context, rec *Record, st a2a.TaskState) (retried bool, err error) {
+// settle fails rec, an orphan, or submits it again here if its function
+// is retry-safe (and still callable by its owner), once the process group
+// of its call, if one was recorded on this host, is killed. Of replicas
+// that settle one orphan at once, one does (settled); the others find
+// that its runner changed.
+func (sw *sweeper) settle(ctx context.Context, rec *Record) (retried, settled bool, err error) {
 	if g := rec.Group; g != nil {
+		// KillLeftover kills nothing of a group another host (another
+		// boot id) started: there, the call's child died with its a2ad
+		// (Pdeathsig), and what it started itself runs on until it ends.
 		log := sw.log.With().Str("task_id", rec.Task.ID).Int("pgid", g.ID).Logger()
 		switch killed, err := functions.KillLeftover(*g); {
 		case err != nil:
@@ -121,34 +191,39 @@ func (sw *sweeper) settle(ctx context.Context, rec *Record, st a2a.TaskState) (r
 	if rec.FunctionID != "" {
 		fn = sw.rerun(ctx, rec)
 	}
+	why := "replica lost"
+	if rec.Runner == "" {
+		why = "server restarted"
+	}
 	status := a2a.TaskStatus{State: a2a.StateFailed, Timestamp: a2a.Timestamp(sw.now()),
-		Message: failure(rec.Task.ID, rec.Task.ContextID, "interrupted: server restarted", FailureInterrupted)}
+		Message: failure(rec.Task.ID, rec.Task.ContextID, "interrupted: "+why, FailureInterrupted)}
 	if fn != nil {
 		status = a2a.TaskStatus{State: a2a.StateSubmitted, Timestamp: status.Timestamp,
-			Message: agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: server restarted")}
+			Message: agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: "+why)}
 	}
+	st := rec.State()
 	r, events, _, err := sw.store.Update(ctx, rec.Owner, rec.Task.ID, nil, Head, func(r *Record) ([]Event, error) {
-		if r.State() != st { // moved on since Active read it
+		if r.State() != st || r.Runner != rec.Runner { // moved on, or taken over, since Orphans read it
 			return nil, errSkip
 		}
-		if err := advance(r, onRecover, status, sw.now()); err != nil {
+		if err := advance(r, onRecover, status, sw.now(), sw.replica); err != nil {
 			return nil, err
 		}
 		r.Group = nil
 		return []Event{{Status: &status}}, nil
 	})
-	if errors.Is(err, errSkip) {
-		return false, nil
+	if errors.Is(err, errSkip) || errors.Is(err, ErrNotFound) {
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	sw.broker.Publish(r.Task.ID, events)
 	if fn == nil {
-		return false, nil
+		return false, true, nil
 	}
 	r.Input = rec.Input // an update reads the head only
-	return sw.resume(r, fn), nil
+	return sw.resume(r, fn), true, nil
 }
 
 func (sw *sweeper) loop() {

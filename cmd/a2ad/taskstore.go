@@ -67,7 +67,6 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 	if isPostgres(cfg.Store) {
 		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{
 			MaxConns: int32(cfg.StoreMaxConns), OnCommit: met.Commit, OnTransition: met.Transition,
-			Exclusive: true,
 		})
 		if err != nil {
 			return nil, err

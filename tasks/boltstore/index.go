@@ -95,6 +95,7 @@ func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("active task %s: %w", ids[i], err)
 		}
+		r.Runner = s.lease.runner(ids[i])
 		r.Input = inputs[i]
 		out[i] = r
 	}

@@ -127,6 +127,7 @@ type Store struct {
 	closed    bool
 
 	stats Stats
+	lease leases // runners and leases (leases.go)
 
 	onOutbox atomic.Pointer[func()] // called after a commit that queued push deliveries
 }
@@ -279,7 +280,10 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		return nil, false, err
 	}
 	size := int64(len(r.Task.ID)+len(e.value)) + e.body.added() + idemBytes(&key, r.Task.ID) + indexBytes(r.Owner, r.Task.ID)
-	var boundTo string
+	var (
+		boundTo string
+		wrote   bool
+	)
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		boundTo = ""
 		if id, hash, ok := getIdem(tx, key.Owner, key.MessageID); ok {
@@ -309,8 +313,16 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		if err := addCount(tx, r.Owner, 1); err != nil {
 			return err
 		}
-		return e.put(tx, "")
+		if err := e.put(tx, ""); err != nil {
+			return err
+		}
+		s.lease.set(r.Task.ID, r.Runner)
+		wrote = true
+		return nil
 	})
+	if err != nil && wrote { // the commit failed
+		s.lease.undo(r.Task.ID, r.Runner, "")
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -353,7 +365,11 @@ func (s *Store) Get(ctx context.Context, owner, id string, sc tasks.Scope) (*tas
 		return nil, err
 	}
 	r, _, err := rt.decode(id, false)
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	r.Runner = s.lease.runner(id)
+	return r, nil
 }
 
 // read copies task id of owner out of the store with what sc asks for
@@ -393,6 +409,8 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if err != nil {
 			return nil, nil, false, err
 		}
+		runner := s.lease.runner(id)
+		r.Runner = runner
 		if key != nil {
 			if dup, err := s.boundTo(key, id); err != nil || dup {
 				if err != nil {
@@ -426,7 +444,21 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		if key != nil {
 			grow += idemBytes(key, id)
 		}
-		err = s.update(ctx, func(tx *bolt.Tx) error { return putChange(tx, owner, id, rt.head, key, grow, e, prev) })
+		wrote := false
+		err = s.update(ctx, func(tx *bolt.Tx) error {
+			if s.lease.runner(id) != runner {
+				return errStale // taken over meanwhile
+			}
+			if err := putChange(tx, owner, id, rt.head, key, grow, e, prev); err != nil {
+				return err
+			}
+			s.lease.set(id, r.Runner)
+			wrote = true
+			return nil
+		})
+		if err != nil && wrote { // the commit failed
+			s.lease.undo(id, r.Runner, runner)
+		}
 		switch {
 		case errors.Is(err, errStale), errors.Is(err, errBound):
 			continue

@@ -152,7 +152,7 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 }
 
 // TestExclusiveStoreRefusesASecond: with Options.Exclusive (what a2ad
-// serve sets until replicas have leases), a second store on the schema is
+// store migrate sets), a second store on the schema is
 // refused with ErrInUse while the first is open, and opens once it is
 // closed; another schema is not held.
 func TestExclusiveStoreRefusesASecond(t *testing.T) {
@@ -168,7 +168,7 @@ func TestExclusiveStoreRefusesASecond(t *testing.T) {
 		}
 		t.Fatalf("second exclusive open: %v, want ErrInUse", err)
 	}
-	const want = "open task store postgres://postgres@127.0.0.1:5432/test: the database is in use by another a2ad (one a2ad serves a database for now: several replicas on one PostgreSQL need leases, which this version does not have)"
+	const want = "open task store postgres://postgres@127.0.0.1:5432/test: the database is in use by another a2ad store migrate"
 	if pgtest.DSN() == "postgres://postgres@127.0.0.1:5432/test?sslmode=disable" && err.Error() != want {
 		t.Errorf("error %q\nwant  %q", err, want)
 	}

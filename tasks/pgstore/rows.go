@@ -24,7 +24,7 @@ func (q *query) arg(v any) string {
 
 // headCols are the columns of a task row that every read takes, in the
 // order of row.dest.
-const headCols = `t.id, t.owner, t.version, t.seq, t.history_len, t.art_ids, t.art_chunks, t.art_bytes, t.art_stored,
+const headCols = `t.id, t.owner, t.runner, t.version, t.seq, t.history_len, t.art_ids, t.art_chunks, t.art_bytes, t.art_stored,
 	t.stored, coalesce(octet_length(t.input), 0), t.head`
 
 // columns is the select list of a task row (alias t): headCols, then its
@@ -88,6 +88,7 @@ func (x index) sizes() []tasks.ArtifactSize {
 // row is a task row as columns selects it.
 type row struct {
 	id, owner     []byte
+	runner        string
 	version, seq  int64
 	historyLen    int32
 	idx           index
@@ -100,7 +101,7 @@ type row struct {
 
 // dest is what a scan of columns fills; input if they include the input.
 func (rw *row) dest(input bool) []any {
-	d := []any{&rw.id, &rw.owner, &rw.version, &rw.seq, &rw.historyLen, &rw.idx.ids, &rw.idx.chunks, &rw.idx.bytes,
+	d := []any{&rw.id, &rw.owner, &rw.runner, &rw.version, &rw.seq, &rw.historyLen, &rw.idx.ids, &rw.idx.chunks, &rw.idx.bytes,
 		&rw.idx.stored, &rw.stored, &rw.inputLen, &rw.head, &rw.history, &rw.arts}
 	if input {
 		d = append(d, &rw.input)
@@ -129,7 +130,7 @@ func (rw *row) record() (*tasks.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode task %q: %w", rw.id, err)
 	}
-	r.Owner, r.Seq, r.HistoryLen = string(rw.owner), uint64(rw.seq), int(rw.historyLen)
+	r.Owner, r.Runner, r.Seq, r.HistoryLen = string(rw.owner), rw.runner, uint64(rw.seq), int(rw.historyLen)
 	for _, b := range rw.history {
 		m, err := record.DecodeMessage(b)
 		if err != nil {

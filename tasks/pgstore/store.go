@@ -44,9 +44,9 @@ type Options struct {
 	OnTransition func(from, to a2a.TaskState)
 	// Exclusive makes Open take the database (its schema) for this store
 	// alone, for as long as it is open, and fail with ErrInUse when
-	// another holds it. a2ad serve sets it: its recovery at start takes
-	// every unfinished task for its own, which is only right while one
-	// a2ad serves a database (several replicas need leases first).
+	// another holds it. a2ad store migrate sets it, so that two copies
+	// into one database do not meet; a2ad serve does not (replicas share
+	// a database, with leases).
 	Exclusive bool
 	// ReadOnly opens the store for the store tools: its schema must be
 	// this a2ad's version already (ErrNoStore, *SchemaTooNewError or
@@ -57,7 +57,7 @@ type Options struct {
 
 // ErrInUse is Open's error, with Options.Exclusive, for a database that
 // another a2ad is serving.
-var ErrInUse = errors.New("the database is in use by another a2ad (one a2ad serves a database for now: several replicas on one PostgreSQL need leases, which this version does not have)")
+var ErrInUse = errors.New("the database is in use by another a2ad store migrate")
 
 // useLock is the first key of the session advisory lock Exclusive takes
 // (the second is the schema's): "a2au".

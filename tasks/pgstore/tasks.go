@@ -338,10 +338,16 @@ func decodeEvents(id string, bodies [][]byte) ([]tasks.Event, error) {
 
 // Active implements tasks.Store, from the index of non-terminal tasks.
 func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
+	return s.records(ctx, activeQuery)
+}
+
+// records reads the tasks sql selects (headCols, no history nor
+// artifacts, then the input), with args.
+func (s *Store) records(ctx context.Context, sql string, args ...any) ([]*tasks.Record, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, activeQuery)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, s.failed(err)
 	}

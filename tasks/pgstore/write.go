@@ -13,7 +13,7 @@ import (
 // rowCols are the columns of a task row a write sets, in the order of
 // change.rowValues.
 const rowCols = `context_id, state, function_id, terminal, seq, list_at, status_at, updated_at, history_len,
-	art_ids, art_chunks, art_bytes, art_stored, stored, head`
+	art_ids, art_chunks, art_bytes, art_stored, stored, head, runner`
 
 // rowValues are the values of rowCols after c, the task then taking
 // stored bytes.
@@ -23,6 +23,7 @@ func (c *change) rowValues(stored int64) []any {
 		[]byte(r.Task.ContextID), string(r.State()), []byte(r.FunctionID), r.State().Terminal(), int64(r.Seq),
 		int64(tasks.ListTime(r)), int64(tasks.StatusTime(r.Task.Status)), nanos(r.UpdatedAt), int32(r.HistoryLen),
 		orEmpty(c.idx.ids), orEmpty(c.idx.chunks), orEmpty(c.idx.bytes), orEmpty(c.idx.stored), stored, c.head,
+		r.Runner,
 	}
 }
 
@@ -36,10 +37,10 @@ func orEmpty[T any](s []T) []T {
 
 const (
 	insertTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `)
-		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (id) DO NOTHING`
 	updateTask = `UPDATE tasks SET version = version + 1, input = coalesce($3, input), (` + rowCols + `) =
-		($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		WHERE id = $1 AND version = $2`
 )
 
