@@ -1,7 +1,7 @@
 // Package storetest is the conformance suite of a2ad's task stores: the
 // contracts of tasks.Store (create, lookup and idempotency, update and its
 // races, events and their sequence numbers, the active index, expiry,
-// quotas, listing), of the push outbox a store keeps beside its tasks
+// quotas, listing, leases), of the push outbox a store keeps beside its tasks
 // (push.Outbox and what the operator and the metrics read of it), and of
 // the operator's tasks.Inspector, written once. Every store runs all of
 // them from its own tests:
@@ -132,6 +132,12 @@ var contracts = []contract{
 	{"ListIDsAndOwnersWithAnyBytes", testListIDsAndOwnersWithAnyBytes},
 	{"ListFilters", testListFilters},
 	{"ListCursorIsStableUnderInserts", testListCursorIsStableUnderInserts},
+
+	// Leases: a task's runner is kept, a task whose runner holds no
+	// lease is an orphan, one replica adopts an orphan (leases.go).
+	{"RunnerIsKept", testRunnerIsKept},
+	{"OrphansHaveNoLiveLease", testOrphansHaveNoLiveLease},
+	{"AdoptionIsOnce", testAdoptionIsOnce},
 
 	// The push outbox: a transition queues its deliveries in its own
 	// commit; the sender claims what is due, then acks, retries or
