@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -26,6 +27,7 @@ type counted struct {
 func newCounted(tb testing.TB) (*counted, *httptest.Server) {
 	c := &counted{calls: map[string]int{}, started: make(chan string, 16), release: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then the server ends r's context when its client dies
 		c.mu.Lock()
 		c.calls[r.URL.Path]++
 		first := c.calls[r.URL.Path] == 1

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/tasks"
 )
 
 // Config is every setting of the a2ad command. Each field is a flag, an
@@ -52,6 +53,7 @@ type Config struct {
 	ShutdownGrace     time.Duration
 	StoreLockTimeout  time.Duration
 	StoreMaxConns     int // connections to a PostgreSQL store
+	LeaseTTL          time.Duration
 	KeepAlive         time.Duration
 
 	ReadHeaderTimeout time.Duration
@@ -111,6 +113,7 @@ func DefaultConfig() Config {
 		ShutdownGrace:        10 * time.Second,
 		StoreLockTimeout:     2 * time.Second,
 		StoreMaxConns:        16,
+		LeaseTTL:             tasks.DefaultLeaseTTL,
 		KeepAlive:            15 * time.Second,
 		ReadHeaderTimeout:    5 * time.Second,
 		ReadTimeout:          30 * time.Second,
@@ -167,6 +170,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.IntVar(&c.StoreMaxConns, "store-max-conns", c.StoreMaxConns, "connections a2ad keeps to a PostgreSQL store at most (its pool)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", c.LeaseTTL, "how long a replica's lease on its running calls lasts without a heartbeat; then another replica takes them over")
 	fs.DurationVar(&c.KeepAlive, "sse-keepalive", c.KeepAlive, "interval of keep-alive comments on open streams")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "longest a request's headers may take to arrive; then the connection is closed")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "longest a request's body may take to arrive once its headers are in (a late body gets HTTP 408); streams' responses are not limited")
@@ -328,6 +332,7 @@ func (c *Config) Validate() error {
 		positive("blocking-timeout", c.BlockingTimeout),
 		positive("retention", c.Retention),
 		positive("retention-interval", c.RetentionInterval),
+		failIf(c.LeaseTTL < 100*time.Millisecond, "lease-ttl: must be at least 100ms, not %s", c.LeaseTTL),
 		positive("sse-keepalive", c.KeepAlive),
 		positive("read-header-timeout", c.ReadHeaderTimeout),
 		positive("read-timeout", c.ReadTimeout),

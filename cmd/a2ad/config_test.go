@@ -317,6 +317,7 @@ func TestValidate(t *testing.T) {
 		{"blocking timeout 0", func(c *Config) { c.BlockingTimeout = 0 }, "blocking-timeout: must be positive, not 0s"},
 		{"retention negative", func(c *Config) { c.Retention = -time.Hour }, "retention: must be positive, not -1h0m0s"},
 		{"retention interval 0", func(c *Config) { c.RetentionInterval = 0 }, "retention-interval: must be positive, not 0s"},
+		{"lease ttl too short", func(c *Config) { c.LeaseTTL = 50 * time.Millisecond }, "lease-ttl: must be at least 100ms, not 50ms"},
 		{"shutdown grace negative", func(c *Config) { c.ShutdownGrace = -time.Second }, "shutdown-grace: must not be negative, not -1s"},
 		{"trusted proxies", func(c *Config) { c.TrustedProxies = "127.0.0.1/32, 10.0.0.0/8,::1,2001:db8::/32,::ffff:10.0.0.0/104" }, ""},
 		{"trusted proxy not a CIDR", func(c *Config) { c.TrustedProxies = "10.0.0.0/8,proxy.local" },

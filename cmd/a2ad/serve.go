@@ -428,6 +428,7 @@ func (m *Main) openService(ctx context.Context) error {
 		BlockingTimeout:   cfg.BlockingTimeout,
 		Retention:         cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval,
+		LeaseTTL:          cfg.LeaseTTL,
 		PushGuard:         m.guard,
 		Metrics:           m.metrics,
 
