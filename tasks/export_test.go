@@ -10,5 +10,6 @@ func (s *Service) Crash() {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.ex.Close(done)
+	s.relay.close()
 	s.cancel(errShuttingDown)
 }

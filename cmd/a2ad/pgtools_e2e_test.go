@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2ad/a2ad/tasks/pgstore"
 )
 
 // TestStoreCheckPostgres: a2ad store check on a database, while a2ad
@@ -27,7 +29,7 @@ func TestStoreCheckPostgres(t *testing.T) {
 	p := startBinary(t, exampleCatalog, dsn)
 	resultTask(t, rpc(t, p.base, "message/send", sendParams("chk-m1", "demo::echo", map[string]any{"n": 1}, true)))
 	code, stdout, stderr = runBinary(t, "store", "check", "--store", dsn)
-	if code != 0 || !strings.Contains(stdout, ": schema version 1, 1 tasks, 8 indexes\n") ||
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf(": schema version %d, 1 tasks, 8 indexes\n", pgstore.SchemaVersion())) ||
 		!strings.Contains(stdout, "  idem         1 rows\n") || !strings.HasSuffix(stdout, "no problems found\n") || stderr != "" {
 		t.Fatalf("store check of a served database = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -56,7 +56,7 @@ type Options struct {
 }
 
 // ErrInUse is Open's error, with Options.Exclusive, for a database that
-// another a2ad is serving.
+// another a2ad store migrate holds.
 var ErrInUse = errors.New("the database is in use by another a2ad store migrate")
 
 // useLock is the first key of the session advisory lock Exclusive takes
