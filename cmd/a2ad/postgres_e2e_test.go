@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,6 +54,13 @@ func TestPostgresStoreEndToEnd(t *testing.T) {
 	time.Sleep(time.Second)
 	if got := resultTask(t, rpc(t, r.base, "tasks/get", map[string]any{"id": sleepID})); state(got) != "working" {
 		t.Fatalf("a second replica's view of the first's running call: %v", got)
+	}
+	// A migration into the database the replicas serve is refused: they
+	// would settle its tasks half copied.
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	putFile(t, empty, "")
+	if code, _, stderr := runBinary(t, "store", "migrate", "--from", empty, "--to", dsn); code != 1 || !strings.Contains(stderr, "the database is in use by another a2ad (a server or a store migrate): stop it first") || strings.Contains(stderr, dbPassword) {
+		t.Fatalf("store migrate into a served database: exit %d, stderr:\n%s", code, stderr)
 	}
 	if canceled := resultTask(t, rpc(t, p.base, "tasks/cancel", map[string]any{"id": sleepID})); state(canceled) != "canceled" {
 		t.Fatalf("tasks/cancel: %v", canceled)

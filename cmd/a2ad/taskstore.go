@@ -67,6 +67,8 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 	if isPostgres(cfg.Store) {
 		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{
 			MaxConns: int32(cfg.StoreMaxConns), OnCommit: met.Commit, OnTransition: met.Transition,
+			// Replicas share the database, but not with a migration into it.
+			Shared: true,
 		})
 		if err != nil {
 			return nil, err

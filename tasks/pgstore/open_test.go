@@ -152,37 +152,54 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 }
 
 // TestExclusiveStoreRefusesASecond: with Options.Exclusive (what a2ad
-// store migrate sets), a second store on the schema is
-// refused with ErrInUse while the first is open, and opens once it is
-// closed; another schema is not held.
+// store migrate sets), a second store on the schema is refused with
+// ErrInUse while the first is open, Shared ones (what a2ad serve sets)
+// with ErrMigrating; once it is closed, Shared stores open together and
+// keep an Exclusive one out. Another schema is not held.
 func TestExclusiveStoreRefusesASecond(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	first, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
-	if !errors.Is(err, pgstore.ErrInUse) {
-		if second != nil {
-			second.Close()
+	refused := func(opts pgstore.Options, want error, text string) {
+		t.Helper()
+		s, err := pgstore.Open(ctx, dsn, opts)
+		if !errors.Is(err, want) {
+			if s != nil {
+				s.Close()
+			}
+			t.Fatalf("open %+v: %v, want %v", opts, err, want)
 		}
-		t.Fatalf("second exclusive open: %v, want ErrInUse", err)
+		if pgtest.DSN() == "postgres://postgres@127.0.0.1:5432/test?sslmode=disable" && err.Error() != "open task store postgres://postgres@127.0.0.1:5432/test: "+text {
+			t.Errorf("error %q\nwant the text %q", err, text)
+		}
 	}
-	const want = "open task store postgres://postgres@127.0.0.1:5432/test: the database is in use by another a2ad store migrate"
-	if pgtest.DSN() == "postgres://postgres@127.0.0.1:5432/test?sslmode=disable" && err.Error() != want {
-		t.Errorf("error %q\nwant  %q", err, want)
-	}
+	refused(pgstore.Options{Exclusive: true}, pgstore.ErrInUse, "the database is in use by another a2ad (a server or a store migrate): stop it first")
+	refused(pgstore.Options{Shared: true}, pgstore.ErrMigrating, "a2ad store migrate is copying into the database: start a2ad once it has finished")
 	other, err := pgstore.Open(ctx, pgtest.Schema(t), pgstore.Options{Exclusive: true})
 	if err != nil {
 		t.Fatalf("another schema: %v", err)
 	}
 	other.Close()
 	first.Close()
-	third, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
-	if err != nil {
-		t.Fatalf("open after the first closed: %v", err)
+	var shared []*pgstore.Store
+	for range 2 {
+		s, err := pgstore.Open(ctx, dsn, pgstore.Options{Shared: true})
+		if err != nil {
+			t.Fatalf("shared open after the exclusive one closed: %v", err)
+		}
+		shared = append(shared, s)
 	}
-	third.Close()
+	refused(pgstore.Options{Exclusive: true}, pgstore.ErrInUse, "the database is in use by another a2ad (a server or a store migrate): stop it first")
+	for _, s := range shared {
+		s.Close()
+	}
+	last, err := pgstore.Open(ctx, dsn, pgstore.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive open after the shared ones closed: %v", err)
+	}
+	last.Close()
 }
 
 // TestOpenWithoutASchema: a search_path naming no schema that exists is

@@ -44,10 +44,14 @@ type Options struct {
 	OnTransition func(from, to a2a.TaskState)
 	// Exclusive makes Open take the database (its schema) for this store
 	// alone, for as long as it is open, and fail with ErrInUse when
-	// another holds it. a2ad store migrate sets it, so that two copies
-	// into one database do not meet; a2ad serve does not (replicas share
-	// a database, with leases).
+	// another store holds it, shared or alone. a2ad store migrate sets
+	// it: a server meanwhile would settle tasks half copied.
 	Exclusive bool
+	// Shared makes Open take the database together with other Shared
+	// stores, for as long as it is open, and fail with ErrMigrating while
+	// an Exclusive one holds it. a2ad serve sets it: replicas share a
+	// database (with leases), but not with a migration into it.
+	Shared bool
 	// ReadOnly opens the store for the store tools: its schema must be
 	// this a2ad's version already (ErrNoStore, *SchemaTooNewError or
 	// *SchemaTooOldError otherwise), nothing is created or migrated, and
@@ -56,8 +60,12 @@ type Options struct {
 }
 
 // ErrInUse is Open's error, with Options.Exclusive, for a database that
-// another a2ad store migrate holds.
-var ErrInUse = errors.New("the database is in use by another a2ad store migrate")
+// an a2ad (a server, or another store migrate) holds.
+var ErrInUse = errors.New("the database is in use by another a2ad (a server or a store migrate): stop it first")
+
+// ErrMigrating is Open's error, with Options.Shared, for a database that
+// a2ad store migrate is copying into.
+var ErrMigrating = errors.New("a2ad store migrate is copying into the database: start a2ad once it has finished")
 
 // useLock is the first key of the session advisory lock Exclusive takes
 // (the second is the schema's): "a2au".
@@ -69,7 +77,7 @@ type Store struct {
 	target   string
 	opts     Options
 	instance []byte        // this store's name in the outbox's claims
-	held     *pgxpool.Conn // with Options.Exclusive: the session holding the use lock
+	held     *pgxpool.Conn // with Options.Exclusive or Shared: the session holding the use lock
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -142,8 +150,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.notify(s.ctx) }()
-	if opts.Exclusive {
-		if err := s.takeExclusive(cctx); err != nil {
+	if opts.Exclusive || opts.Shared {
+		if err := s.takeUse(cctx, opts.Exclusive); err != nil {
 			s.cancel()
 			s.wg.Wait()
 			pool.Close()
@@ -153,21 +161,26 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// takeExclusive takes the session advisory lock of the store's schema on
-// a connection held until Close; ErrInUse if another session holds it.
-func (s *Store) takeExclusive(ctx context.Context) error {
+// takeUse takes the session advisory lock of the store's schema, alone
+// or shared, on a connection held until Close: ErrInUse (alone) or
+// ErrMigrating (shared) if another session holds it the other way.
+func (s *Store) takeUse(ctx context.Context, alone bool) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema()))`, int32(useLock)).Scan(&ok); err != nil {
+	q, refused := `SELECT pg_try_advisory_lock_shared($1, hashtext(current_schema()))`, ErrMigrating
+	if alone {
+		q, refused = `SELECT pg_try_advisory_lock($1, hashtext(current_schema()))`, ErrInUse
+	}
+	if err := conn.QueryRow(ctx, q, int32(useLock)).Scan(&ok); err != nil {
 		conn.Release()
 		return err
 	}
 	if !ok {
 		conn.Release()
-		return ErrInUse
+		return refused
 	}
 	s.held = conn
 	return nil
