@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2aproject/a2a-go/a2a"
 )
 
 // TestReplicaKilledCallsAreTakenOver runs two real a2ad replicas on one
@@ -94,5 +99,126 @@ func TestReplicaKilledCallsAreTakenOver(t *testing.T) {
 	}
 	if n := count("/once"); n != 1 {
 		t.Errorf("the function that is not retry-safe ran %d times, want 1", n)
+	}
+}
+
+// startReplicas runs n real a2ad replicas of catalog on the PostgreSQL
+// database dsn.
+func startReplicas(t *testing.T, catalog, dsn string, n int, extra ...string) []*process {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs several real binaries")
+	}
+	ps := make([]*process, n)
+	for i := range ps {
+		ps[i] = startBinary(t, catalog, dsn, extra...)
+	}
+	return ps
+}
+
+// TestReplicasShareTasks sends a message on one replica with the official
+// a2a-go client and reads the task back on the two others, by id and in
+// their listings.
+func TestReplicasShareTasks(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	rs := startReplicas(t, exampleCatalog, dsn, 3)
+	ctx := context.Background()
+	res, err := officialClient(t, rs[0].base).SendMessage(ctx, &a2a.MessageSendParams{
+		Message: skillMessage("demo::echo", map[string]any{"message": "across"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, ok := res.(*a2a.Task)
+	if !ok || sent.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("send on A: %#v", res)
+	}
+	for i, r := range rs[1:] {
+		client := officialClient(t, r.base)
+		got, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: sent.ID})
+		if err != nil {
+			t.Fatalf("replica %d: GetTask: %v", i+1, err)
+		}
+		if got.ID != sent.ID || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
+			t.Fatalf("replica %d: GetTask = %+v", i+1, got)
+		}
+		if d, ok := got.Artifacts[0].Parts[0].(a2a.DataPart); !ok || d.Data["message"] != "across" {
+			t.Fatalf("replica %d: artifact %#v", i+1, got.Artifacts[0].Parts)
+		}
+		listed := listAllOfficial(t, client, a2a.ListTasksRequest{}, 1)
+		if listed[0].ID != sent.ID || listed[0].Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("replica %d: ListTasks = %v", i+1, taskIDs(listed))
+		}
+	}
+}
+
+// TestReplicasOneTaskPerMessage sends one message 20 times at once, spread
+// over three replicas: every answer is the same completed task, and the
+// function ran once (counted at its backend).
+func TestReplicasOneTaskPerMessage(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	var calls atomic.Int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		calls.Add(1)
+		time.Sleep(300 * time.Millisecond) // the others arrive meanwhile
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	t.Cleanup(backend.Close)
+	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+	putFile(t, catalog, fmt.Sprintf(`functions:
+  - id: work::slow
+    metadata: {"a2a.expose": true}
+    http: {url: %s}
+`, backend.URL))
+	rs := startReplicas(t, catalog, dsn, 3)
+
+	const n = 20
+	ids := make([]string, n)
+	states := make([]string, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := http.Post(rs[i%3].base+"/a2a", "application/json",
+				bytes.NewReader(rpcBody("message/send", sendParams("same-message", "work::slow", map[string]any{}, true))))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var answer struct {
+				Result struct {
+					ID     string                 `json:"id"`
+					Status struct{ State string } `json:"status"`
+				} `json:"result"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i], states[i] = answer.Result.ID, answer.Result.Status.State
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		if ids[i] == "" || ids[i] != ids[0] || states[i] != "completed" {
+			t.Fatalf("send %d (on replica %d): task %q %q, want every send the one completed task %q", i, i%3, ids[i], states[i], ids[0])
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // a second call would have arrived
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("the function ran %d times, want 1", got)
+	}
+	for i, r := range rs {
+		res := resultTask(t, rpc(t, r.base, "tasks/list", map[string]any{"page_size": 50}))
+		if res["total_size"] != float64(1) {
+			t.Fatalf("replica %d lists %v tasks, want 1", i, res["total_size"])
+		}
 	}
 }

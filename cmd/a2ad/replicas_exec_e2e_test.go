@@ -1,0 +1,79 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/internal/pgtest"
+)
+
+// TestReplicasCancelExec cancels, on replica C, an exec call running on
+// A: A kills the call's process group at once (the child and its own
+// child are gone within a second), and every replica reports the task
+// canceled.
+func TestReplicasCancelExec(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "crash.sh")
+	putScript(t, script, crashScript)
+	catalog := filepath.Join(dir, "catalog.yaml")
+	putFile(t, catalog, fmt.Sprintf(`functions:
+  - id: exec::wait
+    metadata: {"a2a.expose": true}
+    exec: {argv: [%q, %q, wait]}
+`, script, dir))
+	rs := startReplicas(t, catalog, dsn, 3)
+	a, c := rs[0], rs[2]
+
+	task := resultTask(t, rpc(t, a.base, "message/send", sendParams("m-wait", "exec::wait", map[string]any{}, false)))
+	id := task["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for statusMessage(waitTaskState(t, c.base, id, "working")) != "started" {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reported its start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "wait.pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child, grandchild int
+	if _, err := fmt.Sscan(string(raw), &child, &grandchild); err != nil {
+		t.Fatalf("wait.pids %q: %v", raw, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+		_ = syscall.Kill(grandchild, syscall.SIGKILL)
+	})
+
+	canceledAt := time.Now()
+	if got := resultTask(t, rpc(t, c.base, "tasks/cancel", map[string]any{"id": id})); state(got) != "canceled" {
+		t.Fatalf("tasks/cancel on C: %v", got)
+	}
+	answered := time.Since(canceledAt)
+	for _, pid := range []int{child, grandchild} {
+		for !procGone(pid) {
+			if time.Since(canceledAt) > time.Second {
+				t.Fatalf("process %d of the call on A still runs %v after the cancel on C", pid, time.Since(canceledAt))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	gone := time.Since(canceledAt)
+	t.Logf("cancel on C answered in %v; the call's processes on A gone %v after it was sent", answered, gone)
+	for i, r := range rs {
+		if got := resultTask(t, rpc(t, r.base, "tasks/get", map[string]any{"id": id})); state(got) != "canceled" {
+			t.Fatalf("replica %d reports %s, want canceled", i, state(got))
+		}
+	}
+	if n := countLines(t, filepath.Join(dir, "wait.runs")); n != 1 {
+		t.Fatalf("the function ran %d times, want 1", n)
+	}
+}
