@@ -116,6 +116,27 @@ func startReplicas(t *testing.T, catalog, dsn string, n int, extra ...string) []
 	return ps
 }
 
+// execCatalog writes script to a new directory and a catalogue beside it
+// of one function, exec::<name>, that runs the script with the directory
+// and args as its arguments.
+func execCatalog(t *testing.T, name, script string, args ...string) (dir, catalog string) {
+	t.Helper()
+	dir = t.TempDir()
+	path := filepath.Join(dir, name+".sh")
+	putScript(t, path, script)
+	argv, err := json.Marshal(append([]string{path, dir}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog = filepath.Join(dir, "catalog.yaml")
+	putFile(t, catalog, fmt.Sprintf(`functions:
+  - id: exec::%s
+    metadata: {"a2a.expose": true}
+    exec: {argv: %s}
+`, name, argv))
+	return dir, catalog
+}
+
 // TestReplicasShareTasks sends a message on one replica with the official
 // a2a-go client and reads the task back on the two others, by id and in
 // their listings.

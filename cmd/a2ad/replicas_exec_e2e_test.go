@@ -19,15 +19,7 @@ import (
 // canceled.
 func TestReplicasCancelExec(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "crash.sh")
-	putScript(t, script, crashScript)
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, fmt.Sprintf(`functions:
-  - id: exec::wait
-    metadata: {"a2a.expose": true}
-    exec: {argv: [%q, %q, wait]}
-`, script, dir))
+	dir, catalog := execCatalog(t, "wait", crashScript, "wait")
 	rs := startReplicas(t, catalog, dsn, 3)
 	a, c := rs[0], rs[2]
 

@@ -65,15 +65,7 @@ func progressNote(tb testing.TB, ev sseEvent) (n int, written time.Time, ok bool
 // Last-Event-ID, it gets exactly the events B's stream missed.
 func TestReplicasStreamAndResume(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "progress.sh")
-	putScript(t, script, progressScript)
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, fmt.Sprintf(`functions:
-  - id: exec::progress
-    metadata: {"a2a.expose": true}
-    exec: {argv: [%q]}
-`, script))
+	_, catalog := execCatalog(t, "progress", progressScript)
 	rs := startReplicas(t, catalog, dsn, 3)
 	a, b, c := rs[0], rs[1], rs[2]
 
@@ -145,15 +137,7 @@ echo '{"a2a.input_required": {"question": "approve?"}}'
 // completed) once, in order, whichever replica delivers them.
 func TestReplicasWebhook(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	dir := t.TempDir()
-	script := filepath.Join(dir, "ask.sh")
-	putScript(t, script, askScript)
-	catalog := filepath.Join(dir, "catalog.yaml")
-	putFile(t, catalog, fmt.Sprintf(`functions:
-  - id: exec::ask
-    metadata: {"a2a.expose": true}
-    exec: {argv: [%q, %q]}
-`, script, dir))
+	dir, catalog := execCatalog(t, "ask", askScript)
 	hook := newHookReceiver(t, nil)
 	t.Setenv("A2AD_PUSH_ALLOW", pushAllowLoopback) // startBinary inherits it: --push-allow
 	rs := startReplicas(t, catalog, dsn, 3)
