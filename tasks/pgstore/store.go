@@ -247,7 +247,12 @@ func (s *Store) Close() error {
 			cancel()
 		}
 		if s.held != nil {
-			// Closing the session lets the advisory lock go with it.
+			// Unlock before closing the session: the server drops a closed
+			// session's locks only as its backend exits, after Close has
+			// returned, and the next a2ad would find the lock still held.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = s.held.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+			cancel()
 			_ = s.held.Conn().Close(context.Background())
 			s.held.Release()
 		}
