@@ -220,12 +220,14 @@ func printPostgres(w io.Writer, o options, results []result, pgb pgbenchResult) 
 			pgbR = fmt.Sprintf("%.2fx", pg.rps()/pgb.tps)
 			pgbT = metOrMissed(pg.rps() >= targetPgPerPgbench*pgb.tps)
 		}
+		pg2R := "-"
 		if pg2, ok := byKey["a2ad-pg2/"+key]; ok && pg.rps() > 0 {
+			pg2R = ratio(pg2, byKey, "a2ad-pg/"+key, stats.rps)
 			pg2T = metOrMissed(pg2.rps() >= pg.rps())
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c,
 			ratio(pg, byKey, "sdk/"+key, stats.rps), sdkT, ms(pg.p99), p99T, pgbR, pgbT,
-			ratio(byKey["a2ad-pg2/"+key], byKey, "a2ad-pg/"+key, stats.rps), pg2T,
+			pg2R, pg2T,
 			ratio(pg, byKey, "a2ad/"+key, stats.rps))
 	}
 	tw.Flush()

@@ -96,4 +96,13 @@ func TestPrintPostgres(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
 	}
+
+	// Without a2ad-pg2, sdk or pgbench: no ratio, no verdict.
+	o = options{mode: "send", servers: []string{"a2ad-pg"}, clients: []int{16}}
+	b.Reset()
+	printPostgres(&b, o, results[1:2], pgbenchResult{})
+	out = strings.Join(strings.Fields(b.String()), " ")
+	if want := " 16 - - 15.00ms met - - - - -"; !strings.HasSuffix(out, want) || strings.Contains(out, "pgbench -N") {
+		t.Errorf("output = %q, want it to end %q", out, want)
+	}
 }
