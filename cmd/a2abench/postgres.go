@@ -17,33 +17,22 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/a2ad/a2ad/internal/pgtest"
 )
 
-// defaultPostgres is the server of the project's machines, as
-// internal/pgtest.DefaultDSN (not imported: it pulls testing into a
-// command).
-const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
 // benchPostgres is the server the Postgres runs use: A2AD_BENCH_POSTGRES,
-// else A2AD_TEST_POSTGRES, else defaultPostgres.
+// else the tests' server (A2AD_TEST_POSTGRES, else the project's).
 func benchPostgres() string {
-	for _, env := range []string{"A2AD_BENCH_POSTGRES", "A2AD_TEST_POSTGRES"} {
-		if dsn := os.Getenv(env); dsn != "" {
-			return dsn
-		}
+	if dsn := os.Getenv("A2AD_BENCH_POSTGRES"); dsn != "" {
+		return dsn
 	}
-	return defaultPostgres
+	return pgtest.DSN()
 }
 
 // pgHost is the host and port of dsn, for messages: never its user or
 // password.
-func pgHost(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Host == "" {
-		return "(unparsable PostgreSQL URL)"
-	}
-	return u.Host
-}
+func pgHost(dsn string) string { return pgtest.Host(dsn) }
 
 // pgExec runs sql on the server of dsn.
 func pgExec(ctx context.Context, dsn, sql string) error {
