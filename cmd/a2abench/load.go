@@ -94,10 +94,11 @@ func newClient(clients int) (*http.Client, *http.Transport) {
 	return &http.Client{Transport: tr, Timeout: requestTimeout}, tr
 }
 
-// load drives rpcURL with clients concurrent clients, each running its op
-// (mk) in a loop: warmup unmeasured, then duration measured. An op counts
-// in the measurement when it ends inside the measured window.
-func load(ctx context.Context, rpcURL string, clients int, warmup, duration time.Duration, mk newOp) (stats, error) {
+// load drives rpcURLs with clients concurrent clients, client i on
+// rpcURLs[i%len(rpcURLs)] (replicas share the load evenly), each running
+// its op (mk) in a loop: warmup unmeasured, then duration measured. An op
+// counts in the measurement when it ends inside the measured window.
+func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration time.Duration, mk newOp) (stats, error) {
 	client, tr := newClient(clients)
 	defer tr.CloseIdleConnections()
 	t0 := time.Now()
@@ -115,7 +116,7 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
-		go func(w *worker) {
+		go func(w *worker, rpcURL string) {
 			defer wg.Done()
 			do := mk(rpcURL)
 			var n int64
@@ -139,7 +140,7 @@ func load(ctx context.Context, rpcURL string, clients int, warmup, duration time
 				w.lat = append(w.lat, sample)
 				w.events += events
 			}
-		}(&workers[i])
+		}(&workers[i], rpcURLs[i%len(rpcURLs)])
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil && time.Now().Before(to) {

@@ -1,7 +1,7 @@
 // Command a2abench compares a2ad side by side with the official A2A Go SDK
 // and with a bare HTTP floor, in one run on one machine:
 //
-//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s]
+//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench]
 //
 // It builds the three servers (go build -trimpath -ldflags="-s -w") into a
 // temporary directory, starts them one at a time on random loopback ports,
@@ -24,12 +24,22 @@
 //
 //   - a2ad:  ./cmd/a2ad serve with examples/catalog.yaml and a fresh store
 //     file (fsync on, as in production; logging at info, the default).
+//   - a2ad-pg, a2ad-pg2: the same a2ad, one replica or two, on a fresh
+//     schema (a2abench_<random>, dropped at the end) of the PostgreSQL
+//     server A2AD_BENCH_POSTGRES (else A2AD_TEST_POSTGRES, else the
+//     project's 127.0.0.1:5432 test database). With two, client i talks
+//     to replica i%2. Not in the default: it needs PostgreSQL.
 //   - sdk:   ./cmd/a2abench/sdkserver, a2asrv with its in-memory task store
 //     and an echo executor.
 //   - floor: ./cmd/a2abench/floor, an Echo handler that decodes the request
 //     and returns a fixed completed task (message/send), or writes a
 //     fixed stream of 3 events: task, artifact-update, final
 //     status-update (message/stream).
+//
+// With -pgbench it first runs pgbench -N -c 16 -T 10 on that server, in a
+// schema of its own (initialised with pgbench -i, then dropped), as the
+// floor of what the server can commit, and prints a2ad-pg against it,
+// the SDK and a2ad-pg2 (the targets of issue 15, printed, not enforced).
 //
 // Only loopback is used. The load phases may add up to 10 minutes at most,
 // and the whole run, builds included, stops after 10 minutes. Every server
@@ -72,9 +82,13 @@ type options struct {
 	warmup   time.Duration
 	logLevel string
 	keep     bool
+	pgbench  bool
 }
 
-var knownServers = []string{"a2ad", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-pg", "a2ad-pg2", "sdk", "floor"}
+
+// defaultServers need no PostgreSQL.
+var defaultServers = []string{"a2ad", "sdk", "floor"}
 
 // defaultClients is -clients by mode.
 var defaultClients = map[string]string{"send": "16,64", "stream": "16"}
@@ -90,13 +104,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("a2abench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	servers := fs.String("servers", strings.Join(knownServers, ","), "servers to compare, in order: a2ad, sdk, floor")
+	servers := fs.String("servers", strings.Join(defaultServers, ","),
+		"servers to compare, in order: a2ad, a2ad-pg (one replica on PostgreSQL), a2ad-pg2 (two on one schema), sdk, floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before each run")
 	fs.StringVar(&o.mode, "mode", "send", `load: "send" (blocking message/send) or "stream" (message/stream over SSE)`)
 	fs.StringVar(&o.logLevel, "a2ad-log-level", "info", "a2ad's --log-level (info is its default; its log goes to a pipe that is drained)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store)")
+	fs.BoolVar(&o.pgbench, "pgbench", false, "also run pgbench "+strings.Join(pgbenchArgs, " ")+" on the PostgreSQL server, in a scratch schema")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -151,7 +167,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 // planned is the time the load phases take.
 func (o options) planned() time.Duration {
-	return time.Duration(len(o.servers)*len(o.clients)) * (o.warmup + o.duration)
+	d := time.Duration(len(o.servers)*len(o.clients)) * (o.warmup + o.duration)
+	if o.pgbench {
+		d += pgbenchDuration
+	}
+	return d
 }
 
 func contains(list []string, s string) bool {
@@ -213,6 +233,13 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "a2abench: %d CPUs, %s %s/%s, mode %s, warm-up %v, duration %v, clients %s\n",
 		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.mode, o.warmup, o.duration, joinInts(o.clients))
 
+	var pgb pgbenchResult
+	if o.pgbench {
+		fmt.Fprintf(stderr, "a2abench: pgbench %s on %s\n", strings.Join(pgbenchArgs, " "), pgHost(benchPostgres()))
+		if pgb, err = runPgbench(ctx, benchPostgres()); err != nil {
+			return err
+		}
+	}
 	var results []result
 	for _, name := range o.servers {
 		rs, err := benchServer(ctx, o, name, root, dir, bins[name], stderr)
@@ -223,13 +250,14 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 	printResults(stdout, o, results)
+	printPostgres(stdout, o, results, pgb)
 	return nil
 }
 
 // benchServer starts one server, runs every concurrency against it and
 // stops it.
 func benchServer(ctx context.Context, o options, name, root, dir, bin string, stderr io.Writer) ([]result, error) {
-	srv, err := start(ctx, name, root, dir, bin, o.logLevel)
+	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -238,18 +266,19 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 			fmt.Fprintf(stderr, "a2abench: stop %s: %v\n", name, err)
 		}
 	}()
-	rpcURL := srv.baseURL + "/a2a"
 	mk := sendOp
 	if o.mode == "stream" {
 		mk = streamOp
 	}
-	if err := smoke(ctx, rpcURL, mk); err != nil {
-		return nil, fmt.Errorf("%s: first request: %w%s", name, err, srv.tail())
+	for _, u := range srv.urls() {
+		if err := smoke(ctx, u, mk); err != nil {
+			return nil, fmt.Errorf("%s: first request: %w%s", name, err, srv.tail())
+		}
 	}
 	var out []result
 	for _, c := range o.clients {
 		fmt.Fprintf(stderr, "a2abench: %s, %d clients: warm-up %v, then %v\n", name, c, o.warmup, o.duration)
-		st, err := load(ctx, rpcURL, c, o.warmup, o.duration, mk)
+		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk)
 		if err != nil {
 			return out, fmt.Errorf("%s, %d clients: %w%s", name, c, err, srv.tail())
 		}

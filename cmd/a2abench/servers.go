@@ -22,10 +22,15 @@ import (
 
 // packages are the main packages of the servers, by name.
 var packages = map[string]string{
-	"a2ad":  "./cmd/a2ad",
-	"sdk":   "./cmd/a2abench/sdkserver",
-	"floor": "./cmd/a2abench/floor",
+	"a2ad":     "./cmd/a2ad",
+	"a2ad-pg":  "./cmd/a2ad",
+	"a2ad-pg2": "./cmd/a2ad",
+	"sdk":      "./cmd/a2abench/sdkserver",
+	"floor":    "./cmd/a2abench/floor",
 }
+
+// isA2AD reports whether the server is a2ad, on either store.
+func isA2AD(name string) bool { return packages[name] == packages["a2ad"] }
 
 // moduleRoot is the directory of the a2ad module, from the go command.
 func moduleRoot(ctx context.Context) (string, error) {
@@ -45,11 +50,17 @@ func moduleRoot(ctx context.Context) (string, error) {
 }
 
 // build builds the servers' binaries into dir, as a release would:
-// -trimpath, -ldflags "-s -w".
+// -trimpath, -ldflags "-s -w". Servers of one package share its binary.
 func build(ctx context.Context, root, dir string, servers []string) (map[string]string, error) {
 	bins := make(map[string]string, len(servers))
+	byPackage := map[string]string{}
 	for _, s := range servers {
+		if bin, ok := byPackage[packages[s]]; ok {
+			bins[s] = bin
+			continue
+		}
 		bin := filepath.Join(dir, s)
+		byPackage[packages[s]] = bin
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, packages[s])
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -73,13 +84,15 @@ type server struct {
 // startTimeout bounds the wait for a server to listen.
 const startTimeout = 30 * time.Second
 
-// start runs a server and waits until it reports its address.
-func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server, error) {
+// start runs a server and waits until it reports its address. store is
+// a2ad's --store (a file, or a PostgreSQL URL); the others have none.
+func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*server, error) {
 	var args []string
-	if name == "a2ad" {
+	a2ad := isA2AD(name)
+	if a2ad {
 		args = []string{"serve",
 			"--catalog", filepath.Join(root, "examples", "catalog.yaml"),
-			"--store", filepath.Join(dir, "a2ad.db"),
+			"--store", store,
 			"--listen", "127.0.0.1:0",
 			"--log-level", logLevel,
 			// The load comes from one address, as one anonymous caller:
@@ -120,8 +133,8 @@ func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server,
 	addr := make(chan string, 2)
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); s.scan(stdout, addr, name != "a2ad") }()
-	go func() { defer readers.Done(); s.scan(stderr, addr, name == "a2ad") }()
+	go func() { defer readers.Done(); s.scan(stdout, addr, !a2ad) }()
+	go func() { defer readers.Done(); s.scan(stderr, addr, a2ad) }()
 	go func() {
 		readers.Wait() // all output read before Wait closes the pipes
 		s.waitErr = cmd.Wait()
@@ -130,7 +143,7 @@ func start(ctx context.Context, name, root, dir, bin, logLevel string) (*server,
 
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
-	if name == "a2ad" && args[6] != "127.0.0.1:0" {
+	if a2ad && args[6] != "127.0.0.1:0" {
 		if err := s.waitHealthy(ctx, "http://"+args[6], timer.C); err != nil {
 			return nil, errors.Join(err, s.stop())
 		}
@@ -176,7 +189,7 @@ func (s *server) scan(r io.Reader, addr chan<- string, wantAddr bool) {
 }
 
 func baseURLFrom(name string, line []byte) (string, bool) {
-	if name != "a2ad" {
+	if !isA2AD(name) {
 		l := strings.TrimSpace(string(line))
 		return l, strings.HasPrefix(l, "http://")
 	}
@@ -295,4 +308,82 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// replicas is how many a2ad replicas a Postgres server name runs on one
+// schema.
+var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2}
+
+// group is the processes of one server name: one, or a2ad's replicas on
+// a schema of their own, which stop drops once they are stopped.
+type group struct {
+	procs []*server
+	drop  func() error
+}
+
+// startGroup starts the server name: a2ad on a fresh file in dir, a2ad-pg
+// and a2ad-pg2 on a fresh schema of benchPostgres() (their second replica
+// once the first has made the tables), the others as they are.
+func startGroup(ctx context.Context, name, root, dir, bin, logLevel string) (*group, error) {
+	g := &group{}
+	store := filepath.Join(dir, name+".db")
+	n := 1
+	if r, ok := replicas[name]; ok {
+		dsn := benchPostgres()
+		schema, drop, err := newSchema(ctx, dsn, "a2abench")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		g.drop = drop
+		if store, err = withSearchPath(dsn, schema); err != nil {
+			return nil, errors.Join(err, g.stop())
+		}
+		n = r
+	}
+	for range n {
+		s, err := start(ctx, name, root, dir, bin, store, logLevel)
+		if err != nil {
+			return nil, errors.Join(err, g.stop())
+		}
+		g.procs = append(g.procs, s)
+	}
+	return g, nil
+}
+
+// urls are the JSON-RPC endpoints of the group's processes.
+func (g *group) urls() []string {
+	u := make([]string, len(g.procs))
+	for i, s := range g.procs {
+		u[i] = s.baseURL + "/a2a"
+	}
+	return u
+}
+
+// stop stops every process, then drops the schema.
+func (g *group) stop() error {
+	var errs []error
+	for _, s := range g.procs {
+		errs = append(errs, s.stop())
+	}
+	if g.drop != nil {
+		errs = append(errs, g.drop())
+	}
+	return errors.Join(errs...)
+}
+
+func (g *group) exited() bool {
+	for _, s := range g.procs {
+		if s.exited() {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *group) tail() string {
+	var t string
+	for _, s := range g.procs {
+		t += s.tail()
+	}
+	return t
 }
