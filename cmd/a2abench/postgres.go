@@ -16,9 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/pgdsn"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/a2ad/a2ad/internal/pgtest"
 )
 
 // benchPostgres is the server the Postgres runs use: A2AD_BENCH_POSTGRES,
@@ -27,12 +26,12 @@ func benchPostgres() string {
 	if dsn := os.Getenv("A2AD_BENCH_POSTGRES"); dsn != "" {
 		return dsn
 	}
-	return pgtest.DSN()
+	return pgdsn.DSN()
 }
 
 // pgHost is the host and port of dsn, for messages: never its user or
 // password.
-func pgHost(dsn string) string { return pgtest.Host(dsn) }
+func pgHost(dsn string) string { return pgdsn.Host(dsn) }
 
 // pgExec runs sql on the server of dsn.
 func pgExec(ctx context.Context, dsn, sql string) error {

@@ -18,30 +18,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/pgdsn"
 	"github.com/jackc/pgx/v5"
 )
 
-// DefaultDSN is the server of the project's machines: PostgreSQL at
-// 127.0.0.1:5432, trust authentication, database test, user postgres.
-const DefaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+// DefaultDSN is the server of the project's machines (pgdsn.Default).
+const DefaultDSN = pgdsn.Default
 
 // DSN is the server the tests use: A2AD_TEST_POSTGRES, or DefaultDSN.
-func DSN() string {
-	if dsn := os.Getenv("A2AD_TEST_POSTGRES"); dsn != "" {
-		return dsn
-	}
-	return DefaultDSN
-}
+func DSN() string { return pgdsn.DSN() }
 
 // Host is the host and port of dsn, for messages: never its user or
 // password.
-func Host(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Host == "" {
-		return "(unparsable A2AD_TEST_POSTGRES)"
-	}
-	return u.Host
-}
+func Host(dsn string) string { return pgdsn.Host(dsn) }
 
 var (
 	reachOnce sync.Once

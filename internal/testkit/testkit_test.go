@@ -25,9 +25,15 @@ func TestSyncBuffer(t *testing.T) {
 	}
 }
 
-// TestOnlyTestsImportIt: testkit is for tests; code that ships must not
-// depend on it.
+// TestOnlyTestsImportIt: testkit and the other test helper packages are
+// for tests; code that ships must not depend on them (nor link testing).
 func TestOnlyTestsImportIt(t *testing.T) {
+	testOnly := map[string]bool{
+		"github.com/a2ad/a2ad/internal/testkit":  true,
+		"github.com/a2ad/a2ad/internal/golden":   true,
+		"github.com/a2ad/a2ad/internal/pgtest":   true,
+		"github.com/a2ad/a2ad/internal/costtest": true,
+	}
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -44,8 +50,9 @@ func TestOnlyTestsImportIt(t *testing.T) {
 			return err
 		}
 		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/a2ad/a2ad/internal/testkit" {
-				t.Errorf("%s imports testkit; only tests may", path)
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if testOnly[p] && !strings.HasPrefix(filepath.ToSlash(path), "../../"+strings.TrimPrefix(p, "github.com/a2ad/a2ad/")+"/") {
+				t.Errorf("%s imports %s; only tests may", path, p)
 			}
 		}
 		return nil
