@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/tick"
 )
 
 // sweeper keeps the store in order around the runs, in one place. It
@@ -84,14 +85,7 @@ func (sw *sweeper) heartbeat(ctx context.Context) error {
 // leaseLoop renews the lease and settles the orphans every third of its
 // ttl; a beat that fails skips the orphans (the store is likely down).
 func (sw *sweeper) leaseLoop() {
-	t := time.NewTicker(max(sw.ttl/3, time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-sw.ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(sw.ctx.Done(), max(sw.ttl/3, time.Millisecond), func() {
 		err := sw.heartbeat(sw.ctx)
 		if err == nil {
 			err = sw.recover(sw.ctx)
@@ -99,7 +93,7 @@ func (sw *sweeper) leaseLoop() {
 		if err != nil && sw.ctx.Err() == nil {
 			sw.log.Error().Err(err).Msg("lease and recovery")
 		}
-	}
+	})
 }
 
 // recover settles the orphans, the tasks left unfinished by a replica
@@ -227,18 +221,13 @@ func (sw *sweeper) settle(ctx context.Context, rec *Record) (retried, settled bo
 }
 
 func (sw *sweeper) loop() {
-	t := time.NewTicker(sw.interval)
-	defer t.Stop()
-	for {
+	sweep := func() {
 		if err := sw.sweep(sw.ctx); err != nil && sw.ctx.Err() == nil {
 			sw.log.Error().Err(err).Msg("retention sweep")
 		}
-		select {
-		case <-sw.ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
+	sweep() // at start, then every interval
+	tick.Every(sw.ctx.Done(), sw.interval, sweep)
 }
 
 // sweep deletes the terminal tasks older than the retention period, in

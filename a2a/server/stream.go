@@ -16,6 +16,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
+	"github.com/a2ad/a2ad/internal/tick"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -299,18 +300,11 @@ func (sw *sseWriter) start() {
 		sw.wg.Add(1)
 		go func() {
 			defer sw.wg.Done()
-			t := time.NewTicker(sw.keepAlive)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					sw.mu.Lock()
-					sw.write([]byte(": keep-alive\n\n"))
-					sw.mu.Unlock()
-				}
-			}
+			tick.Every(stop, sw.keepAlive, func() {
+				sw.mu.Lock()
+				sw.write([]byte(": keep-alive\n\n"))
+				sw.mu.Unlock()
+			})
 		}()
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/internal/tick"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -223,19 +224,12 @@ func (a addrThrottle) Fail(addr string) { a.t.Fail(addressKey(addr)) }
 // sweepBuckets forgets idle rate buckets until stop is closed.
 func (m *Main) sweepBuckets(stop <-chan struct{}) {
 	defer m.wg.Done()
-	t := time.NewTicker(sweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			m.gate.Sweep()
-			if m.throttle != nil {
-				m.throttle.Sweep()
-			}
+	tick.Every(stop, sweepEvery, func() {
+		m.gate.Sweep()
+		if m.throttle != nil {
+			m.throttle.Sweep()
 		}
-	}
+	})
 }
 
 // revoked reports whether p's key no longer holds in the keys in force:
