@@ -178,6 +178,14 @@ func TestPerAddressCap(t *testing.T) {
 	if got := l.Open(); got != 3 {
 		t.Errorf("Open() = %d, want 3", got)
 	}
+	// The listener closes a refused connection before it tells the hook
+	// and logs: the client may see the close first.
+	for deadline := time.Now().Add(5 * time.Second); ev.refused.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), "connection refused") && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if ev.refused.Load() != 2 || ev.open.Load() != 3 || ev.pausedMax.Load() != 0 {
 		t.Errorf("hooks: refused %d open %d paused %d, want 2, 3, 0", ev.refused.Load(), ev.open.Load(), ev.pausedMax.Load())
 	}
