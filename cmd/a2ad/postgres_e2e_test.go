@@ -151,7 +151,7 @@ func TestPostgresUnreachableAtStart(t *testing.T) {
 	ln.Close() // nothing listens there
 	dsn := "postgres://alice:" + dbPassword + "@" + addr + "/a2ad?sslmode=disable"
 	code, _, stderr := runBinary(t, "serve", "--catalog", exampleCatalog, "--store", dsn, "--listen", "127.0.0.1:0", "--admin-listen", "")
-	if code == 0 || !strings.Contains(stderr, addr) || strings.Contains(stderr, dbPassword) {
+	if code != 1 || !strings.Contains(stderr, addr) || strings.Contains(stderr, dbPassword) {
 		t.Fatalf("serve on a closed port: exit %d, stderr:\n%s\nwant a failure naming %s, without the password", code, stderr, addr)
 	}
 }
