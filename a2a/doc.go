@@ -8,7 +8,7 @@
 // The codecs are sub-packages: a2a/v03 writes and reads the 0.3 shapes,
 // a2a/v1 the 1.0 ones. Both translate to and from these types at the
 // edge; the task store, the state machine and the executor know nothing
-// of wire versions. The Echo handlers live in a2a/server. (The core
+// of wire versions. The Echo handlers live in transport/jsonrpc. (The core
 // types' MarshalJSON still writes the 0.3 shape, through a2a/v03, for a
 // few tests that write older store layouts: see marshal.go.)
 package a2a

@@ -12,12 +12,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/internal/tick"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
 // keyAuth authenticates requests by API key, for the server.
@@ -27,26 +27,26 @@ type keyAuth struct {
 	limits storageLimits // the defaults of keys without their own
 }
 
-var _ server.Authenticator = keyAuth{}
+var _ jsonrpc.Authenticator = keyAuth{}
 
-func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
+func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
 	id, err := k.auth.Identify(r)
 	switch {
 	case errors.Is(err, callers.ErrNoKey):
-		return server.Principal{}, server.NoCredentials
+		return jsonrpc.Principal{}, jsonrpc.NoCredentials
 	case err != nil:
 		// Log the failure (spec §13), never the key it presented.
 		// Debug: the audit trail records every refusal; a flood of bad
 		// keys must not flood the operational log.
 		k.log.Debug().Str("client_addr", clientAddr).Msg("request with an invalid API key refused")
 		if errors.Is(err, callers.ErrConflictingKeys) {
-			return server.Principal{}, server.ConflictingCredentials
+			return jsonrpc.Principal{}, jsonrpc.ConflictingCredentials
 		}
-		return server.Principal{}, server.BadCredentials
+		return jsonrpc.Principal{}, jsonrpc.BadCredentials
 	}
 	p := principalOf(id, clientAddr, k.limits)
 	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
-	return p, server.Authenticated
+	return p, jsonrpc.Authenticated
 }
 
 // anonymousAuth serves every request as the anonymous caller: a server
@@ -56,10 +56,10 @@ type anonymousAuth struct {
 	limits storageLimits
 }
 
-var _ server.Authenticator = anonymousAuth{}
+var _ jsonrpc.Authenticator = anonymousAuth{}
 
-func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
-	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), server.Authenticated
+func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
+	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), jsonrpc.Authenticated
 }
 
 // storageLimits are the server's default limits of a caller: on what it
@@ -102,9 +102,9 @@ func (d storageLimits) of(own callers.Limits) storageLimits {
 // quota) but each client address has its own rate bucket, budget of
 // request bytes and count of calls, so that one noisy client does not
 // starve the others.
-func principalOf(id callers.Identity, clientAddr string, def storageLimits) server.Principal {
+func principalOf(id callers.Identity, clientAddr string, def storageLimits) jsonrpc.Principal {
 	lim := def.of(id.Limits)
-	p := server.Principal{
+	p := jsonrpc.Principal{
 		Caller: tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory,
 			MaxCalls: lim.maxCalls},
 		Anonymous:      id.Anonymous,
@@ -146,13 +146,13 @@ type gateAdmitter struct {
 }
 
 var (
-	_ server.Admitter  = gateAdmitter{}
-	_ server.ByteMeter = gateAdmitter{}
+	_ jsonrpc.Admitter  = gateAdmitter{}
+	_ jsonrpc.ByteMeter = gateAdmitter{}
 )
 
 // TakeBytes charges a request's declared length to p's budget of request
 // bytes: anonymous callers' are among the gate's bounded address budgets.
-func (g gateAdmitter) TakeBytes(p server.Principal, n int64) *server.Denial {
+func (g gateAdmitter) TakeBytes(p jsonrpc.Principal, n int64) *jsonrpc.Denial {
 	var (
 		retry time.Duration
 		ok    bool
@@ -168,11 +168,11 @@ func (g gateAdmitter) TakeBytes(p server.Principal, n int64) *server.Denial {
 	if g.rejectedBytes != nil {
 		g.rejectedBytes()
 	}
-	return &server.Denial{Scope: "bytes", RateLimited: true, RetryAfter: retry}
+	return &jsonrpc.Denial{Scope: "bytes", RateLimited: true, RetryAfter: retry}
 }
 
 // ChargeBytes charges what a body held beyond its declared length.
-func (g gateAdmitter) ChargeBytes(p server.Principal, n int64) {
+func (g gateAdmitter) ChargeBytes(p jsonrpc.Principal, n int64) {
 	if p.Anonymous {
 		g.gate.ChargeAddressBytes(p.LimitKey, p.BytesPerSecond, n)
 	} else {
@@ -180,7 +180,7 @@ func (g gateAdmitter) ChargeBytes(p server.Principal, n int64) {
 	}
 }
 
-func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
+func (g gateAdmitter) Admit(p jsonrpc.Principal) (func(), *jsonrpc.Denial) {
 	var (
 		release func()
 		d       callers.Denial
@@ -205,7 +205,7 @@ func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 	if g.rejected != nil {
 		g.rejected(d.RateLimited, d.Global)
 	}
-	return nil, &server.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
+	return nil, &jsonrpc.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
 }
 
 // addrThrottle applies a callers.Throttle per address as the rate buckets
@@ -213,7 +213,7 @@ func (g gateAdmitter) Admit(p server.Principal) (func(), *server.Denial) {
 // it buys no new failures.
 type addrThrottle struct{ t *callers.Throttle }
 
-var _ server.AuthThrottle = addrThrottle{}
+var _ jsonrpc.AuthThrottle = addrThrottle{}
 
 func (a addrThrottle) Check(addr string) (time.Duration, int, bool) {
 	return a.t.Check(addressKey(addr))
@@ -234,7 +234,7 @@ func (m *Main) sweepBuckets(stop <-chan struct{}) {
 
 // revoked reports whether p's key no longer holds in the keys in force:
 // revoked, disabled or removed. Anonymous callers are never revoked.
-func (m *Main) revoked(p server.Principal) bool {
+func (m *Main) revoked(p jsonrpc.Principal) bool {
 	if m.registry == nil || p.Anonymous || p.KeyHash == ([32]byte{}) {
 		return false
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/audit"
@@ -26,6 +25,7 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
 // Main is a running a2ad server: Open starts it, Close stops it. Tests use
@@ -38,7 +38,7 @@ type Main struct {
 	// it before Open.
 	now func() time.Time
 	// bodyGrace is the time before --min-body-rate applies; 0 means
-	// server.DefaultBodyGrace. Tests set it before Open.
+	// jsonrpc.DefaultBodyGrace. Tests set it before Open.
 	bodyGrace time.Duration
 
 	catalog  atomic.Pointer[functions.Catalog]
@@ -46,7 +46,7 @@ type Main struct {
 	registry *callers.Registry // nil without a keys file
 	gate     *callers.Gate
 	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
-	srv      *server.Server
+	srv      *jsonrpc.Server
 	audit    *auditLog // nil unless the audit trail has its own file
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
@@ -334,7 +334,7 @@ func (m *Main) openStore(ctx context.Context) error {
 		return fmt.Errorf("push-allow: %w", err)
 	}
 	m.guard = guard
-	met := metrics.New(metrics.Options{Methods: server.Methods(), Version: Version(), Logger: m.Logger})
+	met := metrics.New(metrics.Options{Methods: jsonrpc.Methods(), Version: Version(), Logger: m.Logger})
 	m.metrics = met
 	store, err := m.openTaskStore(ctx, met)
 	if err != nil {
@@ -449,15 +449,15 @@ func (m *Main) openService(ctx context.Context) error {
 func (m *Main) openHTTP(context.Context) error {
 	cfg := m.Config
 	limits := cfg.storageLimits()
-	var auth server.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
-	var extended func(server.Principal) server.Card
+	var auth jsonrpc.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
+	var extended func(jsonrpc.Principal) jsonrpc.Card
 	if m.registry != nil {
 		auth = keyAuth{
 			auth:   &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers()},
 			log:    m.Logger,
 			limits: limits,
 		}
-		extended = func(p server.Principal) server.Card {
+		extended = func(p jsonrpc.Principal) jsonrpc.Card {
 			c, err := m.cards.view(p.Caller.Tiers, false)
 			if err != nil {
 				// The public card built, so this one does too; but never
@@ -465,10 +465,10 @@ func (m *Main) openHTTP(context.Context) error {
 				m.Logger.Error().Err(err).Msg("build extended card")
 				c, _ = m.cards.view(nil, true)
 			}
-			return server.Card{JSON: c.JSON, ETag: c.ETag}
+			return jsonrpc.Card{JSON: c.JSON, ETag: c.ETag}
 		}
 	}
-	var throttle server.AuthThrottle
+	var throttle jsonrpc.AuthThrottle
 	if m.throttle != nil {
 		throttle = addrThrottle{m.throttle}
 	}
@@ -477,11 +477,11 @@ func (m *Main) openHTTP(context.Context) error {
 	observe := func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(method, string(outcome), string(reason), d)
 	}
-	srv := server.New(server.Config{
+	srv := jsonrpc.New(jsonrpc.Config{
 		Tasks: m.service,
-		Card: func() server.Card {
+		Card: func() jsonrpc.Card {
 			c, _ := m.cards.view(nil, true) // built at start: never fails
-			return server.Card{JSON: c.JSON, ETag: c.ETag}
+			return jsonrpc.Card{JSON: c.JSON, ETag: c.ETag}
 		},
 		Auth:         auth,
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},

@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"bytes"
@@ -19,13 +19,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/a2a/server"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// TaskService is a fake server.TaskService. A method whose function is
+// TaskService is a fake jsonrpc.TaskService. A method whose function is
 // unset fails the test that calls it.
 type TaskService struct {
 	tb       testing.TB
@@ -38,7 +38,7 @@ type TaskService struct {
 	calls atomic.Int64
 }
 
-var _ server.TaskService = (*TaskService)(nil)
+var _ jsonrpc.TaskService = (*TaskService)(nil)
 
 var errUnexpectedCall = errors.New("fake: unexpected call")
 
@@ -76,7 +76,7 @@ func (s *TaskService) Calls() int64 { return s.calls.Load() }
 // syncBuffer is a log sink the server goroutines and the test share.
 type syncBuffer = testkit.SyncBuffer
 
-var testCard = server.Card{
+var testCard = jsonrpc.Card{
 	JSON: []byte(`{"name":"a2ad test","protocolVersion":"0.3.0","url":"http://127.0.0.1/a2a"}`),
 	ETag: `"c0ffee"`,
 }
@@ -85,18 +85,18 @@ const testMaxBody = 1024
 
 // MustServe starts a2ad's handler on loopback with fake as the task
 // service, a 1024-byte body limit and the test card.
-func MustServe(tb testing.TB, fake *TaskService, opts ...func(*server.Config)) *httptest.Server {
+func MustServe(tb testing.TB, fake *TaskService, opts ...func(*jsonrpc.Config)) *httptest.Server {
 	tb.Helper()
 	fake.tb = tb
-	cfg := server.Config{
+	cfg := jsonrpc.Config{
 		Tasks:        fake,
-		Card:         func() server.Card { return testCard },
+		Card:         func() jsonrpc.Card { return testCard },
 		MaxBodyBytes: testMaxBody,
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	ts := httptest.NewServer(server.New(cfg).Handler())
+	ts := httptest.NewServer(jsonrpc.New(cfg).Handler())
 	tb.Cleanup(ts.Close)
 	return ts
 }
@@ -249,13 +249,13 @@ func TestBodyLimit(t *testing.T) {
 
 func TestDefaultBodyLimit(t *testing.T) {
 	fake := okService()
-	ts := MustServe(t, fake, func(c *server.Config) { c.MaxBodyBytes = 0 })
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.MaxBodyBytes = 0 })
 	// 2 KiB is over the test limit but well under the 1 MiB default.
 	body := padTo(t, getT1, 2048)
 	if got := rpc(t, ts, body); !bytes.Contains(got, []byte(`"result"`)) {
 		t.Errorf("2 KiB body with the default limit: %s", got)
 	}
-	big := padTo(t, getT1, server.DefaultMaxBodyBytes+1)
+	big := padTo(t, getT1, jsonrpc.DefaultMaxBodyBytes+1)
 	resp, _ := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(big)))
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("body of DefaultMaxBodyBytes+1: status %d, want 413", resp.StatusCode)
@@ -454,7 +454,7 @@ func TestErrorMapping(t *testing.T) {
 					return nil, tc.err
 				},
 			}
-			ts := MustServe(t, fake, func(c *server.Config) { c.Logger = zerolog.New(&logs) })
+			ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Logger = zerolog.New(&logs) })
 			for i, m := range methods {
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"r%d","method":%q,"params":%s}`, i, m.name, m.params)
 				want := fmt.Sprintf(`{"jsonrpc":"2.0","id":"r%d","error":%s}`, i, tc.want)
@@ -491,7 +491,7 @@ func TestInternalErrorLog(t *testing.T) {
 			return nil, errors.New("disk on fire")
 		},
 	}
-	ts := MustServe(t, fake, func(c *server.Config) { c.Logger = zerolog.New(&logs) })
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Logger = zerolog.New(&logs) })
 	resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`; string(body) != want {
 		t.Fatalf("body %s, want %s", body, want)
@@ -558,7 +558,7 @@ func TestServiceReceivesParams(t *testing.T) {
 			return task(id), nil
 		},
 	}
-	ts := MustServe(t, fake, func(c *server.Config) {
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
 		c.Caller = func(r *http.Request) tasks.Caller {
 			return tasks.Caller{ID: r.Header.Get("X-Test-Caller"), Tiers: []string{"gold"}}
 		}
@@ -784,11 +784,11 @@ func TestAgentCard(t *testing.T) {
 func TestAgentCardSourceAndMaxAge(t *testing.T) {
 	var n atomic.Int64
 	fake := &TaskService{}
-	ts := MustServe(t, fake, func(c *server.Config) {
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
 		c.CardMaxAge = 90 * time.Second
-		c.Card = func() server.Card {
+		c.Card = func() jsonrpc.Card {
 			v := n.Add(1)
-			return server.Card{JSON: []byte(fmt.Sprintf(`{"v":%d}`, v)), ETag: fmt.Sprintf(`"v%d"`, v)}
+			return jsonrpc.Card{JSON: []byte(fmt.Sprintf(`{"v":%d}`, v)), ETag: fmt.Sprintf(`"v%d"`, v)}
 		}
 	})
 	for want := 1; want <= 2; want++ {

@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
 type emptyLister struct{}
@@ -24,8 +24,8 @@ func (emptyLister) List(context.Context, tasks.Caller, tasks.ListQuery) (tasks.L
 // method is answered (by a result or an error of its own), and a method
 // not listed is "method not found".
 func TestMethodsAreTheKnownOnes(t *testing.T) {
-	ts := MustServe(t, okService(), func(c *server.Config) { c.Lister = emptyLister{} })
-	methods := server.Methods()
+	ts := MustServe(t, okService(), func(c *jsonrpc.Config) { c.Lister = emptyLister{} })
+	methods := jsonrpc.Methods()
 	if len(methods) != 22 {
 		t.Errorf("Methods() has %d names, want 22 (11 of 0.3, 11 of 1.0)", len(methods))
 	}
@@ -48,8 +48,8 @@ func TestMethodsAreTheKnownOnes(t *testing.T) {
 	}
 	// Methods returns a copy: changing it changes nothing.
 	methods[0] = "x"
-	if server.Methods()[0] != "message/send" {
-		t.Errorf("Methods()[0] = %q after the caller changed its copy", server.Methods()[0])
+	if jsonrpc.Methods()[0] != "message/send" {
+		t.Errorf("Methods()[0] = %q after the caller changed its copy", jsonrpc.Methods()[0])
 	}
 	out := rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"tasks/Get","params":{}}`)
 	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: tasks/Get","data":{"method":"tasks/Get"}}}`; string(out) != want {
@@ -79,7 +79,7 @@ func TestObserve(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		return task(id), nil
 	}
-	ts := MustServe(t, fake, func(c *server.Config) {
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
 		c.Observe = func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()

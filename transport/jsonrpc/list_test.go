@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/a2a/server"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// Lister is a fake server.Lister.
+// Lister is a fake jsonrpc.Lister.
 type Lister struct {
 	Fn func(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
 }
@@ -26,7 +26,7 @@ func (l *Lister) List(ctx context.Context, caller tasks.Caller, q tasks.ListQuer
 	return l.Fn(ctx, caller, q)
 }
 
-var _ server.Lister = (*Lister)(nil)
+var _ jsonrpc.Lister = (*Lister)(nil)
 
 func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
 	var (
@@ -37,7 +37,7 @@ func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
 		gotCaller, gotQuery = c, q
 		return tasks.ListPage{Tasks: []a2a.Task{*task("t2"), *task("t1")}, TotalSize: 12, PageSize: 2, NextPageToken: "AQ"}, nil
 	}}
-	ts := MustServe(t, &TaskService{}, func(c *server.Config) {
+	ts := MustServe(t, &TaskService{}, func(c *jsonrpc.Config) {
 		c.Lister = lister
 		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "alice", Tiers: []string{"partner"}} }
 	})
@@ -75,7 +75,7 @@ func TestListErrors(t *testing.T) {
 		calls++
 		return tasks.ListPage{}, listErr
 	}}
-	ts := MustServe(t, &TaskService{}, func(c *server.Config) { c.Lister = lister })
+	ts := MustServe(t, &TaskService{}, func(c *jsonrpc.Config) { c.Lister = lister })
 	tests := []struct {
 		params string
 		err    error
@@ -116,7 +116,7 @@ func TestListTasksV1(t *testing.T) {
 		gotQuery = q
 		return page, listErr
 	}}
-	ts := MustServe(t, &TaskService{}, func(c *server.Config) { c.Lister = lister })
+	ts := MustServe(t, &TaskService{}, func(c *jsonrpc.Config) { c.Lister = lister })
 	got := rpc(t, ts, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"tenant":"x","contextId":"c","status":"TASK_STATE_WORKING",`+
 		`"pageSize":2,"pageToken":"tok","historyLength":"0","statusTimestampAfter":"2026-03-01T12:00:00Z","includeArtifacts":true}}`)
 	result, err := v1.AppendTaskList(nil, page.Tasks, "AQ", 2, 12)

@@ -1,6 +1,6 @@
-// Package server is a2ad's HTTP face: the agent card, the JSON-RPC 2.0
+// Package jsonrpc is a2ad's HTTP face: the agent card, the JSON-RPC 2.0
 // endpoint at POST /a2a, and the health check, on Echo.
-package server
+package jsonrpc
 
 import (
 	"context"

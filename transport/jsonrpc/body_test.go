@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"bufio"
@@ -13,15 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2ad/a2ad/a2a/server"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// admitFn is a server.Admitter from a func.
-type admitFn func(p server.Principal) (func(), *server.Denial)
+// admitFn is a jsonrpc.Admitter from a func.
+type admitFn func(p jsonrpc.Principal) (func(), *jsonrpc.Denial)
 
-func (f admitFn) Admit(p server.Principal) (func(), *server.Denial) { return f(p) }
+func (f admitFn) Admit(p jsonrpc.Principal) (func(), *jsonrpc.Denial) { return f(p) }
 
-var _ server.Admitter = admitFn(nil)
+var _ jsonrpc.Admitter = admitFn(nil)
 
 // rawConn is a client connection that writes requests byte by byte as
 // the test says, and reads answers.
@@ -114,7 +114,7 @@ func (c *rawConn) closedWithin(wait time.Duration) bool {
 // connection closed; the service never sees it.
 func TestSlowBodyIs408(t *testing.T) {
 	fake := okService()
-	ts := MustServe(t, fake, func(c *server.Config) {
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
 		c.MinBodyRate = 1024
 		c.BodyGrace = 300 * time.Millisecond
 		c.ReadTimeout = 10 * time.Second
@@ -156,7 +156,7 @@ func TestSlowBodyIs408(t *testing.T) {
 // above the rate floor.
 func TestLateBodyIs408(t *testing.T) {
 	fake := okService()
-	ts := MustServe(t, fake, func(c *server.Config) {
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
 		c.ReadTimeout = 300 * time.Millisecond
 	})
 	c := dialRaw(t, ts)
@@ -174,7 +174,7 @@ func TestLateBodyIs408(t *testing.T) {
 // period but arrives faster than the floor on average is served, and
 // the connection kept.
 func TestBodyAboveTheFloorIsServed(t *testing.T) {
-	ts := MustServe(t, okService(), func(c *server.Config) {
+	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
 		c.MinBodyRate = 1024
 		c.BodyGrace = 100 * time.Millisecond
 		c.ReadTimeout = 10 * time.Second
@@ -206,10 +206,10 @@ func TestBodyAboveTheFloorIsServed(t *testing.T) {
 func TestAdmissionBeforeTheBody(t *testing.T) {
 	var admitted, active atomic.Int64
 	refuse := atomic.Bool{}
-	ts := MustServe(t, okService(), func(c *server.Config) {
-		c.Admit = admitFn(func(server.Principal) (func(), *server.Denial) {
+	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
+		c.Admit = admitFn(func(jsonrpc.Principal) (func(), *jsonrpc.Denial) {
 			if refuse.Load() {
-				return nil, &server.Denial{Scope: "caller", RetryAfter: time.Second}
+				return nil, &jsonrpc.Denial{Scope: "caller", RetryAfter: time.Second}
 			}
 			admitted.Add(1)
 			active.Add(1)
@@ -283,9 +283,9 @@ func TestAdmissionBeforeTheBody(t *testing.T) {
 // authentication with its body still to come does not hold the
 // connection until the read timeout.
 func TestUnreadBodyOfAnUnauthenticatedRequest(t *testing.T) {
-	ts := MustServe(t, okService(), func(c *server.Config) {
-		c.Auth = authFn(func(*http.Request, string) (server.Principal, server.AuthResult) {
-			return server.Principal{}, server.NoCredentials
+	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
+		c.Auth = authFn(func(*http.Request, string) (jsonrpc.Principal, jsonrpc.AuthResult) {
+			return jsonrpc.Principal{}, jsonrpc.NoCredentials
 		})
 		c.ReadTimeout = time.Minute
 	})
@@ -300,9 +300,9 @@ func TestUnreadBodyOfAnUnauthenticatedRequest(t *testing.T) {
 	}
 }
 
-// authFn is a server.Authenticator from a func.
-type authFn func(r *http.Request, clientAddr string) (server.Principal, server.AuthResult)
+// authFn is a jsonrpc.Authenticator from a func.
+type authFn func(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult)
 
-func (f authFn) Authenticate(r *http.Request, clientAddr string) (server.Principal, server.AuthResult) {
+func (f authFn) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
 	return f(r, clientAddr)
 }

@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
 // TestSendOutcomeAudited: the Outcome Send returns is what the call's
@@ -45,7 +45,7 @@ func TestSendOutcomeAudited(t *testing.T) {
 				},
 				Outcome: tt.outcome,
 			}
-			ts := MustServe(t, fake, func(c *server.Config) { c.Audit = audit.Logger(zerolog.New(auditLog)) })
+			ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Audit = audit.Logger(zerolog.New(auditLog)) })
 			params := `{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}`
 			if tt.method == "SendMessage" {
 				params = `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`

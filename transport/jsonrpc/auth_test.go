@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"bufio"
@@ -14,20 +14,20 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// keyAuth is a fake server.Authenticator: every request is the caller
+// keyAuth is a fake jsonrpc.Authenticator: every request is the caller
 // "acme" with a key.
 type keyAuth struct{}
 
-func (keyAuth) Authenticate(_ *http.Request, addr string) (server.Principal, server.AuthResult) {
-	return server.Principal{Caller: tasks.Caller{ID: "acme"}, LimitKey: "key:acme", KeyHash: [32]byte{1}}, server.Authenticated
+func (keyAuth) Authenticate(_ *http.Request, addr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
+	return jsonrpc.Principal{Caller: tasks.Caller{ID: "acme"}, LimitKey: "key:acme", KeyHash: [32]byte{1}}, jsonrpc.Authenticated
 }
 
-// watcher is a fake server.StreamService whose Watch sends the task, then
+// watcher is a fake jsonrpc.StreamService whose Watch sends the task, then
 // waits for its context to end.
 type watcher struct{ started chan struct{} }
 
@@ -64,10 +64,10 @@ func TestEndRevokedStreams(t *testing.T) {
 	var revoked atomic.Bool
 	w := watcher{started: make(chan struct{})}
 	auditLog := &syncBuffer{}
-	srv := server.New(server.Config{
-		Tasks: &TaskService{tb: t}, Card: func() server.Card { return testCard },
+	srv := jsonrpc.New(jsonrpc.Config{
+		Tasks: &TaskService{tb: t}, Card: func() jsonrpc.Card { return testCard },
 		Auth: keyAuth{}, Streams: w, KeepAlive: -1,
-		Revoked: func(p server.Principal) bool { return p.KeyHash == [32]byte{1} && revoked.Load() },
+		Revoked: func(p jsonrpc.Principal) bool { return p.KeyHash == [32]byte{1} && revoked.Load() },
 		Audit:   audit.Logger(zerolog.New(auditLog)),
 	})
 	ts := httptest.NewServer(srv.Handler())
@@ -112,7 +112,7 @@ func TestEndRevokedStreams(t *testing.T) {
 	}
 }
 
-// throttle is a fake server.AuthThrottle.
+// throttle is a fake jsonrpc.AuthThrottle.
 type throttle struct {
 	report int
 	fails  atomic.Int64
@@ -129,10 +129,10 @@ func (th *throttle) Check(addr string) (time.Duration, int, bool) {
 
 func (th *throttle) Fail(string) { th.fails.Add(1) }
 
-type badAuth struct{ res server.AuthResult }
+type badAuth struct{ res jsonrpc.AuthResult }
 
-func (a badAuth) Authenticate(*http.Request, string) (server.Principal, server.AuthResult) {
-	return server.Principal{}, a.res
+func (a badAuth) Authenticate(*http.Request, string) (jsonrpc.Principal, jsonrpc.AuthResult) {
+	return jsonrpc.Principal{}, a.res
 }
 
 // TestThrottleAudit: a throttled request is answered 429 without being
@@ -143,7 +143,7 @@ func TestThrottleAudit(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		report     int
-		res        server.AuthResult
+		res        jsonrpc.AuthResult
 		status     int
 		audited    string // a fragment of the one record, "" for none
 		fails      int64
@@ -151,16 +151,16 @@ func TestThrottleAudit(t *testing.T) {
 		observed   audit.Reason
 		retryAfter string
 	}{
-		{"refused, no record due", 0, server.BadCredentials, 429, "", 0, "", audit.ReasonAuthThrottled, "2"},
-		{"refused, a summary of 7", 7, server.BadCredentials, 429, `"reason":"auth_throttled","code":-32052,"refused":7`, 0, "", audit.ReasonAuthThrottled, "2"},
-		{"checked, bad key", -1, server.BadCredentials, 401, `"client_addr":"127.0.0.1","caller":""`, 1, `Bearer realm="a2ad", error="invalid_token"`, audit.ReasonUnauthenticated, ""},
-		{"checked, conflicting keys", -1, server.ConflictingCredentials, 401, `"reason":"unauthenticated","code":-32054`, 1, `Bearer realm="a2ad", error="invalid_request"`, audit.ReasonUnauthenticated, ""},
+		{"refused, no record due", 0, jsonrpc.BadCredentials, 429, "", 0, "", audit.ReasonAuthThrottled, "2"},
+		{"refused, a summary of 7", 7, jsonrpc.BadCredentials, 429, `"reason":"auth_throttled","code":-32052,"refused":7`, 0, "", audit.ReasonAuthThrottled, "2"},
+		{"checked, bad key", -1, jsonrpc.BadCredentials, 401, `"client_addr":"127.0.0.1","caller":""`, 1, `Bearer realm="a2ad", error="invalid_token"`, audit.ReasonUnauthenticated, ""},
+		{"checked, conflicting keys", -1, jsonrpc.ConflictingCredentials, 401, `"reason":"unauthenticated","code":-32054`, 1, `Bearer realm="a2ad", error="invalid_request"`, audit.ReasonUnauthenticated, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			th := &throttle{report: tt.report}
 			auditLog := &syncBuffer{}
 			var observed audit.Reason
-			ts := MustServe(t, &TaskService{}, func(c *server.Config) {
+			ts := MustServe(t, &TaskService{}, func(c *jsonrpc.Config) {
 				c.Auth = badAuth{tt.res}
 				c.Throttle = th
 				c.Audit = audit.Logger(zerolog.New(auditLog))

@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"net/http"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2ad/a2ad/a2a/server"
 	"github.com/a2ad/a2ad/audit"
+	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// meter is a server.ByteMeter that records what it is told, and refuses
+// meter is a jsonrpc.ByteMeter that records what it is told, and refuses
 // while refuse is set.
 type meter struct {
 	mu      sync.Mutex
@@ -20,19 +20,19 @@ type meter struct {
 	refuse  bool
 }
 
-var _ server.ByteMeter = (*meter)(nil)
+var _ jsonrpc.ByteMeter = (*meter)(nil)
 
-func (m *meter) TakeBytes(_ server.Principal, n int64) *server.Denial {
+func (m *meter) TakeBytes(_ jsonrpc.Principal, n int64) *jsonrpc.Denial {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.refuse {
-		return &server.Denial{Scope: "bytes", RateLimited: true, RetryAfter: 1500 * time.Millisecond}
+		return &jsonrpc.Denial{Scope: "bytes", RateLimited: true, RetryAfter: 1500 * time.Millisecond}
 	}
 	m.taken = append(m.taken, n)
 	return nil
 }
 
-func (m *meter) ChargeBytes(_ server.Principal, n int64) {
+func (m *meter) ChargeBytes(_ jsonrpc.Principal, n int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.charged = append(m.charged, n)
@@ -54,9 +54,9 @@ func TestRequestBytesMetered(t *testing.T) {
 	var mu sync.Mutex
 	active := 0
 	var reasons []audit.Reason
-	ts := MustServe(t, okService(), func(c *server.Config) {
+	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
 		c.Bytes = m
-		c.Admit = admitFn(func(server.Principal) (func(), *server.Denial) {
+		c.Admit = admitFn(func(jsonrpc.Principal) (func(), *jsonrpc.Denial) {
 			mu.Lock()
 			active++
 			mu.Unlock()

@@ -1,4 +1,4 @@
-package server_test
+package jsonrpc_test
 
 import (
 	"context"
