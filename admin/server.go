@@ -17,6 +17,7 @@ import (
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/httpx"
 )
 
 // Outbox is what GET /admin/push/dead-letters reads of the push outbox.
@@ -118,8 +119,9 @@ func New(cfg Config) *Server {
 		}
 	})
 	s := &Server{e: e, cfg: cfg}
-	e.GET("/healthz", healthz)
-	e.GET("/readyz", Readyz(cfg.NotReady))
+	// The probes answer HEAD too, for uptime checkers.
+	httpx.GET(e, "/healthz", healthz)
+	httpx.GET(e, "/readyz", Readyz(cfg.NotReady))
 	e.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	e.GET("/admin/push/dead-letters", s.outboxDeadLetters)
 	e.GET(BackupPath, echo.WrapHandler(backupHandler(cfg.Backup, cfg.Logger)))

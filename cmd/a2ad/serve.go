@@ -25,6 +25,7 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/httpx"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
@@ -504,7 +505,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Revoked:        m.revoked,
 	})
 	m.srv = srv
-	srv.Echo().GET("/readyz", admin.Readyz(m.notReady))
+	httpx.GET(srv.Echo(), "/readyz", admin.Readyz(m.notReady))
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
 	m.http.RegisterOnShutdown(srv.CloseStreams)

@@ -22,6 +22,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/httpx"
 )
 
 // TaskService is what the JSON-RPC methods need of the task service.
@@ -40,6 +41,12 @@ type Card struct {
 
 // CardSource returns the card to serve; it must be cheap (built ahead).
 type CardSource func() Card
+
+// The card's paths: the well-known one, and the one 0.2 clients read.
+const (
+	CardPath       = "/.well-known/agent-card.json"
+	LegacyCardPath = "/.well-known/agent.json"
+)
 
 // DefaultMaxBodyBytes caps a JSON-RPC request body.
 const DefaultMaxBodyBytes = 1 << 20
@@ -157,9 +164,10 @@ func New(cfg Config) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.accessLog)
 
-	e.GET("/.well-known/agent-card.json", s.card)
-	e.GET("/.well-known/agent.json", s.card) // for 0.2 clients
-	e.GET("/healthz", func(c echo.Context) error {
+	// Every GET route answers HEAD too (httpx.GET).
+	httpx.GET(e, CardPath, s.card)
+	httpx.GET(e, LegacyCardPath, s.card)
+	httpx.GET(e, "/healthz", func(c echo.Context) error {
 		return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
 	})
 	e.POST("/a2a", s.jsonrpc)
@@ -234,6 +242,9 @@ func (s *Server) card(c echo.Context) error {
 	if etagMatch(c.Request().Header.Get("If-None-Match"), card.ETag) {
 		return c.NoContent(http.StatusNotModified)
 	}
+	// Set, not left to net/http: a card beyond its buffer would go out
+	// chunked, and a HEAD would carry no length.
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(card.JSON)))
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, card.JSON)
 }
 
