@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/httpx"
 )
 
 // Config is every setting of the a2ad command. Each field is a flag, an
@@ -72,6 +73,7 @@ type Config struct {
 	MaxInFlight          int // 0 for no cap
 	AuditLog             string
 	TrustedProxies       string  // comma-separated CIDRs (or addresses) of reverse proxies
+	CORSOrigins          string  // comma-separated origins web pages may call from, or "*" for the card only
 	RateBuckets          int     // the most client addresses tracked for limits
 	AuthFailRate         float64 // failed authentications a second per address; 0 for no throttle
 	AuthFailBurst        int
@@ -186,6 +188,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxInFlightPerCaller, "max-inflight-per-caller", c.MaxInFlightPerCaller, "requests (streams included) one caller may have in flight; 0 for no cap")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", c.MaxInFlight, "requests (streams included) in flight across all callers; 0 for no cap")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies, "comma-separated CIDRs of reverse proxies whose X-Forwarded-For or Forwarded header names the client (e.g. 127.0.0.1/32); empty trusts none")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", c.CORSOrigins, "comma-separated origins (scheme://host[:port]) whose web pages may read the card and call a2ad in a browser, or \"*\" for the card only; empty for none")
 	fs.IntVar(&c.RateBuckets, "rate-buckets", c.RateBuckets, "client addresses tracked for anonymous rate limits, and for failed authentications; beyond it idle ones are forgotten")
 	fs.Float64Var(&c.AuthFailRate, "auth-fail-rate", c.AuthFailRate, "failed authentications a second one client address may make once --auth-fail-burst is spent; beyond it its requests get 429 unchecked; 0 for no limit")
 	fs.IntVar(&c.AuthFailBurst, "auth-fail-burst", c.AuthFailBurst, "failed authentications one client address may make at once before --auth-fail-rate applies")
@@ -353,6 +356,9 @@ func (c *Config) Validate() error {
 	if _, err := c.trustedProxies(); err != nil {
 		return err
 	}
+	if _, err := c.cors(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -446,6 +452,15 @@ func (c *Config) trustedProxies() ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// cors is the policy of --cors-origins: nil when it is empty.
+func (c *Config) cors() (*httpx.CORS, error) {
+	p, err := httpx.NewCORS(splitList(c.CORSOrigins))
+	if err != nil {
+		return nil, fmt.Errorf("cors-origins: %v", err)
+	}
+	return p, nil
 }
 
 func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }

@@ -474,6 +474,7 @@ func (m *Main) openHTTP(context.Context) error {
 		throttle = addrThrottle{m.throttle}
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
+	cors, _ := cfg.cors()
 	met := m.metrics
 	observe := func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(method, string(outcome), string(reason), d)
@@ -501,6 +502,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Logger:       m.Logger,
 
 		TrustedProxies: proxies,
+		CORS:           cors,
 		Throttle:       throttle,
 		Revoked:        m.revoked,
 	})

@@ -33,21 +33,6 @@ type TaskService interface {
 	Cancel(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
 }
 
-// Card is a built agent card, as served.
-type Card struct {
-	JSON []byte
-	ETag string
-}
-
-// CardSource returns the card to serve; it must be cheap (built ahead).
-type CardSource func() Card
-
-// The card's paths: the well-known one, and the one 0.2 clients read.
-const (
-	CardPath       = "/.well-known/agent-card.json"
-	LegacyCardPath = "/.well-known/agent.json"
-)
-
 // DefaultMaxBodyBytes caps a JSON-RPC request body.
 const DefaultMaxBodyBytes = 1 << 20
 
@@ -69,6 +54,10 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
 	// headers name the client (see ClientAddr); empty trusts none.
 	TrustedProxies []netip.Prefix
+	// CORS is the cross-origin policy: the card is public, /a2a (and
+	// every other route) answers the origins it lists. Nil sends no CORS
+	// header.
+	CORS *httpx.CORS
 	// Throttle limits failed authentications per client address; nil
 	// does not.
 	Throttle AuthThrottle
@@ -163,6 +152,11 @@ func New(cfg Config) *Server {
 	}))
 	e.Use(middleware.RequestID())
 	e.Use(s.accessLog)
+	if cfg.CORS != nil {
+		// On the Echo, not a group: preflights of every route, those to
+		// come included, go through it (see httpx.CORS.Middleware).
+		e.Use(cfg.CORS.Middleware(CardPath, LegacyCardPath))
+	}
 
 	// Every GET route answers HEAD too (httpx.GET).
 	httpx.GET(e, CardPath, s.card)
@@ -232,35 +226,6 @@ func (s *Server) httpError(err error, c echo.Context) {
 		return
 	}
 	_ = c.JSON(code, map[string]string{"error": msg})
-}
-
-func (s *Server) card(c echo.Context) error {
-	card := s.cfg.Card()
-	h := c.Response().Header()
-	h.Set("ETag", card.ETag)
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.CardMaxAge.Seconds())))
-	if etagMatch(c.Request().Header.Get("If-None-Match"), card.ETag) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	// Set, not left to net/http: a card beyond its buffer would go out
-	// chunked, and a HEAD would carry no length.
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(card.JSON)))
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, card.JSON)
-}
-
-// etagMatch implements If-None-Match: a list of entity tags, or "*".
-// Weak tags match by their opaque part.
-func etagMatch(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}

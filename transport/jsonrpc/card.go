@@ -1,0 +1,54 @@
+package jsonrpc
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Card is a built agent card, as served.
+type Card struct {
+	JSON []byte
+	ETag string
+}
+
+// CardSource returns the card to serve; it must be cheap (built ahead).
+type CardSource func() Card
+
+// The card's paths: the well-known one, and the one 0.2 clients read.
+const (
+	CardPath       = "/.well-known/agent-card.json"
+	LegacyCardPath = "/.well-known/agent.json"
+)
+
+// card serves the card at both paths, GET and HEAD, with its ETag.
+func (s *Server) card(c echo.Context) error {
+	card := s.cfg.Card()
+	h := c.Response().Header()
+	h.Set("ETag", card.ETag)
+	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.CardMaxAge.Seconds())))
+	if etagMatch(c.Request().Header.Get("If-None-Match"), card.ETag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	// Set, not left to net/http: a card beyond its buffer would go out
+	// chunked, and a HEAD would carry no length.
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(card.JSON)))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, card.JSON)
+}
+
+// etagMatch implements If-None-Match: a list of entity tags, or "*".
+// Weak tags match by their opaque part.
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
