@@ -27,7 +27,7 @@ func TestHeadAnswersAsGet(t *testing.T) {
 		if cl := head.Header.Get("Content-Length"); cl == "" || cl != get.Header.Get("Content-Length") || int(head.ContentLength) != len(getBody) {
 			t.Errorf("HEAD %s: Content-Length %q, GET's %q (%d bytes)", u, cl, get.Header.Get("Content-Length"), len(getBody))
 		}
-		if g, h := comparable(get.Header), comparable(head.Header); !reflect.DeepEqual(g, h) {
+		if g, h := stableHeaders(get.Header), stableHeaders(head.Header); !reflect.DeepEqual(g, h) {
 			t.Errorf("%s: headers differ\nGET  %v\nHEAD %v", u, g, h)
 		}
 	}
@@ -45,9 +45,9 @@ func TestHeadAnswersAsGet(t *testing.T) {
 	}
 }
 
-// comparable is h less the headers that differ from one answer to the
+// stableHeaders is h less the headers that differ from one answer to the
 // next.
-func comparable(h http.Header) http.Header {
+func stableHeaders(h http.Header) http.Header {
 	h = h.Clone()
 	h.Del("Date")
 	h.Del("X-Request-Id")
