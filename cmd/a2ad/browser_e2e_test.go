@@ -64,7 +64,9 @@ async function step(name, f) {
   await step("send", async () => {
     const r = await fetch(cfg.base + "/a2a", {
       method: "POST",
-      headers: {"Authorization": "Bearer " + cfg.key, "Content-Type": "application/json"},
+      // Preflighted with all three; a2ad ignores the extensions.
+      headers: {"Authorization": "Bearer " + cfg.key, "Content-Type": "application/json",
+                "X-A2A-Extensions": "https://example.com/ext/v1"},
       body: JSON.stringify({jsonrpc: "2.0", id: 1, method: "message/send", params: {message: {
         kind: "message", messageId: cfg.messageId, role: "user",
         parts: [{kind: "data", data: {skill: "demo::echo", input: {from: "browser"}}}]}}}),
