@@ -41,11 +41,12 @@ func chromiumOrSkip(t *testing.T) string {
 	return path
 }
 
-// browserPage is the page a browser loads: its script reads the card and
-// calls message/send, with a key and without, on a2ad at base, writes
-// what it saw into <pre id="out">, reports it to its own origin and only
-// then lets the page finish loading (/done.js waits for the report), so
-// that Chromium dumps the DOM with the results in.
+// browserPage is the page a browser loads: its script reads the card,
+// calls message/send and message/stream with a key and /a2a without one,
+// on a2ad at cfg.base; writes what it saw into <pre id="out">, reports it
+// to its own origin and only then lets the page finish loading (/done.js
+// waits for the report), so that Chromium dumps the DOM with the results
+// in.
 const browserPage = `<!doctype html>
 <html><body><pre id="out">pending</pre>
 <script>
@@ -73,6 +74,18 @@ async function step(name, f) {
     });
     const a = await r.json();
     return r.status + " " + a.result.status.state + " " + JSON.stringify(a.result.artifacts[0].parts[0].data);
+  });
+  await step("stream", async () => {
+    const r = await fetch(cfg.base + "/a2a", {
+      method: "POST",
+      headers: {"Authorization": "Bearer " + cfg.key, "Content-Type": "application/json", "Accept": "text/event-stream"},
+      body: JSON.stringify({jsonrpc: "2.0", id: 2, method: "message/stream", params: {message: {
+        kind: "message", messageId: cfg.messageId + "-stream", role: "user",
+        parts: [{kind: "data", data: {skill: "demo::echo", input: {}}}]}}}),
+    });
+    const events = (await r.text()).split("\n").filter(l => l.startsWith("data:")).map(l => JSON.parse(l.slice(5)).result);
+    const last = events[events.length - 1];
+    return r.status + " " + r.headers.get("Content-Type") + " " + last.kind + " " + last.status.state + " final=" + last.final;
   });
   await step("nokey", async () => {
     const r = await fetch(cfg.base + "/a2a", {method: "POST", headers: {"Content-Type": "application/json"}, body: "{}"});
@@ -153,8 +166,9 @@ func loadInChromium(t *testing.T, chromium, url string) map[string]string {
 }
 
 // TestBrowserCORS: a page on a listed origin reads the card (its
-// preflight included) and calls message/send with a key, which the
-// browser preflights with Authorization; it reads a 401 too. A page on
+// preflight included) and calls message/send and message/stream with a
+// key, which the browser preflights with Authorization; it reads a 401
+// too. A page on
 // an origin not listed still reads the card, but the browser keeps every
 // answer of /a2a from it.
 func TestBrowserCORS(t *testing.T) {
@@ -172,9 +186,10 @@ func TestBrowserCORS(t *testing.T) {
 
 	got := loadInChromium(t, chromium, listed.URL+"/page.html")
 	want := map[string]string{
-		"card":  "200 etag=yes a2ad",
-		"send":  `200 completed {"from":"browser"}`,
-		"nokey": "401 -32054",
+		"card":   "200 etag=yes a2ad",
+		"send":   `200 completed {"from":"browser"}`,
+		"stream": "200 text/event-stream status-update completed final=true",
+		"nokey":  "401 -32054",
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -184,9 +199,10 @@ func TestBrowserCORS(t *testing.T) {
 
 	got = loadInChromium(t, chromium, unlisted.URL+"/page.html")
 	want = map[string]string{
-		"card":  "200 etag=yes a2ad",
-		"send":  "error: TypeError",
-		"nokey": "error: TypeError",
+		"card":   "200 etag=yes a2ad",
+		"send":   "error: TypeError",
+		"stream": "error: TypeError",
+		"nokey":  "error: TypeError",
 	}
 	for k, w := range want {
 		if got[k] != w {
