@@ -132,7 +132,7 @@ func (c *CORS) Middleware(public ...string) echo.MiddlewareFunc {
 			allow := "*"
 			if !isPublic {
 				if origin == "" || !c.origins[origin] {
-					return c.refuse(ec, next, origin)
+					return refuse(ec, next, origin)
 				}
 				allow = origin
 			}
@@ -150,7 +150,7 @@ func (c *CORS) Middleware(public ...string) echo.MiddlewareFunc {
 
 // refuse serves a request from an origin the policy does not allow: a
 // preflight gets 403, anything else is served without CORS headers.
-func (c *CORS) refuse(ec echo.Context, next echo.HandlerFunc, origin string) error {
+func refuse(ec echo.Context, next echo.HandlerFunc, origin string) error {
 	if origin != "" && isPreflight(ec.Request()) {
 		return echo.NewHTTPError(http.StatusForbidden, "cross-origin requests from this origin are not allowed here (see --cors-origins)")
 	}
