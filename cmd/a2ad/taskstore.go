@@ -69,6 +69,10 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 			MaxConns: int32(cfg.StoreMaxConns), OnCommit: met.Commit, OnTransition: met.Transition,
 			// Replicas share the database, but not with a migration into it.
 			Shared: true,
+			// A push delivery a dead replica was sending is taken over as
+			// its calls are, once its lease would have lapsed; the sender
+			// renews its claims every third of it (pushPollInterval).
+			ClaimTTL: cfg.LeaseTTL,
 		})
 		if err != nil {
 			return nil, err
