@@ -59,9 +59,15 @@ func Require(tb testing.TB) {
 	if reachable() == nil {
 		return
 	}
-	msg := "no PostgreSQL at " + Host(DSN()) + " (set A2AD_TEST_POSTGRES to a server's URL)"
+	skipOrFail(tb, "no PostgreSQL at "+Host(DSN())+" (set A2AD_TEST_POSTGRES to a server's URL)")
+}
+
+// skipOrFail skips tb with msg, the reason it cannot run, or fails it
+// under A2AD_REQUIRE_POSTGRES=1.
+func skipOrFail(tb testing.TB, msg string) {
+	tb.Helper()
 	if os.Getenv("A2AD_REQUIRE_POSTGRES") == "1" {
-		tb.Fatal(msg + "; A2AD_REQUIRE_POSTGRES=1 requires one")
+		tb.Fatal(msg + "; A2AD_REQUIRE_POSTGRES=1 makes that a failure")
 	}
 	tb.Skip(msg)
 }
