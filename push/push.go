@@ -108,3 +108,13 @@ type Outbox interface {
 	// it was sent to ("" if its request could not be built).
 	Dead(ctx context.Context, id uint64, url string, attempts int, lastErr string) error
 }
+
+// Claims is an Outbox that processes share: its Due claims what it hands
+// out for a while, so that no other process sends it meanwhile. The
+// sender renews its claims on the deliveries it is sending at least
+// every PollInterval, whether or not it has a slot free to call Due.
+type Claims interface {
+	// Renew extends this process's claims on the deliveries ids; a
+	// delivery no longer there, or no longer its, is no error.
+	Renew(ctx context.Context, ids []uint64) error
+}

@@ -111,8 +111,10 @@ type Sender struct {
 	loopDone chan struct{}
 	wg       sync.WaitGroup // attempts
 
-	// inflight is owned by the loop goroutine.
-	inflight map[senderPair]struct{}
+	// inflight (each pair's delivery id) and renewed (when its claims
+	// were last renewed) are owned by the loop goroutine.
+	inflight map[senderPair]uint64
+	renewed  time.Time
 }
 
 // senderPair identifies a (task, config): one delivery in flight each.
@@ -159,7 +161,7 @@ func NewSender(cfg SenderConfig) *Sender {
 		wake:     make(chan struct{}, 1),
 		done:     make(chan senderPair, cfg.Concurrency),
 		loopDone: make(chan struct{}),
-		inflight: make(map[senderPair]struct{}),
+		inflight: make(map[senderPair]uint64),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.attemptCtx, s.cancelAttempt = context.WithCancelCause(context.Background())
@@ -273,6 +275,9 @@ func (s *Sender) loop() {
 // poll starts an attempt for each due delivery, as far as free slots
 // allow, skipping pairs that have an attempt in flight.
 func (s *Sender) poll() error {
+	if err := s.renew(); err != nil {
+		return err
+	}
 	free := s.cfg.Concurrency - len(s.inflight)
 	if free <= 0 {
 		return nil
@@ -292,13 +297,31 @@ func (s *Sender) poll() error {
 		if _, busy := s.inflight[p]; busy {
 			continue
 		}
-		s.inflight[p] = struct{}{}
+		s.inflight[p] = d.ID
 		free--
 		s.wg.Go(func() {
 			s.attempt(d)
 			s.done <- p // only after the outcome is recorded
 		})
 	}
+	return nil
+}
+
+// renew renews the claims on the deliveries in flight, if the outbox
+// claims them (Claims), at most twice a PollInterval.
+func (s *Sender) renew() error {
+	c, ok := s.cfg.Outbox.(Claims)
+	if !ok || len(s.inflight) == 0 || time.Since(s.renewed) < s.cfg.PollInterval/2 {
+		return nil
+	}
+	ids := make([]uint64, 0, len(s.inflight))
+	for _, id := range s.inflight {
+		ids = append(ids, id)
+	}
+	if err := c.Renew(s.ctx, ids); err != nil {
+		return fmt.Errorf("renew the claims on deliveries in flight: %w", err)
+	}
+	s.renewed = time.Now()
 	return nil
 }
 

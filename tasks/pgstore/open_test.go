@@ -151,6 +151,48 @@ func TestTwoStoresOnOneDatabase(t *testing.T) {
 	}
 }
 
+// TestRenewKeepsAClaim: a delivery one store claimed stays its own past
+// ClaimTTL while it renews the claim (another store's Renew does
+// nothing to it), and goes to the other store once it stops.
+func TestRenewKeepsAClaim(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	const ttl = 600 * time.Millisecond
+	open := func() *pgstore.Store {
+		s, err := pgstore.Open(ctx, dsn, pgstore.Options{ClaimTTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	storetest.WithHooks(t, a, "t1", 1)
+	storetest.MustUpdate(t, a, "o", "t1", storetest.Flip(a2a.StateCompleted))
+	due, err := a.Due(ctx, time.Now(), 10)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("a's Due = %v, %v; want the delivery", due, err)
+	}
+	ids := []uint64{due[0].ID}
+	claimed := time.Now()
+	for time.Since(claimed) < 3*ttl {
+		time.Sleep(ttl / 6)
+		if err := a.Renew(ctx, ids); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Renew(ctx, ids); err != nil {
+			t.Fatal(err)
+		}
+		if due, err := b.Due(ctx, time.Now(), 10); err != nil || len(due) != 0 {
+			t.Fatalf("b's Due %v after a claimed the delivery, renewing it = %v, %v; want none", time.Since(claimed), due, err)
+		}
+	}
+	renewed := time.Now()
+	time.Sleep(ttl + 100*time.Millisecond)
+	if due, err := b.Due(ctx, time.Now(), 10); err != nil || len(due) != 1 {
+		t.Fatalf("b's Due %v after a last renewed its claim = %v, %v; want the delivery", time.Since(renewed), due, err)
+	}
+}
+
 // TestExclusiveStoreRefusesASecond: with Options.Exclusive (what a2ad
 // store migrate sets), a second store on the schema is refused with
 // ErrInUse while the first is open, Shared ones (what a2ad serve sets)

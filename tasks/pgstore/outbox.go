@@ -22,10 +22,13 @@ import (
 // ClaimTTL has passed, with FOR UPDATE SKIP LOCKED: stores sharing the
 // database never hand out one delivery at once, while a store's own Due
 // hands out its claims again (its sender keeps track of what it has in
-// flight) and renews them. A claim of a store that stopped without
-// handing it back lapses after ClaimTTL.
+// flight) and renews them, as Renew does. A claim of a store that stopped
+// without handing it back lapses after ClaimTTL.
 
-var _ push.Outbox = (*Store)(nil)
+var (
+	_ push.Outbox = (*Store)(nil)
+	_ push.Claims = (*Store)(nil)
+)
 
 // dueQuery claims for $2 until $3 up to $5 deliveries due at $1 (oldest
 // first, from outbox_due) that no other store holds at $4, and returns
@@ -76,6 +79,22 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 		return compareU64(a.ID, b.ID)
 	})
 	return out, err
+}
+
+// Renew implements push.Claims: this store's claims on the deliveries
+// ids last ClaimTTL from now.
+func (s *Store) Renew(ctx context.Context, ids []uint64) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	keys := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if id <= math.MaxInt64 { // ids are bigints
+			keys = append(keys, int64(id))
+		}
+	}
+	return s.exec(ctx, `UPDATE outbox SET claimed_until = $3 WHERE id = ANY($1) AND claimed_by = $2`,
+		keys, s.instance, time.Now().Add(s.opts.ClaimTTL).UnixNano())
 }
 
 func compareU64(a, b uint64) int {

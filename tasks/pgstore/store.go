@@ -33,7 +33,7 @@ type Options struct {
 	WriteTimeout time.Duration
 	// ClaimTTL is how long a push delivery this store's Due handed out
 	// stays its own: no other store sends it meanwhile. Each Due that
-	// hands it out again renews it. Default 15s.
+	// hands it out again, and each Renew, renews it. Default 15s.
 	ClaimTTL time.Duration
 	// OnCommit, when set, is told of each write transaction committed
 	// and how long it took.

@@ -1,0 +1,68 @@
+package push_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/push"
+)
+
+// claimingOutbox is a MemOutbox whose claims the sender renews
+// (push.Claims): it records each Renew.
+type claimingOutbox struct {
+	*MemOutbox
+	mu      sync.Mutex
+	renewed [][]uint64
+}
+
+var _ push.Claims = (*claimingOutbox)(nil)
+
+func (o *claimingOutbox) Renew(ctx context.Context, ids []uint64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.renewed = append(o.renewed, slices.Sorted(slices.Values(ids)))
+	return nil
+}
+
+func (o *claimingOutbox) renewals() [][]uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.renewed)
+}
+
+// TestSenderRenewsClaimsInFlight: while every slot is taken by an attempt
+// that hangs (so no poll calls Due), the sender still renews its claims on
+// the deliveries in flight, every poll interval or so, and only on those;
+// once they end, it renews nothing.
+func TestSenderRenewsClaimsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) { hang(r, release) })
+	o := &claimingOutbox{MemOutbox: NewMemOutbox()}
+	a := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "ta"}})
+	b := o.Add(push.Delivery{TaskID: "tb", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "tb"}})
+	o.Add(push.Delivery{TaskID: "tc", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "tc"}}) // waits for a slot
+	cfg := testSenderConfig(o.MemOutbox)
+	cfg.Outbox = o
+	cfg.Concurrency = 2
+	cfg.PollInterval = 20 * time.Millisecond
+	MustStartSender(t, cfg)
+
+	waitFor(t, "5 renewals while both slots hang", func() bool { return len(o.renewals()) >= 5 })
+	for i, ids := range o.renewals() {
+		if !slices.Equal(ids, []uint64{a, b}) {
+			t.Fatalf("renewal %d of %v, want the deliveries in flight %v", i, ids, []uint64{a, b})
+		}
+	}
+	close(release)
+	waitFor(t, "3 deliveries", func() bool { return len(o.DeliveredIDs()) == 3 })
+	n := len(o.renewals())
+	time.Sleep(100 * time.Millisecond) // five poll intervals with nothing in flight
+	if got := len(o.renewals()); got != n {
+		t.Fatalf("%d renewals with nothing in flight", got-n)
+	}
+}
