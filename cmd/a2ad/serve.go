@@ -394,14 +394,6 @@ func (m *Main) openAdminListener(context.Context) error {
 	return nil
 }
 
-// pushPollInterval is how often the push sender polls the outbox, and so
-// renews, on a shared database, its claims on the deliveries it is
-// sending, which last the lease's ttl: every third of it, and at least
-// once a second.
-func pushPollInterval(leaseTTL time.Duration) time.Duration {
-	return min(time.Second, leaseTTL/3)
-}
-
 // openService starts the task service, which first recovers the tasks a
 // previous process left running, and the push sender. The sender closes
 // after the service, whose last writes it may still deliver.

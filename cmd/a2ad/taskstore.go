@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
@@ -91,4 +92,12 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 	in := s.Inspector()
 	m.inspector, m.stateCountLimit, m.backup = in, in.StateCountLimit, s
 	return s, nil
+}
+
+// pushPollInterval is how often the push sender polls the outbox, and so
+// renews, on a shared database, its claims on the deliveries it is
+// sending, which last the lease's ttl: every third of it, and at least
+// once a second.
+func pushPollInterval(leaseTTL time.Duration) time.Duration {
+	return min(time.Second, leaseTTL/3)
 }
