@@ -1,11 +1,17 @@
 package functions_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/a2ad/a2ad/functions"
+	"github.com/rs/zerolog"
 )
 
 // MustCallError returns err as a *functions.CallError, failing the test if
@@ -83,7 +89,7 @@ func TestParseResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := functions.ParseResult([]byte(tt.body))
+			res, err := functions.ParseResult(context.Background(), []byte(tt.body))
 			switch {
 			case tt.reason != "":
 				AssertReason(t, err, tt.reason)
@@ -98,5 +104,63 @@ func TestParseResult(t *testing.T) {
 				AssertOutput(t, res, err, tt.output)
 			}
 		})
+	}
+}
+
+// TestInvalidJSONLogged: a result that is not JSON fails the call with the
+// offset of the syntax error, and only the debug log shows an excerpt of
+// it, so that its author can see what the function wrote.
+func TestInvalidJSONLogged(t *testing.T) {
+	const body = "hello not json\n"
+	backends := map[string]functions.Backend{
+		"exec": ShBackend(t, "print.sh", body),
+		"http": &functions.HTTPBackend{URL: MustServe(t, Reply(http.StatusOK, "application/json", body)).URL},
+	}
+	for name, b := range backends {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			ctx := zerolog.New(&buf).Level(zerolog.DebugLevel).WithContext(context.Background())
+			_, err := b.Invoke(ctx, json.RawMessage(`{"secret":"input-s3cret"}`))
+			ce := AssertReason(t, err, "function returned invalid JSON")
+			if got, want := ce.Err.Error(), "syntax error at byte offset 1 of 15"; got != want {
+				t.Errorf("Err = %q, want %q", got, want)
+			}
+			want := `{"level":"debug","output_bytes":15,"error_offset":1,` +
+				`"json_error":"invalid character 'h' looking for beginning of value",` +
+				`"output_excerpt":"\"hello not json\\n\"","message":"function returned invalid JSON"}` + "\n"
+			if got := buf.String(); got != want {
+				t.Errorf("debug log = %s\nwant %s", got, want)
+			}
+
+			buf.Reset()
+			ctx = zerolog.New(&buf).Level(zerolog.InfoLevel).WithContext(context.Background())
+			_, err = b.Invoke(ctx, json.RawMessage(`{}`))
+			AssertReason(t, err, "function returned invalid JSON")
+			if got := buf.String(); strings.Contains(got, "hello") {
+				t.Errorf("info log %q holds the output", got)
+			}
+		})
+	}
+}
+
+// TestInvalidJSONExcerptBounded: the excerpt is the first 256 bytes,
+// escaped.
+func TestInvalidJSONExcerptBounded(t *testing.T) {
+	var buf bytes.Buffer
+	ctx := zerolog.New(&buf).Level(zerolog.DebugLevel).WithContext(context.Background())
+	body := `{"a": "` + strings.Repeat("\x01", 300) + `"}`
+	_, err := functions.ParseResult(ctx, []byte(body))
+	ce := AssertReason(t, err, "function returned invalid JSON")
+	if got, want := ce.Err.Error(), "syntax error at byte offset 8 of 309"; got != want {
+		t.Errorf("Err = %q, want %q", got, want)
+	}
+	var entry struct {
+		Excerpt string `json:"output_excerpt"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &entry); err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.Quote(body[:256]); entry.Excerpt != want {
+		t.Errorf("excerpt = %s, want %s", entry.Excerpt, want)
 	}
 }

@@ -160,7 +160,7 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	case werr != nil:
 		return Result{}, exitError(werr, lastLine)
 	}
-	return parseResult(out)
+	return parseResult(ctx, out)
 }
 
 // waitChild waits until the child p exits (waitc yields its wait error).
@@ -335,7 +335,9 @@ func (p *process) close() {
 	_ = p.stderr.Close()
 }
 
-// logStderr logs each line read from r as a warning on the logger of ctx,
+// logStderr logs each line read from r at info level on the logger of ctx
+// (which names the task and the function: a function's stderr is its
+// author's trace, not a2ad's warning),
 // at most maxStderrLines lines of at most maxStderrLineBytes, and reads r
 // to its end. It returns the last line, truncated.
 func logStderr(ctx context.Context, r io.Reader) string {
@@ -359,9 +361,9 @@ func logStderr(ctx context.Context, r io.Reader) string {
 			lines++
 			switch {
 			case lines <= maxStderrLines:
-				l.Warn().Str(logKeyStderr, last).Msg("function stderr")
+				l.Info().Str(logKeyStderr, last).Msg("function stderr")
 			case lines == maxStderrLines+1:
-				l.Warn().Int("lines_logged", maxStderrLines).Msg("function stderr truncated")
+				l.Info().Int("lines_logged", maxStderrLines).Msg("function stderr truncated")
 			}
 		}
 		line = line[:0]

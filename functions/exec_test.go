@@ -166,8 +166,9 @@ func TestExecBackend_Stderr(t *testing.T) {
 	res, err := ShBackend(t, "stderr.sh").Invoke(ctx, json.RawMessage(`{"secret":"input-s3cret"}`))
 	AssertOutput(t, res, err, `{}`)
 	logs := buf.String()
-	if !strings.Contains(logs, `"function_stderr":"hello from stderr"`) {
-		t.Errorf("log %q lacks the stderr line", logs)
+	// Info, not warn: a function's stderr is its author's trace.
+	if !strings.Contains(logs, `{"level":"info","function_stderr":"hello from stderr","message":"function stderr"}`) {
+		t.Errorf("log %q lacks the stderr line at info level", logs)
 	}
 	if strings.Contains(logs, "input-s3cret") {
 		t.Errorf("log %q holds the input", logs)

@@ -129,7 +129,7 @@ func (b *HTTPBackend) result(ctx context.Context, resp *http.Response) (Result, 
 		case err != nil:
 			return Result{}, readError(ctx, err)
 		}
-		return parseResult(body)
+		return parseResult(ctx, body)
 	}
 	if resp.ContentLength > limit {
 		return Result{}, &CallError{Reason: fmt.Sprintf("function response exceeds %d bytes", limit)}
@@ -141,11 +141,11 @@ func (b *HTTPBackend) result(ctx context.Context, resp *http.Response) (Result, 
 	case err != nil:
 		return Result{}, readError(ctx, err)
 	}
-	res, err := parseResult(body)
+	res, err := parseResult(ctx, body)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) && ce.Reason == reasonInvalidJSON && !isJSONMediaType(ct) {
-			ce.Err = fmt.Errorf("response content type %q", truncateUTF8(ct, 128))
+			ce.Err = fmt.Errorf("%w, response content type %q", ce.Err, truncateUTF8(ct, 128))
 		}
 		return Result{}, err
 	}

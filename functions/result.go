@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rs/zerolog"
 )
 
 // maxErrorMessageBytes caps the message of an a2a.error signal (and of the
@@ -17,6 +21,18 @@ const maxErrorMessageBytes = 512
 // reasonInvalidJSON is the Reason for a result that is not one JSON value.
 const reasonInvalidJSON = "function returned invalid JSON"
 
+// maxExcerptBytes caps the excerpt of an invalid result that is logged at
+// debug level.
+const maxExcerptBytes = 256
+
+// The log keys of an invalid result, at debug level.
+const (
+	logKeyOutputBytes   = "output_bytes"
+	logKeyOutputExcerpt = "output_excerpt"
+	logKeyErrorOffset   = "error_offset"
+	logKeyJSONError     = "json_error"
+)
+
 // parseResult applies the backend contract to the body an http or exec
 // backend returned. The body must be exactly one JSON value. A JSON object
 // whose only key is KeyInputRequired, with the value {"question": "..."},
@@ -25,10 +41,13 @@ const reasonInvalidJSON = "function returned invalid JSON"
 // output shares body's memory, and body must not be used afterwards.
 //
 // It returns a *CallError if the body is not one JSON value, if a signal is
-// malformed, or if the function reported an error.
-func parseResult(body []byte) (Result, error) {
+// malformed, or if the function reported an error. For a body that is not
+// JSON, its Err gives the byte offset of the syntax error, and the log of
+// ctx gets, at debug level only (outputs may be private), an excerpt of the
+// body: what a function author needs to see what went wrong.
+func parseResult(ctx context.Context, body []byte) (Result, error) {
 	if !json.Valid(body) {
-		return Result{}, &CallError{Reason: reasonInvalidJSON}
+		return Result{}, invalidJSON(ctx, body)
 	}
 	body = bytes.TrimSpace(body)
 	if mayBeSignal(body) {
@@ -47,6 +66,24 @@ func parseResult(body []byte) (Result, error) {
 		}
 	}
 	return Result{Output: compactInPlace(body)}, nil
+}
+
+// invalidJSON is the CallError for body, which is not one JSON value; it
+// logs an excerpt of body at debug level on the log of ctx.
+func invalidJSON(ctx context.Context, body []byte) *CallError {
+	var v json.RawMessage
+	err := json.Unmarshal(body, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		// Unreachable: json.Valid said no.
+		return &CallError{Reason: reasonInvalidJSON, Err: err}
+	}
+	// The syntax error's text quotes a byte of the body: it stays at
+	// debug level with the excerpt.
+	zerolog.Ctx(ctx).Debug().Int(logKeyOutputBytes, len(body)).Int64(logKeyErrorOffset, se.Offset).
+		Str(logKeyJSONError, se.Error()).Str(logKeyOutputExcerpt, strconv.Quote(string(body[:min(len(body), maxExcerptBytes)]))).
+		Msg(reasonInvalidJSON)
+	return &CallError{Reason: reasonInvalidJSON, Err: fmt.Errorf("syntax error at byte offset %d of %d", se.Offset, len(body))}
 }
 
 // mayBeSignal reports whether body, valid JSON without surrounding space,

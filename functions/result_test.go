@@ -2,6 +2,7 @@ package functions_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestParseResultSignalsOnly(t *testing.T) {
 		{body: `{"a2a.errors":"x"}`, output: `{"a2a.errors":"x"}`},
 		{body: "{\n  \"a2a.input_required\": {\"question\": \"Which?\"}\n}"},
 	} {
-		res, err := functions.ParseResult([]byte(tc.body))
+		res, err := functions.ParseResult(context.Background(), []byte(tc.body))
 		switch {
 		case tc.reason != "":
 			AssertReason(t, err, tc.reason)
