@@ -2,6 +2,8 @@ package v03
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/a2a/internal/wire"
@@ -177,7 +179,13 @@ func DecodePushRef(raw json.RawMessage, needConfig bool) (a2a.PushConfigParams, 
 // a2a-go v0.3 client (a2a.ListTasksRequest): context_id, status (a 0.3
 // state), page_size, page_token, history_length, last_updated_after (RFC
 // 3339) and include_artifacts, all optional; absent params mean all
-// defaults. Unknown members are ignored.
+// defaults.
+//
+// Unknown members are refused, each named, unlike in the methods of the
+// 0.3 spec, which ignore them as the spec's forward compatibility asks:
+// tasks/list is in no 0.3 spec to grow, its one client sends only these
+// members, and a misspelt filter (a camelCase pageSize, say) that was
+// ignored would list every task as though it had applied.
 func DecodeListTasks(raw json.RawMessage) (a2a.ListTasksParams, *a2a.Error) {
 	var c wire.Checker
 	return wire.ReadOptional(&c, raw, func(params jsonw.Members) (p a2a.ListTasksParams) {
@@ -198,8 +206,46 @@ func DecodeListTasks(raw json.RawMessage) (a2a.ListTasksParams, *a2a.Error) {
 		if b := c.Boolean("/include_artifacts", params.Get("include_artifacts")); b != nil {
 			p.IncludeArtifacts = *b
 		}
+		unknownListParams(&c, params)
 		return p
 	})
+}
+
+// listParams are the members of tasks/list params, as a2a-go's
+// ListTasksRequest spells them.
+var listParams = [...]string{"context_id", "status", "page_size", "page_token", "history_length", "last_updated_after", "include_artifacts"}
+
+// listParamsText lists listParams for a problem's message.
+const listParamsText = "context_id, status, page_size, page_token, history_length, last_updated_after and include_artifacts"
+
+// unknownListParams adds a problem for each member of params that is not
+// one of listParams, with the member it was likely meant as when it is
+// one of them in camelCase.
+func unknownListParams(c *wire.Checker, params jsonw.Members) {
+	for _, m := range params {
+		if slices.Contains(listParams[:], m.Key) {
+			continue
+		}
+		path := "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(m.Key)
+		if snake := snakeCase(m.Key); snake != m.Key && slices.Contains(listParams[:], snake) {
+			c.Add(path, `is not a tasks/list param: did you mean "`+snake+`"? (tasks/list, a2a-go's extension of 0.3, spells its params in snake_case)`)
+			continue
+		}
+		c.Add(path, "is not a tasks/list param; they are "+listParamsText)
+	}
+}
+
+// snakeCase is s, a camelCase name, in snake_case: pageSize is page_size.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('_')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // states are the task states by their 0.3 names.

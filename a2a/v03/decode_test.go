@@ -353,13 +353,11 @@ func TestDecodeListTasksGood(t *testing.T) {
 			`"last_updated_after":"2026-03-01T12:00:00.123456789+02:00","include_artifacts":true}`,
 			a2a.ListTasksParams{ContextID: "c1", Status: a2a.StateInputRequired, PageSize: 7, PageToken: "tok",
 				HistoryLength: wiretest.IntP(2), StatusTimestampAfter: wiretest.TimeP(t, "2026-03-01T10:00:00.123456789Z"), IncludeArtifacts: true}},
-		{`{"status":"","page_size":0,"history_length":0,"include_artifacts":false,"context_id":null,"unknown":[1]}`,
+		{`{"status":"","page_size":0,"history_length":0,"include_artifacts":false,"context_id":null}`,
 			a2a.ListTasksParams{HistoryLength: wiretest.IntP(0)}},
 		{`{"page_size":1}`, a2a.ListTasksParams{PageSize: 1}},
 		{`{"page_size":100}`, a2a.ListTasksParams{PageSize: 100}},
 		{`{"last_updated_after":"2026-03-01T12:00:00Z"}`, a2a.ListTasksParams{StatusTimestampAfter: wiretest.TimeP(t, "2026-03-01T12:00:00Z")}},
-		// camelCase members are not 0.3 tasks/list fields: ignored.
-		{`{"pageSize":500,"contextId":"c"}`, a2a.ListTasksParams{}},
 	}
 	for _, tc := range tests {
 		wiretest.CheckListParams(t, "DecodeListTasks", v03.DecodeListTasks, tc.params, tc.want)
@@ -374,6 +372,8 @@ func TestDecodeListTasksGood(t *testing.T) {
 }
 
 const stateProblem03 = `must be a task state: "submitted", "working", "input-required", "auth-required", "completed", "canceled", "failed", "rejected" or "unknown"`
+
+const unknownList03 = "is not a tasks/list param; they are context_id, status, page_size, page_token, history_length, last_updated_after and include_artifacts"
 
 func TestDecodeListTasksProblems(t *testing.T) {
 	tests := []struct {
@@ -408,6 +408,17 @@ func TestDecodeListTasksProblems(t *testing.T) {
 				wiretest.Prob("/last_updated_after", wiretest.TimeProblem),
 				wiretest.Prob("/include_artifacts", "must be a boolean, not a number"),
 			}},
+		// Unknown members are named, each once, after the other problems;
+		// camelCase ones with the member they were likely meant as.
+		{`{"foo":1}`, []a2a.Problem{wiretest.Prob("/foo", unknownList03)}},
+		{`{"pageSize":5,"page_token":7,"contextId":"c","a/b~c":null,"statusTimestampAfter":"2026-03-01T12:00:00Z"}`, []a2a.Problem{
+			wiretest.Prob("/page_token", "must be a string, not a number"),
+			wiretest.Prob("/pageSize", `is not a tasks/list param: did you mean "page_size"? (tasks/list, a2a-go's extension of 0.3, spells its params in snake_case)`),
+			wiretest.Prob("/contextId", `is not a tasks/list param: did you mean "context_id"? (tasks/list, a2a-go's extension of 0.3, spells its params in snake_case)`),
+			wiretest.Prob("/a~1b~0c", unknownList03),
+			wiretest.Prob("/statusTimestampAfter", unknownList03),
+		}},
+		{`{"metadata":{}}`, []a2a.Problem{wiretest.Prob("/metadata", unknownList03)}},
 	}
 	for _, tc := range tests {
 		_, err := v03.DecodeListTasks(json.RawMessage(tc.params))

@@ -83,6 +83,11 @@ func TestListErrors(t *testing.T) {
 	}{
 		{`{"page_size":101}`, nil,
 			`{"code":-32602,"message":"Invalid parameters: /page_size: must be from 1 to 100, not 101","data":{"errors":[{"message":"must be from 1 to 100, not 101","path":"/page_size"}]}}`},
+		// Unknown members are refused, each named; the service is not asked.
+		{`{"foo":1,"pageSize":5}`, nil,
+			`{"code":-32602,"message":"Invalid parameters: /foo: is not a tasks/list param; they are context_id, status, page_size, page_token, history_length, last_updated_after and include_artifacts (and 1 more problem)",` +
+				`"data":{"errors":[{"message":"is not a tasks/list param; they are context_id, status, page_size, page_token, history_length, last_updated_after and include_artifacts","path":"/foo"},` +
+				`{"message":"is not a tasks/list param: did you mean \"page_size\"? (tasks/list, a2a-go's extension of 0.3, spells its params in snake_case)","path":"/pageSize"}]}}`},
 		{`[1]`, nil,
 			`{"code":-32602,"message":"Invalid parameters: /: must be an object, not an array","data":{"errors":[{"message":"must be an object, not an array","path":"/"}]}}`},
 		{`{"page_token":"x"}`, tasks.ErrPageToken,
