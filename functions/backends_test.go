@@ -127,7 +127,7 @@ func TestInvalidJSONLogged(t *testing.T) {
 			}
 			want := `{"level":"debug","output_bytes":15,"error_offset":1,` +
 				`"json_error":"invalid character 'h' looking for beginning of value",` +
-				`"output_excerpt":"\"hello not json\\n\"","message":"function returned invalid JSON"}` + "\n"
+				`"output_excerpt":"hello not json\\n","message":"function returned invalid JSON"}` + "\n"
 			if got := buf.String(); got != want {
 				t.Errorf("debug log = %s\nwant %s", got, want)
 			}
@@ -160,7 +160,7 @@ func TestInvalidJSONExcerptBounded(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &entry); err != nil {
 		t.Fatal(err)
 	}
-	if want := strconv.Quote(body[:256]); entry.Excerpt != want {
+	if want := strconv.Quote(body[:256]); `"`+entry.Excerpt+`"` != want {
 		t.Errorf("excerpt = %s, want %s", entry.Excerpt, want)
 	}
 }

@@ -79,9 +79,12 @@ func invalidJSON(ctx context.Context, body []byte) *CallError {
 		return &CallError{Reason: reasonInvalidJSON, Err: err}
 	}
 	// The syntax error's text quotes a byte of the body: it stays at
-	// debug level with the excerpt.
+	// debug level with the excerpt. The excerpt is escaped as Go escapes
+	// a string (without the quotes), so that every byte shows, control
+	// characters and invalid UTF-8 included.
+	excerpt := strconv.Quote(string(body[:min(len(body), maxExcerptBytes)]))
 	zerolog.Ctx(ctx).Debug().Int(logKeyOutputBytes, len(body)).Int64(logKeyErrorOffset, se.Offset).
-		Str(logKeyJSONError, se.Error()).Str(logKeyOutputExcerpt, strconv.Quote(string(body[:min(len(body), maxExcerptBytes)]))).
+		Str(logKeyJSONError, se.Error()).Str(logKeyOutputExcerpt, excerpt[1:len(excerpt)-1]).
 		Msg(reasonInvalidJSON)
 	return &CallError{Reason: reasonInvalidJSON, Err: fmt.Errorf("syntax error at byte offset %d of %d", se.Offset, len(body))}
 }

@@ -62,7 +62,7 @@ func TestFunctionLogForItsAuthor(t *testing.T) {
 				t.Errorf("info log holds %v", excerpt)
 			case level == zerolog.InfoLevel && strings.Contains(log.String(), "hello"):
 				t.Errorf("info log holds the output: %s", log.String())
-			case level == zerolog.DebugLevel && (excerpt == nil || excerpt["output_excerpt"] != `"hello not json\n"` ||
+			case level == zerolog.DebugLevel && (excerpt == nil || excerpt["output_excerpt"] != `hello not json\n` ||
 				excerpt["error_offset"] != float64(1) || excerpt["task_id"] != id || excerpt["function_id"] != "demo::notjson"):
 				t.Errorf("debug excerpt entry = %v", excerpt)
 			}
