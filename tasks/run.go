@@ -130,26 +130,37 @@ func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error
 			}
 			return []Event{{Status: &st}}, nil
 		}
-		part := a2a.DataPart(pa.Data)
-		if pa.Text != nil {
-			part = a2a.TextPart(*pa.Text)
-		}
-		id := pa.ArtifactID
-		if id == "" {
-			id = newID()
-		}
-		chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
 		r.UpdatedAt = s.cfg.Now()
-		return []Event{{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}}, nil
+		return []Event{chunkEvent(pa)}, nil
 	}
 	if p.Message == "" {
 		return nil, nil
 	}
-	st := s.status(a2a.StateWorking, agentText(r.Task.ID, r.Task.ContextID, p.Message))
+	st := s.noteStatus(r.Task.ID, r.Task.ContextID, p.Message)
 	if err := s.move(r, onProgress, st); err != nil {
 		return nil, err
 	}
 	return []Event{{Status: &st}}, nil
+}
+
+// chunkEvent is the artifact event of an artifact chunk a call reported;
+// a chunk without an id gets a new one.
+func chunkEvent(pa *functions.ProgressArtifact) Event {
+	part := a2a.DataPart(pa.Data)
+	if pa.Text != nil {
+		part = a2a.TextPart(*pa.Text)
+	}
+	id := pa.ArtifactID
+	if id == "" {
+		id = newID()
+	}
+	chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
+	return Event{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}
+}
+
+// noteStatus is the working status of a progress note a call reported.
+func (s *Service) noteStatus(taskID, contextID, note string) a2a.TaskStatus {
+	return s.status(a2a.StateWorking, agentText(taskID, contextID, note))
 }
 
 // callResult is what a finished call leaves for its task.

@@ -23,7 +23,7 @@ func runA2AD(tb testing.TB, env map[string]string, args ...string) (code int, st
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	code = run(ctx, args, &out, &errOut, cfgEnv(env))
+	code = run(ctx, args, strings.NewReader(""), &out, &errOut, cfgEnv(env))
 	return code, out.String(), errOut.String()
 }
 

@@ -144,6 +144,17 @@ func DefaultConfig() Config {
 	}
 }
 
+// defaultsFor is the default configuration of command name: a2ad call,
+// the dev loop of a function's author, logs everything (the function's
+// stderr, an excerpt of a result that is not JSON) for a human.
+func defaultsFor(name string) Config {
+	c := DefaultConfig()
+	if name == "call" {
+		c.LogLevel, c.LogFormat = "debug", "console"
+	}
+	return c
+}
+
 // flags binds every setting to fs.
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
@@ -217,14 +228,14 @@ func envName(flagName string) string {
 // Config. It returns the remaining arguments.
 func ParseConfig(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
 	// First pass: find which flags are set, and the config file.
-	probe := DefaultConfig()
+	probe := defaultsFor(name)
 	fs := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	probe.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, nil, err
 	}
-	cfg := DefaultConfig()
+	cfg := defaultsFor(name)
 	final := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
 	final.SetOutput(io.Discard)
 	cfg.flags(final)

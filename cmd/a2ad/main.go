@@ -4,6 +4,7 @@
 //	a2ad serve     run the server
 //	a2ad skills    show which functions a tier sees, and why the others are hidden
 //	a2ad validate  check a catalogue and its schemas
+//	a2ad call      run one function locally, as the server would
 //	a2ad keys      create and list API keys
 //	a2ad store     back up, compact or check the store file
 //	a2ad tasks     list, show or cancel the tasks of a running server
@@ -32,7 +33,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	os.Exit(code)
 }
 
@@ -42,6 +43,8 @@ Usage:
   a2ad serve    [flags]   run the server
   a2ad skills   [flags]   show the functions a tier sees, and why the others are hidden
   a2ad validate [flags]   check a catalogue and its schemas (--catalog, or the file as argument)
+  a2ad call [flags] FUNCTION [INPUT|-]
+                          run one function locally as the server would: no server, no store
   a2ad keys create|list   manage the API keys file (see "a2ad keys help")
   a2ad store backup|compact|check [flags]
                           back up (also while the server runs), compact or check the store file (flags only)
@@ -55,7 +58,7 @@ A2AD_TIER) or as a key of the --config YAML file; flags win.
 `
 
 // run is main without the process: it returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -74,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return storeCmd(ctx, rest, stdout, stderr)
 	case "tasks":
 		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
-	case "serve", "skills", "validate":
+	case "serve", "skills", "validate", "call":
 	default:
 		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -92,6 +95,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return serve(ctx, cfg, stderr)
 	case "skills":
 		return skills(cfg, stdout, stderr)
+	case "call":
+		return callCmd(ctx, cfg, extra, stdin, stdout, stderr)
 	default:
 		return validate(cfg, extra, stdout, stderr)
 	}

@@ -539,6 +539,16 @@ func wireError(err error) *a2a.Error {
 	return nil
 }
 
+// ErrorFor returns the JSON-RPC error a caller gets for err, an error of
+// the task service (a refused input's -32602, say): what a2ad call shows.
+// Anything unexpected is -32603 "Internal error".
+func ErrorFor(err error) *a2a.Error {
+	if e := wireError(err); e != nil {
+		return e
+	}
+	return a2a.ErrInternal
+}
+
 // fail converts the service error err of cl for the wire (see rpcError).
 func (s *Server) fail(cl *call, err error) *a2a.Error {
 	return s.rpcError(cl.ctx, cl.ac, cl.req.Method, err)
