@@ -19,8 +19,10 @@ var (
 )
 
 // InputError is ErrInvalidInput with its problems, each naming where in
-// the request's params it is (a JSON pointer) and what is wrong. The
-// transport turns it into its own error (JSON-RPC -32602).
+// the request's params it is (a JSON pointer, with the core names, which
+// are 0.3's: /pushNotificationConfig/url) and what is wrong. The
+// transport turns it into its own error (JSON-RPC -32602), naming the
+// members as the call's protocol version does.
 type InputError struct {
 	// Skill is the function whose input schema refused the input; "" for
 	// any other problem.

@@ -13,9 +13,11 @@ import (
 // and report every problem as -32602 with the JSON pointer of its field,
 // as the 0.3 ones do. Their ProtoJSON rules:
 //
-//   - Only the camelCase member names are read; unknown members (the
-//     snake_case proto names among them) are ignored, as 1.0 says they
-//     SHOULD be.
+//   - A member is read by its JSON name (camelCase: taskId) or by its
+//     proto field name (snake_case: task_id), as ProtoJSON parsers accept
+//     both; one given under both names is a problem. Problems are located
+//     with the JSON names, whichever the request used. Unknown members
+//     are ignored, as 1.0 says they SHOULD be.
 //   - null is the same as an absent member, except for a part's "data"
 //     (a google.protobuf.Value, where null is a value): there it is a
 //     data part holding null, which is refused like any non-object.
@@ -67,17 +69,17 @@ func DecodeSendParams(raw json.RawMessage) (a2a.SendParams, *a2a.Error) {
 			p.Message = message(&c, "/message", m)
 		}
 		if conf := c.Object("/configuration", params.Get("configuration"), false); conf != nil {
-			p.AcceptedOutputModes = c.Strings("/configuration/acceptedOutputModes", conf.Get("acceptedOutputModes"))
+			p.AcceptedOutputModes = c.Strings("/configuration/acceptedOutputModes", field(&c, "/configuration", conf, "acceptedOutputModes"))
 			const pushPath = "/configuration/taskPushNotificationConfig"
-			if pc := c.Object(pushPath, conf.Get("taskPushNotificationConfig"), false); pc != nil {
+			if pc := c.Object(pushPath, field(&c, "/configuration", conf, "taskPushNotificationConfig"), false); pc != nil {
 				cfg, taskID := pushConfig(&c, pushPath, pc, false)
 				if taskID != "" && taskID != p.Message.TaskID {
 					c.Add(pushPath+"/taskId", "must be empty or the message's taskId")
 				}
 				p.PushConfig = &cfg
 			}
-			p.HistoryLength = protoInt32(&c, "/configuration/historyLength", conf.Get("historyLength"))
-			if ri := c.Boolean("/configuration/returnImmediately", conf.Get("returnImmediately")); ri != nil {
+			p.HistoryLength = protoInt32(&c, "/configuration/historyLength", field(&c, "/configuration", conf, "historyLength"))
+			if ri := c.Boolean("/configuration/returnImmediately", field(&c, "/configuration", conf, "returnImmediately")); ri != nil {
 				blocking := !*ri
 				p.Blocking = &blocking
 			}
@@ -92,7 +94,7 @@ func DecodeSendParams(raw json.RawMessage) (a2a.SendParams, *a2a.Error) {
 func DecodeTaskQuery(raw json.RawMessage) (a2a.TaskQuery, *a2a.Error) {
 	var c wire.Checker
 	return decode(&c, raw, func(params jsonw.Members) a2a.TaskQuery {
-		return a2a.TaskQuery{ID: c.TaskID(params), HistoryLength: protoInt32(&c, "/historyLength", params.Get("historyLength"))}
+		return a2a.TaskQuery{ID: c.TaskID(params), HistoryLength: protoInt32(&c, "/historyLength", field(&c, "", params, "historyLength"))}
 	})
 }
 
@@ -124,7 +126,7 @@ func DecodePushCreate(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
 func DecodePushRef(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
 	var c wire.Checker
 	return decode(&c, raw, func(params jsonw.Members) (p a2a.PushConfigParams) {
-		p.TaskID = c.NonEmpty("/taskId", params.Get("taskId"), true)
+		p.TaskID = c.NonEmpty("/taskId", field(&c, "", params, "taskId"), true)
 		p.ConfigID = c.NonEmpty("/id", params.Get("id"), true)
 		return p
 	})
@@ -144,11 +146,11 @@ type PushListParams struct {
 func DecodePushList(raw json.RawMessage) (PushListParams, *a2a.Error) {
 	var c wire.Checker
 	return decode(&c, raw, func(params jsonw.Members) (p PushListParams) {
-		p.TaskID = c.NonEmpty("/taskId", params.Get("taskId"), true)
-		if n := protoInt32(&c, "/pageSize", params.Get("pageSize")); n != nil {
+		p.TaskID = c.NonEmpty("/taskId", field(&c, "", params, "taskId"), true)
+		if n := protoInt32(&c, "/pageSize", field(&c, "", params, "pageSize")); n != nil {
 			p.PageSize = *n
 		}
-		p.PageToken, _ = c.Str("/pageToken", params.Get("pageToken"), false)
+		p.PageToken, _ = c.Str("/pageToken", field(&c, "", params, "pageToken"), false)
 		return p
 	})
 }
@@ -177,15 +179,15 @@ func DecodeListTasks(raw json.RawMessage) (a2a.ListTasksParams, *a2a.Error) {
 	var c wire.Checker
 	return wire.ReadOptional(&c, raw, func(params jsonw.Members) (p a2a.ListTasksParams) {
 		tenant(&c, "/tenant", params)
-		p.ContextID, _ = c.Str("/contextId", params.Get("contextId"), false)
+		p.ContextID, _ = c.Str("/contextId", field(&c, "", params, "contextId"), false)
 		p.Status = stateFilter(&c, "/status", params.Get("status"))
-		if n := protoInt32(&c, "/pageSize", params.Get("pageSize")); n != nil {
+		if n := protoInt32(&c, "/pageSize", field(&c, "", params, "pageSize")); n != nil {
 			p.PageSize = c.PageRange("/pageSize", *n)
 		}
-		p.PageToken, _ = c.Str("/pageToken", params.Get("pageToken"), false)
-		p.HistoryLength = protoInt32(&c, "/historyLength", params.Get("historyLength"))
-		p.StatusTimestampAfter = c.Timestamp("/statusTimestampAfter", params.Get("statusTimestampAfter"))
-		if b := c.Boolean("/includeArtifacts", params.Get("includeArtifacts")); b != nil {
+		p.PageToken, _ = c.Str("/pageToken", field(&c, "", params, "pageToken"), false)
+		p.HistoryLength = protoInt32(&c, "/historyLength", field(&c, "", params, "historyLength"))
+		p.StatusTimestampAfter = c.Timestamp("/statusTimestampAfter", field(&c, "", params, "statusTimestampAfter"))
+		if b := c.Boolean("/includeArtifacts", field(&c, "", params, "includeArtifacts")); b != nil {
 			p.IncludeArtifacts = *b
 		}
 		return p

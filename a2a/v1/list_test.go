@@ -29,8 +29,12 @@ func TestDecodeListTasksV1Good(t *testing.T) {
 		{`{"status":"UNRECOGNIZED"}`, a2a.ListTasksParams{}}, // the JS SDK's "no status"
 		{`{"status":0,"pageSize":0}`, a2a.ListTasksParams{}},
 		{`{"status":null,"pageSize":null,"historyLength":null,"statusTimestampAfter":null}`, a2a.ListTasksParams{}},
-		// snake_case members are not 1.0 fields: ignored.
-		{`{"page_size":500}`, a2a.ListTasksParams{}},
+		// The proto field names, as ProtoJSON parsers read them too.
+		{`{"context_id":"c1","page_size":7,"page_token":"tok","history_length":3,"status_timestamp_after":"2026-03-01T12:00:00Z","include_artifacts":true}`,
+			a2a.ListTasksParams{ContextID: "c1", PageSize: 7, PageToken: "tok",
+				HistoryLength: wiretest.IntP(3), StatusTimestampAfter: wiretest.TimeP(t, "2026-03-01T12:00:00Z"), IncludeArtifacts: true}},
+		// Neither a JSON name nor a proto name: ignored.
+		{`{"Page_Size":500,"pagesize":500,"page__size":500}`, a2a.ListTasksParams{}},
 	}
 	for _, tc := range tests {
 		wiretest.CheckListParams(t, "DecodeListTasksV1", v1.DecodeListTasks, tc.params, tc.want)
@@ -58,6 +62,14 @@ func TestDecodeListTasksV1Problems(t *testing.T) {
 		{`{"tenant":1}`, []a2a.Problem{wiretest.Prob("/tenant", "must be a string, not a number")}},
 		{`{"contextId":true}`, []a2a.Problem{wiretest.Prob("/contextId", "must be a string, not a boolean")}},
 		{`{"status":"working"}`, []a2a.Problem{wiretest.Prob("/status", stateProblemV1)}},
+		// A proto name's problem is located with the JSON name; a member
+		// given under both names is a problem, whatever the values.
+		{`{"page_size":500}`, []a2a.Problem{wiretest.Prob("/pageSize", "must be from 1 to 100, not 500")}},
+		{`{"pageSize":5,"page_size":5}`, []a2a.Problem{wiretest.Prob("/pageSize", `is given twice, as "pageSize" and as "page_size"`)}},
+		{`{"include_artifacts":"yes","includeArtifacts":true,"context_id":"a","contextId":"b"}`, []a2a.Problem{
+			wiretest.Prob("/contextId", `is given twice, as "contextId" and as "context_id"`),
+			wiretest.Prob("/includeArtifacts", `is given twice, as "includeArtifacts" and as "include_artifacts"`),
+		}},
 		{`{"status":"TASK_STATE_CANCELLED"}`, []a2a.Problem{wiretest.Prob("/status", stateProblemV1)}},
 		{`{"status":9}`, []a2a.Problem{wiretest.Prob("/status", stateProblemV1)}},
 		{`{"status":-1}`, []a2a.Problem{wiretest.Prob("/status", stateProblemV1)}},

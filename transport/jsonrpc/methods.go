@@ -38,12 +38,15 @@ func (m *method) streams() bool { return m.open != nil }
 
 // call is one admitted, parsed request to a known method.
 type call struct {
-	ctx    context.Context
-	r      *http.Request
-	req    *a2a.Request
-	caller tasks.Caller
-	p      Principal
-	ac     *auditCall // the call's audit record
+	ctx context.Context
+	r   *http.Request
+	req *a2a.Request
+	// version is the protocol of the method: the shapes of its answer,
+	// and the names its problems are located with.
+	version a2a.Version
+	caller  tasks.Caller
+	p       Principal
+	ac      *auditCall // the call's audit record
 }
 
 // result is a method's result, which appends its JSON in the shape of the

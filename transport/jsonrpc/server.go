@@ -5,7 +5,6 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -404,7 +403,7 @@ func (s *Server) serve(c echo.Context, ac *auditCall, p Principal, body []byte) 
 		}
 		return s.stream(c, ac, &req, m)
 	}
-	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, caller: s.callerOf(r), p: p, ac: ac})
+	res, rpcErr := m.serve(s, &call{ctx: ctx, r: r, req: &req, version: m.version, caller: s.callerOf(r), p: p, ac: ac})
 	return s.answer(c, ac, &req, m.version, res, rpcErr)
 }
 
@@ -419,7 +418,7 @@ func (s *Server) answer(c echo.Context, ac *auditCall, req *a2a.Request, v a2a.V
 		if err == nil {
 			out = append(b, '}')
 		} else {
-			rpcErr = s.rpcError(c.Request().Context(), ac, req.Method, err)
+			rpcErr = s.rpcError(c.Request().Context(), ac, req.Method, v, err)
 		}
 	}
 	if rpcErr != nil {
@@ -461,103 +460,19 @@ func isJSON(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// rpcErrors maps service errors to JSON-RPC errors, in order: the first
-// match wins. The typed errors, whose numbers or problems the answer
-// carries, come first; anything unmatched is -32603 "Internal error".
-var rpcErrors = []struct {
-	err error
-	rpc func(err error) *a2a.Error
-}{
-	{tasks.ErrInvalidInput, inputError},
-	{tasks.ErrQuotaExceeded, quotaError},
-	{tasks.ErrTaskLimit, taskLimitError},
-	{tasks.ErrNotFound, is(a2a.ErrTaskNotFound)},
-	{tasks.ErrPushConfigNotFound, is(a2a.ErrPushConfigNotFound)},
-	{tasks.ErrPushUnavailable, is(a2a.ErrPushNotSupported)},
-	{tasks.ErrNotCancelable, is(a2a.ErrTaskNotCancelable)},
-	{tasks.ErrMessageIDReused, is(errMessageIDReused)},
-	{tasks.ErrTaskBusy, is(a2a.ErrTaskBusy)},
-	{tasks.ErrTaskTerminal, is(a2a.ErrTaskTerminal)},
-	{tasks.ErrConflict, is(a2a.ErrTaskBusy)},
-	{tasks.ErrBusy, is(a2a.ErrServerBusy)},
-	{tasks.ErrCallerBusy, is(a2a.ErrCallerBusy)},
-	{tasks.ErrClosed, is(a2a.ErrShuttingDown)},
-	{tasks.ErrStoreUnavailable, is(a2a.ErrStoreUnavailable)},
-}
-
-var errMessageIDReused = &a2a.Error{
-	Code:    a2a.CodeInvalidParams,
-	Message: "messageId reused with a different message",
-	Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},
-}
-
-// is maps an error to the fixed JSON-RPC error e.
-func is(e *a2a.Error) func(error) *a2a.Error { return func(error) *a2a.Error { return e } }
-
-// inputError is the -32602 of a *tasks.InputError: its problems, or, when
-// a skill's schema refused the input, the first problem named with the
-// skill.
-func inputError(err error) *a2a.Error {
-	var ie *tasks.InputError
-	if !errors.As(err, &ie) {
-		return a2a.InvalidParams()
-	}
-	if ie.Skill == "" {
-		return a2a.InvalidParams(ie.Problems...)
-	}
-	list := make([]any, len(ie.Problems))
-	for i, p := range ie.Problems {
-		list[i] = map[string]any{"path": p.Path, "message": p.Message}
-	}
-	first, msg := "/", ""
-	if len(ie.Problems) > 0 {
-		if ie.Problems[0].Path != "" {
-			first = ie.Problems[0].Path
-		}
-		msg = ie.Problems[0].Message
-	}
-	return &a2a.Error{
-		Code:    a2a.CodeInvalidParams,
-		Message: fmt.Sprintf("Invalid parameters: input does not match the schema of skill %s: %s: %s", ie.Skill, first, msg),
-		Data:    map[string]any{"skill": ie.Skill, "errors": list},
-	}
-}
-
-// wireError converts a service error for the wire by rpcErrors; nil when
-// none matches. An error that is a JSON-RPC error already (a service
-// other than tasks may answer so) passes as it is.
-func wireError(err error) *a2a.Error {
-	var ae *a2a.Error
-	if errors.As(err, &ae) {
-		return ae
-	}
-	for _, m := range rpcErrors {
-		if errors.Is(err, m.err) {
-			return m.rpc(err)
-		}
-	}
-	return nil
-}
-
-// ErrorFor returns the JSON-RPC error a caller gets for err, an error of
-// the task service (a refused input's -32602, say): what a2ad call shows.
-// Anything unexpected is -32603 "Internal error".
-func ErrorFor(err error) *a2a.Error {
-	if e := wireError(err); e != nil {
-		return e
-	}
-	return a2a.ErrInternal
-}
-
 // fail converts the service error err of cl for the wire (see rpcError).
 func (s *Server) fail(cl *call, err error) *a2a.Error {
-	return s.rpcError(cl.ctx, cl.ac, cl.req.Method, err)
+	return s.rpcError(cl.ctx, cl.ac, cl.req.Method, cl.version, err)
 }
 
-// rpcError converts err for the wire, and notes it in the call's audit
+// rpcError converts err for the wire, in version v (a 1.0 call's problems
+// are located with 1.0's names), and notes it in the call's audit
 // record. Anything unexpected is logged once
 // and answered with a bare "Internal error".
-func (s *Server) rpcError(ctx context.Context, ac *auditCall, method string, err error) *a2a.Error {
+func (s *Server) rpcError(ctx context.Context, ac *auditCall, method string, v a2a.Version, err error) *a2a.Error {
+	if v == a2a.V10 {
+		err = problemsIn10(err)
+	}
 	if e := wireError(err); e != nil {
 		ac.noteError(e, err)
 		return e

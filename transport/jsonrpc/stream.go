@@ -106,7 +106,7 @@ func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, m *meth
 		ac.revoked = true
 		return s.streamError(c, ac, req, wire, a2a.ErrKeyRevoked)
 	}
-	o, perr := m.open(s, &call{ctx: ctx, r: r, req: req, caller: s.callerOf(r), p: ac.principal, ac: ac})
+	o, perr := m.open(s, &call{ctx: ctx, r: r, req: req, version: wire, caller: s.callerOf(r), p: ac.principal, ac: ac})
 	if perr != nil {
 		return s.streamError(c, ac, req, wire, perr)
 	}
@@ -151,7 +151,7 @@ func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, m *meth
 		return nil
 	}
 	if !sw.started {
-		return s.streamError(c, ac, req, wire, s.rpcError(ctx, ac, req.Method, err))
+		return s.streamError(c, ac, req, wire, s.rpcError(ctx, ac, req.Method, wire, err))
 	}
 	switch {
 	case err == nil, errors.Is(err, tasks.ErrSlowSubscriber), errors.Is(err, tasks.ErrClosed),
@@ -162,7 +162,7 @@ func (s *Server) stream(c echo.Context, ac *auditCall, req *a2a.Request, m *meth
 			zerolog.Ctx(ctx).Debug().Err(err).Str("rpc_method", req.Method).Msg("stream ended early")
 		}
 	default:
-		sw.error(s.rpcError(ctx, ac, req.Method, err))
+		sw.error(s.rpcError(ctx, ac, req.Method, wire, err))
 	}
 	return nil
 }
