@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -194,5 +196,43 @@ func TestCallHTTPStreams(t *testing.T) {
 	want := "progress: Fetched 1 of 2 pages\nfailed: function reported an error: page 2 is gone\n"
 	if code != 1 || out.String() != want {
 		t.Errorf("a2ad call t::web = %d\n%s\nwant 1\n%s\nstderr: %s", code, out.String(), want, errOut.String())
+	}
+}
+
+// TestCallREADME runs the README's "write your first function": its
+// shell block in a new directory, then a2ad call as the README shows it,
+// with the output the README shows.
+func TestCallREADME(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Write your first function\n")
+	if !ok {
+		t.Fatal("README has no section \"Write your first function\"")
+	}
+	_, script, _ := strings.Cut(section, "```sh\n")
+	script, _, _ = strings.Cut(script, "```\n")
+	dir := t.TempDir()
+	cmd := exec.Command("/bin/sh", "-e")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's script: %v\n%s", err, out)
+	}
+	catalog := filepath.Join(dir, "hello", "catalog.yaml")
+	code, out, _ := runCall(t, "", "--catalog", catalog, "hello::greet", `{"name": "Ada"}`)
+	want := "progress: Looking up Ada\n" +
+		`artifact: {"artifactId":"ID","name":"hello::greet","parts":[{"kind":"data","data":{"greeting":"Hello, Ada!"}}]}` + "\ncompleted\n"
+	if code != 0 || out != want {
+		t.Errorf("greet = %d\n%s\nwant 0\n%s", code, out, want)
+	}
+	code, out, _ = runCall(t, "", "--catalog", catalog, "hello::greet", `{"nom": "Ada"}`)
+	if want := "rejected: Invalid parameters: input does not match the schema of skill hello::greet: /: missing properties: 'name' (JSON-RPC -32602)\n"; code != 3 || out != want {
+		t.Errorf("greet without a name = %d\n%s\nwant 3\n%s", code, out, want)
+	}
+	for _, line := range []string{"progress: Looking up Ada", `"data":{"greeting":"Hello, Ada!"}`, "completed", "rejected: Invalid parameters: input does not match the schema of skill hello::greet: /: missing properties: 'name' (JSON-RPC -32602)"} {
+		if !strings.Contains(section, line) {
+			t.Errorf("the README's section no longer shows %q", line)
+		}
 	}
 }
