@@ -28,6 +28,8 @@ func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log
 	if err := validateInput(fn, input); err != nil {
 		return a2a.TaskStatus{}, nil, err
 	}
+	// A Service with what a call's steps use, a clock and metrics: no
+	// store, no executor.
 	s := &Service{cfg: Config{Now: time.Now}, met: nopMetrics{}}
 	id, contextID := newID(), newID()
 	log = log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
