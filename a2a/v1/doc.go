@@ -12,4 +12,9 @@
 // hold a JSON object, as 0.3's does. The one loss is a media type or file
 // name on a text or data part, which the core Part keeps only for files;
 // it is dropped.
+//
+// The decoders read a member by its JSON name (taskId) or its proto field
+// name (task_id), as ProtoJSON parsers do, and locate every problem with
+// the JSON names; ProblemPath gives the 1.0 location of a problem the task
+// service found, which it names as 0.3 does.
 package v1
