@@ -87,6 +87,14 @@ func TestCallNothingRuns(t *testing.T) {
 	}
 }
 
+// TestCallHelp: -h lists the flags, then what the arguments are.
+func TestCallHelp(t *testing.T) {
+	code, out, errOut := runA2AD(t, nil, "call", "-h")
+	if code != 0 || out != "" || !strings.Contains(errOut, "-catalog") || !strings.HasSuffix(errOut, "\n"+callUsage) {
+		t.Errorf("a2ad call -h = %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
 // pagesScript reports a note and an artifact in two chunks, then
 // writes its result over two lines.
 const pagesScript = `#!/bin/sh

@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
+		if cmd == "call" { // after the flags: what the arguments are
+			fmt.Fprint(stderr, "\n"+callUsage)
+		}
 		return 0
 	}
 	if err != nil {
