@@ -337,14 +337,14 @@ func TestSkills_Errors(t *testing.T) {
 
 func TestServe_NoCatalog(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	code, _, errOut := runA2AD(t, nil, "serve", "--listen", "127.0.0.1:0", "--store", store)
+	code, _, errOut := runA2AD(t, nil, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 2 || !strings.Contains(errOut, "catalog: no catalogue file given") {
 		t.Errorf("a2ad serve with no catalogue = %d, stderr %q; want 2", code, errOut)
 	}
 }
 
 func TestServe_InvalidConfig(t *testing.T) {
-	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--log-format", "xml")
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--log-format", "xml", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 	if code != 2 || !strings.Contains(errOut, "log-format") {
 		t.Errorf("a2ad serve --log-format xml = %d, stderr %q; want 2", code, errOut)
 	}
@@ -353,7 +353,7 @@ func TestServe_InvalidConfig(t *testing.T) {
 func TestServe_BadBaseURL(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	code, _, errOut := runA2AD(t, nil, "serve", "--base-url", "ftp://x", "--catalog", shippedCatalog,
-		"--listen", "127.0.0.1:0", "--store", store)
+		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, "base-url") {
 		t.Errorf("a2ad serve --base-url ftp://x = %d, stderr %q; want 1 and base-url", code, errOut)
 	}
@@ -362,7 +362,7 @@ func TestServe_BadBaseURL(t *testing.T) {
 func TestServe_BrokenCatalog(t *testing.T) {
 	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--store", store)
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, `timeout must be positive, got "-1s"`) {
 		t.Errorf("a2ad serve of a broken catalogue = %d, stderr %q; want 1", code, errOut)
 	}

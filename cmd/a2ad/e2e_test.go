@@ -195,7 +195,7 @@ func TestStoreHeldByAnotherProcess(t *testing.T) {
 	startBinary(t, exampleCatalog, store)
 	start := time.Now()
 	out, err := exec.Command(binary(t), "serve", "--catalog", exampleCatalog, "--store", store,
-		"--listen", "127.0.0.1:0", "--store-lock-timeout", "300ms").CombinedOutput()
+		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store-lock-timeout", "300ms").CombinedOutput()
 	if err == nil {
 		t.Fatal("second server started on a held store")
 	}
