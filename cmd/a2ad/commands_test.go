@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -356,6 +358,21 @@ func TestServe_BadBaseURL(t *testing.T) {
 		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, "base-url") {
 		t.Errorf("a2ad serve --base-url ftp://x = %d, stderr %q; want 1 and base-url", code, errOut)
+	}
+}
+
+// TestServe_ListenOnAllAddresses: without --base-url, a bind-all --listen
+// is refused before anything is bound, naming the address as typed and
+// what to add.
+func TestServe_ListenOnAllAddresses(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "a2ad.db")
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--listen", "0.0.0.0:8080", "--store", store)
+	want := "a2ad: listen 0.0.0.0:8080: listening on all addresses needs --base-url, the URL clients reach a2ad at\n"
+	if code != 2 || errOut != want {
+		t.Errorf("a2ad serve --listen 0.0.0.0:8080 = %d, stderr %q; want 2, %q", code, errOut, want)
+	}
+	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the store file was created: %v", err)
 	}
 }
 
