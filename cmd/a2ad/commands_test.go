@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,20 +60,72 @@ func TestRun_UnknownCommand(t *testing.T) {
 	}
 }
 
+// TestRun_BadFlags: a command line a command does not take is refused
+// with one line first, a did-you-mean for a typo, and one line pointing
+// at --help; not with every flag.
 func TestRun_BadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"skills", "--no-such-flag"},
-		{"validate", "--max-concurrent", "abc"},
+	for _, tc := range []struct {
+		args []string
+		want string // the first line; the second points at --help
+	}{
+		{[]string{"serve", "--lisen", "127.0.0.1:0"}, "a2ad serve: unknown flag --lisen (did you mean --listen?)"},
+		{[]string{"serve", "-admin-lsten", "127.0.0.1:0"}, "a2ad serve: unknown flag --admin-lsten (did you mean --admin-listen?)"},
+		{[]string{"serve", "--format", "json"}, "a2ad serve: unknown flag --format"},
+		{[]string{"serve", "--max-concurrent", "abc"}, `a2ad serve: invalid value "abc" for flag --max-concurrent: parse error`},
+		{[]string{"serve", "--expose-all=maybe"}, `a2ad serve: invalid boolean value "maybe" for --expose-all: parse error`},
+		{[]string{"skills", "--no-such-flag"}, "a2ad skills: unknown flag --no-such-flag"},
+		{[]string{"skills", "--listen", "127.0.0.1:0"}, "a2ad skills: unknown flag --listen"},
+		{[]string{"skills", "--fromat", "json"}, "a2ad skills: unknown flag --fromat (did you mean --format?)"},
+		{[]string{"validate", "--max-concurrent", "abc"}, "a2ad validate: unknown flag --max-concurrent"},
+		{[]string{"keys", "create", "--tiers", "partner"}, "a2ad keys create: unknown flag --tiers (did you mean --tier?)"},
+		{[]string{"store", "backup", "--out"}, "a2ad store backup: flag needs an argument: --out"},
+		{[]string{"tasks", "list", "--sate", "working"}, "a2ad tasks list: unknown flag --sate (did you mean --state?)"},
 	} {
-		if code, _, _ := runA2AD(t, nil, args...); code != 2 {
-			t.Errorf("a2ad %q = %d, want 2", args, code)
+		code, out, errOut := runA2AD(t, nil, tc.args...)
+		cmd := tc.want[:strings.Index(tc.want, ":")]
+		want := tc.want + "\nRun \"" + cmd + " --help\" for the flags.\n"
+		if code != 2 || out != "" || errOut != want {
+			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, want)
 		}
 	}
 	if code, _, _ := runA2AD(t, map[string]string{"A2AD_MAX_CONCURRENT": "abc"}, "skills"); code != 2 {
 		t.Errorf("a2ad skills with A2AD_MAX_CONCURRENT=abc = %d, want 2", code)
 	}
-	if code, _, _ := runA2AD(t, nil, "skills", "-h"); code != 0 {
-		t.Errorf("a2ad skills -h = %d, want 0", code)
+}
+
+// TestRun_Help: each command lists its own flags, and only them.
+func TestRun_Help(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		has, not []string
+	}{
+		{[]string{"serve", "--help"}, []string{"-listen", "-admin-listen", "-catalog", "-tier", "-shutdown-grace"}, []string{"-format"}},
+		{[]string{"skills", "-h"}, []string{"-catalog", "-config", "-expose-all", "-format", "-hidden-prefixes", "-tier"}, []string{"-listen", "-store"}},
+		{[]string{"validate", "--help"}, []string{"-catalog", "-config"}, []string{"-tier", "-format", "-listen"}},
+	} {
+		code, _, errOut := runA2AD(t, nil, tc.args...)
+		var flags []string
+		for _, line := range strings.Split(errOut, "\n") {
+			if f, ok := strings.CutPrefix(line, "  -"); ok {
+				flags = append(flags, "-"+strings.Fields(f)[0])
+			}
+		}
+		if code != 0 || !strings.HasPrefix(errOut, "Usage of a2ad "+tc.args[0]+":\n") {
+			t.Errorf("a2ad %q = %d, %q; want 0 and the usage", tc.args, code, errOut)
+		}
+		for _, f := range tc.has {
+			if !slices.Contains(flags, f) {
+				t.Errorf("a2ad %q lacks %s: %v", tc.args, f, flags)
+			}
+		}
+		for _, f := range tc.not {
+			if slices.Contains(flags, f) {
+				t.Errorf("a2ad %q lists %s, which it does not take", tc.args, f)
+			}
+		}
+		if tc.args[0] == "validate" && len(flags) != 2 {
+			t.Errorf("a2ad validate --help lists %v, want -catalog and -config", flags)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -214,15 +215,39 @@ func envName(flagName string) string {
 	return "A2AD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// commandFlags are the flags of the commands that read only some
+// settings; serve takes every flag but these commands' own.
+var commandFlags = map[string][]string{
+	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format"},
+	"validate": {"config", "catalog"},
+}
+
+// takesFlag reports whether command takes the flag name on its command
+// line. The environment and the config file may set any setting: one
+// file serves every command.
+func takesFlag(command, name string) bool {
+	if own, ok := commandFlags[command]; ok {
+		return slices.Contains(own, name)
+	}
+	return name != "format"
+}
+
 // ParseConfig reads args, the environment and the config file into a
-// Config. It returns the remaining arguments.
+// Config. It returns the remaining arguments. A command line the
+// command's flags do not take is a *flagError; -h and --help print the
+// flags to stderr and return flag.ErrHelp.
 func ParseConfig(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
 	// First pass: find which flags are set, and the config file.
 	probe := DefaultConfig()
+	all := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
+	probe.flags(all)
 	fs := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	probe.flags(fs)
-	if err := fs.Parse(args); err != nil {
+	all.VisitAll(func(f *flag.Flag) {
+		if takesFlag(name, f.Name) {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return Config{}, nil, err
 	}
 	cfg := DefaultConfig()

@@ -157,7 +157,7 @@ func TestConfigPolicy(t *testing.T) {
 }
 
 func TestParseConfig_RemainingArgs(t *testing.T) {
-	_, rest, err := ParseConfig("validate", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
+	_, rest, err := ParseConfig("skills", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,10 +80,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return 2
 	}
 	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	var fe *flagError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		return 0
-	}
-	if err != nil {
+	case errors.As(err, &fe):
+		fmt.Fprintln(stderr, fe) // it names the command
+		return 2
+	case err != nil:
 		fmt.Fprintln(stderr, "a2ad:", err)
 		return 2
 	}
