@@ -560,14 +560,16 @@ func (m *Main) Close() error {
 // shutdownHTTP drains, then shuts the main listener's server down. While
 // running calls finish, within the grace period in ctx, the listener
 // stays open: new calls get -32051 (HTTP 503, Retry-After) and /readyz
-// 503, so that a load balancer sends them elsewhere; reads and the
-// streams of running calls are served. Then the server closes; once the
-// grace period is over the service ends the calls left, and their
-// blocking senders get the task as it stands.
+// 503, so that a load balancer sends them elsewhere; reads are served.
+// Open streams end at once (their clients resume elsewhere, or after the
+// restart). Then the server closes; once the grace period is over the
+// service ends the calls left, and their blocking senders get the task as
+// it stands.
 func (m *Main) shutdownHTTP(ctx context.Context) error {
 	// Each answer from now on closes its connection: a client's next
 	// request goes through the balancer again.
 	m.http.SetKeepAlivesEnabled(false)
+	m.srv.CloseStreams()
 	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
 	stop := context.AfterFunc(ctx, func() {
 		_ = m.service.Close(ctx) // ctx is over: cancel the calls now
