@@ -334,7 +334,7 @@ func (oc *opCancel) record(c echo.Context, id, owner string, outcome audit.Outco
 	if oc.audit == nil {
 		return
 	}
-	oc.audit.Log().
+	oc.audit.Info().
 		Bool("operator", true).
 		Str("action", "tasks/cancel").
 		Str("task_id", id).

@@ -186,7 +186,7 @@ func TestOperatorCancel(t *testing.T) {
 	}
 	var outcomes []string
 	for _, line := range strings.Split(strings.TrimSpace(audit.String()), "\n") {
-		for _, f := range []string{`"operator":true`, `"action":"tasks/cancel"`, `"remote_addr":"127.0.0.1:4242"`} {
+		for _, f := range []string{`"level":"info"`, `"operator":true`, `"action":"tasks/cancel"`, `"remote_addr":"127.0.0.1:4242"`} {
 			if !strings.Contains(line, f) {
 				t.Errorf("audit record %s lacks %s", line, f)
 			}

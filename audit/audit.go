@@ -71,8 +71,10 @@ const (
 // spent; the body was not read.
 const ReasonBytesLimited Reason = "bytes_rate_limited"
 
-// Logger returns l set up for audit records: every record at no
-// level (so a level filter never drops one) with "audit": true.
+// Logger returns l set up for audit records, with "audit": true and no
+// level filter of its own, so that --log-level never drops one. Write
+// each record at info level (a record without one shows as "???" in
+// console logs).
 func Logger(l zerolog.Logger) *zerolog.Logger {
 	a := l.Level(zerolog.TraceLevel).With().Bool("audit", true).Logger()
 	return &a

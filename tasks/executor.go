@@ -36,10 +36,17 @@ type executor struct {
 	places sync.WaitGroup // one per place held; Add only under mu while open
 
 	mu       sync.Mutex
-	inflight int                                // places held
-	calls    map[callKey]int                    // the same, per caller (no zero entries)
-	runs     map[string]context.CancelCauseFunc // taskID → cancel of its run
+	inflight int                // places held
+	calls    map[callKey]int    // the same, per caller (no zero entries)
+	runs     map[string]running // taskID → its run
 	closed   bool
+	idle     chan struct{} // once closed: closed when every place is given back
+}
+
+// running is a spawned run: its function and the cancel of its context.
+type running struct {
+	fn     string
+	cancel context.CancelCauseFunc
 }
 
 func newExecutor(maxConcurrent, maxQueue int) *executor {
@@ -51,7 +58,7 @@ func newExecutor(maxConcurrent, maxQueue int) *executor {
 		cancel:        cancel,
 		slots:         make(chan struct{}, maxConcurrent),
 		calls:         make(map[callKey]int),
-		runs:          make(map[string]context.CancelCauseFunc),
+		runs:          make(map[string]running),
 	}
 }
 
@@ -108,13 +115,14 @@ func (ex *executor) unreserve(k callKey) {
 	ex.places.Done()
 }
 
-// spawn runs run in a goroutine as the call of task id, with a context
-// that stop and Close cancel; a place was taken for it under k, and is
-// given back when run returns. It returns the cancel of run's context.
-func (ex *executor) spawn(id string, k callKey, run func(ctx context.Context)) context.CancelCauseFunc {
+// spawn runs run in a goroutine as the call of task id to function fn,
+// with a context that stop and Close cancel; a place was taken for it
+// under k, and is given back when run returns. It returns the cancel of
+// run's context.
+func (ex *executor) spawn(id, fn string, k callKey, run func(ctx context.Context)) context.CancelCauseFunc {
 	ctx, cancel := context.WithCancelCause(ex.ctx)
 	ex.mu.Lock()
-	ex.runs[id] = cancel
+	ex.runs[id] = running{fn: fn, cancel: cancel}
 	ex.mu.Unlock()
 	go func() {
 		defer ex.unreserve(k) // last: Close may return once it is done
@@ -132,28 +140,44 @@ func (ex *executor) spawn(id string, k callKey, run func(ctx context.Context)) c
 // stop cancels the running call of task id, if any, with cause.
 func (ex *executor) stop(id string, cause error) {
 	ex.mu.Lock()
-	cancel := ex.runs[id]
+	r, ok := ex.runs[id]
 	ex.mu.Unlock()
-	if cancel != nil {
-		cancel(cause)
+	if ok {
+		r.cancel(cause)
 	}
 }
 
-// drain refuses new places (ErrClosed) while the calls that hold one go
-// on.
-func (ex *executor) drain() {
+// running counts the spawned runs (queued or running) per function.
+func (ex *executor) running() map[string]int {
 	ex.mu.Lock()
-	ex.closed = true
-	ex.mu.Unlock()
+	defer ex.mu.Unlock()
+	out := make(map[string]int)
+	for _, r := range ex.runs {
+		out[r.fn]++
+	}
+	return out
+}
+
+// drain refuses new places (ErrClosed) while the calls that hold one go
+// on. It returns a channel closed once every place is given back.
+func (ex *executor) drain() <-chan struct{} {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if !ex.closed {
+		ex.closed = true
+		ex.idle = make(chan struct{})
+		// No place is taken once closed: the wait ends when the last
+		// one is given back, at the latest once Close cancels the runs.
+		go func() { ex.places.Wait(); close(ex.idle) }()
+	}
+	return ex.idle
 }
 
 // Close refuses new places, waits until every place is given back or ctx
 // is done, then cancels the runs left (errShuttingDown) and waits for
 // them to end.
 func (ex *executor) Close(ctx context.Context) {
-	ex.drain()
-	done := make(chan struct{})
-	go func() { ex.places.Wait(); close(done) }()
+	done := ex.drain()
 	select {
 	case <-done:
 	case <-ctx.Done():

@@ -49,7 +49,7 @@ func TestExecutorCloseWaits(t *testing.T) {
 	}
 	release := make(chan struct{})
 	var cause error
-	ex.spawn("t1", k, func(ctx context.Context) {
+	ex.spawn("t1", "demo::sleep", k, func(ctx context.Context) {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -81,7 +81,7 @@ func TestExecutorCloseCancels(t *testing.T) {
 		if err := ex.reserve(k, 0); err != nil {
 			t.Fatal(err)
 		}
-		ex.spawn(id, k, func(ctx context.Context) {
+		ex.spawn(id, "demo::sleep", k, func(ctx context.Context) {
 			<-ctx.Done()
 			causes <- context.Cause(ctx)
 		})

@@ -21,7 +21,7 @@ import (
 // its task was stored working, so the run goes straight to the call.
 func (s *Service) start(k callKey, rec *Record, fn *functions.Function, held func()) {
 	unfollow := s.relay.follow(rec.Task.ID, rec.Seq) // a cancel may come from another process
-	s.ex.spawn(rec.Task.ID, k, func(ctx context.Context) {
+	s.ex.spawn(rec.Task.ID, fn.ID, k, func(ctx context.Context) {
 		defer unfollow()
 		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input, held)
 	})

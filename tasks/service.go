@@ -30,6 +30,7 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -233,9 +234,57 @@ func (s *Service) Close(ctx context.Context) error {
 	return nil
 }
 
-// Drain refuses new calls (ErrClosed) while running calls go on; blocking
-// senders keep waiting for them until Close ends the runs.
-func (s *Service) Drain() { s.ex.drain() }
+// Drain refuses new calls (ErrClosed) while running calls go on, and
+// waits until they have ended or ctx is done (then it returns ctx's
+// error; Close ends the runs). At once and then every second, it logs how
+// many calls it waits for, per function.
+func (s *Service) Drain(ctx context.Context) error {
+	idle := s.ex.drain()
+	t := time.NewTicker(drainLogEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-idle:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		s.logDrain(ctx)
+		select {
+		case <-idle:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// drainLogEvery is how often Drain says what it waits for.
+const drainLogEvery = time.Second
+
+// logDrain logs the calls Drain waits for, per function, and the time
+// left.
+func (s *Service) logDrain(ctx context.Context) {
+	fns := s.ex.running()
+	ids := make([]string, 0, len(fns))
+	total := 0
+	for id, n := range fns {
+		ids = append(ids, id)
+		total += n
+	}
+	slices.Sort(ids)
+	per := zerolog.Dict()
+	for _, id := range ids {
+		per = per.Int(id, fns[id])
+	}
+	ev := s.log.Info().Int("calls", total).Dict("functions", per)
+	if d, ok := ctx.Deadline(); ok {
+		ev = ev.Dur("grace_left", time.Until(d).Round(time.Millisecond))
+	}
+	ev.Msg("draining: waiting for running calls")
+}
 
 // Send handles message/send for caller: it resolves the function the
 // message names, checks exposure and input, stores the task (idempotently

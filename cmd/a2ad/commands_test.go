@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,20 +60,72 @@ func TestRun_UnknownCommand(t *testing.T) {
 	}
 }
 
+// TestRun_BadFlags: a command line a command does not take is refused
+// with one line first, a did-you-mean for a typo, and one line pointing
+// at --help; not with every flag.
 func TestRun_BadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"skills", "--no-such-flag"},
-		{"validate", "--max-concurrent", "abc"},
+	for _, tc := range []struct {
+		args []string
+		want string // the first line; the second points at --help
+	}{
+		{[]string{"serve", "--lisen", "127.0.0.1:0"}, "a2ad serve: unknown flag --lisen (did you mean --listen?)"},
+		{[]string{"serve", "-admin-lsten", "127.0.0.1:0"}, "a2ad serve: unknown flag --admin-lsten (did you mean --admin-listen?)"},
+		{[]string{"serve", "--format", "json"}, "a2ad serve: unknown flag --format"},
+		{[]string{"serve", "--max-concurrent", "abc"}, `a2ad serve: invalid value "abc" for flag --max-concurrent: parse error`},
+		{[]string{"serve", "--expose-all=maybe"}, `a2ad serve: invalid boolean value "maybe" for --expose-all: parse error`},
+		{[]string{"skills", "--no-such-flag"}, "a2ad skills: unknown flag --no-such-flag"},
+		{[]string{"skills", "--listen", "127.0.0.1:0"}, "a2ad skills: unknown flag --listen"},
+		{[]string{"skills", "--fromat", "json"}, "a2ad skills: unknown flag --fromat (did you mean --format?)"},
+		{[]string{"validate", "--max-concurrent", "abc"}, "a2ad validate: unknown flag --max-concurrent"},
+		{[]string{"keys", "create", "--tiers", "partner"}, "a2ad keys create: unknown flag --tiers (did you mean --tier?)"},
+		{[]string{"store", "backup", "--out"}, "a2ad store backup: flag needs an argument: --out"},
+		{[]string{"tasks", "list", "--sate", "working"}, "a2ad tasks list: unknown flag --sate (did you mean --state?)"},
 	} {
-		if code, _, _ := runA2AD(t, nil, args...); code != 2 {
-			t.Errorf("a2ad %q = %d, want 2", args, code)
+		code, out, errOut := runA2AD(t, nil, tc.args...)
+		cmd := tc.want[:strings.Index(tc.want, ":")]
+		want := tc.want + "\nRun \"" + cmd + " --help\" for the flags.\n"
+		if code != 2 || out != "" || errOut != want {
+			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, want)
 		}
 	}
 	if code, _, _ := runA2AD(t, map[string]string{"A2AD_MAX_CONCURRENT": "abc"}, "skills"); code != 2 {
 		t.Errorf("a2ad skills with A2AD_MAX_CONCURRENT=abc = %d, want 2", code)
 	}
-	if code, _, _ := runA2AD(t, nil, "skills", "-h"); code != 0 {
-		t.Errorf("a2ad skills -h = %d, want 0", code)
+}
+
+// TestRun_Help: each command lists its own flags, and only them.
+func TestRun_Help(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		has, not []string
+	}{
+		{[]string{"serve", "--help"}, []string{"-listen", "-admin-listen", "-catalog", "-tier", "-shutdown-grace"}, []string{"-format"}},
+		{[]string{"skills", "-h"}, []string{"-catalog", "-config", "-expose-all", "-format", "-hidden-prefixes", "-tier"}, []string{"-listen", "-store"}},
+		{[]string{"validate", "--help"}, []string{"-catalog", "-config"}, []string{"-tier", "-format", "-listen"}},
+	} {
+		code, _, errOut := runA2AD(t, nil, tc.args...)
+		var flags []string
+		for _, line := range strings.Split(errOut, "\n") {
+			if f, ok := strings.CutPrefix(line, "  -"); ok {
+				flags = append(flags, "-"+strings.Fields(f)[0])
+			}
+		}
+		if code != 0 || !strings.HasPrefix(errOut, "Usage of a2ad "+tc.args[0]+":\n") {
+			t.Errorf("a2ad %q = %d, %q; want 0 and the usage", tc.args, code, errOut)
+		}
+		for _, f := range tc.has {
+			if !slices.Contains(flags, f) {
+				t.Errorf("a2ad %q lacks %s: %v", tc.args, f, flags)
+			}
+		}
+		for _, f := range tc.not {
+			if slices.Contains(flags, f) {
+				t.Errorf("a2ad %q lists %s, which it does not take", tc.args, f)
+			}
+		}
+		if tc.args[0] == "validate" && len(flags) != 2 {
+			t.Errorf("a2ad validate --help lists %v, want -catalog and -config", flags)
+		}
 	}
 }
 
@@ -337,14 +392,14 @@ func TestSkills_Errors(t *testing.T) {
 
 func TestServe_NoCatalog(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	code, _, errOut := runA2AD(t, nil, "serve", "--listen", "127.0.0.1:0", "--store", store)
+	code, _, errOut := runA2AD(t, nil, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 2 || !strings.Contains(errOut, "catalog: no catalogue file given") {
 		t.Errorf("a2ad serve with no catalogue = %d, stderr %q; want 2", code, errOut)
 	}
 }
 
 func TestServe_InvalidConfig(t *testing.T) {
-	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--log-format", "xml")
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--log-format", "xml", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 	if code != 2 || !strings.Contains(errOut, "log-format") {
 		t.Errorf("a2ad serve --log-format xml = %d, stderr %q; want 2", code, errOut)
 	}
@@ -353,16 +408,31 @@ func TestServe_InvalidConfig(t *testing.T) {
 func TestServe_BadBaseURL(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	code, _, errOut := runA2AD(t, nil, "serve", "--base-url", "ftp://x", "--catalog", shippedCatalog,
-		"--listen", "127.0.0.1:0", "--store", store)
+		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, "base-url") {
 		t.Errorf("a2ad serve --base-url ftp://x = %d, stderr %q; want 1 and base-url", code, errOut)
+	}
+}
+
+// TestServe_ListenOnAllAddresses: without --base-url, a bind-all --listen
+// is refused before anything is bound, naming the address as typed and
+// what to add.
+func TestServe_ListenOnAllAddresses(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "a2ad.db")
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--listen", "0.0.0.0:8080", "--store", store)
+	want := "a2ad: listen 0.0.0.0:8080: listening on all addresses needs --base-url, the URL clients reach a2ad at\n"
+	if code != 2 || errOut != want {
+		t.Errorf("a2ad serve --listen 0.0.0.0:8080 = %d, stderr %q; want 2, %q", code, errOut, want)
+	}
+	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the store file was created: %v", err)
 	}
 }
 
 func TestServe_BrokenCatalog(t *testing.T) {
 	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--store", store)
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, `timeout must be positive, got "-1s"`) {
 		t.Errorf("a2ad serve of a broken catalogue = %d, stderr %q; want 1", code, errOut)
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,7 +160,7 @@ func defaultsFor(name string) Config {
 // flags binds every setting to fs.
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
-	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice (a2ad warns), and all addresses (0.0.0.0:8080) need --base-url")
 	fs.StringVar(&c.AdminListen, "admin-listen", c.AdminListen, "address of the admin listener (metrics, operator views, backups, reload); empty for none; keep it on loopback")
 	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "absolute http(s) URL clients reach a2ad at (default http://<listen>)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "function catalogue file (YAML or JSON)")
@@ -224,15 +226,40 @@ func envName(flagName string) string {
 	return "A2AD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// commandFlags are the flags of the commands that read only some
+// settings; serve takes every flag but these commands' own.
+var commandFlags = map[string][]string{
+	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format"},
+	"validate": {"config", "catalog"},
+	"call":     {"config", "catalog", "log-level", "log-format"},
+}
+
+// takesFlag reports whether command takes the flag name on its command
+// line. The environment and the config file may set any setting: one
+// file serves every command.
+func takesFlag(command, name string) bool {
+	if own, ok := commandFlags[command]; ok {
+		return slices.Contains(own, name)
+	}
+	return name != "format"
+}
+
 // ParseConfig reads args, the environment and the config file into a
-// Config. It returns the remaining arguments.
+// Config. It returns the remaining arguments. A command line the
+// command's flags do not take is a *flagError; -h and --help print the
+// flags to stderr and return flag.ErrHelp.
 func ParseConfig(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
 	// First pass: find which flags are set, and the config file.
 	probe := defaultsFor(name)
+	all := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
+	probe.flags(all)
 	fs := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	probe.flags(fs)
-	if err := fs.Parse(args); err != nil {
+	all.VisitAll(func(f *flag.Flag) {
+		if takesFlag(name, f.Name) {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return Config{}, nil, err
 	}
 	cfg := defaultsFor(name)
@@ -337,6 +364,9 @@ func (c *Config) Validate() error {
 	err := firstError(
 		failIf(c.Catalog == "", "catalog: no catalogue file given (--catalog or A2AD_CATALOG)"),
 		failIf(c.Store == "", "store: no store file given"),
+		// The base URL defaults to the listener's address, which names no
+		// host a client can reach when it is every address.
+		failIf(c.BaseURL == "" && bindsAll(c.Listen), "listen %s: listening on all addresses needs --base-url, the URL clients reach a2ad at", c.Listen),
 		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
 		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
 		failIf(c.LogFormat != "json" && c.LogFormat != "console", "log-format: must be json or console, not %q", c.LogFormat),
@@ -472,6 +502,20 @@ func (c *Config) cors() (*httpx.CORS, error) {
 		return nil, fmt.Errorf("cors-origins: %v", err)
 	}
 	return p, nil
+}
+
+// bindsAll reports whether addr, a listen address, binds every address
+// of the host: 0.0.0.0, [::] or no host at all (":8080").
+func bindsAll(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false // net.Listen says what is wrong
+	}
+	if host == "" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsUnspecified()
 }
 
 func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }

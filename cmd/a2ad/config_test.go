@@ -157,7 +157,7 @@ func TestConfigPolicy(t *testing.T) {
 }
 
 func TestParseConfig_RemainingArgs(t *testing.T) {
-	_, rest, err := ParseConfig("validate", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
+	_, rest, err := ParseConfig("skills", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,6 +309,14 @@ func TestValidate(t *testing.T) {
 		{"no shutdown grace", func(c *Config) { c.ShutdownGrace = 0 }, ""},
 		{"catalog missing", func(c *Config) { c.Catalog = "" }, "catalog: no catalogue file given (--catalog or A2AD_CATALOG)"},
 		{"store missing", func(c *Config) { c.Store = "" }, "store: no store file given"},
+		{"listen on all IPv4 addresses", func(c *Config) { c.Listen = "0.0.0.0:8080" },
+			"listen 0.0.0.0:8080: listening on all addresses needs --base-url, the URL clients reach a2ad at"},
+		{"listen on all IPv6 addresses", func(c *Config) { c.Listen = "[::]:8080" },
+			"listen [::]:8080: listening on all addresses needs --base-url, the URL clients reach a2ad at"},
+		{"listen on a port only", func(c *Config) { c.Listen = ":8080" },
+			"listen :8080: listening on all addresses needs --base-url, the URL clients reach a2ad at"},
+		{"listen on all addresses with a base URL", func(c *Config) { c.Listen = "0.0.0.0:8080"; c.BaseURL = "https://a2a.example.com" }, ""},
+		{"listen on a host name", func(c *Config) { c.Listen = "localhost:8080" }, ""},
 		{"log format xml", func(c *Config) { c.LogFormat = "xml" }, `log-format: must be json or console, not "xml"`},
 		{"max body bytes 0", func(c *Config) { c.MaxBodyBytes = 0 }, "max-body-bytes: must be positive, not 0"},
 		{"max concurrent 0", func(c *Config) { c.MaxConcurrent = 0 }, "max-concurrent: must be positive, not 0"},

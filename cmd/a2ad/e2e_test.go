@@ -195,7 +195,7 @@ func TestStoreHeldByAnotherProcess(t *testing.T) {
 	startBinary(t, exampleCatalog, store)
 	start := time.Now()
 	out, err := exec.Command(binary(t), "serve", "--catalog", exampleCatalog, "--store", store,
-		"--listen", "127.0.0.1:0", "--store-lock-timeout", "300ms").CombinedOutput()
+		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store-lock-timeout", "300ms").CombinedOutput()
 	if err == nil {
 		t.Fatal("second server started on a held store")
 	}
@@ -236,7 +236,10 @@ func TestGracefulShutdown(t *testing.T) {
 				}
 				got <- out
 			}()
-			time.Sleep(150 * time.Millisecond) // the call is running
+			eventually(t, 10*time.Second, "the call to run", func() bool {
+				_, metrics := getStatus(t, "http://"+m.AdminAddr()+"/metrics")
+				return strings.Contains(metrics, `a2ad_calls_running{function="demo::sleep"} 1`)
+			})
 			start := time.Now()
 			if err := m.Close(); err != nil {
 				t.Fatalf("Close: %v", err)

@@ -31,7 +31,6 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 	}
 	sub, rest := args[0], args[1:]
 	fs := flag.NewFlagSet("a2ad keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	path, _ := lookupEnv(envName("keys"))
 	fs.StringVar(&path, "keys", path, "the keys file (or A2AD_KEYS)")
 	var id, tiers string
@@ -47,10 +46,11 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 		fmt.Fprintf(stderr, "a2ad keys: unknown command %q\n\n%s", sub, keysUsage)
 		return 2
 	}
-	if err := fs.Parse(rest); err != nil {
+	if err := parseFlags(fs, rest, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -83,13 +83,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	var fe *flagError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		if cmd == "call" { // after the flags: what the arguments are
 			fmt.Fprint(stderr, "\n"+callUsage)
 		}
 		return 0
-	}
-	if err != nil {
+	case errors.As(err, &fe):
+		fmt.Fprintln(stderr, fe) // it names the command
+		return 2
+	case err != nil:
 		fmt.Fprintln(stderr, "a2ad:", err)
 		return 2
 	}

@@ -58,6 +58,76 @@ func TestReadiness(t *testing.T) {
 	}
 }
 
+// TestDrain: SIGTERM while a slow call runs. Through the grace period the
+// listener stays open: /readyz answers 503 and a new call gets HTTP 503
+// with Retry-After and -32051, so that a load balancer retries it
+// elsewhere; the log says what the drain waits for. The slow call
+// completes for its blocking sender, and a2ad exits 0.
+func TestDrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-grace", "30s")
+	slow := make(chan map[string]any, 1)
+	go func() {
+		var out map[string]any
+		body := rpcBody("message/send", sendParams("slow", "demo::sleep", map[string]any{"seconds": 3}, true))
+		if resp, err := http.Post(p.base+"/a2a", "application/json", bytes.NewReader(body)); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+		}
+		slow <- out
+	}()
+	eventually(t, 10*time.Second, "the slow call to run", func() bool {
+		_, metrics := getStatus(t, p.admin+"/metrics")
+		return strings.Contains(metrics, `a2ad_calls_running{function="demo::sleep"} 1`)
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "/readyz to answer draining", func() bool {
+		code, body := getStatus(t, p.base+"/readyz")
+		return code == http.StatusServiceUnavailable && body == `{"reason":"draining","status":"not_ready"}`+"\n"
+	})
+	resp, err := http.Post(p.base+"/a2a", "application/json",
+		bytes.NewReader(rpcBody("message/send", sendParams("late", "demo::echo", map[string]any{"message": "hi"}, true))))
+	if err != nil {
+		t.Fatalf("a new call during the grace period: %v", err)
+	}
+	late, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	const refused = `{"jsonrpc":"2.0","id":1,"error":{"code":-32051,"message":"Server is shutting down; retry later"}}`
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || string(late) != refused {
+		t.Errorf("a new call during the grace period: HTTP %d, Retry-After %q, %s; want 503, 1, %s",
+			resp.StatusCode, resp.Header.Get("Retry-After"), late, refused)
+	}
+	select {
+	case ans := <-slow:
+		if ans == nil || state(resultTask(t, ans)) != "completed" {
+			t.Errorf("the slow call's blocking sender got %v, want a completed task", ans)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the slow call's blocking sender got no answer")
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("a2ad exited with %v after the drain, want exit code 0", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a2ad still running 20 s after its last call ended")
+	}
+	p.mu.Lock()
+	logs := p.logs.String()
+	p.mu.Unlock()
+	if !strings.Contains(logs, `"calls":1,"functions":{"demo::sleep":1},"grace_left":`) ||
+		!strings.Contains(logs, `"message":"draining: waiting for running calls"`) {
+		t.Errorf("the log does not say what the drain waits for:\n%s", logs)
+	}
+}
+
 // opsCatalog is a small catalogue of builtins; extra is added to its
 // function list.
 func opsCatalog(extra string) string {

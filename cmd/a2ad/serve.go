@@ -82,18 +82,6 @@ type Main struct {
 	closers []closer // what undoes each step of Open, in the order done
 }
 
-// newLogger builds the root logger.
-func newLogger(cfg Config, w io.Writer) (zerolog.Logger, error) {
-	level, err := zerolog.ParseLevel(cfg.LogLevel)
-	if err != nil || cfg.LogLevel == "" {
-		return zerolog.Nop(), fmt.Errorf("log-level: %q is not a level (debug, info, warn, error)", cfg.LogLevel)
-	}
-	if cfg.LogFormat == "console" {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
-	}
-	return zerolog.New(w).Level(level).With().Timestamp().Str("service", "a2ad").Logger(), nil
-}
-
 func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "a2ad:", err)
@@ -446,9 +434,9 @@ func (m *Main) openService(ctx context.Context) error {
 	return nil
 }
 
-// openHTTP serves the A2A server on the main listener. It closes first:
-// new calls are refused from then on, and running ones finish within the
-// grace period.
+// openHTTP serves the A2A server on the main listener. It closes first,
+// draining (see shutdownHTTP): new calls are refused from then on, and
+// running ones finish within the grace period.
 func (m *Main) openHTTP(context.Context) error {
 	cfg := m.Config
 	limits := cfg.storageLimits()
@@ -569,12 +557,20 @@ func (m *Main) Close() error {
 	return m.unwind(nil)
 }
 
-// shutdownHTTP refuses new calls and shuts the main listener's server
-// down: blocking senders wait for their calls until the grace period in
-// ctx ends; then the service ends the calls, and their senders get the
-// task as it stands.
+// shutdownHTTP drains, then shuts the main listener's server down. While
+// running calls finish, within the grace period in ctx, the listener
+// stays open: new calls get -32051 (HTTP 503, Retry-After) and /readyz
+// 503, so that a load balancer sends them elsewhere; reads are served.
+// Open streams end at once (their clients resume elsewhere, or after the
+// restart). Then the server closes; once the grace period is over the
+// service ends the calls left, and their blocking senders get the task as
+// it stands.
 func (m *Main) shutdownHTTP(ctx context.Context) error {
-	m.service.Drain() // new calls get -32051 from here on
+	// Each answer from now on closes its connection: a client's next
+	// request goes through the balancer again.
+	m.http.SetKeepAlivesEnabled(false)
+	m.srv.CloseStreams()
+	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
 	stop := context.AfterFunc(ctx, func() {
 		_ = m.service.Close(ctx) // ctx is over: cancel the calls now
 	})

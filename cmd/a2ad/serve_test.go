@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -141,5 +142,66 @@ func TestFailedOpenUnwinds(t *testing.T) {
 	eventually(t, 2*time.Second, "the goroutines Open started to end", func() bool { return runtime.NumGoroutine() <= before })
 	if err := m.Close(); err != nil {
 		t.Errorf("Close after a failed Open: %v", err)
+	}
+}
+
+// TestConsoleLogs: --log-format console writes no colour codes into a
+// file or a pipe, and audit records carry a level (INF), not "???".
+func TestConsoleLogs(t *testing.T) {
+	dir := t.TempDir()
+	file, err := os.Create(filepath.Join(dir, "a2ad.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	var buf testkit.SyncBuffer
+	for _, out := range []io.Writer{file, w, &buf} {
+		if isTerminal(out) {
+			t.Errorf("isTerminal(%T) = true, want false", out)
+		}
+	}
+
+	cfg := testConfig(filepath.Join(dir, "a2ad.db"))
+	cfg.LogFormat = "console"
+	log, err := newLogger(cfg, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := openMain(t, &Main{Config: cfg, Logger: log})
+	resp := rpc(t, "http://"+m.Addr(), "message/send", sendParams("m1", "demo::echo", map[string]any{"message": "hi"}, true))
+	if s := state(resultTask(t, resp)); s != "completed" {
+		t.Fatalf("call ended %s", s)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(file.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	if strings.Contains(text, "\x1b[") {
+		t.Errorf("colour codes in a log file:\n%q", text)
+	}
+	if strings.Contains(text, "???") {
+		t.Errorf("a record without a level:\n%s", text)
+	}
+	audits := 0
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, " audit=true ") {
+			audits++
+			if !strings.Contains(line, " INF call ") {
+				t.Errorf("audit record not at info level: %s", line)
+			}
+		}
+	}
+	if audits != 1 {
+		t.Errorf("%d audit records, want 1:\n%s", audits, text)
 	}
 }

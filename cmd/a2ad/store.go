@@ -106,17 +106,17 @@ type storeFlags struct {
 
 func newStoreFlags(tool string, stderr io.Writer) *storeFlags {
 	f := &storeFlags{fs: flag.NewFlagSet("a2ad store "+tool, flag.ContinueOnError)}
-	f.fs.SetOutput(stderr)
 	f.fs.DurationVar(&f.lockTimeout, "lock-timeout", boltstore.DefaultToolLockTimeout, "how long to wait for a store file another process holds")
 	return f
 }
 
 // parse returns the exit code to end with, or -1 to go on.
 func (f *storeFlags) parse(args []string, stderr io.Writer) int {
-	if err := f.fs.Parse(args); err != nil {
+	if err := parseFlags(f.fs, args, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	if f.fs.NArg() > 0 {

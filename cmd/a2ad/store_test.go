@@ -445,7 +445,7 @@ func TestStoreUsage(t *testing.T) {
 		{[]string{"store", "compact"}, 2, "a2ad: store compact: give the store file with --store"},
 		{[]string{"store", "check"}, 2, "a2ad: store check: give the store file with --store"},
 		{[]string{"store", "check", "a2ad.db"}, 2, `a2ad: unexpected argument "a2ad.db" (the tools take flags only)`},
-		{[]string{"store", "check", "--bogus"}, 2, "    \tstore file to check (no server may hold it), or a PostgreSQL database's postgres:// URL"},
+		{[]string{"store", "check", "--bogus"}, 2, `Run "a2ad store check --help" for the flags.`},
 		{[]string{"store", "check", "-h"}, 0, ""},
 		{[]string{"store", "check", "--store", filepath.Join(dir, "none.db")}, 1,
 			"a2ad: store check: open task store: stat " + filepath.Join(dir, "none.db") + ": no such file or directory"},

@@ -102,7 +102,6 @@ type tasksOptions struct {
 // parsing ends the command (help, bad flags), else -1.
 func parseTasksArgs(sub string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (o tasksOptions, pos []string, code int) {
 	fs := flag.NewFlagSet("a2ad tasks "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o.server = admin.DefaultURL
 	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
 		o.server = v
@@ -123,10 +122,11 @@ func parseTasksArgs(sub string, args []string, lookupEnv func(string) (string, b
 		fs.StringVar(&pageTok, "page-token", "", "the next page token a previous page printed")
 	}
 	for rest := args; ; rest = fs.Args()[1:] {
-		if err := fs.Parse(rest); err != nil {
+		if err := parseFlags(fs, rest, stderr); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return o, nil, 0
 			}
+			fmt.Fprintln(stderr, err)
 			return o, nil, 2
 		}
 		if fs.NArg() == 0 {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/a2ad/a2ad/internal/suggest"
 )
 
 // LoadError lists every problem of a file; P is the loader's own problem
@@ -187,7 +189,7 @@ func (c *Checker) Fields(n *yaml.Node, ptr, where string, allowed []string) map[
 		if !slices.Contains(allowed, e.Name) {
 			hint := ""
 			if c.Suggest {
-				if s := suggest(e.Name, allowed); s != "" {
+				if s := suggest.Closest(e.Name, allowed); s != "" {
 					hint = " (did you mean " + strconv.Quote(s) + "?)"
 				}
 			}
@@ -197,39 +199,6 @@ func (c *Checker) Fields(n *yaml.Node, ptr, where string, allowed []string) map[
 		out[e.Name] = e
 	}
 	return out
-}
-
-// suggest returns the allowed key closest to key, if it is close enough
-// to be a likely typo.
-func suggest(key string, allowed []string) string {
-	best, bestD := "", 3
-	for _, a := range allowed {
-		if d := editDistance(strings.ToLower(key), a); d < bestD && d < len(a) {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Str reads a string. It never prints the value.

@@ -23,21 +23,21 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 	npm ci --no-audit --no-fund
 fi
 
-# A free loopback port (a tiny race with other processes is acceptable here).
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-url="http://127.0.0.1:$port"
-
+# Random loopback ports, the admin listener's too (a fixed one would clash
+# with an a2ad already running, the README's on 8080 and 8081 say): the
+# base URL comes from the "a2ad serving" log line.
 cd "$root"
-"$tmp/a2ad" serve --catalog examples/catalog.yaml --store "$tmp/a2ad.db" --listen "127.0.0.1:$port" >"$tmp/log" 2>&1 &
+"$tmp/a2ad" serve --catalog examples/catalog.yaml --store "$tmp/a2ad.db" --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 >"$tmp/log" 2>&1 &
 pid=$!
-up=
+url=
 for _ in $(seq 1 100); do
 	if ! kill -0 "$pid" 2>/dev/null; then break; fi
-	if node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$url/healthz"; then up=1; break; fi
+	url=$(sed -n 's/.*"base_url":"\([^"]*\)".*"message":"a2ad serving".*/\1/p' "$tmp/log")
+	if [ -n "$url" ]; then break; fi
 	sleep 0.1
 done
-if [ -z "$up" ]; then
-	echo "FAIL server: a2ad did not answer $url/healthz; its log:"; cat "$tmp/log"; exit 1
+if [ -z "$url" ] || ! node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$url/healthz"; then
+	echo "FAIL server: a2ad did not start or did not answer ${url:-its base URL}/healthz; its log:"; cat "$tmp/log"; exit 1
 fi
 
 cd "$here"

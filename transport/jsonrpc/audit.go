@@ -220,7 +220,7 @@ func (s *Server) writeAudit(ac *auditCall, reqID string) {
 		return
 	}
 	p := ac.principal
-	ev := s.cfg.Audit.Log().
+	ev := s.cfg.Audit.Info().
 		Str("client_addr", ac.client).
 		Str("caller", p.Caller.ID).
 		Bool("anonymous", p.Anonymous).

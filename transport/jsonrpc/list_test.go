@@ -94,7 +94,6 @@ func TestListErrors(t *testing.T) {
 			`{"code":-32602,"message":"Invalid parameters: /page_token: is not a page token this server issued","data":{"errors":[{"message":"is not a page token this server issued","path":"/page_token"}]}}`},
 		{`{"page_token":"x"}`, fmt.Errorf("list: %w", tasks.ErrPageTokenQuery),
 			`{"code":-32602,"message":"Invalid parameters: /page_token: was issued for another query (other filters or another caller)","data":{"errors":[{"message":"was issued for another query (other filters or another caller)","path":"/page_token"}]}}`},
-		{`{}`, tasks.ErrClosed, `{"code":-32051,"message":"Server is shutting down; retry later"}`},
 		{`{}`, errors.New("disk on fire"), `{"code":-32603,"message":"Internal error"}`},
 	}
 	wantCalls := 0

@@ -56,6 +56,9 @@ func TestSendOutcomeAudited(t *testing.T) {
 			if err := json.Unmarshal([]byte(log), &rec); err != nil || strings.Count(log, "\n") != 1 {
 				t.Fatalf("want one record: %v %s", err, log)
 			}
+			if rec["level"] != "info" {
+				t.Errorf("record level = %v, want info; record %s", rec["level"], log)
+			}
 			for k, v := range tt.want {
 				if rec[k] != v {
 					t.Errorf("record %s = %v, want %v; record %s", k, rec[k], v, log)

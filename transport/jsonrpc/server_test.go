@@ -402,6 +402,9 @@ func TestUnsupportedMethods(t *testing.T) {
 	}
 }
 
+// TestErrorMapping: each service error has its JSON-RPC error, answered
+// with HTTP 200 (the two answered with 503, -32051 and -32057, are in
+// TestUnavailable).
 func TestErrorMapping(t *testing.T) {
 	passThrough := &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "Incompatible content types", Data: map[string]any{"mimeType": "image/png"}}
 	tests := []struct {
@@ -419,7 +422,6 @@ func TestErrorMapping(t *testing.T) {
 		{"server busy", tasks.ErrBusy, `{"code":-32050,"message":"Server busy: too many calls are waiting; retry later","data":{"scope":"server"}}`},
 		{"server busy, joined", errors.Join(errors.New("queue"), tasks.ErrBusy), `{"code":-32050,"message":"Server busy: too many calls are waiting; retry later","data":{"scope":"server"}}`},
 		{"caller busy", fmt.Errorf("send: %w", tasks.ErrCallerBusy), `{"code":-32050,"message":"Too many calls of this caller are running or waiting; retry later","data":{"scope":"caller"}}`},
-		{"closed", tasks.ErrClosed, `{"code":-32051,"message":"Server is shutting down; retry later"}`},
 		{"byte quota", fmt.Errorf("create: %w", &tasks.QuotaError{Which: tasks.QuotaBytes, Used: 1000, Limit: 1024}),
 			`{"code":-32055,"message":"Storage quota exceeded: 1000 of 1024 bytes stored; wait for old tasks to expire or ask the operator for more","data":{"limit":1024,"quota":"bytes","used":1000}}`},
 		{"task quota", &tasks.QuotaError{Which: tasks.QuotaTasks, Used: 5, Limit: 5},

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/a2ad/a2ad/internal/suggest"
+)
+
+// flagError is a command line the flags of a command do not take: the
+// problem, with a likely meant flag for a typo, and where the flags are
+// listed.
+type flagError struct {
+	command string // "a2ad serve"
+	problem string
+}
+
+func (e *flagError) Error() string {
+	return fmt.Sprintf("%s: %s\nRun \"%s --help\" for the flags.", e.command, e.problem, e.command)
+}
+
+// flagDashes gives the flag names in the flag package's errors two
+// dashes.
+var flagDashes = strings.NewReplacer("flag -", "flag --", "for -", "for --", ": -", ": --")
+
+// parseFlags parses args with fs. It prints the flags to help only when
+// asked (-h, --help: then it returns flag.ErrHelp); any other problem is
+// a *flagError, first and short, rather than the flag package's error
+// after every flag.
+func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(help, "Usage of %s:\n", fs.Name())
+		fs.SetOutput(help)
+		fs.PrintDefaults()
+		return err
+	}
+	// The flag package names a flag with one dash; a2ad's help and
+	// README write two.
+	problem := flagDashes.Replace(err.Error())
+	// The flag package's words for a flag it does not know.
+	if name, ok := strings.CutPrefix(problem, "flag provided but not defined: --"); ok {
+		problem = "unknown flag --" + name
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggest.Closest(name, names); s != "" {
+			problem += " (did you mean --" + s + "?)"
+		}
+	}
+	return &flagError{command: fs.Name(), problem: problem}
+}
