@@ -7,6 +7,7 @@
 //	a2ad keys      create and list API keys
 //	a2ad store     back up, compact or check the store file
 //	a2ad tasks     list, show or cancel the tasks of a running server
+//	a2ad reload    make a running server reload its catalogue and keys
 //	a2ad version   print the version
 package main
 
@@ -47,6 +48,8 @@ Usage:
                           back up (also while the server runs), compact or check the store file (flags only)
   a2ad tasks list|get|cancel [flags]
                           inspect or cancel the tasks of a running a2ad (see "a2ad tasks help")
+  a2ad reload [--server URL]
+                          make a running a2ad reload its catalogue and keys file (as SIGHUP)
   a2ad version            print the version
 
 Run "a2ad <command> -h" for the flags. Every flag can also be set as an
@@ -74,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return storeCmd(ctx, rest, stdout, stderr)
 	case "tasks":
 		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
+	case "reload":
+		return reloadCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "serve", "skills", "validate":
 	default:
 		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)

@@ -510,6 +510,8 @@ func (m *Main) openHTTP(context.Context) error {
 	})
 	m.srv = srv
 	httpx.GET(srv.Echo(), "/readyz", admin.Readyz(m.notReady))
+	// An admin route asked of the main listener says where to look.
+	srv.Echo().Any("/admin/*", admin.WrongListener)
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
 	m.http.RegisterOnShutdown(srv.CloseStreams)
