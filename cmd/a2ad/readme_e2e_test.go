@@ -304,6 +304,8 @@ func freePort() string {
 	return port
 }
 
+var catFile = regexp.MustCompile(`^cat ([\w.-]+)$`)
+
 var foregroundServe = regexp.MustCompile(`^\s*(\./)?a2ad serve\b[^&]*$`)
 
 // runExample runs ex in dir and compares each step's output with the
@@ -324,13 +326,22 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 	}
 	for i, s := range ex.steps {
 		fmt.Fprintf(&script, "__step %d\n", i)
+		if m := catFile.FindStringSubmatch(s.cmd); m != nil && ex.lang == "" {
+			// "$ cat FILE" shows a file the transcript's next commands read.
+			if err := os.WriteFile(filepath.Join(dir, m[1]), []byte(s.want+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if s.stop {
 			script.WriteString("__stop_server\n")
 		}
-		cmd := env.rewrite(s.cmd, true)
-		if foregroundServe.MatchString(strings.TrimSpace(cmd)) {
-			cmd = strings.TrimSpace(cmd) + " >>server.log 2>&1 &\n__wait_ready\n"
+		lines := strings.Split(env.rewrite(s.cmd, true), "\n")
+		for j, l := range lines {
+			if foregroundServe.MatchString(l) {
+				lines[j] = l + " >>server.log 2>&1 &\n__wait_ready"
+			}
 		}
+		cmd := strings.Join(lines, "\n")
 		if ex.lang == "" {
 			cmd = "{ " + cmd + "\n} 2>&1"
 		}
