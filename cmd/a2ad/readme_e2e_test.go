@@ -167,7 +167,8 @@ func exampleSteps(lang string, body []string) []readmeStep {
 }
 
 // readmeSetups prepare the server an example's marker names with
-// setup="NAME": they run after it serves, with the example's
+// setup="NAME": they start it (__start_server, with the marker's
+// server="FLAGS") when they are ready for it, run with the example's
 // environment, and may set ID, which replaces the task ids the README's
 // commands name.
 var readmeSetups = map[string]string{
@@ -177,7 +178,7 @@ var readmeSetups = map[string]string{
 a2ad keys create --keys keys.yaml --id acme --tier partner >acme.key
 a2ad keys create --keys keys.yaml --id bob --tier partner >bob.key
 a2ad keys create --keys keys.yaml --id ops --tier internal,partner >/dev/null
-a2ad reload >/dev/null
+__start_server
 send() { # key, message id, skill, input, blocking
   curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat "$1.key")" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"'"$2"'","role":"user","parts":[{"kind":"data","data":{"skill":"'"$3"'","input":'"$4"'}}]},"configuration":{"blocking":'"$5"'}}}'
 }
@@ -188,13 +189,14 @@ a2ad tasks cancel "$ID" >/dev/null
 `,
 	// A few tasks, so that a backup and a compaction have something to copy.
 	"tasks": `
+__start_server
 for i in 1 2 3; do
   curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-'$i'","role":"user","parts":[{"kind":"text","text":"text::wordcount one two three"}]}}}' >/dev/null
 done
 `,
 	"keys": `
 a2ad keys create --keys keys.yaml --id acme --tier partner >/dev/null
-a2ad reload >/dev/null
+__start_server
 `,
 }
 
@@ -314,8 +316,9 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 	env := &exampleEnv{ports: map[string]string{"8080": freePort(), "8081": freePort()}, setID: ex.attrs["setup"] != ""}
 	var script strings.Builder
 	script.WriteString(readmePrelude)
-	if flags, ok := ex.attrs["server"]; ok {
-		fmt.Fprintf(&script, "a2ad serve %s >>server.log 2>&1 &\n__server=$!\n__wait_ready\n", flags)
+	fmt.Fprintf(&script, "__start_server() { a2ad serve %s >>server.log 2>&1 & __server=$!; __wait_ready; }\n", ex.attrs["server"])
+	if _, ok := ex.attrs["server"]; ok && ex.attrs["setup"] == "" {
+		script.WriteString("__start_server\n")
 	}
 	if name := ex.attrs["setup"]; name != "" {
 		setup, ok := readmeSetups[name]

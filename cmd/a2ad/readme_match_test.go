@@ -60,6 +60,7 @@ var (
 	maskSpaces  = regexp.MustCompile(`\s+`)
 	maskVersion = regexp.MustCompile(`^(dev|v\d+\.\d+\.\d+\S*)$`)
 	maskToken   = regexp.MustCompile(`^[A-Za-z0-9_-]{24,}$`)
+	maskAbbrev  = regexp.MustCompile(`^[0-9a-f]{2,}-?…$`) // an id or hash cut short: "0196…"
 )
 
 // maskText is a line with ids, times and hashes as placeholders, numbers
@@ -136,6 +137,8 @@ type shape struct {
 	obj   map[string]*shape
 	arr   []*shape
 	open  bool // an object or array with "…" among its members
+	// contains are strings the object holds somewhere: {…"text"…}.
+	contains []string
 	str   string
 	other any // a bool
 }
@@ -159,6 +162,11 @@ func (w *shape) match(path string, g any) string {
 			}
 			if d := w.obj[k].match(strings.TrimSuffix(path, "/")+"/"+k, v); d != "" {
 				return d
+			}
+		}
+		for _, c := range w.contains {
+			if !holdsString(o, c) {
+				return fmt.Sprintf("%s: no string %q inside", path, c)
 			}
 		}
 		if !w.open {
@@ -186,7 +194,8 @@ func (w *shape) match(path string, g any) string {
 		if !ok {
 			return fmt.Sprintf("%s: %s, want a string", path, kindOf(g))
 		}
-		if maskString(s) != maskString(w.str) && !textPattern(w.str).MatchString(maskText(s)) {
+		abbrev := maskAbbrev.MatchString(w.str) && (maskUUID.MatchString(s) || maskHex.MatchString(s))
+		if !abbrev && maskString(s) != maskString(w.str) && !textPattern(w.str).MatchString(maskText(s)) {
 			return fmt.Sprintf("%s: %q, want %q", path, s, w.str)
 		}
 	default:
@@ -195,6 +204,27 @@ func (w *shape) match(path string, g any) string {
 		}
 	}
 	return ""
+}
+
+// holdsString reports whether s is a string anywhere in v.
+func holdsString(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == s
+	case map[string]any:
+		for _, e := range v {
+			if holdsString(e, s) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if holdsString(e, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func kindOf(v any) string {
@@ -309,6 +339,17 @@ func (p *shapeParser) container(open byte) (*shape, error) {
 				sh.open = true
 				continue
 			}
+			// {…"text"…}: an object with that string somewhere inside.
+			if p.i < len(p.s) && p.s[p.i] == '"' && sh.kind == "object" {
+				str, err := p.str()
+				if err != nil {
+					return nil, err
+				}
+				if p.ellipsis() {
+					sh.open, sh.contains = true, append(sh.contains, str)
+					continue
+				}
+			}
 			p.i = save
 		}
 		p.skipSpace()
@@ -374,6 +415,9 @@ func TestMatchOutput(t *testing.T) {
 		{`schema "2", 30 tasks`, `schema "5", 30 tasks`, false},
 		{"id: 2\ndata: {\"a\":[…]}", "id: 7\ndata: {\"a\":[]}", true},
 		{"a\nb", "a", false},
+		{`{"m":{…"slept 1"…}}`, `{"m":{"p":[{"t":"slept 1"}]}}`, true},
+		{`{"m":{…"slept 1"…}}`, `{"m":{"p":[{"t":"slept 2"}]}}`, false},
+		{`{"v":"5d1c…"}`, `{"v":"074fba99b4e539a6"}`, true},
 	} {
 		if d := matchOutput(tc.want, tc.got); (d == "") != tc.ok {
 			t.Errorf("matchOutput(%q, %q) = %q, want a match: %v", tc.want, tc.got, d, tc.ok)
