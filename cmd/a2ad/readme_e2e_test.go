@@ -17,6 +17,7 @@ package main
 //	                           (A2AD_LISTEN, A2AD_ADMIN_LISTEN and
 //	                           A2AD_ADMIN_URL name those of 8080 and 8081)
 //	a task id in a command     the id the example's setup chose ($ID)
+//	https://hooks.example/a2a  a webhook receiver that answers 503
 //
 // A line that starts a2ad serve in the foreground (the README says to
 // use another shell) runs in the background, and the script waits until
@@ -28,6 +29,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,6 +197,15 @@ for i in 1 2 3; do
   curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-'$i'","role":"user","parts":[{"kind":"text","text":"text::wordcount one two three"}]}}}' >/dev/null
 done
 `,
+	// A webhook that answers 503, given up on after one attempt.
+	"dead-letter": `
+__start_server
+curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"demo::echo {}"}]},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example/a2a"}}}}'
+for _ in $(seq 100); do
+  [ "$(curl -sf "$A2AD_ADMIN_URL/admin/push/dead-letters" | jq '.deadLetters | length')" = 1 ] && break
+  sleep 0.1
+done
+`,
 	"keys": `
 a2ad keys create --keys keys.yaml --id acme --tier partner >/dev/null
 __start_server
@@ -273,6 +285,7 @@ var (
 // exampleEnv is what an example runs with: its ports and rewrites.
 type exampleEnv struct {
 	ports map[string]string // README port: the test's
+	hook  string            // the webhook receiver's URL
 	setID bool              // the setup sets ID
 }
 
@@ -284,6 +297,7 @@ func (e *exampleEnv) rewrite(s string, cmd bool) string {
 		}
 		return host + ":" + e.ports[port]
 	})
+	s = strings.ReplaceAll(s, "https://hooks.example/a2a", e.hook)
 	if !cmd {
 		return s
 	}
@@ -313,9 +327,14 @@ var foregroundServe = regexp.MustCompile(`^\s*(\./)?a2ad serve\b[^&]*$`)
 // runExample runs ex in dir and compares each step's output with the
 // README's.
 func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
-	env := &exampleEnv{ports: map[string]string{"8080": freePort(), "8081": freePort()}, setID: ex.attrs["setup"] != ""}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer hook.Close()
+	env := &exampleEnv{ports: map[string]string{"8080": freePort(), "8081": freePort()}, hook: hook.URL + "/a2a",
+		setID: ex.attrs["setup"] != ""}
 	var script strings.Builder
-	script.WriteString(readmePrelude)
+	script.WriteString(env.rewrite(readmePrelude, true))
 	fmt.Fprintf(&script, "__start_server() { a2ad serve %s >>server.log 2>&1 & __server=$!; __wait_ready; }\n", ex.attrs["server"])
 	if _, ok := ex.attrs["server"]; ok && ex.attrs["setup"] == "" {
 		script.WriteString("__start_server\n")
@@ -325,7 +344,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 		if !ok {
 			t.Fatalf("README.md:%d: no setup %q", ex.line, name)
 		}
-		fmt.Fprintf(&script, "{\n%s\n} >/dev/null || { echo 'setup failed' >&2; exit 1; }\n", setup)
+		fmt.Fprintf(&script, "{\n%s\n} >/dev/null || { echo 'setup failed' >&2; exit 1; }\n", env.rewrite(setup, true))
 	}
 	for i, s := range ex.steps {
 		fmt.Fprintf(&script, "__step %d\n", i)

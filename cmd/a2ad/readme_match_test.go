@@ -132,15 +132,15 @@ func matchJSONStream(want, got string) string {
 
 // shape is a JSON value as the README shows it, "…" included.
 type shape struct {
-	kind  string // object, array, string, number, bool, null, any
-	keys  []string
-	obj   map[string]*shape
-	arr   []*shape
-	open  bool // an object or array with "…" among its members
+	kind string // object, array, string, number, bool, null, any
+	keys []string
+	obj  map[string]*shape
+	arr  []*shape
+	open bool // an object or array with "…" among its members
 	// contains are strings the object holds somewhere: {…"text"…}.
 	contains []string
-	str   string
-	other any // a bool
+	str      string
+	other    any // a bool
 }
 
 func (w *shape) match(path string, g any) string {
