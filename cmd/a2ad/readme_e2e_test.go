@@ -206,6 +206,14 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 `,
+	// A copy of the catalogue, three keys, and a function added once the
+	// server runs: the reload has something to read.
+	"reload": `
+cp examples/catalog.yaml catalog.yaml && ln -s examples/schemas schemas && ln -s examples/bin bin
+for id in acme bob ops; do a2ad keys create --keys keys.yaml --id $id --tier partner; done
+__start_server
+printf '  - id: demo::echo2\n    builtin: echo\n' >>catalog.yaml
+`,
 	"keys": `
 a2ad keys create --keys keys.yaml --id acme --tier partner >/dev/null
 __start_server
