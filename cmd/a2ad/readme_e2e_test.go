@@ -352,7 +352,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 		if !ok {
 			t.Fatalf("README.md:%d: no setup %q", ex.line, name)
 		}
-		fmt.Fprintf(&script, "{\n%s\n} >/dev/null || { echo 'setup failed' >&2; exit 1; }\n", env.rewrite(setup, true))
+		fmt.Fprintf(&script, "{\n%s\n} >/dev/null 2>setup.log || { echo 'setup failed' >&2; cat setup.log >&2; exit 1; }\n", env.rewrite(setup, true))
 	}
 	for i, s := range ex.steps {
 		fmt.Fprintf(&script, "__step %d\n", i)
