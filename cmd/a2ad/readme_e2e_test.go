@@ -214,9 +214,11 @@ for id in acme bob ops; do a2ad keys create --keys keys.yaml --id $id --tier par
 __start_server
 printf '  - id: demo::echo2\n    builtin: echo\n' >>catalog.yaml
 `,
-	"keys": `
-a2ad keys create --keys keys.yaml --id acme --tier partner >/dev/null
+	// acme calls a function its tier may not: the audit trail's sample.
+	"audit": `
+a2ad keys create --keys keys.yaml --id acme --tier partner >acme.key
 __start_server
+curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"q-1","role":"user","parts":[{"kind":"data","data":{"skill":"pricing::quote","input":{"sku":"A-1","quantity":2}}}]}}}'
 `,
 }
 
