@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -270,8 +272,8 @@ func TestReadmeExamples(t *testing.T) {
 			}
 		})
 	}
-	for name, why := range readmeNotRun {
-		t.Logf("not run: %s: %s", name, why)
+	for _, name := range slices.Sorted(maps.Keys(readmeNotRun)) {
+		t.Logf("not run: %s: %s", name, readmeNotRun[name])
 	}
 }
 
