@@ -227,7 +227,6 @@ curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: appli
 // readmeNotRun are the README's examples with an output that the test
 // does not run, and why. A marked example may not appear here.
 var readmeNotRun = map[string]string{
-	"run command":   "the server of \"Two commands\" and the curl calls after it show no output (.ci/run's \"README run command serves a card\" starts it; the versions example sends the same calls)",
 	"catalogue":     "the catalogue's format, not the output of a command (examples/catalog.yaml is the reference; every e2e test serves it)",
 	"resubscribe":   "shows no output and needs a task id in place of <task id> (TestStreamResume* resume streams)",
 	"keys file":     "the keys file's format, written by hand: not the output of a command (a2ad keys create writes it; TestReplaceKey and TestAppendKey check it)",
