@@ -389,7 +389,10 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 	defer cancel()
 	c := exec.CommandContext(ctx, "bash", "-c", script.String())
 	c.Dir = dir
-	c.Env = append(os.Environ(),
+	// The examples see none of the A2AD_ settings of whoever runs the
+	// tests, only their own.
+	inherited := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "A2AD_") })
+	c.Env = append(inherited,
 		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"A2AD_BIN="+bin,
 		"A2AD_LISTEN=127.0.0.1:"+env.ports["8080"],
