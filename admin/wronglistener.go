@@ -16,3 +16,11 @@ const WrongListenerMessage = "this is the main listener; the admin listener is -
 func WrongListener(echo.Context) error {
 	return echo.NewHTTPError(http.StatusNotFound, WrongListenerMessage)
 }
+
+// notTheMainListenerMessage is the admin listener's answer to the A2A
+// endpoint and the card, the other way round.
+const notTheMainListenerMessage = "this is the admin listener; the A2A endpoint and the agent card are on the main listener, --listen (default 127.0.0.1:8080)"
+
+func notTheMainListener(echo.Context) error {
+	return echo.NewHTTPError(http.StatusNotFound, notTheMainListenerMessage)
+}
