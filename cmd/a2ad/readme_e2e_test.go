@@ -23,6 +23,14 @@ package main
 // use another shell) runs in the background, and the script waits until
 // it serves; "# after stopping the server" on a transcript line stops the
 // server the example's marker started first.
+//
+// A marker may say, after the name: server="FLAGS", a2ad serve FLAGS
+// started before the example (the README's commands assume a running
+// server); setup="NAME", a script of readmeSetups that prepares it; and
+// runs="2", run the example twice in one directory (it must run again as
+// it is). To add an example: put <!-- example: NAME --> before its block,
+// and <!-- output: NAME --> before the block of its output if that is not
+// in the block itself.
 
 import (
 	"bytes"
