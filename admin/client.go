@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -50,6 +51,8 @@ type StatusError struct {
 	// Message is the error body's message ({"message": ...}), "" when it
 	// has none.
 	Message string
+
+	body []byte // the answer, for errors that carry a report (a reload's 422)
 }
 
 func (e *StatusError) Error() string {
@@ -59,11 +62,21 @@ func (e *StatusError) Error() string {
 	return "the server answered " + e.Status + ": " + e.Message
 }
 
-// statusError reads the error of resp from its body.
+// statusError reads the error of resp from its body: the admin
+// listener's {"message": ...}, or the main listener's {"error": ...},
+// which says where the admin listener is when --server names the main one.
 func statusError(resp *http.Response) *StatusError {
-	var e ErrorBody
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&e)
-	return &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: e.Message}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var e struct {
+		ErrorBody
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	msg := e.Message
+	if msg == "" {
+		msg = e.Error
+	}
+	return &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: msg, body: body}
 }
 
 // TaskFilter selects the tasks of a listing; a nil field is not sent, and
@@ -122,6 +135,25 @@ func (c *Client) Cancel(ctx context.Context, id string) (*TaskView, error) {
 		return nil, err
 	}
 	return &v, nil
+}
+
+// Reload asks the server to read its catalogue and keys file again (POST
+// /admin/v1/reload) and returns its report. A reload in which a part kept
+// what was in force (HTTP 422) returns the report and a *StatusError;
+// other errors are as Tasks'.
+func (c *Client) Reload(ctx context.Context) (*ReloadReport, []byte, error) {
+	var r ReloadReport
+	raw, err := c.call(ctx, http.MethodPost, "/admin/v1/reload", &r)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusUnprocessableEntity && se.body != nil {
+		if json.Unmarshal(se.body, &r) == nil {
+			return &r, se.body, err
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &r, raw, nil
 }
 
 // call sends the request and decodes a 200's body into out, which it

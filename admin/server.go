@@ -126,6 +126,8 @@ func New(cfg Config) *Server {
 	e.GET("/admin/push/dead-letters", s.outboxDeadLetters)
 	e.GET(BackupPath, echo.WrapHandler(backupHandler(cfg.Backup, cfg.Logger)))
 	e.POST("/admin/v1/reload", s.reload)
+	e.Any("/a2a", notTheMainListener)
+	e.Any("/.well-known/*", notTheMainListener)
 	s.addOpViewRoutes(e)
 	return s
 }

@@ -24,6 +24,8 @@ func TestAdminRefusals(t *testing.T) {
 		remote  = `{"message":"admin endpoints answer loopback callers only"}`
 		host    = `{"message":"admin endpoints answer requests addressed to a loopback host (127.0.0.1, ::1 or localhost) only"}`
 		browser = `{"message":"admin endpoints refuse requests from web pages (an Origin header)"}`
+
+		mainListener = `{"message":"this is the admin listener; the A2A endpoint and the agent card are on the main listener, --listen (default 127.0.0.1:8080)"}`
 	)
 	for _, tt := range []struct {
 		name, method, path, remote, host, origin string
@@ -41,6 +43,8 @@ func TestAdminRefusals(t *testing.T) {
 		{"localhost", "POST", "/admin/v1/reload", "127.0.0.1:1", "LOCALHOST:8081", "", 200, `{"catalog":{"reloaded":false,"changed":false,"version":"","functions":0,"problems":null},"keys":null,"auditLogReopened":null}`},
 		{"a web page", "POST", "/admin/v1/reload", "127.0.0.1:1", "127.0.0.1:8081", "null", 403, browser},
 		{"unknown route", "GET", "/admin/nope", "127.0.0.1:1", "127.0.0.1:8081", "", 404, `{"message":"Not Found"}`},
+		{"the A2A endpoint", "POST", "/a2a", "127.0.0.1:1", "127.0.0.1:8081", "", 404, mainListener},
+		{"the card", "GET", "/.well-known/agent-card.json", "127.0.0.1:1", "localhost:8081", "", 404, mainListener},
 	} {
 		req := httptest.NewRequest(tt.method, tt.path, nil)
 		req.RemoteAddr, req.Host = tt.remote, tt.host

@@ -261,6 +261,18 @@ func (r *Registry) Keys() *Keys { return r.keys.Load() }
 // existing file has problems (its *LoadError). Concurrent calls on the same
 // file may lose an entry.
 func AppendKey(path, callerID string, tiers []string) (secret string, err error) {
+	return putKey(path, callerID, tiers, false)
+}
+
+// ReplaceKey is AppendKey, but an entry callerID already has is replaced
+// by the new one (a new secret, enabled, with tiers and none of the old
+// entry's own limits) instead of being an error: the old secret stops
+// working once the server reloads the file.
+func ReplaceKey(path, callerID string, tiers []string) (secret string, err error) {
+	return putKey(path, callerID, tiers, true)
+}
+
+func putKey(path, callerID string, tiers []string, replace bool) (secret string, err error) {
 	if !callerIDPattern.MatchString(callerID) {
 		return "", errors.New("append key: caller " + badCallerID)
 	}
@@ -273,7 +285,7 @@ func AppendKey(path, callerID string, tiers []string) (secret string, err error)
 		}
 	}
 
-	doc, list, oldLen, err := openKeysDoc(path, callerID)
+	doc, list, oldLen, err := openKeysDoc(path, callerID, replace)
 	if err != nil {
 		return "", err
 	}
@@ -317,8 +329,9 @@ func AppendKey(path, callerID string, tiers []string) (secret string, err error)
 // openKeysDoc reads the keys file at path, which may be missing or empty,
 // as a YAML document to append to: it returns the document, its keys
 // list, and how many keys the file holds. It returns the file's
-// *LoadError if it has problems, and an error if callerID has a key in it.
-func openKeysDoc(path, callerID string) (doc yaml.Node, list *yaml.Node, oldLen int, err error) {
+// *LoadError if it has problems, and an error if callerID has a key in it,
+// unless replace, which drops that key from the list (and the count).
+func openKeysDoc(path, callerID string, replace bool) (doc yaml.Node, list *yaml.Node, oldLen int, err error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -338,10 +351,14 @@ func openKeysDoc(path, callerID string) (doc yaml.Node, list *yaml.Node, oldLen 
 	if err != nil {
 		return doc, nil, 0, err
 	}
+	has := false
 	for _, k := range ks.byHash {
 		if k.CallerID == callerID {
-			return doc, nil, 0, fmt.Errorf("append key: caller %q already has a key in %s", callerID, path)
+			has = true
 		}
+	}
+	if has && !replace {
+		return doc, nil, 0, fmt.Errorf("append key: caller %q already has a key in %s (--force replaces it)", callerID, path)
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return doc, nil, 0, fmt.Errorf("append key: %w", err)
@@ -351,7 +368,15 @@ func openKeysDoc(path, callerID string) (doc yaml.Node, list *yaml.Node, oldLen 
 		*list = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	}
 	list.Style = 0 // an empty "[]" list becomes a block list
-	return doc, list, ks.Len(), nil
+	n := ks.Len()
+	if has {
+		list.Content = slices.DeleteFunc(list.Content, func(e *yaml.Node) bool {
+			_, id := yamlnode.Lookup(yamlnode.Resolve(e), "id")
+			return id != nil && yamlnode.Resolve(id).Value == callerID
+		})
+		n--
+	}
+	return doc, list, n, nil
 }
 
 // writeFileAtomic replaces the file at path by data, with mode 0600,

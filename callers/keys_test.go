@@ -533,6 +533,58 @@ func TestAppendKey(t *testing.T) {
 	}
 }
 
+// TestReplaceKey: a caller's entry, disabled and with a limit of its own,
+// is replaced by a fresh enabled one; the old secret is gone and the
+// other callers' entries stay.
+func TestReplaceKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.yaml")
+	old, err := callers.AppendKey(path, "acme", []string{"partner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := callers.AppendKey(path, "ops", []string{"internal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disabled := strings.Replace(string(data), "tiers: [partner]", "tiers: [partner]\n    enabled: false\n    max_calls: 3", 1)
+	if disabled == string(data) {
+		t.Fatalf("keys file has no acme entry to disable:\n%s", data)
+	}
+	if err := os.WriteFile(path, []byte(disabled), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	secret, err := callers.ReplaceKey(path, "acme", []string{"gold", "partner"})
+	if err != nil {
+		t.Fatalf("ReplaceKey: %v", err)
+	}
+	ks, err := callers.LoadKeys(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks.Len() != 2 {
+		t.Errorf("keys file holds %d keys, want 2", ks.Len())
+	}
+	if _, ok := ks.Authenticate(old); ok {
+		t.Error("the replaced secret still authenticates")
+	}
+	key, ok := ks.Authenticate(secret)
+	if !ok || key.CallerID != "acme" || !key.Enabled || key.Limits.MaxCalls != nil || !cmp.Equal(key.Tiers, []string{"gold", "partner"}) {
+		t.Errorf("Authenticate(new secret) = %+v, %v; want acme, enabled, tiers [gold partner], no limit of its own", key, ok)
+	}
+	if k, ok := ks.Authenticate(other); !ok || k.CallerID != "ops" {
+		t.Errorf("Authenticate(ops) = %+v, %v; want the other entry kept", k, ok)
+	}
+	// A caller with no entry is added.
+	if _, err := callers.ReplaceKey(path, "new", []string{"public"}); err != nil {
+		t.Errorf("ReplaceKey(new caller) = %v", err)
+	}
+}
+
 func TestAppendKeyExistingFile(t *testing.T) {
 	path := writeKeysFile(t, goodKeys())
 	if err := os.Chmod(path, 0o644); err != nil {

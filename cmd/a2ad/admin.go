@@ -3,10 +3,13 @@ package main
 import (
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/transport/httpx"
 )
 
 // What the admin listener reads and changes, and who provides it.
@@ -59,4 +62,12 @@ func (m *Main) notReady() string {
 		return m.storeProbe.NotReady()
 	}
 	return ""
+}
+
+// addMainRoutes adds to the main listener what the admin package serves
+// there: /readyz, and for /admin/* a 404 that says where the admin
+// listener is.
+func (m *Main) addMainRoutes(e *echo.Echo) {
+	httpx.GET(e, "/readyz", admin.Readyz(m.notReady))
+	e.Any("/admin/*", admin.WrongListener)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2ad/a2ad/callers"
 )
 
 // shippedCatalog is the example catalogue, relative to this package.
@@ -435,5 +438,33 @@ func TestServe_BrokenCatalog(t *testing.T) {
 	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, `timeout must be positive, got "-1s"`) {
 		t.Errorf("a2ad serve of a broken catalogue = %d, stderr %q; want 1", code, errOut)
+	}
+}
+
+// TestKeysCreateForce: a second key for a caller is refused, naming
+// --force; with --force the caller's key is replaced (one entry, a new
+// secret).
+func TestKeysCreateForce(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	create := []string{"keys", "create", "--keys", keys, "--id", "acme", "--tier", "partner"}
+	code, first, _ := runA2AD(t, nil, create...)
+	if code != 0 {
+		t.Fatalf("keys create = %d", code)
+	}
+	code, _, errOut := runA2AD(t, nil, create...)
+	want := fmt.Sprintf("a2ad keys create: append key: caller \"acme\" already has a key in %s (--force replaces it)\n", keys)
+	if code != 1 || errOut != want {
+		t.Errorf("keys create again = %d, %q; want 1, %q", code, errOut, want)
+	}
+	code, second, _ := runA2AD(t, nil, append(create, "--force")...)
+	if code != 0 || second == first || !strings.HasPrefix(second, "a2ad_") {
+		t.Errorf("keys create --force = %d, %q; want 0 and a new secret", code, second)
+	}
+	ks, err := callers.LoadKeys(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ks.Authenticate(strings.TrimSpace(first)); ok || ks.Len() != 1 {
+		t.Errorf("after --force: %d keys, first secret still valid: %v; want 1 key and the first secret gone", ks.Len(), ok)
 	}
 }

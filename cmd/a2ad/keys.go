@@ -12,9 +12,11 @@ import (
 )
 
 const keysUsage = `Usage:
-  a2ad keys create --keys FILE --id CALLER --tier TIER[,TIER...]
+  a2ad keys create --keys FILE --id CALLER --tier TIER[,TIER...] [--force]
       add an enabled key for CALLER to FILE (created if missing) and print
-      its secret, once: FILE keeps only the secret's SHA-256 hash
+      its secret, once: FILE keeps only the secret's SHA-256 hash. With
+      --force, a key CALLER has already is replaced (a new secret, enabled,
+      without the old entry's own limits)
   a2ad keys list --keys FILE
       list the callers in FILE with their state, rates, storage limits,
       calls and request bytes a second ("default": the server's flag
@@ -34,8 +36,10 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 	path, _ := lookupEnv(envName("keys"))
 	fs.StringVar(&path, "keys", path, "the keys file (or A2AD_KEYS)")
 	var id, tiers string
+	var force bool
 	switch sub {
 	case "create":
+		fs.BoolVar(&force, "force", false, "replace the key the caller has already, if any")
 		fs.StringVar(&id, "id", "", "the caller's id: 1 to 64 of A-Z a-z 0-9 . _ : -")
 		fs.StringVar(&tiers, "tier", "", "the caller's tiers, comma-separated")
 	case "list":
@@ -72,7 +76,11 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 		fmt.Fprintln(stderr, "a2ad keys create: --tier is required (one or more tiers, comma-separated)")
 		return 2
 	}
-	secret, err := callers.AppendKey(path, id, splitList(tiers))
+	put := callers.AppendKey
+	if force {
+		put = callers.ReplaceKey
+	}
+	secret, err := put(path, id, splitList(tiers))
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad keys create:", err)
 		return 1
@@ -83,7 +91,7 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 	fmt.Fprintf(stderr, "created a key for caller %q (tiers %s) in %s.\n"+
 		"This is the only time the secret is shown: give it to the caller, who sends it as\n"+
 		"  Authorization: Bearer <secret>   or   X-API-Key: <secret>\n"+
-		"A running a2ad picks the key up on SIGHUP.\n", id, strings.Join(splitList(tiers), ","), path)
+		"A running a2ad picks the key up on a reload (a2ad reload, or SIGHUP).\n", id, strings.Join(splitList(tiers), ","), path)
 	return 0
 }
 

@@ -25,7 +25,6 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/transport/httpx"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
@@ -497,7 +496,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Revoked:        m.revoked,
 	})
 	m.srv = srv
-	httpx.GET(srv.Echo(), "/readyz", admin.Readyz(m.notReady))
+	m.addMainRoutes(srv.Echo())
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
 	m.http.RegisterOnShutdown(srv.CloseStreams)

@@ -134,7 +134,7 @@ func usageError(stderr io.Writer, msg string) int {
 func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newStoreFlags("backup", stderr)
 	var server string
-	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad to copy, e.g. http://127.0.0.1:8080")
+	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener, e.g. http://127.0.0.1:8081")
 	f.fs.StringVar(&f.store, "store", "", "store file no server holds, to copy offline")
 	f.fs.StringVar(&f.out, "out", "", "file to write the copy to; replaced atomically if it exists")
 	if code := f.parse(args, stderr); code >= 0 {
@@ -156,7 +156,7 @@ func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 	if server != "" {
 		c, err := admin.NewClient(server)
 		if err != nil {
-			return usageError(stderr, fmt.Sprintf("store backup: --server: want the server's base URL, e.g. http://127.0.0.1:8080, not %q", server))
+			return usageError(stderr, fmt.Sprintf("store backup: --server: want the admin listener's base URL, e.g. %s, not %q", admin.DefaultURL, server))
 		}
 		defer c.Close()
 		from = "the a2ad at " + server

@@ -441,7 +441,7 @@ func TestStoreUsage(t *testing.T) {
 		{[]string{"store", "backup"}, 2, "a2ad: store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)"},
 		{[]string{"store", "backup", "--server", "http://127.0.0.1:1", "--store", "x", "--out", "y"}, 2, "a2ad: store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)"},
 		{[]string{"store", "backup", "--store", "x"}, 2, "a2ad: store backup: give the file to write with --out"},
-		{[]string{"store", "backup", "--server", "127.0.0.1:8080", "--out", "y"}, 2, `a2ad: store backup: --server: want the server's base URL, e.g. http://127.0.0.1:8080, not "127.0.0.1:8080"`},
+		{[]string{"store", "backup", "--server", "127.0.0.1:8081", "--out", "y"}, 2, `a2ad: store backup: --server: want the admin listener's base URL, e.g. http://127.0.0.1:8081, not "127.0.0.1:8081"`},
 		{[]string{"store", "compact"}, 2, "a2ad: store compact: give the store file with --store"},
 		{[]string{"store", "check"}, 2, "a2ad: store check: give the store file with --store"},
 		{[]string{"store", "check", "a2ad.db"}, 2, `a2ad: unexpected argument "a2ad.db" (the tools take flags only)`},

@@ -1,0 +1,104 @@
+package main
+
+// a2ad reload: the admin listener's POST /admin/v1/reload from the
+// command line, so that an operator reloads the server itself, whatever
+// process started it (a SIGHUP to "go run" reaches go, not a2ad).
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/a2ad/a2ad/admin"
+)
+
+const reloadUsage = `Usage:
+  a2ad reload [--server URL] [--json]
+      make a running a2ad read its catalogue and keys file again and reopen
+      its audit log, as SIGHUP does, through its admin listener (loopback
+      callers only). A file with problems keeps what is in force.
+
+--server is the admin listener's base URL (default http://127.0.0.1:8081,
+or A2AD_ADMIN_URL). Exit codes: 0 reloaded, 1 a part kept what was in
+force (its problems are printed) or the server is unreachable, 2 bad usage.
+`
+
+// reloadCmd runs "a2ad reload ..." and returns the exit code.
+func reloadCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("a2ad reload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, reloadUsage) }
+	server := admin.DefaultURL
+	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
+		server = v
+	}
+	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
+	asJSON := fs.Bool("json", false, "print the endpoint's JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, fmt.Sprintf("reload: unexpected argument %q", fs.Arg(0)))
+	}
+	c, err := admin.NewClient(server)
+	if err != nil {
+		return usageError(stderr, fmt.Sprintf("reload: --server: want the admin listener's base URL, e.g. %s, not %q", admin.DefaultURL, server))
+	}
+	defer c.Close()
+	r, raw, err := c.Reload(ctx)
+	if r == nil {
+		return adminError(stderr, "reload", err)
+	}
+	if *asJSON {
+		printJSON(stdout, stderr, raw)
+	} else {
+		printReload(stdout, r)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "a2ad: reload: a part has problems and kept what was in force")
+		return 1
+	}
+	return 0
+}
+
+func printReload(w io.Writer, r *admin.ReloadReport) {
+	cat := r.Catalog
+	if cat.Reloaded {
+		changed := "unchanged"
+		if cat.Changed {
+			changed = "changed"
+		}
+		fmt.Fprintf(w, "catalog    reloaded: version %s (%s), %s\n", cat.Version, changed, count(cat.Functions, "function"))
+	} else {
+		fmt.Fprintf(w, "catalog    not reloaded: version %s stays in force\n", cat.Version)
+	}
+	for _, p := range cat.Problems {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
+	switch k := r.Keys; {
+	case k == nil:
+		fmt.Fprintln(w, "keys       none (no --keys)")
+	case k.Reloaded:
+		fmt.Fprintf(w, "keys       reloaded: %s, %s ended\n", count(k.Entries, "key"), count(k.StreamsEnded, "stream"))
+	default:
+		fmt.Fprintf(w, "keys       not reloaded: the %s in force stay\n", count(k.Entries, "key"))
+	}
+	if r.Keys != nil {
+		for _, p := range r.Keys.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+	switch a := r.AuditLogReopened; {
+	case a == nil:
+		fmt.Fprintln(w, "audit log  no file of its own")
+	case *a:
+		fmt.Fprintln(w, "audit log  reopened")
+	default:
+		fmt.Fprintln(w, "audit log  not reopened (see the server's log)")
+	}
+}
