@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,8 @@ func benchQuickSend(b *testing.B, s *pgstore.Store, quota tasks.Quota) {
 		mu   sync.Mutex
 		lat  []time.Duration
 	)
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ReportAllocs()
 	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0))) // 16 goroutines
 	b.ResetTimer()
@@ -74,6 +77,16 @@ func benchQuickSend(b *testing.B, s *pgstore.Store, quota tasks.Quota) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "sends/s")
+	// CPU per send: the server's (its processes behind the pool) and
+	// this process's (the store and the goroutines sending).
+	if pg, ok := s.BackendCPU(ctx); ok {
+		b.ReportMetric(float64(pg.Microseconds())/float64(b.N), "pg-cpu-us/op")
+	}
+	var ru1 syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru1) == nil {
+		used := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "go-cpu-us/op")
+	}
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")

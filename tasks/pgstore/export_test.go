@@ -1,4 +1,40 @@
 package pgstore
 
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // Channel is the store's NOTIFY channel.
 func (s *Store) Channel() string { return s.channel }
+
+// BackendCPU is the CPU time (user and system) the server's processes
+// behind s's idle connections have used, from /proc: the server runs on
+// this host in the benchmarks. ok is false if it cannot be read.
+func (s *Store) BackendCPU(ctx context.Context) (d time.Duration, ok bool) {
+	conns := s.pool.AcquireAllIdle(ctx)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for _, c := range conns {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(int(c.Conn().PgConn().PID())) + "/stat")
+		if err != nil {
+			return 0, false
+		}
+		// Fields 14 and 15 (utime, stime), after the command's ")".
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		for _, v := range f[11:13] {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			d += time.Duration(n) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+		}
+	}
+	return d, len(conns) > 0
+}

@@ -28,59 +28,6 @@ var (
 	errBound = errors.New("idempotency key bound")
 )
 
-// Create implements tasks.Store.
-func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
-	if err := s.usable(ctx); err != nil {
-		return nil, false, err
-	}
-	r := *rec
-	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
-	c, err := encodeNew(&r, events)
-	if err != nil {
-		return nil, false, err
-	}
-	size := c.grow + idemBytes(&key, r.Task.ID)
-	var boundTo string
-	err = s.write(ctx, func(tx pgx.Tx) error {
-		boundTo = ""
-		var err error
-		if boundTo, err = bind(ctx, tx, &key, r.Task.ID); err != nil || boundTo != "" {
-			if err == nil {
-				err = errBound // nothing to write
-			}
-			return err
-		}
-		if err := checkQuota(ctx, tx, r.Owner, key.Quota, true, size); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, insertTask, append([]any{[]byte(r.Task.ID), []byte(r.Owner), c.input}, c.rowValues(size)...)...)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
-		}
-		b := &pgx.Batch{}
-		c.queueRows(b)
-		queueUsage(b, r.Owner, 1, size)
-		return sendBatch(ctx, tx, b)
-	})
-	switch {
-	case errors.Is(err, errBound):
-		got, err := s.Get(ctx, key.Owner, boundTo, tasks.Whole)
-		if errors.Is(err, tasks.ErrNotFound) {
-			// Expired between the two reads: the key went with it.
-			return s.Create(ctx, key, rec, events)
-		}
-		return got, false, err
-	case err != nil:
-		return nil, false, err
-	}
-	s.queued(len(c.configs))
-	s.transition("", r.State())
-	return &r, true, nil
-}
-
 // bind binds key to task id, unless it is bound already: then it returns
 // the task it is bound to, or ErrMessageIDReused if the message differs.
 // A bind racing another of the same key waits for the other's commit.

@@ -1,0 +1,193 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// errTakeTurns: the one-round-trip create found the key bound or the
+// quota in the way; the transaction of createInTx tells which.
+var errTakeTurns = errors.New("create needs the full transaction")
+
+// Create implements tasks.Store. A new key's task is written in one round
+// trip (createAtOnce); a key bound already, and a quota that refuses,
+// take the transaction of createInTx, which reads what it is bound to or
+// how much is used.
+func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, false, err
+	}
+	r := *rec
+	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
+	c, err := encodeNew(&r, events)
+	if err != nil {
+		return nil, false, err
+	}
+	size := c.grow + idemBytes(&key, r.Task.ID)
+	err = s.createAtOnce(ctx, &key, &r, c, size)
+	if errors.Is(err, errTakeTurns) {
+		var boundTo string
+		boundTo, err = s.createInTx(ctx, &key, &r, c, size)
+		if errors.Is(err, errBound) {
+			got, err := s.Get(ctx, key.Owner, boundTo, tasks.Whole)
+			if errors.Is(err, tasks.ErrNotFound) {
+				// Expired between the two reads: the key went with it.
+				return s.Create(ctx, key, rec, events)
+			}
+			return got, false, err
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	s.queued(len(c.configs))
+	s.transition("", r.State())
+	return &r, true, nil
+}
+
+const (
+	// insertIdem fails (unique_violation) when the key is bound, or once
+	// a racing bind of it commits: the whole create goes with it.
+	insertIdem = `INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)`
+	// insertNewTask fails (unique_violation) on a task id that exists.
+	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+	// quotaGuard divides by zero, failing the transaction, when the
+	// owner's usage ($1) and what the write adds ($2 tasks, $4 bytes)
+	// would pass the limits ($3, $5). sum(bigint) is numeric: no overflow.
+	quotaGuard = `SELECT 1 / (coalesce(sum(tasks), 0) + $2 <= $3 AND coalesce(sum(bytes), 0) + $4 <= $5)::integer
+		FROM usage WHERE owner = $1`
+)
+
+// createAtOnce writes c, the new task r bound to key, in one round trip:
+// one pipelined batch, which the server runs as one implicit transaction
+// committed at its end (before it answers, with synchronous_commit), as
+// BEGIN ... COMMIT would in five. It returns errTakeTurns, having written
+// nothing, when the key is bound or the quota would refuse the task.
+func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) error {
+	id := []byte(r.Task.ID)
+	b := &pgx.Batch{}
+	b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
+	guard := queueQuotaGuard(b, r.Owner, key.Quota, true, size)
+	task := b.Len()
+	b.Queue(insertNewTask, append([]any{id, []byte(r.Owner), c.input}, c.rowValues(size)...)...)
+	c.queueRows(b)
+	queueUsage(b, r.Owner, 1, size)
+	at, err := s.writeBatch(ctx, b)
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case at == 0 && errors.As(err, &pe) && pe.Code == "23505", guard >= 0 && at == guard:
+		return errTakeTurns
+	case at == task && errors.As(err, &pe) && pe.Code == "23505":
+		return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+	}
+	return s.failed(err)
+}
+
+// queueQuotaGuard queues what checkQuota does, for one batch: take the
+// owner's turn, then fail unless the write fits q. It returns the index
+// of the statement that fails, or -1 if there is nothing to check.
+func queueQuotaGuard(b *pgx.Batch, owner string, q tasks.Quota, newTask bool, grow int64) int {
+	checkTasks, checkBytes := q.Tasks > 0 && newTask, q.Bytes > 0 && grow > 0
+	if !checkTasks && !checkBytes {
+		return -1
+	}
+	h := fnv.New32a()
+	h.Write([]byte(owner))
+	b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(quotaLock), int32(h.Sum32()))
+	// A statement of its own, as in checkQuota: its snapshot is taken
+	// once the lock is held.
+	addTasks, limitTasks, addBytes, limitBytes := int64(0), int64(math.MaxInt64), int64(0), int64(math.MaxInt64)
+	if checkTasks {
+		addTasks, limitTasks = 1, q.Tasks
+	}
+	if checkBytes {
+		addBytes, limitBytes = grow, q.Bytes
+	}
+	b.Queue(quotaGuard, []byte(owner), addTasks, limitTasks, addBytes, limitBytes)
+	return b.Len() - 1
+}
+
+// writeBatch runs b as one implicit transaction, as write runs a
+// function, and returns the index of the statement that failed and its
+// error. It runs b again when the server found the transaction in a
+// deadlock or a serialization failure.
+func (s *Store) writeBatch(ctx context.Context, b *pgx.Batch) (int, error) {
+	if err := s.usable(ctx); err != nil {
+		return -1, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		start := time.Now()
+		at, err := runBatch(wctx, s.pool, b)
+		if err == nil && s.opts.OnCommit != nil {
+			s.opts.OnCommit(1, time.Since(start))
+		}
+		if retryable(err) && attempt < 10 {
+			continue
+		}
+		return at, err
+	}
+}
+
+// batcher is what a pool and a connection do.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// runBatch sends b and reads each result: the first that failed, and its
+// error; or -1 and the error of the batch's end (its commit).
+func runBatch(ctx context.Context, p batcher, b *pgx.Batch) (int, error) {
+	br := p.SendBatch(ctx, b)
+	for i := range b.Len() {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return i, err
+		}
+	}
+	return -1, br.Close()
+}
+
+// createInTx writes c, the new task r bound to key, in a transaction
+// that tells why createAtOnce could not: errBound and the task the key is
+// bound to, or the quota's *tasks.QuotaError.
+func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) (string, error) {
+	var boundTo string
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		boundTo = ""
+		var err error
+		if boundTo, err = bind(ctx, tx, key, r.Task.ID); err != nil || boundTo != "" {
+			if err == nil {
+				err = errBound // nothing to write
+			}
+			return err
+		}
+		if err := checkQuota(ctx, tx, r.Owner, key.Quota, true, size); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, insertTask, append([]any{[]byte(r.Task.ID), []byte(r.Owner), c.input}, c.rowValues(size)...)...)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+		}
+		b := &pgx.Batch{}
+		c.queueRows(b)
+		queueUsage(b, r.Owner, 1, size)
+		return sendBatch(ctx, tx, b)
+	})
+	return boundTo, err
+}

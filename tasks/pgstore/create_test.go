@@ -1,0 +1,136 @@
+package pgstore_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/storetest"
+)
+
+// TestRacingCreatesOnThreeStores: 20 creates of one key at once, spread
+// over three stores on one schema (replicas), store one task, and every
+// one of them answers with it; the losers wrote nothing.
+func TestRacingCreatesOnThreeStores(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	stores := []*pgstore.Store{mustOpen(t, dsn), mustOpen(t, dsn), mustOpen(t, dsn)}
+	const n = 20
+	ids := make([]string, n)
+	made := make([]bool, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			rec, events := quickTask(fmt.Sprintf("t%02d", i), "same")
+			r, created, err := stores[i%3].Create(ctx, storetest.Key("anonymous", "same", "body"), rec, events)
+			if err != nil {
+				t.Errorf("Create %d: %v", i, err)
+				return
+			}
+			ids[i], made[i] = r.Task.ID, created
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i := range n {
+		if made[i] {
+			if winner >= 0 {
+				t.Fatalf("creates %d and %d both made a task", winner, i)
+			}
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no create made the task")
+	}
+	for i, id := range ids {
+		if id != ids[winner] {
+			t.Errorf("Create %d (store %d) answered %q, want the one task %q", i, i%3, id, ids[winner])
+		}
+	}
+	got, err := stores[1].Get(ctx, "anonymous", ids[winner], tasks.Whole)
+	if err != nil || got.State() != a2a.StateCompleted || len(got.Task.History) != 1 || len(got.Task.Artifacts) != 1 || got.Seq != 4 {
+		t.Fatalf("the task: %+v, %v", got, err)
+	}
+	if n := counted(t, stores[2], "anonymous"); n != 1 {
+		t.Fatalf("the owner's usage counts %d tasks, want 1", n)
+	}
+}
+
+// TestQuotaHoldsUnderRacingCreates: 20 new tasks at once against a quota
+// of 5, on two stores: 5 are stored, 15 refused with the numbers.
+func TestQuotaHoldsUnderRacingCreates(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	stores := []*pgstore.Store{mustOpen(t, dsn), mustOpen(t, dsn)}
+	const n, limit = 20, 5
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			key := storetest.Key("alice", fmt.Sprintf("m%02d", i), "body")
+			key.Quota = tasks.Quota{Tasks: limit}
+			rec, events := quickTask(fmt.Sprintf("t%02d", i), key.MessageID)
+			rec.Owner = "alice"
+			_, _, errs[i] = stores[i%2].Create(ctx, key, rec, events)
+		})
+	}
+	close(start)
+	wg.Wait()
+	stored := 0
+	for i, err := range errs {
+		var qe *tasks.QuotaError
+		switch {
+		case err == nil:
+			stored++
+		case errors.As(err, &qe):
+			if *qe != (tasks.QuotaError{Which: tasks.QuotaTasks, Used: limit, Limit: limit}) {
+				t.Errorf("Create %d refused with %+v", i, *qe)
+			}
+		default:
+			t.Errorf("Create %d: %v", i, err)
+		}
+	}
+	if stored != limit {
+		t.Fatalf("%d tasks stored under a quota of %d", stored, limit)
+	}
+	if n := counted(t, stores[0], "alice"); n != limit {
+		t.Fatalf("the owner's usage counts %d tasks, want %d", n, limit)
+	}
+}
+
+// TestCreateOfATaskIDThatExists: a second task with an id taken, under
+// another key, is refused and writes nothing (its key stays free).
+func TestCreateOfATaskIDThatExists(t *testing.T) {
+	s := mustOpen(t, pgtest.Schema(t))
+	rec, events := quickTask("t1", "m1")
+	if _, created, err := s.Create(ctx, storetest.Key("anonymous", "m1", "a"), rec, events); err != nil || !created {
+		t.Fatalf("first Create: %v, created %v", err, created)
+	}
+	rec, events = quickTask("t1", "m2")
+	_, _, err := s.Create(ctx, storetest.Key("anonymous", "m2", "b"), rec, events)
+	if err == nil || err.Error() != "create task t1: id already exists" {
+		t.Fatalf("second Create = %v, want the id refused", err)
+	}
+	if _, err := s.Lookup(ctx, storetest.Key("anonymous", "m2", "b")); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("Lookup of the refused create's key = %v, want ErrNotFound", err)
+	}
+}
+
+// counted is the task count of owner's usage, as List totals it.
+func counted(tb testing.TB, s *pgstore.Store, owner string) int {
+	tb.Helper()
+	_, n, _, err := s.List(ctx, owner, tasks.ListFilter{}, nil, 1, tasks.Head)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
