@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -75,14 +76,17 @@ const (
 // nothing, when the key is bound or the quota would refuse the task.
 func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) error {
 	id := []byte(r.Task.ID)
-	b := &pgx.Batch{}
-	b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
-	guard := queueQuotaGuard(b, r.Owner, key.Quota, true, size)
-	task := b.Len()
-	b.Queue(insertNewTask, append([]any{id, []byte(r.Owner), c.input}, c.rowValues(size)...)...)
-	c.queueRows(b)
-	queueUsage(b, r.Owner, 1, size)
-	at, err := s.writeBatch(ctx, b)
+	var guard, task int
+	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
+		b := &pgx.Batch{}
+		b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
+		guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
+		task = b.Len()
+		b.Queue(insertNewTask, append([]any{id, []byte(r.Owner), c.input}, c.rowValues(size)...)...)
+		c.queueRows(b)
+		queueUsage(b, shard, r.Owner, 1, size)
+		return b
+	})
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
@@ -119,19 +123,26 @@ func queueQuotaGuard(b *pgx.Batch, owner string, q tasks.Quota, newTask bool, gr
 	return b.Len() - 1
 }
 
-// writeBatch runs b as one implicit transaction, as write runs a
-// function, and returns the index of the statement that failed and its
-// error. It runs b again when the server found the transaction in a
-// deadlock or a serialization failure.
-func (s *Store) writeBatch(ctx context.Context, b *pgx.Batch) (int, error) {
+// writeBatch runs the batch build makes, for the usage shard of the
+// connection it runs on, as one implicit transaction (as write runs a
+// function), and returns the index of the statement that failed and its
+// error. It runs the batch again when the server found the transaction
+// in a deadlock or a serialization failure.
+func (s *Store) writeBatch(ctx context.Context, build func(shard int16) *pgx.Batch) (int, error) {
 	if err := s.usable(ctx); err != nil {
 		return -1, err
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
 	defer cancel()
+	conn, err := s.pool.Acquire(wctx)
+	if err != nil {
+		return -1, err
+	}
+	defer conn.Release()
+	b := build(shardOf(conn.Conn()))
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
-		at, err := runBatch(wctx, s.pool, b)
+		at, err := runBatch(wctx, conn, b)
 		if err == nil && s.opts.OnCommit != nil {
 			s.opts.OnCommit(1, time.Since(start))
 		}
@@ -142,15 +153,10 @@ func (s *Store) writeBatch(ctx context.Context, b *pgx.Batch) (int, error) {
 	}
 }
 
-// batcher is what a pool and a connection do.
-type batcher interface {
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-}
-
-// runBatch sends b and reads each result: the first that failed, and its
-// error; or -1 and the error of the batch's end (its commit).
-func runBatch(ctx context.Context, p batcher, b *pgx.Batch) (int, error) {
-	br := p.SendBatch(ctx, b)
+// runBatch sends b on conn and reads each result: the first that failed,
+// and its error; or -1 and the error of the batch's end (its commit).
+func runBatch(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) (int, error) {
+	br := conn.SendBatch(ctx, b)
 	for i := range b.Len() {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
@@ -186,7 +192,7 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 		}
 		b := &pgx.Batch{}
 		c.queueRows(b)
-		queueUsage(b, r.Owner, 1, size)
+		queueUsage(b, shardOf(tx.Conn()), r.Owner, 1, size)
 		return sendBatch(ctx, tx, b)
 	})
 	return boundTo, err

@@ -50,7 +50,7 @@ func (s *Store) Import(ctx context.Context, batch []*tasks.Exported) error {
 			usage[r.Owner] = [2]int64{u[0] + 1, u[1] + sizes[i]}
 		}
 		for owner, u := range usage {
-			queueUsage(b, owner, u[0], u[1])
+			queueUsage(b, shardOf(tx.Conn()), owner, u[0], u[1])
 		}
 		return sendBatch(ctx, tx, b)
 	})

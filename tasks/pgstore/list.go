@@ -143,7 +143,7 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, e
 		// in a circle.
 		for _, owner := range slices.Sorted(maps.Keys(byOwner)) {
 			u := byOwner[owner]
-			queueUsage(b, owner, u[0], u[1])
+			queueUsage(b, shardOf(tx.Conn()), owner, u[0], u[1])
 		}
 		return sendBatch(ctx, tx, b)
 	})

@@ -116,6 +116,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	cfg.AfterConnect = newShards().afterConnect
 	if opts.ReadOnly {
 		// The server itself refuses a write, whatever code asks for one.
 		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"

@@ -227,7 +227,7 @@ func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, 
 	}
 	b := &pgx.Batch{}
 	c.queueRows(b)
-	queueUsage(b, owner, 0, grow)
+	queueUsage(b, shardOf(tx.Conn()), owner, 0, grow)
 	return sendBatch(ctx, tx, b)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -73,19 +74,51 @@ func (c *change) queueRows(b *pgx.Batch) {
 	}
 }
 
-// queueUsage queues adding a task count and bytes to owner's usage, in a
-// shard of it drawn at random.
-func queueUsage(b *pgx.Batch, owner string, tasks, bytes int64) {
+// queueUsage queues adding a task count and bytes to owner's usage, in
+// shard (the connection's: shardOf).
+func queueUsage(b *pgx.Batch, shard int16, owner string, tasks, bytes int64) {
 	if tasks == 0 && bytes == 0 {
 		return
 	}
 	b.Queue(`INSERT INTO usage (owner, shard, tasks, bytes) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (owner, shard) DO UPDATE SET tasks = usage.tasks + EXCLUDED.tasks, bytes = usage.bytes + EXCLUDED.bytes`,
-		[]byte(owner), int16(rand.IntN(usageShards)), tasks, bytes)
+		[]byte(owner), shard, tasks, bytes)
 }
 
-// usageShards is how many rows an owner's usage is spread over.
-const usageShards = 8
+// usageShards is how many rows an owner's usage may be spread over.
+const usageShards = 64
+
+// shardKey is where a connection keeps its usage shard (its CustomData).
+const shardKey = "a2ad.usage_shard"
+
+// shards hands the store's connections their usage shards as they
+// connect, in turn from a random start. A usage row stays locked from a
+// write's bump to its commit: while a store has usageShards connections
+// or fewer, its concurrent writes of one owner never wait for each
+// other's, and two stores' writes share a row only where their turns
+// overlap.
+type shards struct{ next atomic.Uint32 }
+
+func newShards() *shards {
+	sh := &shards{}
+	sh.next.Store(rand.Uint32N(usageShards))
+	return sh
+}
+
+// afterConnect gives c the next shard (pgxpool's AfterConnect).
+func (sh *shards) afterConnect(_ context.Context, c *pgx.Conn) error {
+	c.PgConn().CustomData()[shardKey] = int16((sh.next.Add(1) - 1) % usageShards)
+	return nil
+}
+
+// shardOf is the usage shard of c; one drawn at random for a connection
+// that has none.
+func shardOf(c *pgx.Conn) int16 {
+	if sh, ok := c.PgConn().CustomData()[shardKey].(int16); ok {
+		return sh
+	}
+	return int16(rand.IntN(usageShards))
+}
 
 // quotaLock is the first key of the advisory lock that makes the quota
 // checks of one owner take turns (the second is a hash of the owner).
