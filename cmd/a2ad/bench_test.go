@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/a2ad/a2ad/internal/pgtest"
 )
 
 // BenchmarkHTTPSendEcho is a blocking message/send of the builtin echo
@@ -17,11 +20,39 @@ func BenchmarkHTTPSendEcho(b *testing.B) {
 	// The load comes from one address: the default per-caller rate
 	// would refuse most of it.
 	m := startMain(b, func(c *Config) { c.RatePerSecond, c.RateBytes = 0, 0 })
+	c0, w0 := boltOf(b, m).Counts()
+	sendEchoes(b, m)
+	c1, w1 := boltOf(b, m).Counts()
+	b.ReportMetric(float64(c1-c0)/b.Elapsed().Seconds(), "commits/s")
+	b.ReportMetric(float64(w1-w0)/float64(max(c1-c0, 1)), "writes/commit")
+}
+
+// BenchmarkHTTPSendEchoPostgres is BenchmarkHTTPSendEcho on a PostgreSQL
+// store (a schema of the test server), with the per-caller limits off as
+// a2abench runs it: with the quota off, and with the default quota,
+// which each new task checks.
+func BenchmarkHTTPSendEchoPostgres(b *testing.B) {
+	for _, quota := range []bool{false, true} {
+		b.Run(fmt.Sprintf("quota=%v", quota), func(b *testing.B) {
+			m := startMain(b, func(c *Config) {
+				c.Store = pgtest.Schema(b)
+				c.RatePerSecond, c.RateBytes, c.MaxInFlightPerCaller, c.MaxCallsPerCaller = 0, 0, 0, 0
+				if !quota {
+					c.QuotaTasks, c.QuotaBytes = 0, 0
+				}
+			})
+			sendEchoes(b, m)
+		})
+	}
+}
+
+// sendEchoes sends b.N blocking sends of demo::echo to m from 16
+// clients and reports the rate.
+func sendEchoes(b *testing.B, m *Main) {
 	url := "http://" + m.Addr() + "/a2a"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var n atomic.Int64
-	b.SetParallelism(8) // 16 goroutines on 2 cores
-	c0, w0 := boltOf(b, m).Counts()
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0))) // 16 goroutines
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -40,8 +71,6 @@ func BenchmarkHTTPSendEcho(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-	c1, w1 := boltOf(b, m).Counts()
-	b.ReportMetric(float64(c1-c0)/b.Elapsed().Seconds(), "commits/s")
-	b.ReportMetric(float64(w1-w0)/float64(max(c1-c0, 1)), "writes/commit")
 }

@@ -134,3 +134,32 @@ func counted(tb testing.TB, s *pgstore.Store, owner string) int {
 	}
 	return n
 }
+
+// TestConnectionsClaimDistinctShards: the connections of four stores on
+// one schema (replicas) each bump a usage row of their own, so that no
+// write waits for another's. (Without the claims, the stores' turns from
+// random starts would overlap three times in four.)
+func TestConnectionsClaimDistinctShards(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	seen := map[int16]int{}
+	for i := range 4 {
+		s, err := pgstore.Open(ctx, dsn, pgstore.Options{MaxConns: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		shards, err := s.Shards(ctx, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sh := range shards {
+			if sh < 0 || sh >= 64 {
+				t.Fatalf("store %d: shard %d out of 0..63", i, sh)
+			}
+			seen[sh]++
+		}
+	}
+	if len(seen) != 24 {
+		t.Fatalf("24 connections of four stores claimed %d distinct shards: %v", len(seen), seen)
+	}
+}

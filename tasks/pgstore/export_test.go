@@ -38,3 +38,18 @@ func (s *Store) BackendCPU(ctx context.Context) (d time.Duration, ok bool) {
 	}
 	return d, len(conns) > 0
 }
+
+// Shards acquires n connections of s at once (connecting those the pool
+// lacks) and returns their usage shards.
+func (s *Store) Shards(ctx context.Context, n int) ([]int16, error) {
+	var out []int16
+	for range n {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Release()
+		out = append(out, shardOf(c.Conn()))
+	}
+	return out, nil
+}

@@ -116,10 +116,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-	cfg.AfterConnect = newShards().afterConnect
 	if opts.ReadOnly {
 		// The server itself refuses a write, whatever code asks for one.
 		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	} else {
+		cfg.AfterConnect = newShards().afterConnect
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -92,11 +92,10 @@ const usageShards = 64
 const shardKey = "a2ad.usage_shard"
 
 // shards hands the store's connections their usage shards as they
-// connect, in turn from a random start. A usage row stays locked from a
-// write's bump to its commit: while a store has usageShards connections
-// or fewer, its concurrent writes of one owner never wait for each
-// other's, and two stores' writes share a row only where their turns
-// overlap.
+// connect. A usage row stays locked from a write's bump to its commit:
+// each connection claims a shard no other live connection holds, of any
+// store on the database, so that concurrent writes of one owner never
+// wait for each other's. Past usageShards connections they share.
 type shards struct{ next atomic.Uint32 }
 
 func newShards() *shards {
@@ -105,9 +104,23 @@ func newShards() *shards {
 	return sh
 }
 
-// afterConnect gives c the next shard (pgxpool's AfterConnect).
-func (sh *shards) afterConnect(_ context.Context, c *pgx.Conn) error {
-	c.PgConn().CustomData()[shardKey] = int16((sh.next.Add(1) - 1) % usageShards)
+// claimShard takes the first shard from $1 on that no session holds, and
+// holds it for the session (to the connection's end). Its lock's key is
+// the one-bigint kind, which no other lock of a2ad's uses: the schema's
+// hash and the shard (advisory locks are the database's, and several
+// stores may share a database, one per schema).
+const claimShard = `SELECT s FROM (SELECT (($1::integer + g) % $2)::smallint AS s FROM generate_series(0, $2 - 1) AS g) AS x
+	WHERE pg_try_advisory_lock(hashtext('a2ad usage ' || current_schema())::bigint * $2 + s) LIMIT 1`
+
+// afterConnect claims c's shard (pgxpool's AfterConnect), trying first
+// the store's next in turn. If it cannot, c shares that one.
+func (sh *shards) afterConnect(ctx context.Context, c *pgx.Conn) error {
+	turn := int16((sh.next.Add(1) - 1) % usageShards)
+	shard := turn
+	if err := c.QueryRow(ctx, claimShard, int32(turn), int32(usageShards)).Scan(&shard); err != nil {
+		shard = turn // every shard held (or the claim failed): share
+	}
+	c.PgConn().CustomData()[shardKey] = shard
 	return nil
 }
 
