@@ -64,9 +64,12 @@ const (
 		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
 	// quotaGuard divides by zero, failing the transaction, when the
 	// owner's usage ($1) and what the write adds ($2 tasks, $4 bytes)
-	// would pass the limits ($3, $5). sum(bigint) is numeric: no overflow.
-	quotaGuard = `SELECT 1 / (coalesce(sum(tasks), 0) + $2 <= $3 AND coalesce(sum(bytes), 0) + $4 <= $5)::integer
-		FROM usage WHERE owner = $1`
+	// would pass the limits ($3, $5), leaving room, if $6, for one more
+	// such write per other connection the server allows, of $7 bytes at
+	// most. sum(bigint) is numeric: no overflow.
+	quotaGuard = `SELECT 1 / (coalesce(sum(tasks), 0) + $2 * (1 + ` + room + `) <= $3
+		AND coalesce(sum(bytes), 0) + $4 + $7 * ` + room + ` <= $5)::integer FROM usage WHERE owner = $1`
+	room = `(CASE WHEN $6 THEN current_setting('max_connections')::bigint - 1 ELSE 0 END)`
 )
 
 // createAtOnce writes c, the new task r bound to key, in one round trip:
@@ -99,27 +102,46 @@ func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.R
 	return s.failed(err)
 }
 
+// sharedGrow is the most a write may add to take the owner's quota lock
+// shared (queueQuotaGuard).
+const sharedGrow = 1 << 20
+
 // queueQuotaGuard queues what checkQuota does, for one batch: take the
 // owner's turn, then fail unless the write fits q. It returns the index
 // of the statement that fails, or -1 if there is nothing to check.
+//
+// A write that adds a task and at most sharedGrow bytes takes the turn
+// shared, with the other such writes, and fails unless it fits with room
+// for one more such write per connection the server allows
+// (max_connections, read at each check): those are all that can be
+// adding at once, each holding a connection, since checkQuota takes the
+// lock alone (waiting for them) and its snapshot after. Far from the
+// limit, one owner's creates then no longer commit one at a time; near it
+// (and for a bigger write) they take turns as in checkQuota, exact to the
+// last task and byte: a failed guard sends the create there.
 func queueQuotaGuard(b *pgx.Batch, owner string, q tasks.Quota, newTask bool, grow int64) int {
 	checkTasks, checkBytes := q.Tasks > 0 && newTask, q.Bytes > 0 && grow > 0
 	if !checkTasks && !checkBytes {
 		return -1
 	}
+	shared := grow <= sharedGrow
 	h := fnv.New32a()
 	h.Write([]byte(owner))
-	b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(quotaLock), int32(h.Sum32()))
+	lock := `SELECT pg_advisory_xact_lock($1, $2)`
+	if shared {
+		lock = `SELECT pg_advisory_xact_lock_shared($1, $2)`
+	}
+	b.Queue(lock, int32(quotaLock), int32(h.Sum32()))
 	// A statement of its own, as in checkQuota: its snapshot is taken
 	// once the lock is held.
-	addTasks, limitTasks, addBytes, limitBytes := int64(0), int64(math.MaxInt64), int64(0), int64(math.MaxInt64)
+	addTasks, limitTasks, addBytes, limitBytes, each := int64(0), int64(math.MaxInt64), int64(0), int64(math.MaxInt64), int64(0)
 	if checkTasks {
 		addTasks, limitTasks = 1, q.Tasks
 	}
 	if checkBytes {
-		addBytes, limitBytes = grow, q.Bytes
+		addBytes, limitBytes, each = grow, q.Bytes, sharedGrow
 	}
-	b.Queue(quotaGuard, []byte(owner), addTasks, limitTasks, addBytes, limitBytes)
+	b.Queue(quotaGuard, []byte(owner), addTasks, limitTasks, addBytes, limitBytes, shared, each)
 	return b.Len() - 1
 }
 

@@ -64,28 +64,41 @@ func TestRacingCreatesOnThreeStores(t *testing.T) {
 	}
 }
 
-// TestQuotaHoldsUnderRacingCreates: 20 new tasks at once against a quota
-// of 5, on two stores: 5 are stored, 15 refused with the numbers.
+// TestQuotaHoldsUnderRacingCreates: new tasks at once, on two stores,
+// against a quota of 5 (each create takes the owner's turn alone) and
+// of max_connections + 10 (the first ones take it shared, with room for
+// one task per connection, the last ones alone): exactly the quota is
+// stored, and every other create is refused with the numbers.
 func TestQuotaHoldsUnderRacingCreates(t *testing.T) {
+	t.Run("small", func(t *testing.T) { racingQuota(t, 5, 20) })
+	t.Run("large", func(t *testing.T) {
+		var conns int
+		if err := mustOpen(t, pgtest.Schema(t)).MaxConnections(ctx, &conns); err != nil {
+			t.Fatal(err)
+		}
+		racingQuota(t, int64(conns+10), conns+40)
+	})
+}
+
+func racingQuota(t *testing.T, limit int64, n int) {
 	dsn := pgtest.Schema(t)
 	stores := []*pgstore.Store{mustOpen(t, dsn), mustOpen(t, dsn)}
-	const n, limit = 20, 5
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			key := storetest.Key("alice", fmt.Sprintf("m%02d", i), "body")
-			key.Quota = tasks.Quota{Tasks: limit}
-			rec, events := quickTask(fmt.Sprintf("t%02d", i), key.MessageID)
+			key := storetest.Key("alice", fmt.Sprintf("m%03d", i), "body")
+			key.Quota = tasks.Quota{Tasks: limit, Bytes: 1 << 40}
+			rec, events := quickTask(fmt.Sprintf("t%03d", i), key.MessageID)
 			rec.Owner = "alice"
 			_, _, errs[i] = stores[i%2].Create(ctx, key, rec, events)
 		})
 	}
 	close(start)
 	wg.Wait()
-	stored := 0
+	var stored int64
 	for i, err := range errs {
 		var qe *tasks.QuotaError
 		switch {
@@ -102,7 +115,7 @@ func TestQuotaHoldsUnderRacingCreates(t *testing.T) {
 	if stored != limit {
 		t.Fatalf("%d tasks stored under a quota of %d", stored, limit)
 	}
-	if n := counted(t, stores[0], "alice"); n != limit {
+	if n := counted(t, stores[0], "alice"); int64(n) != limit {
 		t.Fatalf("the owner's usage counts %d tasks, want %d", n, limit)
 	}
 }

@@ -53,3 +53,8 @@ func (s *Store) Shards(ctx context.Context, n int) ([]int16, error) {
 	}
 	return out, nil
 }
+
+// MaxConnections reads the server's max_connections into n.
+func (s *Store) MaxConnections(ctx context.Context, n *int) error {
+	return s.pool.QueryRow(ctx, `SELECT current_setting('max_connections')::integer`).Scan(n)
+}
