@@ -152,9 +152,10 @@ func TestAuthenticatorIdentify(t *testing.T) {
 	}{
 		{"bearer", false, [2]string{"Authorization", "Bearer " + secretBilling},
 			callers.Identity{CallerID: "billing", Tiers: []string{"internal", "gold"}, Rate: &callers.Rate{PerSecond: 2.5, Burst: 10},
-				KeyHash: sha256.Sum256([]byte(secretBilling))}, nil},
+				KeyHash: sha256.Sum256([]byte(secretBilling)), KeyID: callers.KeyIDOf(sha256.Sum256([]byte(secretBilling)))}, nil},
 		{"x-api-key", false, [2]string{"X-API-Key", secretPartner},
-			callers.Identity{CallerID: "partner:acme", Tiers: []string{"public"}, KeyHash: sha256.Sum256([]byte(secretPartner))}, nil},
+			callers.Identity{CallerID: "partner:acme", Tiers: []string{"public"}, KeyHash: sha256.Sum256([]byte(secretPartner)),
+				KeyID: callers.KeyIDOf(sha256.Sum256([]byte(secretPartner)))}, nil},
 		{"no key", false, [2]string{}, callers.Identity{}, callers.ErrNoKey},
 		{"no key, anonymous allowed", true, [2]string{}, callers.Identity{Tiers: []string{"public"}, Anonymous: true}, nil},
 		{"disabled key", true, [2]string{"X-API-Key", secretOld}, callers.Identity{}, callers.ErrBadKey},

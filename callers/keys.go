@@ -1,45 +1,61 @@
 package callers
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/a2ad/a2ad/internal/syncdir"
-	"github.com/a2ad/a2ad/internal/yamlnode"
-	yaml "go.yaml.in/yaml/v3"
+	"time"
 )
 
-// Key is one caller's API key entry.
+// Key is one API key, with the entry of the caller it belongs to: a
+// caller may have several keys at once (to rotate them without downtime),
+// which share its tiers, rate, limits and tasks.
 type Key struct {
-	// CallerID is "id" in the file: required, unique, 1 to 64 characters
-	// of A-Z, a-z, 0-9, '.', '_', ':' and '-'.
+	// CallerID is the entry's "id" in the file: required, unique, 1 to 64
+	// characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.
 	CallerID string
+	// ID names the key among its caller's, in the audit trail and to
+	// revoke it: the key's "id" in a version 2 file (same characters as a
+	// caller id), KeyIDOf(Hash) for the one key of a version 1 entry.
+	ID string
 	// Hash is "hash" in the file, "sha256:<64 hex digits>": the SHA-256 of
-	// the caller's secret. Required and unique.
+	// the key's secret. Required and unique in the file.
 	Hash [32]byte
+	// Created is when the key was made (the key's "created"); zero when
+	// unknown.
+	Created time.Time
+	// Revoked is when the key was revoked (the key's "revoked"); zero
+	// while it is in force. A revoked key never authenticates.
+	Revoked time.Time
 	// Tiers is "tiers" in the file: one or more tier names.
 	Tiers []string
 	// Rate is "rate" in the file; nil when the entry has none.
 	Rate *Rate
 	// Limits are the entry's own limits.
 	Limits Limits
-	// Enabled is "enabled" in the file, true by default. A disabled key
-	// never authenticates.
+	// Enabled is the entry's "enabled", true by default. The keys of a
+	// disabled caller never authenticate.
 	Enabled bool
+}
+
+// InForce reports whether the key authenticates: its caller is enabled
+// and the key not revoked.
+func (key Key) InForce() bool { return key.Enabled && key.Revoked.IsZero() }
+
+// KeyIDOf is the id of the key whose hash is hash when the file gives it
+// none (the one key of a version 1 entry): 8 hex digits of a SHA-256 of
+// the hash, which tells nothing of the hash itself.
+func KeyIDOf(hash [32]byte) string {
+	sum := sha256.Sum256(append([]byte("a2ad key id\x00"), hash[:]...))
+	return hex.EncodeToString(sum[:4])
 }
 
 // Rate is a caller's request rate: a token bucket refilled at PerSecond
@@ -76,23 +92,47 @@ func clonePtr[T any](p *T) *T {
 
 // Keys is a loaded keys file. It is immutable and safe for concurrent use.
 type Keys struct {
-	byHash map[[32]byte]Key
+	byHash  map[[32]byte]Key
+	callers map[string]struct{} // the caller ids
+	entries int                 // caller entries
+	version int                 // the file's format version
 }
 
-// Len returns the number of entries, enabled or not.
-func (k *Keys) Len() int { return len(k.byHash) }
+// Len returns the number of caller entries, enabled or not.
+func (k *Keys) Len() int { return k.entries }
 
-// List returns the entries, enabled or not, ordered by caller id.
+// Version returns the file's format version, Version1 or Version2.
+func (k *Keys) Version() int { return k.version }
+
+// HasCaller reports whether the file has an entry for callerID.
+func (k *Keys) HasCaller(callerID string) bool {
+	if k == nil {
+		return false
+	}
+	_, ok := k.callers[callerID]
+	return ok
+}
+
+// List returns the keys, in force or not, ordered by caller id, then by
+// creation time (unknown first), then by key id.
 func (k *Keys) List() []Key {
 	out := make([]Key, 0, len(k.byHash))
 	for _, key := range k.byHash {
 		out = append(out, key.clone())
 	}
-	slices.SortFunc(out, func(a, b Key) int { return strings.Compare(a.CallerID, b.CallerID) })
+	slices.SortFunc(out, func(a, b Key) int {
+		if c := strings.Compare(a.CallerID, b.CallerID); c != 0 {
+			return c
+		}
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return out
 }
 
-// Authenticate returns the enabled key whose hash is the SHA-256 of
+// Authenticate returns the key in force whose hash is the SHA-256 of
 // secret, and false if there is none.
 //
 // The secret itself is never compared: it is hashed first, so the map
@@ -106,7 +146,7 @@ func (k *Keys) Authenticate(secret string) (Key, bool) {
 	}
 	sum := sha256.Sum256([]byte(secret))
 	key, found := k.byHash[sum]
-	if !found || subtle.ConstantTimeCompare(sum[:], key.Hash[:]) != 1 || !key.Enabled {
+	if !found || subtle.ConstantTimeCompare(sum[:], key.Hash[:]) != 1 || !key.InForce() {
 		return Key{}, false
 	}
 	return key.clone(), true
@@ -114,14 +154,14 @@ func (k *Keys) Authenticate(secret string) (Key, bool) {
 
 // InForce reports whether the key whose hash is hash still authenticates
 // callerID: it is in the file, enabled, and still the key of that caller.
-// A key revoked (its entry removed or its hash changed), disabled or given
-// to another caller id is not.
+// A key revoked (marked so, its entry removed or its hash changed), whose
+// caller is disabled, or given to another caller id is not.
 func (k *Keys) InForce(callerID string, hash [32]byte) bool {
 	if k == nil {
 		return false
 	}
 	key, found := k.byHash[hash]
-	return found && key.Enabled && key.CallerID == callerID
+	return found && key.InForce() && key.CallerID == callerID
 }
 
 // clone copies the parts of key that a caller could modify.
@@ -252,166 +292,3 @@ func (r *Registry) Reload() error {
 
 // Keys returns the keys in force.
 func (r *Registry) Keys() *Keys { return r.keys.Load() }
-
-// AppendKey adds an enabled entry for callerID with tiers to the keys file
-// at path, creating the file if it does not exist, and returns the new
-// secret, which is written nowhere: the file holds only its hash. The file
-// is replaced atomically and has mode 0600. AppendKey returns an error if
-// callerID or a tier is invalid, callerID is already in the file, or the
-// existing file has problems (its *LoadError). Concurrent calls on the same
-// file may lose an entry.
-func AppendKey(path, callerID string, tiers []string) (secret string, err error) {
-	return putKey(path, callerID, tiers, false)
-}
-
-// ReplaceKey is AppendKey, but an entry callerID already has is replaced
-// by the new one (a new secret, enabled, with tiers and none of the old
-// entry's own limits) instead of being an error: the old secret stops
-// working once the server reloads the file.
-func ReplaceKey(path, callerID string, tiers []string) (secret string, err error) {
-	return putKey(path, callerID, tiers, true)
-}
-
-func putKey(path, callerID string, tiers []string, replace bool) (secret string, err error) {
-	if !callerIDPattern.MatchString(callerID) {
-		return "", errors.New("append key: caller " + badCallerID)
-	}
-	if len(tiers) == 0 {
-		return "", fmt.Errorf("append key for caller %q: tiers must list at least one tier", callerID)
-	}
-	for i, t := range tiers {
-		if t == "" || slices.Contains(tiers[:i], t) {
-			return "", fmt.Errorf("append key for caller %q: tiers must be distinct and not empty", callerID)
-		}
-	}
-
-	doc, list, oldLen, err := openKeysDoc(path, callerID, replace)
-	if err != nil {
-		return "", err
-	}
-
-	secret, err = NewSecret()
-	if err != nil {
-		return "", fmt.Errorf("append key: %w", err)
-	}
-	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-	tierList := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-	for _, t := range tiers {
-		tierList.Content = append(tierList.Content, str(t))
-	}
-	list.Content = append(list.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
-		str("id"), str(callerID),
-		str("hash"), str(HashSecret(secret)),
-		str("tiers"), tierList,
-	}})
-
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return "", fmt.Errorf("append key: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return "", fmt.Errorf("append key: %w", err)
-	}
-	// Check what is about to be written, so a bug here cannot break the file.
-	if ks, err := parseKeys(path, out.Bytes()); err != nil {
-		return "", fmt.Errorf("append key: the new file would not load: %w", err)
-	} else if ks.Len() != oldLen+1 {
-		return "", fmt.Errorf("append key: the new file would hold %d keys instead of %d", ks.Len(), oldLen+1)
-	}
-	if err := writeFileAtomic(path, out.Bytes()); err != nil {
-		return "", fmt.Errorf("append key: %w", err)
-	}
-	return secret, nil
-}
-
-// openKeysDoc reads the keys file at path, which may be missing or empty,
-// as a YAML document to append to: it returns the document, its keys
-// list, and how many keys the file holds. It returns the file's
-// *LoadError if it has problems, and an error if callerID has a key in it,
-// unless replace, which drops that key from the list (and the count).
-func openKeysDoc(path, callerID string, replace bool) (doc yaml.Node, list *yaml.Node, oldLen int, err error) {
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		data = nil
-	case err != nil:
-		return doc, nil, 0, fmt.Errorf("append key: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{
-			Kind: yaml.MappingNode, Tag: "!!map",
-			Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "keys"}, list},
-		}}}
-		return doc, list, 0, nil
-	}
-	ks, err := parseKeys(path, data)
-	if err != nil {
-		return doc, nil, 0, err
-	}
-	has := false
-	for _, k := range ks.byHash {
-		if k.CallerID == callerID {
-			has = true
-		}
-	}
-	if has && !replace {
-		return doc, nil, 0, fmt.Errorf("append key: caller %q already has a key in %s (--force replaces it)", callerID, path)
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return doc, nil, 0, fmt.Errorf("append key: %w", err)
-	}
-	_, list = yamlnode.Lookup(yamlnode.Resolve(doc.Content[0]), "keys")
-	if list = yamlnode.Resolve(list); list.Kind != yaml.SequenceNode { // "keys:" with no value
-		*list = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	}
-	list.Style = 0 // an empty "[]" list becomes a block list
-	n := ks.Len()
-	if has {
-		list.Content = slices.DeleteFunc(list.Content, func(e *yaml.Node) bool {
-			_, id := yamlnode.Lookup(yamlnode.Resolve(e), "id")
-			return id != nil && yamlnode.Resolve(id).Value == callerID
-		})
-		n--
-	}
-	return doc, list, n, nil
-}
-
-// writeFileAtomic replaces the file at path by data, with mode 0600,
-// through a temporary file in the same directory and a rename.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// Make the rename durable; not every platform can sync a directory.
-	_ = syncdir.Sync(dir)
-	return nil
-}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
@@ -46,8 +47,18 @@ func toProblem(p yamlnode.Problem) Problem {
 
 // The keys allowed in each mapping, in the order the messages list them.
 var (
-	entryKeys = []string{"id", "hash", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes"}
+	entryKeys = []string{"id", "hash", "keys", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes"}
 	rateKeys  = []string{"per_second", "burst"}
+	keyKeys   = []string{"id", "hash", "created", "revoked"}
+)
+
+// The versions of the keys file format. Version 1 (no "version" at the
+// top) gives each caller entry one key, its "hash"; version 2 gives each
+// entry a "keys" list, each key with an id, a hash, and when it was
+// created and revoked.
+const (
+	Version1 = 1
+	Version2 = 2
 )
 
 var callerIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
@@ -82,42 +93,59 @@ func parseKeys(path string, data []byte) (*Keys, error) {
 // the entry being read, for messages.
 type keyLoader struct {
 	yamlnode.Checker
+	version int // the file's format version
 }
 
 // load parses and checks data.
 func (l *keyLoader) load(data []byte) *Keys {
-	list := l.TopList(data, "keys file", "keys")
+	list, top := l.TopListWith(data, "keys file", "keys", []string{"version"})
+	l.version = Version1
+	if e, ok := top["version"]; ok {
+		switch v := yamlnode.Resolve(e.Val); {
+		case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!int" && (v.Value == "1" || v.Value == "2"):
+			l.version = int(v.Value[0] - '0')
+		case v.Kind == yaml.ScalarNode:
+			l.Add(e.Val, "/version", "version must be 1 or 2, got %q", v.Value)
+		default:
+			l.Add(e.Val, "/version", "version must be 1 or 2, got %s", yamlnode.Kind(v))
+		}
+	}
 	if list == nil {
 		return nil
 	}
 	if list.Kind != yaml.SequenceNode {
 		// "keys:" with nothing after it is an empty list.
 		if list.Kind == yaml.ScalarNode && list.ShortTag() == "!!null" {
-			return &Keys{byHash: map[[32]byte]Key{}}
+			return &Keys{byHash: map[[32]byte]Key{}, callers: map[string]struct{}{}, version: l.version}
 		}
 		l.Add(list, "/keys", "keys must be a list, got %s", yamlnode.Kind(list))
 		return nil
 	}
 
-	ks := &Keys{byHash: make(map[[32]byte]Key, len(list.Content))}
+	ks := &Keys{byHash: make(map[[32]byte]Key, len(list.Content)), callers: map[string]struct{}{}, version: l.version}
 	ids := map[string]int{} // caller id → line
 	hashes := map[[32]byte]firstUse{}
 	for i, item := range list.Content {
-		if key, ok := l.entry("/keys/"+strconv.Itoa(i), yamlnode.Resolve(item), ids, hashes); ok {
-			ks.byHash[key.Hash] = key
+		if entry, ok := l.entry("/keys/"+strconv.Itoa(i), yamlnode.Resolve(item), ids, hashes); ok {
+			for _, key := range entry {
+				ks.byHash[key.Hash] = key
+				ks.callers[key.CallerID] = struct{}{}
+			}
+			ks.entries++
 		}
 	}
 	return ks
 }
 
-// entry checks one item of the keys list.
-func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes map[[32]byte]firstUse) (Key, bool) {
+// entry checks one item of the keys list, a caller's entry, and returns
+// its keys.
+func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes map[[32]byte]firstUse) ([]Key, bool) {
 	before := l.Count()
 	l.ID = ""
 	defer func() { l.ID = "" }()
 	if n.Kind != yaml.MappingNode {
 		l.Add(n, ptr, "each key entry must be a mapping, got %s", yamlnode.Kind(n))
-		return Key{}, false
+		return nil, false
 	}
 
 	// The id comes first so that every other problem can name it.
@@ -139,38 +167,150 @@ func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes m
 	}
 
 	kv := l.Fields(n, ptr, "in key entry", entryKeys)
-
-	if e, ok := kv["hash"]; !ok {
-		l.Add(n, ptr, "hash is required")
-	} else if s, ok := l.Str(e.Val, ptr+"/hash", "hash"); ok {
-		// Never print the value: it might be a secret pasted by mistake.
-		if h, ok := parseHash(s); !ok {
-			l.Add(e.Val, ptr+"/hash", `hash must be "sha256:" followed by 64 hex digits`)
-		} else if first, dup := hashes[h]; dup {
-			l.Add(e.Val, ptr+"/hash", "duplicate hash: the same secret as caller %q (line %d)",
-				first.callerID, first.line)
-		} else {
-			key.Hash = h
-			hashes[h] = firstUse{key.CallerID, e.Val.Line}
-		}
+	var keys []Key
+	if l.version == Version1 {
+		keys = l.entryHash(n, kv, ptr, key.CallerID, hashes)
+	} else {
+		keys = l.entryKeys(n, kv, ptr, key.CallerID, hashes)
 	}
-
 	if e, ok := kv["tiers"]; !ok {
 		l.Add(n, ptr, "tiers is required")
 	} else {
 		key.Tiers = l.tiers(e.Val, ptr+"/tiers")
 	}
-
 	if e, ok := kv["rate"]; ok {
 		key.Rate = l.rate(e.Val, ptr+"/rate")
 	}
-
 	if e, ok := kv["enabled"]; ok {
 		key.Enabled = l.Bool(e.Val, ptr+"/enabled", "enabled")
 	}
-
 	l.limits(kv, ptr, &key.Limits)
+	for i, k := range keys {
+		// Each key shares its caller's part, as a copy of its own.
+		e := key.clone()
+		e.ID, e.Hash, e.Created, e.Revoked = k.ID, k.Hash, k.Created, k.Revoked
+		keys[i] = e
+	}
+	return keys, l.Count() == before
+}
+
+// entryHash reads the one key of the version 1 entry of callerID: its
+// "hash". Its id derives from the hash (KeyIDOf).
+func (l *keyLoader) entryHash(n *yaml.Node, kv map[string]yamlnode.Entry, ptr, callerID string, hashes map[[32]byte]firstUse) []Key {
+	if e, ok := kv["keys"]; ok {
+		l.Add(e.Key, ptr+"/keys", "a list of keys per caller needs \"version: 2\" at the top of the file")
+	}
+	e, ok := kv["hash"]
+	if !ok {
+		if _, hasList := kv["keys"]; !hasList {
+			l.Add(n, ptr, "hash is required")
+		}
+		return nil
+	}
+	h, ok := l.hash(e.Val, ptr+"/hash", callerID, hashes)
+	if !ok {
+		return nil
+	}
+	return []Key{{ID: KeyIDOf(h), Hash: h}}
+}
+
+// entryKeys reads the "keys" list of the version 2 entry of callerID.
+func (l *keyLoader) entryKeys(n *yaml.Node, kv map[string]yamlnode.Entry, ptr, callerID string, hashes map[[32]byte]firstUse) []Key {
+	if e, ok := kv["hash"]; ok {
+		l.Add(e.Key, ptr+"/hash", "in a version 2 file, a caller's hash goes in its keys list")
+	}
+	e, ok := kv["keys"]
+	if !ok {
+		l.Add(n, ptr, "keys is required (a list of the caller's keys)")
+		return nil
+	}
+	list := yamlnode.Resolve(e.Val)
+	if list.Kind != yaml.SequenceNode {
+		l.Add(e.Val, ptr+"/keys", "keys must be a list of the caller's keys, got %s", yamlnode.Kind(list))
+		return nil
+	}
+	if len(list.Content) == 0 {
+		l.Add(e.Val, ptr+"/keys", "keys must list at least one key")
+		return nil
+	}
+	var out []Key
+	keyIDs := map[string]int{}
+	for i, item := range list.Content {
+		if key, ok := l.key(ptr+"/keys/"+strconv.Itoa(i), yamlnode.Resolve(item), callerID, keyIDs, hashes); ok {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// key reads one key of a version 2 entry: {id, hash, created, revoked}.
+func (l *keyLoader) key(ptr string, n *yaml.Node, callerID string, keyIDs map[string]int, hashes map[[32]byte]firstUse) (Key, bool) {
+	if n.Kind != yaml.MappingNode {
+		l.Add(n, ptr, "each key must be a mapping with id and hash, got %s", yamlnode.Kind(n))
+		return Key{}, false
+	}
+	before := l.Count()
+	kv := l.Fields(n, ptr, "in key", keyKeys)
+	var key Key
+	if e, ok := kv["id"]; !ok {
+		l.Add(n, ptr, "id is required")
+	} else if id, ok := l.Str(e.Val, ptr+"/id", "id"); ok {
+		if line, dup := keyIDs[id]; dup {
+			l.Add(e.Val, ptr+"/id", "duplicate key id %q (first defined at line %d)", id, line)
+		} else if !callerIDPattern.MatchString(id) {
+			l.Add(e.Val, ptr+"/id", "key "+badCallerID)
+		} else {
+			keyIDs[id] = e.Val.Line
+			key.ID = id
+		}
+	}
+	if e, ok := kv["hash"]; !ok {
+		l.Add(n, ptr, "hash is required")
+	} else if h, ok := l.hash(e.Val, ptr+"/hash", callerID, hashes); ok {
+		key.Hash = h
+	}
+	if e, ok := kv["created"]; ok {
+		key.Created = l.time(e.Val, ptr+"/created", "created")
+	}
+	if e, ok := kv["revoked"]; ok {
+		key.Revoked = l.time(e.Val, ptr+"/revoked", "revoked")
+	}
 	return key, l.Count() == before
+}
+
+// hash reads "sha256:<64 hex digits>", unique in the file.
+func (l *keyLoader) hash(v *yaml.Node, ptr, callerID string, hashes map[[32]byte]firstUse) ([32]byte, bool) {
+	s, ok := l.Str(v, ptr, "hash")
+	if !ok {
+		return [32]byte{}, false
+	}
+	// Never print the value: it might be a secret pasted by mistake.
+	h, ok := parseHash(s)
+	if !ok {
+		l.Add(v, ptr, `hash must be "sha256:" followed by 64 hex digits`)
+		return h, false
+	}
+	if first, dup := hashes[h]; dup {
+		l.Add(v, ptr, "duplicate hash: the same secret as caller %q (line %d)", first.callerID, first.line)
+		return h, false
+	}
+	hashes[h] = firstUse{callerID, v.Line}
+	return h, true
+}
+
+// time reads an RFC 3339 time, such as 2026-11-24T06:00:00Z.
+func (l *keyLoader) time(v *yaml.Node, ptr, label string) time.Time {
+	n := yamlnode.Resolve(v)
+	if n.Kind != yaml.ScalarNode {
+		l.Add(v, ptr, "%s must be a time such as 2026-11-24T06:00:00Z, got %s", label, yamlnode.Kind(n))
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, n.Value)
+	if err == nil {
+		return t.UTC()
+	}
+	l.Add(v, ptr, "%s must be a time such as 2026-11-24T06:00:00Z, got %q", label, n.Value)
+	return time.Time{}
 }
 
 // limits reads an entry's own limits, those kv holds, into lim.

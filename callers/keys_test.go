@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2ad/a2ad/callers"
 	"github.com/google/go-cmp/cmp"
@@ -100,6 +101,7 @@ func TestLoadKeysGood(t *testing.T) {
 		Enabled:  true,
 	}
 	copy(want.Hash[:], mustHex(t, hashBilling))
+	want.ID = callers.KeyIDOf(want.Hash) // a version 1 entry's one key
 	if diff := cmp.Diff(want, key); diff != "" {
 		t.Errorf("Authenticate(billing secret) mismatch (-want +got):\n%s", diff)
 	}
@@ -171,7 +173,7 @@ func TestLoadKeysProblems(t *testing.T) {
 		t.Fatalf("LoadKeys error = %v (%T), want *callers.LoadError", err, err)
 	}
 	want := []string{
-		`5:5: /keys/0/tier (caller "a"): unknown key "tier" in key entry; allowed: id, hash, tiers, rate, enabled, quota_tasks, quota_bytes, max_history, max_calls, rate_bytes`,
+		`5:5: /keys/0/tier (caller "a"): unknown key "tier" in key entry; allowed: id, hash, keys, tiers, rate, enabled, quota_tasks, quota_bytes, max_history, max_calls, rate_bytes`,
 		`6:9: /keys/1/id (caller "a"): duplicate id "a" (first defined at line 2)`,
 		`10:11: /keys/2/hash (caller "b"): duplicate hash: the same secret as caller "a" (line 3)`,
 		`13:11: /keys/3/hash (caller "c"): hash must be "sha256:" followed by 64 hex digits`,
@@ -223,7 +225,7 @@ func TestLoadKeysFileProblems(t *testing.T) {
 	}{
 		{"empty", "", "keys file is empty; want a mapping with a keys list"},
 		{"not a mapping", "- a\n", "1:1: the keys file must be a mapping with a keys list, got a list"},
-		{"no keys", "other: 1\n", "1:1: /other: unknown key \"other\" at top level; allowed: keys\n" +
+		{"no keys", "other: 1\n", "1:1: /other: unknown key \"other\" at top level; allowed: keys, version\n" +
 			"1:1: keys is required"},
 		{"keys not a list", "keys: 3\n", "1:7: /keys: keys must be a list, got an integer"},
 		{"entry not a mapping", "keys: [x]\n", "1:8: /keys/0: each key entry must be a mapping, got a string"},
@@ -458,7 +460,8 @@ func TestRegistryConcurrent(t *testing.T) {
 
 func TestAppendKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.yaml")
-	secret, err := callers.AppendKey(path, "billing", []string{"internal", "gold"})
+	nk, err := callers.AppendKey(path, "billing", []string{"internal", "gold"}, time.Now())
+	secret := nk.Secret
 	if err != nil {
 		t.Fatalf("AppendKey (new file): %v", err)
 	}
@@ -479,7 +482,8 @@ func TestAppendKey(t *testing.T) {
 		t.Fatalf("Authenticate(new secret) = %+v, %v", key, ok)
 	}
 
-	second, err := callers.AppendKey(path, "partner", []string{"public"})
+	nk, err = callers.AppendKey(path, "partner", []string{"public"}, time.Now())
+	second := nk.Secret
 	if err != nil {
 		t.Fatalf("AppendKey (existing file): %v", err)
 	}
@@ -512,17 +516,17 @@ func TestAppendKey(t *testing.T) {
 		}
 	}
 
-	// A duplicate id is refused and the file is left alone.
-	if _, err := callers.AppendKey(path, "billing", []string{"gold"}); err == nil ||
-		!strings.Contains(err.Error(), `caller "billing" already has a key`) {
-		t.Errorf("AppendKey(duplicate id) = %v, want an error naming the caller", err)
+	// Other tiers for a caller in the file are refused and the file is left alone.
+	const wantErr = `append key for caller "billing": its tiers are internal,gold, not gold: a new key takes its caller's tiers (change them in the file)`
+	if _, err := callers.AppendKey(path, "billing", []string{"gold"}, time.Now()); err == nil || err.Error() != wantErr {
+		t.Errorf("AppendKey(other tiers) = %v, want %s", err, wantErr)
 	}
 	after, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(after, data) {
-		t.Error("AppendKey(duplicate id) changed the file")
+		t.Error("AppendKey(other tiers) changed the file")
 	}
 	entries, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
@@ -538,14 +542,20 @@ func TestAppendKey(t *testing.T) {
 // other callers' entries stay.
 func TestReplaceKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.yaml")
-	old, err := callers.AppendKey(path, "acme", []string{"partner"})
+	nk, err := callers.AppendKey(path, "acme", []string{"partner"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := callers.AppendKey(path, "ops", []string{"internal"})
+	old := nk.Secret
+	if nk, err = callers.AppendKey(path, "acme", nil, time.Now()); err != nil { // a second key, replaced too
+		t.Fatal(err)
+	}
+	old2 := nk.Secret
+	nk, err = callers.AppendKey(path, "ops", []string{"internal"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	other := nk.Secret
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -558,7 +568,8 @@ func TestReplaceKey(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	secret, err := callers.ReplaceKey(path, "acme", []string{"gold", "partner"})
+	nk, err = callers.ReplaceKey(path, "acme", []string{"gold", "partner"}, time.Now())
+	secret := nk.Secret
 	if err != nil {
 		t.Fatalf("ReplaceKey: %v", err)
 	}
@@ -569,8 +580,10 @@ func TestReplaceKey(t *testing.T) {
 	if ks.Len() != 2 {
 		t.Errorf("keys file holds %d keys, want 2", ks.Len())
 	}
-	if _, ok := ks.Authenticate(old); ok {
-		t.Error("the replaced secret still authenticates")
+	for _, s := range []string{old, old2} {
+		if _, ok := ks.Authenticate(s); ok {
+			t.Error("a replaced secret still authenticates")
+		}
 	}
 	key, ok := ks.Authenticate(secret)
 	if !ok || key.CallerID != "acme" || !key.Enabled || key.Limits.MaxCalls != nil || !cmp.Equal(key.Tiers, []string{"gold", "partner"}) {
@@ -580,7 +593,7 @@ func TestReplaceKey(t *testing.T) {
 		t.Errorf("Authenticate(ops) = %+v, %v; want the other entry kept", k, ok)
 	}
 	// A caller with no entry is added.
-	if _, err := callers.ReplaceKey(path, "new", []string{"public"}); err != nil {
+	if _, err := callers.ReplaceKey(path, "new", []string{"public"}, time.Now()); err != nil {
 		t.Errorf("ReplaceKey(new caller) = %v", err)
 	}
 }
@@ -590,7 +603,8 @@ func TestAppendKeyExistingFile(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	secret, err := callers.AppendKey(path, "new.caller", []string{"public"})
+	nk, err := callers.AppendKey(path, "new.caller", []string{"public"}, time.Now())
+	secret := nk.Secret
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +641,8 @@ func TestAppendKeyExistingFile(t *testing.T) {
 
 	// "keys: []" becomes a list with one entry.
 	path = writeKeysFile(t, "keys: []\n")
-	secret, err = callers.AppendKey(path, "a", []string{"t"})
+	nk, err = callers.AppendKey(path, "a", []string{"t"}, time.Now())
+	secret = nk.Secret
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +667,7 @@ func TestAppendKeyRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		before, _ := os.ReadFile(tt.path)
-		if _, err := callers.AppendKey(tt.path, tt.callerID, tt.tiers); err == nil {
+		if _, err := callers.AppendKey(tt.path, tt.callerID, tt.tiers, time.Now()); err == nil {
 			t.Errorf("%s: AppendKey succeeded, want an error", tt.name)
 		}
 		after, _ := os.ReadFile(tt.path)

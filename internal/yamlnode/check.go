@@ -103,11 +103,18 @@ func Err[P fmt.Stringer](c *Checker, path string, conv func(Problem) P) *LoadErr
 // nil if there is no such value, having recorded why. what names the file
 // in messages ("catalogue", "keys file").
 func (c *Checker) TopList(data []byte, what, key string) *yaml.Node {
+	list, _ := c.TopListWith(data, what, key, nil)
+	return list
+}
+
+// TopListWith is TopList for a mapping that may also hold the keys in
+// optional, which it returns with their entries.
+func (c *Checker) TopListWith(data []byte, what, key string, optional []string) (*yaml.Node, map[string]Entry) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		c.addSyntax(err)
-		return nil
+		return nil, nil
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
@@ -118,20 +125,20 @@ func (c *Checker) TopList(data []byte, what, key string) *yaml.Node {
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		c.Add(nil, "", "%s is empty; want a mapping with a %s list", what, key)
-		return nil
+		return nil, nil
 	}
 	root := Resolve(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		c.Add(root, "", "the %s must be a mapping with a %s list, got %s", what, key, Kind(root))
-		return nil
+		return nil, nil
 	}
-	top := c.Fields(root, "", "at top level", []string{key})
+	top := c.Fields(root, "", "at top level", append([]string{key}, optional...))
 	e, ok := top[key]
 	if !ok {
 		c.Add(root, "", "%s is required", key)
-		return nil
+		return nil, top
 	}
-	return Resolve(e.Val)
+	return Resolve(e.Val), top
 }
 
 // EscapePointer escapes one JSON pointer reference token (RFC 6901).
