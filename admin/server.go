@@ -69,7 +69,10 @@ type Config struct {
 	Catalog func() *functions.Catalog
 	Policy  exposure.Policy
 	// Keys is the number of entries of the keys file, nil without one.
-	Keys      func() *int
+	Keys func() *int
+	// KeyList lists the keys with their last use; nil without a keys
+	// file.
+	KeyList   func() *KeyList
 	StorePath string
 	Version   string
 	// StartedAt is when the server started; Now is the clock (nil means
@@ -129,6 +132,7 @@ func New(cfg Config) *Server {
 	e.Any("/a2a", notTheMainListener)
 	e.Any("/.well-known/*", notTheMainListener)
 	s.addOpViewRoutes(e)
+	s.addKeysRoute(e, s.cfg.KeyList)
 	return s
 }
 

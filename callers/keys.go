@@ -50,6 +50,18 @@ type Key struct {
 // and the key not revoked.
 func (key Key) InForce() bool { return key.Enabled && key.Revoked.IsZero() }
 
+// State names the key's state: "active", "revoked", or "disabled" (its
+// caller is).
+func (key Key) State() string {
+	switch {
+	case !key.Revoked.IsZero():
+		return "revoked"
+	case !key.Enabled:
+		return "disabled"
+	}
+	return "active"
+}
+
 // KeyIDOf is the id of the key whose hash is hash when the file gives it
 // none (the one key of a version 1 entry): 8 hex digits of a SHA-256 of
 // the hash, which tells nothing of the hash itself.

@@ -24,8 +24,10 @@ var (
 // service.
 func (m *Main) newAdmin() *admin.Server {
 	keys := func() *int { return nil }
+	var keyList func() *admin.KeyList
 	if reg := m.registry; reg != nil {
 		keys = func() *int { n := reg.Keys().Len(); return &n }
+		keyList = m.keyList
 	}
 	return admin.New(admin.Config{
 		Inspector:       m.inspector,
@@ -39,6 +41,7 @@ func (m *Main) newAdmin() *admin.Server {
 		Catalog:         m.catalog.Load,
 		Policy:          m.Config.Policy(),
 		Keys:            keys,
+		KeyList:         keyList,
 		StorePath:       storeName(m.Config.Store),
 		Version:         Version(),
 		StartedAt:       time.Now(), // the admin listener starts within Open
@@ -70,4 +73,22 @@ func (m *Main) notReady() string {
 func (m *Main) addMainRoutes(e *echo.Echo) {
 	httpx.GET(e, "/readyz", admin.Readyz(m.notReady))
 	e.Any("/admin/*", admin.WrongListener)
+}
+
+// keyList is the keys in force with their last use, for the admin
+// listener.
+func (m *Main) keyList() *admin.KeyList {
+	out := &admin.KeyList{Keys: []admin.KeyInfo{}}
+	for _, k := range m.registry.Keys().List() {
+		out.Keys = append(out.Keys, admin.KeyInfo{Caller: k.CallerID, KeyID: k.ID, State: k.State(),
+			Created: timeOrNil(k.Created), Revoked: timeOrNil(k.Revoked), LastUsed: timeOrNil(m.usage.Last(k.Hash))})
+	}
+	return out
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

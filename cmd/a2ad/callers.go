@@ -110,6 +110,8 @@ func principalOf(id callers.Identity, clientAddr string, def storageLimits) json
 		Anonymous:      id.Anonymous,
 		LimitKey:       "key:" + id.CallerID,
 		KeyHash:        id.KeyHash,
+		KeyID:          id.KeyID,
+		Token:          id.Token,
 		BytesPerSecond: lim.rateBytes,
 	}
 	if id.Anonymous {

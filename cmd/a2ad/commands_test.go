@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -441,9 +440,9 @@ func TestServe_BrokenCatalog(t *testing.T) {
 	}
 }
 
-// TestKeysCreateForce: a second key for a caller is refused, naming
-// --force; with --force the caller's key is replaced (one entry, a new
-// secret).
+// TestKeysCreateForce: a second create for a caller adds a second key
+// (both work: a rotation); with --force the caller's entry is replaced (one
+// entry, the new key alone).
 func TestKeysCreateForce(t *testing.T) {
 	keys := filepath.Join(t.TempDir(), "keys.yaml")
 	create := []string{"keys", "create", "--keys", keys, "--id", "acme", "--tier", "partner"}
@@ -451,20 +450,24 @@ func TestKeysCreateForce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("keys create = %d", code)
 	}
-	code, _, errOut := runA2AD(t, nil, create...)
-	want := fmt.Sprintf("a2ad keys create: append key: caller \"acme\" already has a key in %s (--force replaces it)\n", keys)
-	if code != 1 || errOut != want {
-		t.Errorf("keys create again = %d, %q; want 1, %q", code, errOut, want)
+	code, second, errOut := runA2AD(t, nil, create...)
+	if code != 0 || second == first || !strings.Contains(errOut, `added to caller "acme" the key `) {
+		t.Errorf("keys create again = %d, %q; want 0 and a second key", code, errOut)
 	}
-	code, second, _ := runA2AD(t, nil, append(create, "--force")...)
-	if code != 0 || second == first || !strings.HasPrefix(second, "a2ad_") {
-		t.Errorf("keys create --force = %d, %q; want 0 and a new secret", code, second)
+	code, third, errOut := runA2AD(t, nil, append(create, "--force")...)
+	if code != 0 || third == first || !strings.HasPrefix(third, "a2ad_") || !strings.Contains(errOut, `replaced the entry of caller "acme"`) {
+		t.Errorf("keys create --force = %d, %q, %q; want 0 and a new secret", code, third, errOut)
 	}
 	ks, err := callers.LoadKeys(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ks.Authenticate(strings.TrimSpace(first)); ok || ks.Len() != 1 {
-		t.Errorf("after --force: %d keys, first secret still valid: %v; want 1 key and the first secret gone", ks.Len(), ok)
+	for _, s := range []string{first, second} {
+		if _, ok := ks.Authenticate(strings.TrimSpace(s)); ok {
+			t.Error("a key replaced by --force still authenticates")
+		}
+	}
+	if _, ok := ks.Authenticate(strings.TrimSpace(third)); !ok || ks.Len() != 1 || len(ks.List()) != 1 {
+		t.Errorf("after --force: %d entries, %d keys, new key valid: %v; want 1, 1, true", ks.Len(), len(ks.List()), ok)
 	}
 }

@@ -446,11 +446,11 @@ func anonymousPartners(c *Config) {
 // path and returns its secret.
 func mustAppendKey(tb testing.TB, path, callerID string, tiers ...string) string {
 	tb.Helper()
-	secret, err := callers.AppendKey(path, callerID, tiers)
+	nk, err := callers.AppendKey(path, callerID, tiers, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return secret
+	return nk.Secret
 }
 
 // call posts one JSON-RPC request with the given key ("" for none) and

@@ -44,6 +44,7 @@ type Main struct {
 	catalog  atomic.Pointer[functions.Catalog]
 	cards    *cards
 	registry *callers.Registry // nil without a keys file
+	usage    callers.Usage     // the keys' last use
 	gate     *callers.Gate
 	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
 	srv      *jsonrpc.Server
@@ -443,7 +444,8 @@ func (m *Main) openHTTP(context.Context) error {
 	var extended func(jsonrpc.Principal) jsonrpc.Card
 	if m.registry != nil {
 		auth = keyAuth{
-			auth:   &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers()},
+			auth: &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers(),
+				Usage: &m.usage},
 			log:    m.Logger,
 			limits: limits,
 		}

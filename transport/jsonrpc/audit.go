@@ -231,6 +231,12 @@ func (s *Server) writeAudit(ac *auditCall, reqID string) {
 		Str("decision", string(ac.outcome.Decision)).
 		Str("outcome", string(outcome)).
 		Str("reason", string(reason))
+	switch {
+	case p.KeyID != "":
+		ev = ev.Str("key_id", p.KeyID)
+	case p.Token:
+		ev = ev.Str("auth", "oidc")
+	}
 	if ac.rpcErr != nil {
 		ev = ev.Int("code", ac.rpcErr.Code)
 	}

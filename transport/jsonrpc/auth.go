@@ -31,6 +31,11 @@ type Principal struct {
 	// KeyHash is the SHA-256 of the key the caller presented; zero for an
 	// anonymous caller. Config.Revoked reads it.
 	KeyHash [32]byte
+	// KeyID names that key in the audit trail; "" without one.
+	KeyID string
+	// Token is true for a caller identified by a token (OpenID Connect),
+	// not a key.
+	Token bool
 	// BytesPerSecond is the caller's rate of request bytes, for
 	// Config.Bytes; 0 means no limit.
 	BytesPerSecond int64
