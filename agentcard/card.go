@@ -55,8 +55,14 @@ type Options struct {
 }
 
 // Security is how a2ad's callers authenticate: an API key, sent as a
-// bearer token or in the X-API-Key header.
+// bearer token or in the X-API-Key header, or a token of an OpenID Connect
+// issuer.
 type Security struct {
+	// APIKeys says that callers may present an API key.
+	APIKeys bool
+	// OIDCIssuer is the issuer whose tokens callers may present (as
+	// bearer tokens); "" for none.
+	OIDCIssuer string
 	// Anonymous says that callers without a key are served too (with
 	// the anonymous view).
 	Anonymous bool
@@ -69,6 +75,7 @@ type Security struct {
 const (
 	SchemeBearer = "bearer"
 	SchemeAPIKey = "apiKey"
+	SchemeOIDC   = "oidc"
 )
 
 // securityScheme is a 0.3 (OpenAPI-style) security scheme. The merged
@@ -80,6 +87,8 @@ type securityScheme struct {
 	BearerFormat string `json:"bearerFormat,omitempty"`
 	In           string `json:"in,omitempty"`
 	Name         string `json:"name,omitempty"`
+	// OpenIDConnectURL is an openIdConnect scheme's discovery document.
+	OpenIDConnectURL string `json:"openIdConnectUrl,omitempty"`
 }
 
 // Card is a built card: its JSON and the ETag that names it.
@@ -216,11 +225,18 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 		Skills:             []skill{},
 	}
 	if sec := opts.Security; sec != nil {
-		c.SecuritySchemes = map[string]securityScheme{
-			SchemeBearer: {Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"},
-			SchemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"},
+		c.SecuritySchemes = map[string]securityScheme{}
+		if sec.APIKeys {
+			c.SecuritySchemes[SchemeBearer] = securityScheme{Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"}
+			c.SecuritySchemes[SchemeAPIKey] = securityScheme{Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"}
+			c.Security = append(c.Security, map[string][]string{SchemeBearer: {}}, map[string][]string{SchemeAPIKey: {}})
 		}
-		c.Security = []map[string][]string{{SchemeBearer: {}}, {SchemeAPIKey: {}}}
+		if sec.OIDCIssuer != "" {
+			c.SecuritySchemes[SchemeOIDC] = securityScheme{Type: "openIdConnect",
+				OpenIDConnectURL: strings.TrimSuffix(sec.OIDCIssuer, "/") + "/.well-known/openid-configuration",
+				Description:      "A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer <jwt>"}
+			c.Security = append(c.Security, map[string][]string{SchemeOIDC: {}})
+		}
 		if sec.Anonymous {
 			// An empty requirement: callers without a key are served too.
 			c.Security = append(c.Security, map[string][]string{})

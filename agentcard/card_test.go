@@ -104,9 +104,14 @@ var views = []struct {
 	// With API keys: a partner caller's extended card, and the public
 	// card of a server that serves anonymous callers too.
 	{"keys-caller-partner", exposure.Policy{}, []string{"orders::lookup", "reports::daily"},
-		[]string{"partner"}, &agentcard.Security{ExtendedCard: true}},
+		[]string{"partner"}, &agentcard.Security{APIKeys: true, ExtendedCard: true}},
 	{"keys-anonymous-public", exposure.Policy{}, []string{},
-		[]string{"public"}, &agentcard.Security{Anonymous: true, ExtendedCard: true}},
+		[]string{"public"}, &agentcard.Security{APIKeys: true, Anonymous: true, ExtendedCard: true}},
+	// An OpenID Connect issuer's tokens, alone and beside API keys.
+	{"oidc-caller-partner", exposure.Policy{}, []string{"orders::lookup", "reports::daily"},
+		[]string{"partner"}, &agentcard.Security{OIDCIssuer: "https://id.example.com/", ExtendedCard: true}},
+	{"keys-oidc-caller-partner", exposure.Policy{}, []string{"orders::lookup", "reports::daily"},
+		[]string{"partner"}, &agentcard.Security{APIKeys: true, OIDCIssuer: "https://id.example.com", ExtendedCard: true}},
 }
 
 func mustBuild(tb testing.TB, cat *functions.Catalog, opts agentcard.Options) *agentcard.Card {

@@ -126,7 +126,9 @@ func (ks *KeySet) refresh(ctx context.Context) []jose.JSONWebKey {
 
 // Fetch fetches the JWKS now and puts its keys in the cache. It returns
 // an error, and keeps the cache, if the JWKS is unreachable, too large or
-// holds no usable key.
+// holds no usable key. It does not count as a refresh: the first token of
+// an unknown key after it may fetch again at once (the issuer may rotate
+// just after a2ad starts).
 func (ks *KeySet) Fetch(ctx context.Context) error {
 	ks.fetchMu.Lock()
 	defer ks.fetchMu.Unlock()
@@ -136,7 +138,7 @@ func (ks *KeySet) Fetch(ctx context.Context) error {
 	}
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	ks.keys, ks.fetchedAt, ks.triedAt = keys, ks.now(), ks.now()
+	ks.keys, ks.fetchedAt = keys, ks.now()
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/internal/tick"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
@@ -38,7 +40,9 @@ func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Princ
 		// Log the failure (spec §13), never the key it presented.
 		// Debug: the audit trail records every refusal; a flood of bad
 		// keys must not flood the operational log.
-		k.log.Debug().Str("client_addr", clientAddr).Msg("request with an invalid API key refused")
+		// The reason of a token's refusal (expired, wrong audience...)
+		// helps the operator; it never holds the token.
+		k.log.Debug().Err(err).Str("client_addr", clientAddr).Msg("request with invalid credentials refused")
 		if errors.Is(err, callers.ErrConflictingKeys) {
 			return jsonrpc.Principal{}, jsonrpc.ConflictingCredentials
 		}
@@ -233,6 +237,54 @@ func (m *Main) sweepBuckets(stop <-chan struct{}) {
 		}
 	})
 }
+
+// openCredentials loads the keys file, and reads the OpenID Connect
+// issuer's discovery document and keys, when the config names them.
+func (m *Main) openCredentials(ctx context.Context) error {
+	cfg := m.Config
+	if cfg.Keys != "" {
+		reg, err := callers.NewRegistry(cfg.Keys)
+		if err != nil {
+			return fmt.Errorf("keys: %w", err)
+		}
+		m.registry = reg
+	}
+	if cfg.OIDCIssuer == "" {
+		return nil
+	}
+	v, err := oidc.New(ctx, oidc.Config{Issuer: cfg.OIDCIssuer, Audience: cfg.OIDCAudience,
+		CallerClaim: cfg.OIDCCallerClaim, TiersClaim: cfg.OIDCTiersClaim, Now: m.now, Logger: m.Logger})
+	if err != nil {
+		return fmt.Errorf("oidc-issuer: %w", err)
+	}
+	m.tokens = v
+	return nil
+}
+
+// authenticator identifies callers by their keys and tokens.
+func (m *Main) authenticator() *callers.Authenticator {
+	cfg := m.Config
+	a := &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers(),
+		Usage: &m.usage}
+	if m.tokens != nil {
+		a.Tokens = m.tokens // a nil *Verifier would be a non-nil TokenVerifier
+	}
+	return a
+}
+
+// cardSecurity is how the card says callers authenticate; nil when they
+// do not.
+func (m *Main) cardSecurity() *agentcard.Security {
+	if !m.authenticates() {
+		return nil
+	}
+	return &agentcard.Security{APIKeys: m.registry != nil, OIDCIssuer: m.Config.OIDCIssuer,
+		Anonymous: m.Config.AllowAnonymous, ExtendedCard: true}
+}
+
+// authenticates reports whether requests need credentials (keys or
+// tokens), unless anonymous callers are allowed.
+func (m *Main) authenticates() bool { return m.registry != nil || m.tokens != nil }
 
 // revoked reports whether p's key no longer holds in the keys in force:
 // revoked, disabled or removed. Anonymous callers are never revoked.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -67,7 +68,11 @@ type Config struct {
 	MaxConnsPerIP     int // 0 for no cap
 
 	Keys                 string  // the keys file; "" serves everyone as anonymous
-	AllowAnonymous       bool    // with keys, serve requests without one too
+	OIDCIssuer           string  // an OpenID Connect issuer whose tokens identify callers; "" for none
+	OIDCAudience         string  // what its tokens' aud must hold
+	OIDCCallerClaim      string  // the claim that is the caller id
+	OIDCTiersClaim       string  // the claim that lists the caller's tiers
+	AllowAnonymous       bool    // with keys or tokens, serve requests without one too
 	AnonymousTiers       string  // comma-separated tiers of anonymous callers
 	RatePerSecond        float64 // default per-caller rate; 0 for none
 	RateBurst            int
@@ -131,6 +136,8 @@ func DefaultConfig() Config {
 		MaxInFlight:          4096,
 		RateBuckets:          100_000,
 		AuthFailRate:         1,
+		OIDCCallerClaim:      "sub",
+		OIDCTiersClaim:       "a2a_tiers",
 		AuthFailBurst:        20,
 		QuotaTasks:           100000,
 		QuotaBytes:           1 << 30,
@@ -194,7 +201,11 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once on --listen; past it a2ad stops accepting until one closes (lowered to fit the open-file limit); 0 for no cap")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "connections open at once from one client address (an IPv6 /64); more are closed at once; behind a proxy, raise it; 0 for no cap")
 	fs.StringVar(&c.Keys, "keys", c.Keys, "API keys file (see a2ad keys create); with it, callers need a key unless --allow-anonymous")
-	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", c.AllowAnonymous, "with --keys, also serve requests without a key, as the anonymous caller")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "URL of an OpenID Connect issuer whose JWTs (Authorization: Bearer) identify callers too; with it, callers need a key or a token unless --allow-anonymous")
+	fs.StringVar(&c.OIDCAudience, "oidc-audience", c.OIDCAudience, "what the aud of --oidc-issuer's tokens must hold (required with it)")
+	fs.StringVar(&c.OIDCCallerClaim, "oidc-caller-claim", c.OIDCCallerClaim, "the token claim that is the caller id")
+	fs.StringVar(&c.OIDCTiersClaim, "oidc-tiers-claim", c.OIDCTiersClaim, "the token claim that lists the caller's tiers (a list, or a string of tiers separated by spaces or commas)")
+	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", c.AllowAnonymous, "with --keys or --oidc-issuer, also serve requests without credentials, as the anonymous caller")
 	fs.StringVar(&c.AnonymousTiers, "anonymous-tier", c.AnonymousTiers, "comma-separated tiers of the anonymous caller (e.g. public); the public card shows its view")
 	fs.Float64Var(&c.RatePerSecond, "rate", c.RatePerSecond, "requests a second per caller, for keys without a rate of their own and anonymous callers (per IP); 0 for no limit")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "requests a caller may make at once before --rate applies")
@@ -403,11 +414,32 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// validateOIDC checks the OpenID Connect settings.
+func (c *Config) validateOIDC() error {
+	if c.OIDCIssuer == "" {
+		return failIf(c.OIDCAudience != "", "oidc-audience: only means something with --oidc-issuer")
+	}
+	u, err := url.Parse(c.OIDCIssuer)
+	loopback := false
+	if err == nil {
+		ip, _ := netip.ParseAddr(u.Hostname())
+		loopback = u.Hostname() == "localhost" || ip.IsLoopback()
+	}
+	return firstError(
+		failIf(err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback),
+			"oidc-issuer: must be an https URL (http only on a loopback address), not %q", c.OIDCIssuer),
+		failIf(c.OIDCAudience == "", "oidc-audience: required with --oidc-issuer (what its tokens' aud must hold)"),
+		failIf(c.OIDCCallerClaim == "", "oidc-caller-claim: must name a claim"),
+		failIf(c.OIDCTiersClaim == "", "oidc-tiers-claim: must name a claim"),
+	)
+}
+
 // validateCallers checks the settings of callers: anonymous access, and
 // the rates, caps and quotas that bound each caller and the server.
 func (c *Config) validateCallers() error {
 	return firstError(
-		failIf(c.AllowAnonymous && c.Keys == "", "allow-anonymous: only means something with --keys (without keys every caller is anonymous)"),
+		failIf(c.AllowAnonymous && c.Keys == "" && c.OIDCIssuer == "", "allow-anonymous: only means something with --keys or --oidc-issuer (without them every caller is anonymous)"),
+		c.validateOIDC(),
 		// Without a tier, anonymous callers would see every skill the
 		// server shows, more than any key.
 		failIf(c.AllowAnonymous && len(c.anonymousTiers()) == 0, "allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)"),

@@ -363,6 +363,24 @@ func TestValidate(t *testing.T) {
 		{"rate bytes burst the body cap", func(c *Config) { c.MaxBodyBytes, c.RateBytesBurst = 16<<20, 16<<20 }, ""},
 		{"rate bytes burst past 2 GiB", func(c *Config) { c.RateBytesBurst = 1 << 31 },
 			"rate-bytes-burst: must be at least --max-body-bytes (1048576) and at most 2147483647, not 2147483648"},
+		{"oidc", func(c *Config) { c.OIDCIssuer, c.OIDCAudience = "https://id.example.com/realms/a2a", "a2ad" }, ""},
+		{"oidc on loopback http", func(c *Config) { c.OIDCIssuer, c.OIDCAudience = "http://127.0.0.1:9000", "a2ad" }, ""},
+		{"oidc over http", func(c *Config) { c.OIDCIssuer, c.OIDCAudience = "http://id.example.com", "a2ad" },
+			`oidc-issuer: must be an https URL (http only on a loopback address), not "http://id.example.com"`},
+		{"oidc not a URL", func(c *Config) { c.OIDCIssuer, c.OIDCAudience = "id.example.com", "a2ad" },
+			`oidc-issuer: must be an https URL (http only on a loopback address), not "id.example.com"`},
+		{"oidc without audience", func(c *Config) { c.OIDCIssuer = "https://id.example.com" },
+			"oidc-audience: required with --oidc-issuer (what its tokens' aud must hold)"},
+		{"oidc audience alone", func(c *Config) { c.OIDCAudience = "a2ad" }, "oidc-audience: only means something with --oidc-issuer"},
+		{"oidc without caller claim", func(c *Config) {
+			c.OIDCIssuer, c.OIDCAudience, c.OIDCCallerClaim = "https://id.example.com", "a2ad", ""
+		},
+			"oidc-caller-claim: must name a claim"},
+		{"anonymous with oidc", func(c *Config) {
+			c.OIDCIssuer, c.OIDCAudience, c.AllowAnonymous, c.AnonymousTiers = "https://id.example.com", "a2ad", true, "public"
+		}, ""},
+		{"anonymous alone", func(c *Config) { c.AllowAnonymous, c.AnonymousTiers = true, "public" },
+			"allow-anonymous: only means something with --keys or --oidc-issuer (without them every caller is anonymous)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
@@ -44,6 +45,7 @@ type Main struct {
 	catalog  atomic.Pointer[functions.Catalog]
 	cards    *cards
 	registry *callers.Registry // nil without a keys file
+	tokens   *oidc.Verifier    // nil without --oidc-issuer
 	usage    callers.Usage     // the keys' last use
 	gate     *callers.Gate
 	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
@@ -159,7 +161,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("base_url", m.baseURL).
 		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", storeName(cfg.Store)).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
-		Bool("allow_anonymous", m.registry == nil || cfg.AllowAnonymous).Str("version", Version()).Msg("a2ad serving")
+		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Str("version", Version()).Msg("a2ad serving")
 	return nil
 }
 
@@ -240,24 +242,17 @@ func (m *Main) openListener(context.Context) error {
 
 // openCallers loads the keys, builds the public card, opens the audit
 // trail and starts the rate limits' sweeper.
-func (m *Main) openCallers(context.Context) error {
+func (m *Main) openCallers(ctx context.Context) error {
 	cfg := m.Config
-	if cfg.Keys != "" {
-		reg, err := callers.NewRegistry(cfg.Keys)
-		if err != nil {
-			return fmt.Errorf("keys: %w", err)
-		}
-		m.registry = reg
+	if err := m.openCredentials(ctx); err != nil {
+		return err
 	}
 	identity := agentcard.Identity{
 		Name: cfg.Name, Description: cfg.Description, Version: Version(),
 		ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,
 		DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL,
 	}
-	var security *agentcard.Security
-	if m.registry != nil {
-		security = &agentcard.Security{Anonymous: cfg.AllowAnonymous, ExtendedCard: true}
-	}
+	security := m.cardSecurity()
 	policy := cfg.Policy()
 	m.cards = &cards{build: func(tiers []string, public bool) (*agentcard.Card, error) {
 		opts := agentcard.Options{
@@ -272,7 +267,7 @@ func (m *Main) openCallers(context.Context) error {
 			// The public card shows what a caller without a key may call:
 			// nothing when such callers are refused.
 			opts.CallerTiers = cfg.anonymousTiers()
-			opts.NoSkills = m.registry != nil && !cfg.AllowAnonymous
+			opts.NoSkills = m.authenticates() && !cfg.AllowAnonymous
 		}
 		return agentcard.Build(m.catalog.Load(), opts)
 	}}
@@ -298,8 +293,8 @@ func (m *Main) openCallers(context.Context) error {
 		MaxAddresses: cfg.RateBuckets, Now: m.now,
 		BytesBurst: int(cfg.RateBytesBurst),
 	})
-	if m.registry != nil && cfg.AuthFailRate > 0 {
-		// Without keys no request fails to authenticate.
+	if m.authenticates() && cfg.AuthFailRate > 0 {
+		// Without keys or tokens no request fails to authenticate.
 		m.throttle = callers.NewThrottle(callers.ThrottleConfig{
 			PerSecond: cfg.AuthFailRate, Burst: cfg.AuthFailBurst, MaxAddresses: cfg.RateBuckets, Now: m.now,
 		})
@@ -442,10 +437,9 @@ func (m *Main) openHTTP(context.Context) error {
 	limits := cfg.storageLimits()
 	var auth jsonrpc.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
 	var extended func(jsonrpc.Principal) jsonrpc.Card
-	if m.registry != nil {
+	if m.authenticates() {
 		auth = keyAuth{
-			auth: &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers(),
-				Usage: &m.usage},
+			auth:   m.authenticator(),
 			log:    m.Logger,
 			limits: limits,
 		}
