@@ -5,7 +5,7 @@
 //	a2ad skills    show which functions a tier sees, and why the others are hidden
 //	a2ad validate  check a catalogue and its schemas
 //	a2ad call      run one function locally, as the server would
-//	a2ad keys      create and list API keys
+//	a2ad keys      create, revoke and list API keys
 //	a2ad store     back up, compact or check the store file
 //	a2ad tasks     list, show or cancel the tasks of a running server
 //	a2ad reload    make a running server reload its catalogue and keys
@@ -46,7 +46,8 @@ Usage:
   a2ad validate [flags]   check a catalogue and its schemas (--catalog, or the file as argument)
   a2ad call [flags] FUNCTION [INPUT|-]
                           run one function locally as the server would: no server, no store
-  a2ad keys create|list   manage the API keys file (see "a2ad keys help")
+  a2ad keys create|revoke|list
+                          manage the API keys file (see "a2ad keys help")
   a2ad store backup|compact|check [flags]
                           back up (also while the server runs), compact or check the store file (flags only)
   a2ad tasks list|get|cancel [flags]
