@@ -229,7 +229,11 @@ func openKeysEdit(path, op string) (*keysEdit, error) {
 // top, and each entry's hash into a keys list of one key, with the id it
 // had (KeyIDOf its hash).
 func (ed *keysEdit) upgrade(root *yaml.Node) {
-	root.Content = append([]*yaml.Node{strNode("version"), intNode(Version2)}, root.Content...)
+	version := strNode("version")
+	if len(root.Content) > 0 { // the file's head comment stays at its head
+		version.HeadComment, root.Content[0].HeadComment = root.Content[0].HeadComment, ""
+	}
+	root.Content = append([]*yaml.Node{version, intNode(Version2)}, root.Content...)
 	for _, item := range ed.list.Content {
 		entry := yamlnode.Resolve(item)
 		for i := 0; i+1 < len(entry.Content); i += 2 {

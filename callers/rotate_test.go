@@ -63,7 +63,7 @@ func TestRotateKeys(t *testing.T) {
 		t.Errorf("new key: id %q created %v; want %q, %v", k.ID, k.Created, nk.ID, created)
 	}
 	data, _ := os.ReadFile(path)
-	for _, s := range []string{"version: 2\n", "# callers of a2ad", "created: 2026-11-24T06:30:00Z\n"} {
+	for _, s := range []string{"# callers of a2ad\nversion: 2\nkeys:\n", "created: 2026-11-24T06:30:00Z\n"} {
 		if !bytes.Contains(data, []byte(s)) {
 			t.Errorf("file lacks %q:\n%s", s, data)
 		}
