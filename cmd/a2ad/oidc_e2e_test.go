@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/internal/oidctest"
+	"github.com/rs/zerolog"
 )
 
 // TestOIDCCallersE2E runs the real binary against a real issuer (an
@@ -157,4 +159,45 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestOIDCWithoutKeysFile: tokens alone, no keys file. A request without
+// one is refused (or served as anonymous with --allow-anonymous); the
+// public card shows no skill and declares only the issuer; a start whose
+// issuer is unreachable fails, naming it.
+func TestOIDCWithoutKeysFile(t *testing.T) {
+	const aud = "a2ad-only-oidc"
+	is := oidctest.NewIssuer(t)
+	m := startMain(t, func(c *Config) { c.OIDCIssuer, c.OIDCAudience = is.URL, aud })
+	base := "http://" + m.Addr()
+	card := getCard(t, base)
+	if skills := cardSkills(t, card); len(skills) != 0 {
+		t.Errorf("public card skills %v, want none", skills)
+	}
+	if schemes, _ := card["securitySchemes"].(map[string]any); len(schemes) != 1 || schemes["oidc"] == nil {
+		t.Errorf("public card schemes %v, want oidc alone", card["securitySchemes"])
+	}
+	body := rpcBody("message/send", sendParams("o-1", "demo::echo", map[string]any{}, true))
+	if resp, _ := postRaw(t, base, body, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: HTTP %d, want 401", resp.StatusCode)
+	}
+	tok := is.Token(t, is.Claims(aud, "globex", "partner"))
+	if resp, out := postRaw(t, base, body, http.Header{"Authorization": {"Bearer " + tok}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("token: HTTP %d %s", resp.StatusCode, out)
+	}
+
+	anon := startMain(t, func(c *Config) {
+		c.OIDCIssuer, c.OIDCAudience, c.AllowAnonymous, c.AnonymousTiers = is.URL, aud, true, "partner"
+	})
+	if resp, out := postRaw(t, "http://"+anon.Addr(), body, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("anonymous with --allow-anonymous: HTTP %d %s", resp.StatusCode, out)
+	}
+
+	cfg := testConfig(filepath.Join(t.TempDir(), "a2ad.db"))
+	cfg.OIDCIssuer, cfg.OIDCAudience = is.URL+"/nowhere", aud
+	err := (&Main{Config: cfg, Logger: zerolog.Nop()}).Open(context.Background())
+	want := "oidc-issuer: oidc: discovery: GET " + is.URL + "/nowhere/.well-known/openid-configuration: 404 Not Found"
+	if err == nil || err.Error() != want {
+		t.Errorf("Open with an unreachable issuer = %v, want %s", err, want)
+	}
 }
