@@ -50,6 +50,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/functions"
 )
 
 // readmeExample is a marked block of the README.
@@ -222,7 +224,8 @@ done
 cp examples/catalog.yaml catalog.yaml && ln -s examples/schemas schemas && ln -s examples/bin bin
 for id in acme bob ops; do a2ad keys create --keys keys.yaml --id $id --tier partner; done
 __start_server
-printf '  - id: demo::echo2\n    builtin: echo\n' >>catalog.yaml
+cat >>catalog.yaml <<'EOF'
+` + reloadAdded + `EOF
 `,
 	// acme calls a function its tier may not: the audit trail's sample.
 	"audit": `
@@ -231,6 +234,10 @@ __start_server
 curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"q-1","role":"user","parts":[{"kind":"data","data":{"skill":"pricing::quote","input":{"sku":"A-1","quantity":2}}}]}}}'
 `,
 }
+
+// reloadAdded is the function the reload example's setup adds to its
+// copy of the catalogue.
+const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
 // readmeNotRun are the README's examples with an output that the test
 // does not run, and why. A marked example may not appear here.
@@ -453,3 +460,47 @@ __wait_ready() {
 __stop_server() { kill "$__server"; wait "$__server"; }
 __stop_all() { kill $(jobs -p) 2>/dev/null; wait; }
 `
+
+// TestReadmeCatalogVersions: the catalogue versions the README shows
+// (TestReadmeExamples masks them) are those a newcomer sees: the shipped
+// catalogue's, and in the reload example that of the copy its setup adds
+// a function to. Each "…"-shortened one is the start of one of them.
+func TestReadmeCatalogVersions(t *testing.T) {
+	shipped, err := functions.Load(exampleCatalog, functions.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := newExampleDir(t)
+	data, err := os.ReadFile(exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(copied, append(data, reloadAdded...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"schemas", "bin"} {
+		if err := os.Symlink(filepath.Join("examples", sub), filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed, err := functions.Load(copied, functions.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := []string{shipped.Version, changed.Version}
+	shown := regexp.MustCompile(`\b([0-9a-f]{16})\b|"version":"([0-9a-f]{2,})…"`)
+	for i, line := range strings.Split(string(readme), "\n") {
+		for _, m := range shown.FindAllStringSubmatch(line, -1) {
+			full, start := m[1], m[2]
+			if !slices.ContainsFunc(versions, func(v string) bool { return v == full || start != "" && strings.HasPrefix(v, start) }) {
+				t.Errorf("README.md:%d: version %s%s is neither the shipped catalogue's (%s) nor the reload example's (%s)",
+					i+1, full, start, shipped.Version, changed.Version)
+			}
+		}
+	}
+}
