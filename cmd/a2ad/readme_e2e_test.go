@@ -504,3 +504,32 @@ func TestReadmeCatalogVersions(t *testing.T) {
 		}
 	}
 }
+
+// readmeWrites are the files the README's commands write in the
+// repository's root, where they run: the server's store, the worked
+// example's files, a store tool's backup and compaction, the catalogue
+// section's broken.yaml and hello/.
+var readmeWrites = []string{"a2ad", "a2ad.db", "a2ad.db.bak", "a2ad.log", "audit.log", "keys.yaml", "backup.db",
+	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml"}
+
+// TestReadmeWritesAreIgnored: git ignores what following the README
+// leaves in the checkout.
+func TestReadmeWritesAreIgnored(t *testing.T) {
+	root := filepath.Join("..", "..")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Skip("not in a git checkout")
+	}
+	args := append([]string{"-C", root, "check-ignore", "--no-index", "--verbose", "--non-matching"}, readmeWrites...)
+	out, err := exec.Command("git", args...).Output()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("git check-ignore: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, ok := strings.CutPrefix(line, "::\t"); ok {
+			t.Errorf("%s, which the README's examples write, is not in .gitignore", path)
+		}
+	}
+}
