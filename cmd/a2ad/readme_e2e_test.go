@@ -19,9 +19,9 @@ package main
 //	a task id in a command     the id the example's setup chose ($ID)
 //	https://hooks.example/a2a  a webhook receiver that answers 503
 //
-// A line that starts a2ad serve in the foreground (the README says to
-// use another shell) runs in the background, and the script waits until
-// it serves; "# after stopping the server" on a transcript line stops the
+// A line of a script that starts a2ad serve in the foreground (the
+// README says to use another shell) runs in the background, and the
+// script waits until it serves; "# after stopping the server" on a transcript line stops the
 // server the example's marker started first.
 //
 // A marker may say, after the name: server="FLAGS", a2ad serve FLAGS
@@ -388,7 +388,8 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 		}
 		lines := strings.Split(env.rewrite(s.cmd, true), "\n")
 		for j, l := range lines {
-			if foregroundServe.MatchString(l) {
+			// In a transcript, a2ad serve shows what it prints as it ends.
+			if ex.lang != "" && foregroundServe.MatchString(l) {
 				lines[j] = l + " >>server.log 2>&1 &\n__wait_ready"
 			}
 		}
