@@ -238,7 +238,24 @@ func TestCallREADME(t *testing.T) {
 	if want := "rejected: Invalid parameters: input does not match the schema of skill hello::greet: /: missing properties: 'name' (JSON-RPC -32602)\n"; code != 3 || out != want {
 		t.Errorf("greet without a name = %d\n%s\nwant 3\n%s", code, out, want)
 	}
-	for _, line := range []string{"progress: Looking up Ada", `"data":{"greeting":"Hello, Ada!"}`, "completed", "rejected: Invalid parameters: input does not match the schema of skill hello::greet: /: missing properties: 'name' (JSON-RPC -32602)"} {
+	// "Make the last line of the script echo "Hello, $name!"": the call
+	// fails, after the progress line.
+	greet := filepath.Join(dir, "hello", "bin", "greet.sh")
+	body, err := os.ReadFile(greet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
+	lines[len(lines)-1] = `echo "Hello, $name!"`
+	if err := os.WriteFile(greet, []byte(strings.Join(lines, "\n")+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCall(t, "", "--catalog", catalog, "hello::greet", `{"name": "Ada"}`)
+	if want := "progress: Looking up Ada\nfailed: function returned invalid JSON\n"; code != 1 || out != want {
+		t.Errorf("greet that writes no JSON = %d\n%s\nwant 1\n%s", code, out, want)
+	}
+	for _, line := range []string{"progress: Looking up Ada", `"data":{"greeting":"Hello, Ada!"}`, "completed", "rejected: Invalid parameters: input does not match the schema of skill hello::greet: /: missing properties: 'name' (JSON-RPC -32602)",
+		"Make the last line of the script `echo \"Hello, $name!\"`", "```\nprogress: Looking up Ada\n… DBG function returned invalid JSON", "\nfailed: function returned invalid JSON\n```"} {
 		if !strings.Contains(section, line) {
 			t.Errorf("the README's section no longer shows %q", line)
 		}

@@ -21,6 +21,9 @@ import (
 // TestTwoAudiences serves a partner and an internal caller from one
 // process: each sees its own card and may call only its own skills.
 func TestTwoAudiences(t *testing.T) {
+	// pricing::quote's backend is 127.0.0.1:8099, where the README's
+	// quoteserver may run: a token it refuses makes the call fail either way.
+	t.Setenv("QUOTE_TOKEN", "a-token-no-quoteserver-takes")
 	k := startKeyed(t, nil)
 
 	pub := getCard(t, k.base)
@@ -65,7 +68,7 @@ func TestTwoAudiences(t *testing.T) {
 		t.Errorf("ops's echo: %s %q", state(task), statusMessage(task))
 	}
 	// ops may call pricing::quote: it runs (its backend is not up here,
-	// so it fails), it is not rejected; acme may not.
+	// or refuses the token, so it fails), it is not rejected; acme may not.
 	task = resultTask(t, k.ok(t, k.ops, "message/send", sendParams("m-2", "pricing::quote", map[string]any{"sku": "A-1", "quantity": 1}, true)))
 	if state(task) != "failed" {
 		t.Errorf("ops's quote: %s %q", state(task), statusMessage(task))

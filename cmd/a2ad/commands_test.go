@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -428,6 +429,24 @@ func TestServe_ListenOnAllAddresses(t *testing.T) {
 	}
 	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the store file was created: %v", err)
+	}
+}
+
+// TestServe_AddressInUse: a taken --listen address (the README's first
+// server holds 8080 while a newcomer starts another) says so and what to
+// do, naming the address as given, and a2ad exits 1.
+func TestServe_AddressInUse(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	store := filepath.Join(t.TempDir(), "a2ad.db")
+	addr := taken.Addr().String()
+	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--listen", addr, "--admin-listen", "127.0.0.1:0", "--store", store)
+	want := "a2ad: listen " + addr + ": the address is in use, by another a2ad or another program: stop it, or give --listen another address\n"
+	if code != 1 || errOut != want {
+		t.Errorf("a2ad serve --listen %s (taken) = %d, stderr %q; want 1, %q", addr, code, errOut, want)
 	}
 }
 

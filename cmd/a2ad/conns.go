@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"log"
 	"net"
 	"net/http"
@@ -101,4 +103,14 @@ func adminTimeouts(s *http.Server, cfg Config) {
 	s.ReadHeaderTimeout = cfg.ReadHeaderTimeout
 	s.ReadTimeout = cfg.ReadTimeout
 	s.IdleTimeout = cfg.IdleTimeout
+}
+
+// listenError is a listener's bind error, named by its flag and the
+// address as given. A taken address, most often another a2ad (the
+// README's first server holds 8080 and 8081), says what to do.
+func listenError(flag, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s %s: the address is in use, by another a2ad or another program: stop it, or give --%s another address", flag, addr, flag)
+	}
+	return fmt.Errorf("%s: %w", flag, err)
 }

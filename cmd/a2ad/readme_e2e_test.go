@@ -19,9 +19,9 @@ package main
 //	a task id in a command     the id the example's setup chose ($ID)
 //	https://hooks.example/a2a  a webhook receiver that answers 503
 //
-// A line that starts a2ad serve in the foreground (the README says to
-// use another shell) runs in the background, and the script waits until
-// it serves; "# after stopping the server" on a transcript line stops the
+// A line of a script that starts a2ad serve in the foreground (the
+// README says to use another shell) runs in the background, and the
+// script waits until it serves; "# after stopping the server" on a transcript line stops the
 // server the example's marker started first.
 //
 // A marker may say, after the name: server="FLAGS", a2ad serve FLAGS
@@ -50,6 +50,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/functions"
 )
 
 // readmeExample is a marked block of the README.
@@ -222,7 +224,8 @@ done
 cp examples/catalog.yaml catalog.yaml && ln -s examples/schemas schemas && ln -s examples/bin bin
 for id in acme bob ops; do a2ad keys create --keys keys.yaml --id $id --tier partner; done
 __start_server
-printf '  - id: demo::echo2\n    builtin: echo\n' >>catalog.yaml
+cat >>catalog.yaml <<'EOF'
+` + reloadAdded + `EOF
 `,
 	// acme calls a function its tier may not: the audit trail's sample.
 	"audit": `
@@ -231,6 +234,10 @@ __start_server
 curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"q-1","role":"user","parts":[{"kind":"data","data":{"skill":"pricing::quote","input":{"sku":"A-1","quantity":2}}}]}}}'
 `,
 }
+
+// reloadAdded is the function the reload example's setup adds to its
+// copy of the catalogue.
+const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
 // readmeNotRun are the README's examples with an output that the test
 // does not run, and why. A marked example may not appear here.
@@ -381,7 +388,8 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 		}
 		lines := strings.Split(env.rewrite(s.cmd, true), "\n")
 		for j, l := range lines {
-			if foregroundServe.MatchString(l) {
+			// In a transcript, a2ad serve shows what it prints as it ends.
+			if ex.lang != "" && foregroundServe.MatchString(l) {
 				lines[j] = l + " >>server.log 2>&1 &\n__wait_ready"
 			}
 		}
@@ -453,3 +461,76 @@ __wait_ready() {
 __stop_server() { kill "$__server"; wait "$__server"; }
 __stop_all() { kill $(jobs -p) 2>/dev/null; wait; }
 `
+
+// TestReadmeCatalogVersions: the catalogue versions the README shows
+// (TestReadmeExamples masks them) are those a newcomer sees: the shipped
+// catalogue's, and in the reload example that of the copy its setup adds
+// a function to. Each "…"-shortened one is the start of one of them.
+func TestReadmeCatalogVersions(t *testing.T) {
+	shipped, err := functions.Load(exampleCatalog, functions.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := newExampleDir(t)
+	data, err := os.ReadFile(exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(copied, append(data, reloadAdded...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"schemas", "bin"} {
+		if err := os.Symlink(filepath.Join("examples", sub), filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed, err := functions.Load(copied, functions.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := []string{shipped.Version, changed.Version}
+	shown := regexp.MustCompile(`\b([0-9a-f]{16})\b|"version":"([0-9a-f]{2,})…"`)
+	for i, line := range strings.Split(string(readme), "\n") {
+		for _, m := range shown.FindAllStringSubmatch(line, -1) {
+			full, start := m[1], m[2]
+			if !slices.ContainsFunc(versions, func(v string) bool { return v == full || start != "" && strings.HasPrefix(v, start) }) {
+				t.Errorf("README.md:%d: version %s%s is neither the shipped catalogue's (%s) nor the reload example's (%s)",
+					i+1, full, start, shipped.Version, changed.Version)
+			}
+		}
+	}
+}
+
+// readmeWrites are the files the README's commands write in the
+// repository's root, where they run: the server's store, the worked
+// example's files, a store tool's backup and compaction, the catalogue
+// section's broken.yaml and hello/.
+var readmeWrites = []string{"a2ad", "a2ad.db", "a2ad.db.bak", "a2ad.log", "audit.log", "keys.yaml", "backup.db",
+	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml"}
+
+// TestReadmeWritesAreIgnored: git ignores what following the README
+// leaves in the checkout.
+func TestReadmeWritesAreIgnored(t *testing.T) {
+	root := filepath.Join("..", "..")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Skip("not in a git checkout")
+	}
+	args := append([]string{"-C", root, "check-ignore", "--no-index", "--verbose", "--non-matching"}, readmeWrites...)
+	out, err := exec.Command("git", args...).Output()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("git check-ignore: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, ok := strings.CutPrefix(line, "::\t"); ok {
+			t.Errorf("%s, which the README's examples write, is not in .gitignore", path)
+		}
+	}
+}

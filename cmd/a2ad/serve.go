@@ -217,7 +217,7 @@ func (m *Main) openCatalog(context.Context) error {
 func (m *Main) openListener(context.Context) error {
 	ln, err := net.Listen("tcp", m.Config.Listen)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return listenError("listen", m.Config.Listen, err)
 	}
 	m.ln = ln
 	// Until openHTTP serves on it (then its server closes it too).
@@ -351,7 +351,7 @@ func (m *Main) openAdminListener(context.Context) error {
 	}
 	ln, err := net.Listen("tcp", m.Config.AdminListen)
 	if err != nil {
-		return fmt.Errorf("admin-listen: %w", err)
+		return listenError("admin-listen", m.Config.AdminListen, err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")

@@ -118,8 +118,9 @@ func TestFailedOpenUnwinds(t *testing.T) {
 	before := runtime.NumGoroutine()
 	m := &Main{Config: cfg, Logger: zerolog.Nop()}
 	err = m.Open(context.Background())
-	if err == nil || !strings.HasPrefix(err.Error(), "admin-listen: listen tcp "+cfg.AdminListen+": ") {
-		t.Fatalf("Open = %v, want the admin listener's error", err)
+	want := "admin-listen " + cfg.AdminListen + ": the address is in use, by another a2ad or another program: stop it, or give --admin-listen another address"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Open = %v, want the admin listener's error %q", err, want)
 	}
 	ln, err := net.Listen("tcp", m.ln.Addr().String())
 	if err != nil {
