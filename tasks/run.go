@@ -5,6 +5,7 @@ package tasks
 // state machine decides whether each still applies.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,7 +147,7 @@ func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error
 // chunkEvent is the artifact event of an artifact chunk a call reported;
 // a chunk without an id gets a new one.
 func chunkEvent(pa *functions.ProgressArtifact) Event {
-	part := a2a.DataPart(pa.Data)
+	part := a2a.DataPart(compactJSON(pa.Data))
 	if pa.Text != nil {
 		part = a2a.TextPart(*pa.Text)
 	}
@@ -325,6 +326,7 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 // for an object, a data part {"items": [...]} for an array (0.3 data parts
 // hold objects), a text part for a string, and the JSON text otherwise.
 func outputPart(out json.RawMessage) a2a.Part {
+	out = compactJSON(out)
 	switch firstNonSpace(out) {
 	case '{':
 		return a2a.DataPart(out)
@@ -340,4 +342,21 @@ func outputPart(out json.RawMessage) a2a.Part {
 		}
 	}
 	return a2a.TextPart(string(out))
+}
+
+// compactJSON returns out without insignificant space. The stores write
+// data parts compacted (the canonical encoding), so a part must hold what
+// is stored: its size is the artifact's size in the task's index, which
+// `a2ad store check` compares with the stored bytes. Output with no
+// space byte at all, the usual case, is returned as it is, unallocated.
+func compactJSON(out json.RawMessage) json.RawMessage {
+	if !bytes.ContainsAny(out, " \t\r\n") {
+		return out
+	}
+	var b bytes.Buffer
+	b.Grow(len(out))
+	if json.Compact(&b, out) != nil {
+		return out // not JSON: the caller reports it as it is
+	}
+	return b.Bytes()
 }

@@ -555,3 +555,28 @@ func TestStoreBackupEndpoint(t *testing.T) {
 		t.Fatalf("the streamed copy: %v, %+v", err, r)
 	}
 }
+
+// TestStoreCheckCleanAfterSpacedOutput: a function whose JSON output
+// holds insignificant space (demo::echo of the README's first call,
+// {"message": "hello"}) leaves a store that `a2ad store check` finds
+// clean. The store writes data parts compacted; the artifact's size in
+// the task's index was the output's size as received, one byte more.
+func TestStoreCheckCleanAfterSpacedOutput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	m, stop := runServer(t, path, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user",` +
+		`"parts":[{"kind":"data","data":{"skill":"demo::echo","input":{"message": "hello"}}}]}}}`
+	resp, err := http.Post(m.BaseURL()+"/a2a", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := jsonAnswer(t, resp, nil)
+	if got := state(resultTask(t, answer)); got != "completed" {
+		t.Fatalf("echo ended %q, want completed", got)
+	}
+	stop()
+	code, stdout, stderr := runA2AD(t, nil, "store", "check", "--store", path)
+	if code != 0 || !strings.HasSuffix(stdout, "no problems found\n") {
+		t.Fatalf("a2ad store check = %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
