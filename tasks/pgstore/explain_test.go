@@ -77,7 +77,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		{"List page by state", byStatePage, byStatePageArgs, "tasks_listing_state"},
 		{"List by status time", since, sinceArgs, "tasks_listing"},
 		{"Expire", expireQuery, []any{int64(1_000_000), 256}, "tasks_expiry"},
-		{"Due", dueQuery, []any{now, []byte("me"), now, now, 64}, "outbox_due"},
+		{"Due", dueQuery, []any{now, []byte("me"), int64(time.Second), 64}, "outbox_due"},
 		{"Inspector.Tasks of an owner", insp, inspArgs, "tasks_owner"},
 		{"Inspector.Tasks' scan", stats, statsArgs, "tasks_owner"},
 	} {

@@ -58,3 +58,7 @@ func (s *Store) Shards(ctx context.Context, n int) ([]int16, error) {
 func (s *Store) MaxConnections(ctx context.Context, n *int) error {
 	return s.pool.QueryRow(ctx, `SELECT current_setting('max_connections')::integer`).Scan(n)
 }
+
+// SetClock sets the clock of s's host (time.Now): a replica on a host
+// whose clock is off.
+func (s *Store) SetClock(now func() time.Time) { s.clock = now }

@@ -30,14 +30,20 @@ var (
 	_ push.Claims = (*Store)(nil)
 )
 
-// dueQuery claims for $2 until $3 up to $5 deliveries due at $1 (oldest
-// first, from outbox_due) that no other store holds at $4, and returns
-// them. (The ids are an array, not a join, so that the planner looks
-// each up by its key whatever it thinks of the table's size.)
-const dueQuery = `UPDATE outbox SET claimed_by = $2, claimed_until = $3
+// dbNanos is the database's clock in Unix nanoseconds, as claimed_until
+// holds it: claims are timed by one clock, as leases are, so that
+// replicas whose hosts' clocks differ by more than a short ClaimTTL
+// (--lease-ttl) never both hold one delivery.
+const dbNanos = `(extract(epoch FROM statement_timestamp()) * 1000000000)::bigint`
+
+// dueQuery claims for $2, for $3 nanoseconds, up to $4 deliveries due at
+// $1 (oldest first, from outbox_due) that no other store holds, and
+// returns them. (The ids are an array, not a join, so that the planner
+// looks each up by its key whatever it thinks of the table's size.)
+const dueQuery = `UPDATE outbox SET claimed_by = $2, claimed_until = ` + dbNanos + ` + $3
 	WHERE id = ANY(ARRAY(SELECT id FROM outbox
-		WHERE next_at <= $1 AND (claimed_by IS NULL OR claimed_by = $2 OR claimed_until < $4)
-		ORDER BY next_at, id LIMIT $5 FOR UPDATE SKIP LOCKED))
+		WHERE next_at <= $1 AND (claimed_by IS NULL OR claimed_by = $2 OR claimed_until < ` + dbNanos + `)
+		ORDER BY next_at, id LIMIT $4 FOR UPDATE SKIP LOCKED))
 	RETURNING id, task_id, config_id, attempts, next_at, last_error`
 
 // Due implements push.Outbox, from outbox_due.
@@ -53,7 +59,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
 		rows, err := tx.Query(ctx, dueQuery,
-			at, s.instance, time.Now().Add(s.opts.ClaimTTL).UnixNano(), time.Now().UnixNano(), limit)
+			at, s.instance, s.opts.ClaimTTL.Nanoseconds(), limit)
 		if err != nil {
 			return err
 		}
@@ -82,7 +88,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 }
 
 // Renew implements push.Claims: this store's claims on the deliveries
-// ids last ClaimTTL from now.
+// ids last ClaimTTL from now, by the database's clock.
 func (s *Store) Renew(ctx context.Context, ids []uint64) error {
 	if err := s.usable(ctx); err != nil {
 		return err
@@ -93,8 +99,8 @@ func (s *Store) Renew(ctx context.Context, ids []uint64) error {
 			keys = append(keys, int64(id))
 		}
 	}
-	return s.exec(ctx, `UPDATE outbox SET claimed_until = $3 WHERE id = ANY($1) AND claimed_by = $2`,
-		keys, s.instance, time.Now().Add(s.opts.ClaimTTL).UnixNano())
+	return s.exec(ctx, `UPDATE outbox SET claimed_until = `+dbNanos+` + $3 WHERE id = ANY($1) AND claimed_by = $2`,
+		keys, s.instance, s.opts.ClaimTTL.Nanoseconds())
 }
 
 func compareU64(a, b uint64) int {
@@ -177,7 +183,7 @@ func (s *Store) Dead(ctx context.Context, id uint64, url string, attempts int, l
 	return s.exec(ctx, `WITH d AS (DELETE FROM outbox WHERE id = $1 RETURNING id, task_id, config_id, created_at)
 		INSERT INTO dead_letters (id, task_id, config_id, url, attempts, last_error, created_at, dead_at)
 		SELECT id, task_id, config_id, $2, $3, $4, created_at, $5 FROM d`,
-		int64(id), []byte(url), attempts, []byte(lastErr), time.Now().UnixNano())
+		int64(id), []byte(url), attempts, []byte(lastErr), s.clock().UnixNano())
 }
 
 // DeadLetters returns up to limit dead letters with ids above after,

@@ -77,6 +77,7 @@ type Store struct {
 	target   string
 	opts     Options
 	instance []byte        // this store's name in the outbox's claims
+	clock    func() time.Time // the host's clock: time.Now, unless a test sets another
 	held     *pgxpool.Conn // with Options.Exclusive or Shared: the session holding the use lock
 
 	closed    atomic.Bool
@@ -145,7 +146,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open task store %s: read the schema: %w", target, scrub(err, dsn))
 	}
-	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16), channel: channelName(schema)}
+	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16), clock: time.Now, channel: channelName(schema)}
 	_, _ = rand.Read(s.instance)
 	s.tag = hex.EncodeToString(s.instance[:8])
 	s.notices = notices{pending: make(map[string][2]uint64), wake: make(chan struct{}, 1)}
