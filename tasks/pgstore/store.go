@@ -76,9 +76,9 @@ type Store struct {
 	pool     *pgxpool.Pool
 	target   string
 	opts     Options
-	instance []byte        // this store's name in the outbox's claims
+	instance []byte           // this store's name in the outbox's claims
 	clock    func() time.Time // the host's clock: time.Now, unless a test sets another
-	held     *pgxpool.Conn // with Options.Exclusive or Shared: the session holding the use lock
+	held     *pgxpool.Conn    // with Options.Exclusive or Shared: the session holding the use lock
 
 	closed    atomic.Bool
 	closeOnce sync.Once
