@@ -90,16 +90,36 @@ func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.R
 		queueUsage(b, shard, r.Owner, 1, size)
 		return b
 	})
+	switch err := atOnceOutcome(at, guard, task, err); {
+	case errors.Is(err, errIDTaken):
+		return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+	case err == nil, errors.Is(err, errTakeTurns):
+		return err
+	default:
+		return s.failed(err)
+	}
+}
+
+// errIDTaken: the one-round-trip create found its task id taken.
+var errIDTaken = errors.New("task id taken")
+
+// atOnceOutcome reads the error of createAtOnce's batch, which failed at
+// statement at (-1: its commit): errTakeTurns for the server's refusal
+// of the key (at 0) or of the quota guard (at guard), errIDTaken for the
+// task's id (at task), else err.
+func atOnceOutcome(at, guard, task int, err error) error {
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
 		return nil
-	case at == 0 && errors.As(err, &pe) && pe.Code == "23505", guard >= 0 && at == guard:
+	case !errors.As(err, &pe):
+		// The connection's: the batch may have committed.
+	case at == 0 && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
 		return errTakeTurns
-	case at == task && errors.As(err, &pe) && pe.Code == "23505":
-		return fmt.Errorf("create task %s: id already exists", r.Task.ID)
+	case at == task && pe.Code == "23505":
+		return errIDTaken
 	}
-	return s.failed(err)
+	return err
 }
 
 // sharedGrow is the most a write may add to take the owner's quota lock
