@@ -62,3 +62,8 @@ func (s *Store) MaxConnections(ctx context.Context, n *int) error {
 // SetClock sets the clock of s's host (time.Now): a replica on a host
 // whose clock is off.
 func (s *Store) SetClock(now func() time.Time) { s.clock = now }
+
+// Count counts owner's task rows into n (not its usage).
+func (s *Store) Count(ctx context.Context, owner string, n *int) error {
+	return s.pool.QueryRow(ctx, `SELECT count(*) FROM tasks WHERE owner = $1`, []byte(owner)).Scan(n)
+}
