@@ -67,3 +67,9 @@ func (s *Store) SetClock(now func() time.Time) { s.clock = now }
 func (s *Store) Count(ctx context.Context, owner string, n *int) error {
 	return s.pool.QueryRow(ctx, `SELECT count(*) FROM tasks WHERE owner = $1`, []byte(owner)).Scan(n)
 }
+
+// Usage reads owner's usage: its task count and bytes.
+func (s *Store) Usage(ctx context.Context, owner string, n, bytes *int64) error {
+	return s.pool.QueryRow(ctx, `SELECT coalesce(sum(tasks), 0), coalesce(sum(bytes), 0) FROM usage WHERE owner = $1`,
+		[]byte(owner)).Scan(n, bytes)
+}
