@@ -176,3 +176,36 @@ func TestConnectionsClaimDistinctShards(t *testing.T) {
 		t.Fatalf("24 connections of four stores claimed %d distinct shards: %v", len(seen), seen)
 	}
 }
+
+// TestBoundKeyAnswersBeforeTheQuota: a create of a key bound already
+// answers with its task, or ErrMessageIDReused for another message, even
+// with the owner's quota full (the full transaction's order: the key,
+// then the quota), as before the one-round-trip create.
+func TestBoundKeyAnswersBeforeTheQuota(t *testing.T) {
+	s := mustOpen(t, pgtest.Schema(t))
+	key := storetest.Key("alice", "m1", "body")
+	key.Quota = tasks.Quota{Tasks: 1, Bytes: 1 << 30}
+	rec, events := quickTask("t1", "m1")
+	rec.Owner = "alice"
+	first, created, err := s.Create(ctx, key, rec, events)
+	if err != nil || !created {
+		t.Fatalf("first Create: %v, created %v", err, created)
+	}
+	rec, events = quickTask("t2", "m1")
+	rec.Owner = "alice"
+	again, created, err := s.Create(ctx, key, rec, events)
+	if err != nil || created || again.Task.ID != "t1" || again.Seq != first.Seq || len(again.Task.History) != 1 {
+		t.Fatalf("the same key again, the quota full: %+v, created %v, %v; want t1", again, created, err)
+	}
+	other := storetest.Key("alice", "m1", "another body")
+	other.Quota = key.Quota
+	if _, _, err := s.Create(ctx, other, rec, events); !errors.Is(err, tasks.ErrMessageIDReused) {
+		t.Fatalf("the key with another message, the quota full: %v; want ErrMessageIDReused", err)
+	}
+	var qe *tasks.QuotaError
+	k3 := storetest.Key("alice", "m3", "body")
+	k3.Quota = key.Quota
+	if _, _, err := s.Create(ctx, k3, rec, events); !errors.As(err, &qe) || *qe != (tasks.QuotaError{Which: tasks.QuotaTasks, Used: 1, Limit: 1}) {
+		t.Fatalf("a new key, the quota full: %v; want the quota's refusal", err)
+	}
+}
