@@ -2,6 +2,7 @@ package push_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -18,6 +19,8 @@ type claimingOutbox struct {
 	*MemOutbox
 	mu      sync.Mutex
 	renewed [][]uint64
+	at      []time.Time // when each Renew was called
+	fail    int         // how many Renew calls fail, from the first
 }
 
 var _ push.Claims = (*claimingOutbox)(nil)
@@ -25,6 +28,10 @@ var _ push.Claims = (*claimingOutbox)(nil)
 func (o *claimingOutbox) Renew(ctx context.Context, ids []uint64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.at = append(o.at, time.Now())
+	if len(o.at) <= o.fail {
+		return errors.New("the database is away")
+	}
 	o.renewed = append(o.renewed, slices.Sorted(slices.Values(ids)))
 	return nil
 }
@@ -64,5 +71,31 @@ func TestSenderRenewsClaimsInFlight(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // five poll intervals with nothing in flight
 	if got := len(o.renewals()); got != n {
 		t.Fatalf("%d renewals with nothing in flight", got-n)
+	}
+}
+
+// TestSenderRenewsClaimsAfterAFailure: a renewal that fails is tried
+// again at the next poll interval, not after the doubling delay of a
+// failing Due: with claims lasting three intervals (--lease-ttl), two
+// failures would otherwise leave the deliveries in flight unclaimed for
+// as long again, for another replica to send at the same time.
+func TestSenderRenewsClaimsAfterAFailure(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) { hang(r, release) })
+	o := &claimingOutbox{MemOutbox: NewMemOutbox(), fail: 3}
+	o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "ta"}})
+	cfg := testSenderConfig(o.MemOutbox)
+	cfg.Outbox = o
+	cfg.PollInterval = 50 * time.Millisecond
+	MustStartSender(t, cfg)
+
+	waitFor(t, "a renewal after three failed", func() bool { return len(o.renewals()) >= 1 })
+	o.mu.Lock()
+	at := slices.Clone(o.at)
+	o.mu.Unlock()
+	// Four calls, three intervals apart; 700 ms with the doubling delay.
+	if took := at[3].Sub(at[0]); took > 350*time.Millisecond {
+		t.Fatalf("the first renewal after three failures came %v after the first failure; want about 150ms", took)
 	}
 }

@@ -226,7 +226,8 @@ func (s *Sender) Close(ctx context.Context) error {
 
 // loop polls the outbox whenever an attempt ends, Wake is called or
 // PollInterval passes, until Close. While Due fails, it polls only on the
-// timer, with a capped exponential backoff.
+// timer, with a capped exponential backoff, except while it has claims
+// to renew (Claims) on deliveries in flight: then every PollInterval.
 func (s *Sender) loop() {
 	defer close(s.loopDone)
 	timer := time.NewTimer(s.cfg.PollInterval)
@@ -246,6 +247,11 @@ func (s *Sender) loop() {
 				}
 				fails++
 				delay = doubled(s.cfg.PollInterval, fails, max(s.cfg.PollInterval, senderMaxErrorDelay))
+				if _, claims := s.cfg.Outbox.(Claims); claims && len(s.inflight) > 0 {
+					// The claims on the deliveries in flight lapse unless
+					// renewed: another process would send them too.
+					delay = s.cfg.PollInterval
+				}
 				if time.Since(lastLog) >= senderErrorLogEvery {
 					lastLog = time.Now()
 					s.log.Error().Err(err).Int("failures", fails).Dur("retry_in", delay).Msg("push outbox poll failed")
