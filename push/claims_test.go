@@ -99,3 +99,39 @@ func TestSenderRenewsClaimsAfterAFailure(t *testing.T) {
 		t.Fatalf("the first renewal after three failures came %v after the first failure; want about 150ms", took)
 	}
 }
+
+// TestSenderRenewsClaimsWhileClosing: while Close waits for the attempts
+// in flight (a2ad gives them 2 s, past a short --lease-ttl), it renews
+// their claims, as the loop did: else another process would send the
+// deliveries while these attempts still run. Once they end it stops.
+func TestSenderRenewsClaimsWhileClosing(t *testing.T) {
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) { hang(r, nil) })
+	o := &claimingOutbox{MemOutbox: NewMemOutbox()}
+	a := o.Add(push.Delivery{TaskID: "ta", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "ta"}})
+	cfg := testSenderConfig(o.MemOutbox)
+	cfg.Outbox = o
+	cfg.PollInterval = 20 * time.Millisecond
+	s := push.NewSender(cfg)
+	s.Start()
+	waitFor(t, "a renewal", func() bool { return len(o.renewals()) >= 1 })
+	before := len(o.renewals())
+	cctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := s.Close(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want the attempt cut short", err)
+	}
+	got := o.renewals()
+	if len(got)-before < 5 {
+		t.Fatalf("%d renewals while Close waited 300 ms for the attempt, want one every 20 ms or so", len(got)-before)
+	}
+	for i, ids := range got {
+		if !slices.Equal(ids, []uint64{a}) {
+			t.Fatalf("renewal %d of %v, want %v", i, ids, []uint64{a})
+		}
+	}
+	n := len(o.renewals())
+	time.Sleep(100 * time.Millisecond)
+	if len(o.renewals()) != n {
+		t.Fatal("renewals after Close returned")
+	}
+}

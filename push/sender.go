@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -112,9 +113,11 @@ type Sender struct {
 	wg       sync.WaitGroup // attempts
 
 	// inflight (each pair's delivery id) and renewed (when its claims
-	// were last renewed) are owned by the loop goroutine.
+	// were last renewed) are owned by the loop goroutine, then by the
+	// first Close.
 	inflight map[senderPair]uint64
 	renewed  time.Time
+	closing  atomic.Bool // the first Close has taken inflight over
 }
 
 // senderPair identifies a (task, config): one delivery in flight each.
@@ -208,20 +211,47 @@ func (s *Sender) Close(ctx context.Context) error {
 		s.wg.Wait()
 		close(waited)
 	}()
-	var err error
-	select {
-	case <-waited:
-	case <-ctx.Done():
-		select {
-		case <-waited: // they ended in time after all
-		default:
-			err = ctx.Err()
-			s.cancelAttempt(errSenderClosed)
-			<-waited
-		}
-	}
+	err := s.waitAttempts(ctx, waited)
 	s.cancelAttempt(errSenderClosed)
 	return err
+}
+
+// waitAttempts waits until waited is closed (the attempts in flight have
+// ended), cutting them short once ctx is done, and then returns
+// ctx.Err(). Meanwhile the first Close, which owns inflight once the
+// loop has ended, renews their claims as the loop did: else another
+// process would send their deliveries while they still run.
+func (s *Sender) waitAttempts(ctx context.Context, waited <-chan struct{}) error {
+	var (
+		tick <-chan time.Time
+		done <-chan senderPair
+	)
+	if s.closing.CompareAndSwap(false, true) {
+		t := time.NewTicker(s.cfg.PollInterval)
+		defer t.Stop()
+		tick, done = t.C, s.done
+	}
+	for {
+		select {
+		case <-waited:
+			return nil
+		case p := <-done:
+			delete(s.inflight, p)
+		case <-tick:
+			if err := s.renew(); err != nil {
+				s.log.Error().Err(err).Msg("push claims renewal failed while closing")
+			}
+		case <-ctx.Done():
+			select {
+			case <-waited: // they ended in time after all
+				return nil
+			default:
+			}
+			s.cancelAttempt(errSenderClosed)
+			<-waited
+			return ctx.Err()
+		}
+	}
 }
 
 // loop polls the outbox whenever an attempt ends, Wake is called or
@@ -324,7 +354,7 @@ func (s *Sender) renew() error {
 	for _, id := range s.inflight {
 		ids = append(ids, id)
 	}
-	if err := c.Renew(s.ctx, ids); err != nil {
+	if err := c.Renew(s.attemptCtx, ids); err != nil { // the claims last as long as the attempts
 		return fmt.Errorf("renew the claims on deliveries in flight: %w", err)
 	}
 	s.renewed = time.Now()
