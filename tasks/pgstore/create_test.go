@@ -3,8 +3,12 @@ package pgstore_test
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/internal/pgtest"
@@ -207,5 +211,49 @@ func TestBoundKeyAnswersBeforeTheQuota(t *testing.T) {
 	k3.Quota = key.Quota
 	if _, _, err := s.Create(ctx, k3, rec, events); !errors.As(err, &qe) || *qe != (tasks.QuotaError{Which: tasks.QuotaTasks, Used: 1, Limit: 1}) {
 		t.Fatalf("a new key, the quota full: %v; want the quota's refusal", err)
+	}
+}
+
+// TestCreateThatTimesOutWritesNothing: a one-round-trip create whose
+// batch the server cuts short (statement_timeout, waiting for the
+// owner's quota turn that another session holds alone) fails with the
+// server's error and writes nothing: its key stays free, the usage
+// unchanged; once the turn is free the same create stores the task.
+func TestCreateThatTimesOutWritesNothing(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	s := mustOpen(t, dsn+"&options=-c%20statement_timeout%3D300")
+	holder, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	h := fnv.New32a()
+	h.Write([]byte("alice"))
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, int32(0x71756f74), int32(h.Sum32())); err != nil {
+		t.Fatal(err)
+	}
+	key := storetest.Key("alice", "m1", "body")
+	key.Quota = tasks.Quota{Tasks: 10, Bytes: 1 << 30}
+	rec, events := quickTask("t1", "m1")
+	rec.Owner = "alice"
+	_, _, err = s.Create(ctx, key, rec, events)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("Create while the quota's turn is held: %v; want the statement timeout", err)
+	}
+	if _, err := s.Lookup(ctx, key); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("Lookup of the key after the timeout: %v; want ErrNotFound", err)
+	}
+	if n := counted(t, s, "alice"); n != 0 {
+		t.Fatalf("the usage counts %d tasks after the timeout", n)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := s.Create(ctx, key, rec, events); err != nil || !created {
+		t.Fatalf("Create once the turn is free: %v, created %v", err, created)
+	}
+	if n := counted(t, s, "alice"); n != 1 {
+		t.Fatalf("the usage counts %d tasks, want 1", n)
 	}
 }
