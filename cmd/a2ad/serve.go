@@ -23,6 +23,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/tlsconf"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
@@ -60,7 +61,8 @@ type Main struct {
 	guard       *push.Guard
 	metrics     *metrics.Metrics
 	http        *http.Server
-	ln          net.Listener // the main listener, wrapped in its caps once serving
+	ln          net.Listener      // the main listener, wrapped in its caps once serving
+	tls         *tlsconf.Reloader // every listener's certificate; nil without --tls-cert
 	served      chan error
 	baseURL     string
 
@@ -140,6 +142,7 @@ loop:
 func (m *Main) Open(ctx context.Context) error {
 	for _, step := range []func(context.Context) error{
 		m.openCatalog,
+		m.openTLS,
 		m.openListener,
 		m.openCallers,
 		m.openStore,
@@ -163,44 +166,6 @@ func (m *Main) Open(ctx context.Context) error {
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Str("version", Version()).Msg("a2ad serving")
 	return nil
-}
-
-// closer undoes one step of Open.
-type closer struct {
-	name  string
-	close func(ctx context.Context) error
-}
-
-// onClose pushes fn, which undoes what the step that calls it opened,
-// onto the list Close unwinds. Closers never call it.
-func (m *Main) onClose(name string, fn func(ctx context.Context) error) {
-	m.closeMu.Lock()
-	defer m.closeMu.Unlock()
-	m.closers = append(m.closers, closer{name, fn})
-}
-
-// unwind runs the closers, last pushed first, within the shutdown grace
-// period. It returns first, the error that made Open fail, or else the
-// first error of a closer; it logs the others. A second unwind waits for
-// the first, then finds nothing left to close.
-func (m *Main) unwind(first error) error {
-	m.closeMu.Lock()
-	defer m.closeMu.Unlock()
-	cs := m.closers
-	m.closers = nil
-	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownGrace)
-	defer cancel()
-	for i := len(cs) - 1; i >= 0; i-- {
-		err := cs[i].close(ctx)
-		switch {
-		case err == nil:
-		case first == nil:
-			first = err
-		default:
-			m.Logger.Error().Err(err).Str("step", cs[i].name).Msg("shutdown")
-		}
-	}
-	return first
 }
 
 // openCatalog loads the catalogue.
@@ -229,7 +194,7 @@ func (m *Main) openListener(context.Context) error {
 	})
 	base := m.Config.BaseURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		base = m.scheme() + ln.Addr().String()
 	}
 	if m.baseURL, err = agentcard.NormalizeBaseURL(base); err != nil {
 		return fmt.Errorf("base-url: %w", err)
@@ -358,7 +323,7 @@ func (m *Main) openAdminListener(context.Context) error {
 	}
 	// Its own caps and timeouts: a flood on the main listener leaves the
 	// probes and /metrics answering.
-	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
+	m.adminLn = m.withTLS(limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger))
 	m.admin = &http.Server{ErrorLog: httpErrorLog(m.Logger, "admin")}
 	adminTimeouts(m.admin, m.Config)
 	m.onClose("admin listener", func(context.Context) error {
@@ -501,7 +466,7 @@ func (m *Main) openHTTP(context.Context) error {
 		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", openFileLimit()).
 			Msg("max-conns lowered to fit the open-file limit (raise LimitNOFILE or ulimit -n)")
 	}
-	m.ln = limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger)
+	m.ln = m.withTLS(limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger))
 	m.served = make(chan error, 1)
 	go func() {
 		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
