@@ -4,12 +4,14 @@
 // image runs /ko-app/a2ad as a non-root user, holds the example
 // catalogue at $KO_DATA_PATH and /data owned by that user, and that the
 // binary in it, run here, prints the version stamped into it and accepts
-// the catalogue it ships. It lives under .ci so that ./... does not
+// the catalogue it ships. Run as root, it also serves a call from the
+// image's file system as the image's user (see serveInChroot). It lives under .ci so that ./... does not
 // build it; run it as `go run ./.ci/imagecheck -version V IMAGE.tar`.
 package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -55,6 +57,11 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(dir)
+	// The image's root: its user must be able to enter it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "imagecheck:", err)
+		os.Exit(1)
+	}
 	img, err := read(flag.Arg(0), dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "imagecheck:", err)
@@ -128,10 +135,10 @@ func untar(path string) (map[string][]byte, error) {
 	}
 }
 
-// addLayer adds a gzipped layer's files, extracting /ko-app and
-// /var/run/ko into dir.
-func (img *image) addLayer(gz []byte, dir string) error {
-	zr, err := gzip.NewReader(strings.NewReader(string(gz)))
+// addLayer adds a gzipped layer's files to img.files and extracts them
+// under root, with their owners when this runs as root.
+func (img *image) addLayer(gz []byte, root string) error {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return err
 	}
@@ -146,21 +153,43 @@ func (img *image) addLayer(gz []byte, dir string) error {
 		}
 		name := strings.Trim(filepath.Clean("/"+h.Name), "/")
 		img.files[name] = h
-		if h.Typeflag != tar.TypeReg || !(strings.HasPrefix(name, "ko-app/") || strings.HasPrefix(name, "var/run/ko/")) {
-			continue
+		if err := extract(tr, h, filepath.Join(root, name)); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
 		}
-		dst := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	}
+}
+
+// extract writes the entry h, whose content tr holds, at dst.
+func extract(tr io.Reader, h *tar.Header, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if err := os.MkdirAll(dst, 0o755); err != nil {
 			return err
 		}
-		b, err := io.ReadAll(tr)
+	case tar.TypeReg:
+		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(dst, b, os.FileMode(h.Mode)&0o755|0o400); err != nil {
+		_, err = io.Copy(f, tr)
+		if err := errors.Join(err, f.Close()); err != nil {
+			return err
+		}
+	case tar.TypeSymlink:
+		_ = os.Remove(dst)
+		return os.Symlink(h.Linkname, dst)
+	default:
+		return nil
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Lchown(dst, h.Uid, h.Gid); err != nil {
 			return err
 		}
 	}
+	return os.Chmod(dst, h.FileInfo().Mode())
 }
 
 // check lists what is wrong with the image's config and files.
@@ -216,5 +245,5 @@ func run(img *image, dir, version string) []string {
 	if out, err := exec.Command(bin, "validate", catalog).CombinedOutput(); err != nil {
 		problems = append(problems, fmt.Sprintf("a2ad validate of the shipped catalogue: %v\n%s", err, out))
 	}
-	return problems
+	return append(problems, serveInChroot(img, dir)...)
 }
