@@ -9,8 +9,8 @@ import (
 )
 
 // Reload puts a changed catalogue, keys file and TLS certificate in force
-// and reopens the audit log file. The open streams of keys the new file revokes, disables
-// or removes end (a key whose tiers change keeps its streams: they show
+// and reopens the audit log file. The open streams of keys the new file
+// revokes, disables or removes end (a key whose tiers change keeps its streams: they show
 // the caller's own tasks, which it may still read). Each part that has problems keeps what is in force and
 // logs every problem; Reload returns an error when a part failed. Calls
 // already running finish on the function definitions they started with;

@@ -91,3 +91,26 @@ func TestReloadReportsTLS(t *testing.T) {
 		t.Fatalf("certificate in force after a failed reload: %q", cn)
 	}
 }
+
+// TestServeRefusesBadCertificate: a certificate that does not load stops
+// serve before it listens, naming the file, with exit code 1.
+func TestServeRefusesBadCertificate(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key.pem")
+	putFile(t, key, "not a key")
+	ca := testkit.NewCA(t, "a2ad test CA")
+	cert := ca.Server(t, "server").CertFile
+	for _, tt := range []struct {
+		cert, key, want string
+	}{
+		{filepath.Join(dir, "missing.pem"), key, "a2ad: tls-cert: open " + filepath.Join(dir, "missing.pem") + ": no such file or directory\n"},
+		{cert, key, "a2ad: tls-cert " + cert + ", tls-key " + key + ": tls: failed to find any PEM data in key input\n"},
+	} {
+		cfg := testConfig(filepath.Join(dir, "a2ad.db"))
+		cfg.TLSCert, cfg.TLSKey = tt.cert, tt.key
+		var stderr strings.Builder
+		if code := serve(t.Context(), cfg, &stderr); code != 1 || !strings.HasSuffix(stderr.String(), tt.want) {
+			t.Errorf("serve with --tls-cert %s --tls-key %s: exit %d, stderr %q; want 1 and %q", tt.cert, tt.key, code, stderr.String(), tt.want)
+		}
+	}
+}
