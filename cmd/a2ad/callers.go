@@ -54,17 +54,22 @@ func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Princ
 	return p, jsonrpc.Authenticated
 }
 
-// identify is the caller of r: the one its API key names when it presents
-// one, else, under mutual TLS, the one whose tls_subjects hold its verified
-// client certificate's subject. A certificate whose subject no entry holds
-// is refused (ErrBadKey) unless a key authenticates the request, and one
-// naming another caller than the key does is ErrConflictingKeys.
+// identify is the caller of r: the one its API key (or token) names when
+// it presents one, else, under mutual TLS, the one whose tls_subjects hold
+// its verified client certificate's subject. A certificate whose subject
+// no entry holds is refused (ErrBadKey) unless a key authenticates the
+// request, and one naming another caller than the key does is
+// ErrConflictingKeys.
 func (k keyAuth) identify(r *http.Request, clientAddr string) (callers.Identity, error) {
 	subject, ok := tlsconf.ClientSubject(r.TLS)
 	if !ok {
 		return k.auth.Identify(r)
 	}
-	key, byCert := k.auth.Registry.Keys().AuthenticateSubject(subject)
+	var keys *callers.Keys // nil without a keys file: no subject maps
+	if k.auth.Registry != nil {
+		keys = k.auth.Registry.Keys()
+	}
+	key, byCert := keys.AuthenticateSubject(subject)
 	id, err := k.auth.Identify(r)
 	switch noKey := errors.Is(err, callers.ErrNoKey) || (err == nil && id.Anonymous); {
 	case noKey && !byCert:
@@ -72,7 +77,8 @@ func (k keyAuth) identify(r *http.Request, clientAddr string) (callers.Identity,
 		k.log.Debug().Str("client_addr", clientAddr).Str("tls_subject", subject).Msg("client certificate of no caller refused")
 		return callers.Identity{}, callers.ErrBadKey
 	case noKey:
-		return callers.Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, KeyHash: key.Hash, Limits: key.Limits}, nil
+		// No key was presented: no key hash nor id.
+		return callers.Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, Limits: key.Limits}, nil
 	case err == nil && byCert && key.CallerID != id.CallerID:
 		return callers.Identity{}, callers.ErrConflictingKeys
 	}
