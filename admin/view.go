@@ -165,6 +165,21 @@ type ReloadReport struct {
 	// AuditLogReopened is null when the audit trail has no file of its
 	// own.
 	AuditLogReopened *bool `json:"auditLogReopened"`
+	// TLS is absent without --tls-cert (not null, so that the answers
+	// of servers without TLS read as before).
+	TLS *TLSReload `json:"tls,omitempty"`
+}
+
+// TLSReload is the TLS part of a reload: the certificate, its key and the
+// client CAs, read again for new handshakes.
+type TLSReload struct {
+	// Reloaded is false when a file has a problem: what was in force
+	// stays.
+	Reloaded bool     `json:"reloaded"`
+	Problems []string `json:"problems"`
+	// NotAfter is when the certificate in force after the reload expires
+	// (RFC 3339, UTC).
+	NotAfter string `json:"notAfter"`
 }
 
 // CatalogReload is the catalogue part of a reload.

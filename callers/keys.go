@@ -44,6 +44,10 @@ type Key struct {
 	// Enabled is the entry's "enabled", true by default. The keys of a
 	// disabled caller never authenticate.
 	Enabled bool
+	// TLSSubjects is the entry's "tls_subjects": the subjects of the
+	// client certificates that authenticate as its caller (see
+	// Keys.AuthenticateSubject).
+	TLSSubjects []string
 }
 
 // InForce reports whether the key authenticates: its caller is enabled
@@ -108,6 +112,9 @@ type Keys struct {
 	callers map[string]struct{} // the caller ids
 	entries int                 // caller entries
 	version int                 // the file's format version
+	// bySubject maps each tls_subjects item to its caller's part of the
+	// entry: no key of its own.
+	bySubject map[string]Key
 }
 
 // Len returns the number of caller entries, enabled or not.
@@ -184,6 +191,7 @@ func (key Key) clone() Key {
 		key.Rate = &r
 	}
 	key.Limits = key.Limits.clone()
+	key.TLSSubjects = slices.Clone(key.TLSSubjects)
 	return key
 }
 

@@ -47,7 +47,7 @@ func toProblem(p yamlnode.Problem) Problem {
 
 // The keys allowed in each mapping, in the order the messages list them.
 var (
-	entryKeys = []string{"id", "hash", "keys", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes"}
+	entryKeys = []string{"id", "hash", "keys", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes", "tls_subjects"}
 	rateKeys  = []string{"per_second", "burst"}
 	keyKeys   = []string{"id", "hash", "created", "revoked"}
 )
@@ -93,7 +93,8 @@ func parseKeys(path string, data []byte) (*Keys, error) {
 // the entry being read, for messages.
 type keyLoader struct {
 	yamlnode.Checker
-	version int // the file's format version
+	version  int                 // the file's format version
+	subjects map[string]firstUse // tls_subjects seen, see tlsSubjects
 }
 
 // load parses and checks data.
@@ -131,6 +132,7 @@ func (l *keyLoader) load(data []byte) *Keys {
 				ks.byHash[key.Hash] = key
 				ks.callers[key.CallerID] = struct{}{}
 			}
+			ks.addSubjects(entry)
 			ks.entries++
 		}
 	}
@@ -185,6 +187,9 @@ func (l *keyLoader) entry(ptr string, n *yaml.Node, ids map[string]int, hashes m
 		key.Enabled = l.Bool(e.Val, ptr+"/enabled", "enabled")
 	}
 	l.limits(kv, ptr, &key.Limits)
+	if e, ok := kv["tls_subjects"]; ok {
+		key.TLSSubjects = l.tlsSubjects(e.Val, ptr+"/tls_subjects")
+	}
 	for i, k := range keys {
 		// Each key shares its caller's part, as a copy of its own.
 		e := key.clone()

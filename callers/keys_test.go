@@ -173,7 +173,7 @@ func TestLoadKeysProblems(t *testing.T) {
 		t.Fatalf("LoadKeys error = %v (%T), want *callers.LoadError", err, err)
 	}
 	want := []string{
-		`5:5: /keys/0/tier (caller "a"): unknown key "tier" in key entry; allowed: id, hash, keys, tiers, rate, enabled, quota_tasks, quota_bytes, max_history, max_calls, rate_bytes`,
+		`5:5: /keys/0/tier (caller "a"): unknown key "tier" in key entry; allowed: id, hash, keys, tiers, rate, enabled, quota_tasks, quota_bytes, max_history, max_calls, rate_bytes, tls_subjects`,
 		`6:9: /keys/1/id (caller "a"): duplicate id "a" (first defined at line 2)`,
 		`10:11: /keys/2/hash (caller "b"): duplicate hash: the same secret as caller "a" (line 3)`,
 		`13:11: /keys/3/hash (caller "c"): hash must be "sha256:" followed by 64 hex digits`,

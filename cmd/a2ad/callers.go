@@ -18,6 +18,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/internal/tick"
+	"github.com/a2ad/a2ad/internal/tlsconf"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
@@ -32,7 +33,7 @@ type keyAuth struct {
 var _ jsonrpc.Authenticator = keyAuth{}
 
 func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
-	id, err := k.auth.Identify(r)
+	id, err := k.identify(r, clientAddr)
 	switch {
 	case errors.Is(err, callers.ErrNoKey):
 		return jsonrpc.Principal{}, jsonrpc.NoCredentials
@@ -51,6 +52,37 @@ func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Princ
 	p := principalOf(id, clientAddr, k.limits)
 	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
 	return p, jsonrpc.Authenticated
+}
+
+// identify is the caller of r: the one its API key (or token) names when
+// it presents one, else, under mutual TLS, the one whose tls_subjects hold
+// its verified client certificate's subject. A certificate whose subject
+// no entry holds is refused (ErrBadKey) unless a key authenticates the
+// request, and one naming another caller than the key does is
+// ErrConflictingKeys.
+func (k keyAuth) identify(r *http.Request, clientAddr string) (callers.Identity, error) {
+	subject, ok := tlsconf.ClientSubject(r.TLS)
+	if !ok {
+		return k.auth.Identify(r)
+	}
+	var keys *callers.Keys // nil without a keys file: no subject maps
+	if k.auth.Registry != nil {
+		keys = k.auth.Registry.Keys()
+	}
+	key, byCert := keys.AuthenticateSubject(subject)
+	id, err := k.auth.Identify(r)
+	switch noKey := errors.Is(err, callers.ErrNoKey) || (err == nil && id.Anonymous); {
+	case noKey && !byCert:
+		// The subject is not a secret: it shows the operator what to map.
+		k.log.Debug().Str("client_addr", clientAddr).Str("tls_subject", subject).Msg("client certificate of no caller refused")
+		return callers.Identity{}, callers.ErrBadKey
+	case noKey:
+		// No key was presented: no key hash nor id.
+		return callers.Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, Limits: key.Limits}, nil
+	case err == nil && byCert && key.CallerID != id.CallerID:
+		return callers.Identity{}, callers.ErrConflictingKeys
+	}
+	return id, err
 }
 
 // anonymousAuth serves every request as the anonymous caller: a server

@@ -99,6 +99,10 @@ type Config struct {
 	PushMaxAttempts int
 	PushConcurrency int
 
+	TLSCert     string // PEM certificate chain of every listener; "" for plain HTTP
+	TLSKey      string // its PEM private key
+	TLSClientCA string // PEM CAs of client certificates (mutual TLS); "" for none
+
 	// Format is the output format of the skills command: text or json.
 	Format string
 }
@@ -228,6 +232,9 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.PushTimeout, "push-timeout", c.PushTimeout, "timeout of one push delivery attempt")
 	fs.IntVar(&c.PushMaxAttempts, "push-max-attempts", c.PushMaxAttempts, "attempts before a push delivery goes to the dead letters")
 	fs.IntVar(&c.PushConcurrency, "push-concurrency", c.PushConcurrency, "push deliveries in flight at once")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to serve TLS with on every listener, reloaded on SIGHUP; TLS 1.2 at least; empty for plain HTTP")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert, reloaded with it")
+	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 }
 
@@ -411,7 +418,7 @@ func (c *Config) Validate() error {
 	if _, err := c.cors(); err != nil {
 		return err
 	}
-	return nil
+	return c.validateTLS()
 }
 
 // validateOIDC checks the OpenID Connect settings.

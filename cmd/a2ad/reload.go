@@ -8,9 +8,9 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// Reload puts a changed catalogue and keys file in force and reopens the
-// audit log file. The open streams of keys the new file revokes, disables
-// or removes end (a key whose tiers change keeps its streams: they show
+// Reload puts a changed catalogue, keys file and TLS certificate in force
+// and reopens the audit log file. The open streams of keys the new file
+// revokes, disables or removes end (a key whose tiers change keeps its streams: they show
 // the caller's own tasks, which it may still read). Each part that has problems keeps what is in force and
 // logs every problem; Reload returns an error when a part failed. Calls
 // already running finish on the function definitions they started with;
@@ -81,6 +81,9 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 			errs = append(errs, err)
 		}
 		r.AuditLogReopened = &ok
+	}
+	if err := m.reloadTLS(r); err != nil {
+		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)
 }

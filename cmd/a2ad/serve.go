@@ -23,6 +23,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/tlsconf"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
@@ -60,7 +61,8 @@ type Main struct {
 	guard       *push.Guard
 	metrics     *metrics.Metrics
 	http        *http.Server
-	ln          net.Listener // the main listener, wrapped in its caps once serving
+	ln          net.Listener      // the main listener, wrapped in its caps once serving
+	tls         *tlsconf.Reloader // every listener's certificate; nil without --tls-cert
 	served      chan error
 	baseURL     string
 
@@ -140,6 +142,7 @@ loop:
 func (m *Main) Open(ctx context.Context) error {
 	for _, step := range []func(context.Context) error{
 		m.openCatalog,
+		m.openTLS,
 		m.openListener,
 		m.openCallers,
 		m.openStore,
@@ -229,7 +232,7 @@ func (m *Main) openListener(context.Context) error {
 	})
 	base := m.Config.BaseURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		base = m.scheme() + ln.Addr().String()
 	}
 	if m.baseURL, err = agentcard.NormalizeBaseURL(base); err != nil {
 		return fmt.Errorf("base-url: %w", err)
@@ -358,7 +361,7 @@ func (m *Main) openAdminListener(context.Context) error {
 	}
 	// Its own caps and timeouts: a flood on the main listener leaves the
 	// probes and /metrics answering.
-	m.adminLn = limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger)
+	m.adminLn = m.withTLS(limitListener(ln, "admin", adminMaxConns, adminMaxConnsPerIP, m.metrics, m.Logger))
 	m.admin = &http.Server{ErrorLog: httpErrorLog(m.Logger, "admin")}
 	adminTimeouts(m.admin, m.Config)
 	m.onClose("admin listener", func(context.Context) error {
@@ -501,7 +504,7 @@ func (m *Main) openHTTP(context.Context) error {
 		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", openFileLimit()).
 			Msg("max-conns lowered to fit the open-file limit (raise LimitNOFILE or ulimit -n)")
 	}
-	m.ln = limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger)
+	m.ln = m.withTLS(limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger))
 	m.served = make(chan error, 1)
 	go func() {
 		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
