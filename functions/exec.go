@@ -69,7 +69,8 @@ const DefaultNice = 10
 func (b *ExecBackend) Kind() string { return "exec" }
 
 // Invoke runs the child once, in a process group of its own, with input on
-// its stdin. On Linux the child is killed when a2ad dies (see sysProcAttr),
+// its stdin and the variables of the call in ctx (see Call.Environ) in its
+// environment. On Linux the child is killed when a2ad dies (see sysProcAttr),
 // and once it has started its group is reported to the StartedFunc of ctx
 // (see WithStarted), before its output is read. Its stdout is read while it runs: each progress line is
 // reported to ReportProgress(ctx) as it arrives (see readOutput), and the
@@ -115,8 +116,9 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		waitc    = make(chan error, 1)
 		failed   = make(chan struct{}) // closed if the output fails the call
 	)
+	call, _ := CallFrom(ctx)
 	wg.Go(func() {
-		b.runChild(startc, waitc)
+		b.runChild(call, startc, waitc)
 	})
 	st := <-startc
 	if st.err != nil {
@@ -205,12 +207,12 @@ type started struct {
 // less nice again without privilege, so it ends with this goroutine (a
 // goroutine that exits locked ends its thread) and nothing else runs at
 // its niceness.
-func (b *ExecBackend) runChild(startc chan<- started, waitc chan<- error) {
+func (b *ExecBackend) runChild(call Call, startc chan<- started, waitc chan<- error) {
 	runtime.LockOSThread()
 	if b.Nice <= 0 || !niceThread(b.Nice) {
 		defer runtime.UnlockOSThread()
 	}
-	p, err := b.start()
+	p, err := b.start(call)
 	startc <- started{p: p, err: err}
 	if err != nil {
 		return
@@ -229,11 +231,12 @@ type process struct {
 	draining atomic.Bool
 }
 
-// start starts the child with its stdio on pipes, in a new process group.
-func (b *ExecBackend) start() (*process, error) {
+// start starts the child of call with its stdio on pipes, in a new
+// process group.
+func (b *ExecBackend) start(call Call) (*process, error) {
 	cmd := exec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = b.Dir
-	cmd.Env = b.environ()
+	cmd.Env = call.Environ(b.environ())
 	cmd.SysProcAttr = sysProcAttr()
 
 	// Pipes made by os.Pipe are non-blocking on the parent's side, so
@@ -275,8 +278,8 @@ func (b *ExecBackend) start() (*process, error) {
 	return &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdinW, stdout: stdoutR, stderr: stderrR}, nil
 }
 
-// environ is the child's environment: PATH, HOME and LANG from this
-// process where set, then Env.
+// environ is the child's environment before its call's variables: PATH,
+// HOME and LANG from this process where set, then Env.
 func (b *ExecBackend) environ() []string {
 	env := make([]string, 0, 3+len(b.Env))
 	for _, k := range []string{"PATH", "HOME", "LANG"} {

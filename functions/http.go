@@ -162,7 +162,9 @@ func readError(ctx context.Context, err error) error {
 }
 
 // request builds the backend's request for input: the configured method
-// (POST by default) and headers (a Host header sets the request's host).
+// (POST by default) and headers (a Host header sets the request's host),
+// then the headers of the call in ctx (see Call.Header), which win over
+// configured ones of the same name.
 func (b *HTTPBackend) request(ctx context.Context, input json.RawMessage) (*http.Request, error) {
 	method := b.Method
 	if method == "" {
@@ -173,13 +175,17 @@ func (b *HTTPBackend) request(ctx context.Context, input json.RawMessage) (*http
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	// application/x-ndjson: a2ad reads progress lines from it as they come.
+	req.Header.Set("Accept", "application/json, application/x-ndjson")
 	for k, v := range b.Headers {
 		if http.CanonicalHeaderKey(k) == "Host" {
 			req.Host = v
 			continue
 		}
 		req.Header.Set(k, v)
+	}
+	if c, ok := CallFrom(ctx); ok {
+		c.Header(req.Header)
 	}
 	return req, nil
 }

@@ -69,8 +69,8 @@ func TestHTTPBackend_Success(t *testing.T) {
 			if r.method != wantMethod {
 				t.Errorf("method = %q, want %q", r.method, wantMethod)
 			}
-			if r.contentType != "application/json" || r.accept != "application/json" {
-				t.Errorf("Content-Type = %q, Accept = %q, want application/json", r.contentType, r.accept)
+			if r.contentType != "application/json" || r.accept != "application/json, application/x-ndjson" {
+				t.Errorf("Content-Type = %q, Accept = %q, want application/json and application/json, application/x-ndjson", r.contentType, r.accept)
 			}
 			if r.key != "k-123" {
 				t.Errorf("X-Api-Key = %q, want k-123", r.key)

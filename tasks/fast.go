@@ -103,7 +103,7 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 			sp.mu.Unlock()
 			s.storeGroup(runCtx, rec.Owner, id, g, log)
 		}
-		res := s.call(runCtx, id, fn, input, log, report, started)
+		res := s.call(runCtx, callOf(rec, key.MessageID, 1), fn, input, log, report, started)
 		sp.mu.Lock()
 		if sp.stored {
 			sp.mu.Unlock()

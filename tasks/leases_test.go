@@ -20,16 +20,18 @@ import (
 type counted struct {
 	mu      sync.Mutex
 	calls   map[string]int
-	started chan string // each call's path, as it arrives
+	seen    map[string][]http.Header // each call's headers, by path
+	started chan string              // each call's path, as it arrives
 	release chan struct{}
 }
 
 func newCounted(tb testing.TB) (*counted, *httptest.Server) {
-	c := &counted{calls: map[string]int{}, started: make(chan string, 16), release: make(chan struct{})}
+	c := &counted{calls: map[string]int{}, seen: map[string][]http.Header{}, started: make(chan string, 16), release: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // then the server ends r's context when its client dies
 		c.mu.Lock()
 		c.calls[r.URL.Path]++
+		c.seen[r.URL.Path] = append(c.seen[r.URL.Path], r.Header.Clone())
 		first := c.calls[r.URL.Path] == 1
 		c.mu.Unlock()
 		select {
@@ -126,6 +128,15 @@ func TestReplicaLostCallsAreTakenOver(t *testing.T) {
 	}
 	if n := backend.count("/once"); n != 1 {
 		t.Errorf("the function that is not retry-safe ran %d times, want 1", n)
+	}
+	// The re-run on the replica that took over is the same call: same
+	// key, next attempt.
+	backend.mu.Lock()
+	seen := backend.seen["/retry"]
+	backend.mu.Unlock()
+	if len(seen) != 2 || seen[0].Get("Idempotency-Key") == "" || seen[1].Get("Idempotency-Key") != seen[0].Get("Idempotency-Key") ||
+		seen[0].Get("A2A-Attempt") != "1" || seen[1].Get("A2A-Attempt") != "2" || seen[1].Get("A2A-Task-Id") != retry {
+		t.Errorf("the retry-safe call's runs were told %v", seen)
 	}
 	if task := awaitState(t, c, live, a2a.StateWorking); statusText(task) != "" {
 		t.Fatalf("B's running task was touched: %q", statusText(task))

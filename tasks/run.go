@@ -7,6 +7,8 @@ package tasks
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -17,15 +19,49 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// start runs rec's call in the background; a place was reserved for it
+// start runs rec's call c in the background; a place was reserved for it
 // under k. held, when not nil, releases the slots the call already holds:
 // its task was stored working, so the run goes straight to the call.
-func (s *Service) start(k callKey, rec *Record, fn *functions.Function, held func()) {
+func (s *Service) start(k callKey, rec *Record, c functions.Call, fn *functions.Function, held func()) {
 	unfollow := s.relay.follow(rec.Task.ID, rec.Seq) // a cancel may come from another process
 	s.ex.spawn(rec.Task.ID, fn.ID, k, func(ctx context.Context) {
 		defer unfollow()
-		s.run(ctx, rec.Owner, rec.Task.ID, fn, rec.Input, held)
+		s.run(ctx, c, fn, rec.Input, held)
 	})
+}
+
+// callOf is the call of rec's task that the message msgID asked for, in
+// its attempt (1, 2, …). Its idempotency key derives from the task and
+// the message, both stored, so that a re-run after a crash sends the
+// same key without storing one.
+func callOf(rec *Record, msgID string, attempt int) functions.Call {
+	h := sha256.Sum256([]byte(rec.Task.ID + "\x00" + msgID))
+	return functions.Call{
+		IdempotencyKey: hex.EncodeToString(h[:16]),
+		TaskID:         rec.Task.ID,
+		ContextID:      rec.Task.ContextID,
+		Caller:         rec.Owner,
+		Attempt:        attempt,
+	}
+}
+
+// recoveredCall is the call of rec, a task recovery submitted again,
+// from its history: the message that asked for the call is the last
+// user message, and each run of the call that recovery cut short left an
+// agent message after it ("Resubmitted: …"; nothing else does while a
+// call is pending: a new call starts with a status without a message,
+// and a question or a failure ends the call).
+func recoveredCall(rec *Record) functions.Call {
+	resubmitted, msgID := 0, ""
+	for i := len(rec.Task.History) - 1; i >= 0; i-- {
+		m := &rec.Task.History[i]
+		if m.Role == a2a.RoleUser {
+			msgID = m.MessageID
+			break
+		}
+		resubmitted++
+	}
+	return callOf(rec, msgID, 1+resubmitted)
 }
 
 // withRecord attaches rec, the task after the events, to the last event,
@@ -41,7 +77,8 @@ func withRecord(evs []Event, rec *Record) []Event {
 // slots (unless held), moves the task to working, calls fn and stores the
 // result. Each step goes through the state machine, so a step the task
 // moved past (a cancel, say) is dropped.
-func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Function, input json.RawMessage, held func()) {
+func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Function, input json.RawMessage, held func()) {
+	owner, id := c.Caller, c.TaskID
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	if held != nil {
 		defer held()
@@ -70,7 +107,7 @@ func (s *Service) run(ctx context.Context, owner, id string, fn *functions.Funct
 	}
 	report := func(p functions.Progress) { s.progress(ctx, owner, id, p, log) }
 	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
-	if res := s.call(ctx, id, fn, input, log, report, started); !res.stopped {
+	if res := s.call(ctx, c, fn, input, log, report, started); !res.stopped {
 		s.finish(ctx, owner, id, res, log)
 	}
 }
@@ -219,11 +256,12 @@ func foldArtifacts(r *Record, evs []Event) {
 	}
 }
 
-// call invokes fn once, bounded by its timeout; the call's progress goes
-// to report, and the process group of an exec call to started.
-func (s *Service) call(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc, started functions.StartedFunc) callResult {
-	begun := time.Now()
+// call invokes fn once for c, bounded by its timeout; the call's progress
+// goes to report, and the process group of an exec call to started.
+func (s *Service) call(ctx context.Context, c functions.Call, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc, started functions.StartedFunc) callResult {
+	begun, id := time.Now(), c.TaskID
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
+	callCtx = functions.WithCall(callCtx, c)
 	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
 	callCtx = functions.WithStarted(callCtx, started)
 	s.met.CallRunning(fn.ID, 1)

@@ -208,16 +208,17 @@ func (s *Service) rerun(ctx context.Context, rec *Record) *functions.Function {
 	return nil
 }
 
-// resume starts the call of rec, resubmitted by recovery. A recovered
-// call counts for its owner (anonymous ones in a group of their own), but
-// is never refused: it was accepted before. False if the service is
-// closed.
+// resume starts the call of rec, resubmitted by recovery and read with
+// its whole history, from which recoveredCall tells the call's key and
+// attempt. A recovered call counts for its owner (anonymous ones in a
+// group of their own), but is never refused: it was accepted before.
+// False if the service is closed.
 func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 	ck := callKey{owner: rec.Owner}
 	if !s.ex.hold(ck) {
 		return false
 	}
-	s.start(ck, rec, fn, nil)
+	s.start(ck, rec, recoveredCall(rec), fn, nil)
 	return true
 }
 

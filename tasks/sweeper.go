@@ -195,8 +195,11 @@ func (sw *sweeper) settle(ctx context.Context, rec *Record) (retried, settled bo
 		status = a2a.TaskStatus{State: a2a.StateSubmitted, Timestamp: status.Timestamp,
 			Message: agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: "+why)}
 	}
-	st := rec.State()
-	r, events, _, err := sw.store.Update(ctx, rec.Owner, rec.Task.ID, nil, Head, func(r *Record) ([]Event, error) {
+	st, sc := rec.State(), Head
+	if fn != nil {
+		sc = Scope{History: -1} // the call's attempt and key come from its history
+	}
+	r, events, _, err := sw.store.Update(ctx, rec.Owner, rec.Task.ID, nil, sc, func(r *Record) ([]Event, error) {
 		if r.State() != st || r.Runner != rec.Runner { // moved on, or taken over, since Orphans read it
 			return nil, errSkip
 		}

@@ -42,6 +42,9 @@ func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log
 			emit(Event{Status: &st})
 		}
 	}
-	res := s.call(ctx, id, fn, input, log, report, func(functions.ProcessGroup) {})
+	// The backend is told its call as a task's would be: a first attempt,
+	// by the anonymous caller, with a key of its own.
+	c := callOf(&Record{Task: a2a.Task{ID: id, ContextID: contextID}}, newID(), 1)
+	res := s.call(ctx, c, fn, input, log, report, func(functions.ProcessGroup) {})
 	return res.status, res.artifact, nil
 }

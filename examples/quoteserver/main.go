@@ -4,7 +4,11 @@
 //	go run ./examples/quoteserver [-addr 127.0.0.1:8099]
 //
 // POST /quote takes {"sku": "...", "quantity": n, "approved": bool} and
-// answers {"sku", "quantity", "unit_price", "total"}. An order over 1000
+// books the order: it answers {"booking", "sku", "quantity", "unit_price",
+// "total"}. A request with an Idempotency-Key it has booked already (a2ad
+// sends the same key when it runs a call again after a crash) gets the
+// same booking back, never a second one; the key with another order is
+// refused. An order over 1000
 // units needs "approved": true; without it the answer is the backend
 // contract's input-required signal, so the A2A task waits for the caller
 // to confirm. Requests must carry "Authorization: Bearer <token>", where
@@ -23,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -51,7 +56,7 @@ func main() {
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, addr, token string) error {
 	mux := http.NewServeMux()
-	mux.Handle("POST /quote", &quoteHandler{token: token})
+	mux.Handle("POST /quote", &quoteHandler{token: token, booked: map[string]booking{}})
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 
 	errc := make(chan error, 1)
@@ -76,7 +81,22 @@ func run(ctx context.Context, addr, token string) error {
 
 type quoteHandler struct {
 	token string
+
+	mu     sync.Mutex
+	booked map[string]booking // by Idempotency-Key
+	order  []string           // the keys of booked, oldest first
+	next   int                // the last booking number
 }
+
+// booking is what a key booked: the order and the answer.
+type booking struct {
+	req   quoteRequest
+	quote quote
+}
+
+// maxBookings caps the keys remembered; the oldest go first. A real
+// service keeps them in its database, with the booking.
+const maxBookings = 10000
 
 type quoteRequest struct {
 	SKU      string `json:"sku"`
@@ -85,6 +105,7 @@ type quoteRequest struct {
 }
 
 type quote struct {
+	Booking   int     `json:"booking"`
 	SKU       string  `json:"sku"`
 	Quantity  int     `json:"quantity"`
 	UnitPrice float64 `json:"unit_price"`
@@ -125,13 +146,39 @@ func (h *quoteHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	log.Printf("quote: sku=%q quantity=%d", req.SKU, req.Quantity)
-	writeJSON(w, http.StatusOK, quote{
-		SKU:       req.SKU,
-		Quantity:  req.Quantity,
-		UnitPrice: unitPrice,
-		Total:     unitPrice * float64(req.Quantity),
-	})
+	q, replay, ok := h.book(r.Header.Get("Idempotency-Key"), req)
+	switch {
+	case !ok:
+		writeJSON(w, http.StatusOK, map[string]string{"a2a.error": "this Idempotency-Key booked another order"})
+		return
+	case replay:
+		log.Printf("quote: booking %d requested again: not booked twice", q.Booking)
+	default:
+		log.Printf("quote: booking %d: sku=%q quantity=%d", q.Booking, req.SKU, req.Quantity)
+	}
+	writeJSON(w, http.StatusOK, q)
+}
+
+// book books req, unless key ("" books every time) booked it already:
+// then it returns that booking with replay set; ok is false if key booked
+// another order.
+func (h *quoteHandler) book(key string, req quoteRequest) (q quote, replay, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if b, seen := h.booked[key]; seen && key != "" {
+		return b.quote, true, b.req == req
+	}
+	h.next++
+	q = quote{Booking: h.next, SKU: req.SKU, Quantity: req.Quantity, UnitPrice: unitPrice, Total: unitPrice * float64(req.Quantity)}
+	if key != "" {
+		if len(h.order) == maxBookings {
+			delete(h.booked, h.order[0])
+			h.order = h.order[1:]
+		}
+		h.booked[key] = booking{req: req, quote: q}
+		h.order = append(h.order, key)
+	}
+	return q, false, true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
