@@ -156,6 +156,44 @@ func (c *Client) Reload(ctx context.Context) (*ReloadReport, []byte, error) {
 	return &r, raw, nil
 }
 
+// DeadLetters returns a page of dead letters, oldest first: up to limit
+// (0: the server's default), after the page pageToken ("" from the
+// first) names.
+func (c *Client) DeadLetters(ctx context.Context, limit int, pageToken string) (*DeadLetterList, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if pageToken != "" {
+		q.Set("page_token", pageToken)
+	}
+	var list DeadLetterList
+	if _, err := c.call(ctx, http.MethodGet, "/admin/v1/dead-letters?"+q.Encode(), &list); err != nil {
+		return nil, err
+	}
+	return &list, nil
+}
+
+// RetryDeadLetter puts dead letter id back in the push outbox, its
+// attempts reset, and returns it as it was. An unknown id is a 404.
+func (c *Client) RetryDeadLetter(ctx context.Context, id uint64) (*DeadLetter, error) {
+	var d DeadLetter
+	if _, err := c.call(ctx, http.MethodPost, "/admin/v1/dead-letters/"+strconv.FormatUint(id, 10)+"/retry", &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// DropDeadLetter deletes dead letter id and returns it as it was. An
+// unknown id is a 404.
+func (c *Client) DropDeadLetter(ctx context.Context, id uint64) (*DeadLetter, error) {
+	var d DeadLetter
+	if _, err := c.call(ctx, http.MethodDelete, "/admin/v1/dead-letters/"+strconv.FormatUint(id, 10), &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
 // call sends the request and decodes a 200's body into out, which it
 // returns.
 func (c *Client) call(ctx context.Context, method, path string, out any) ([]byte, error) {

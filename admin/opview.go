@@ -10,6 +10,8 @@ package admin
 //	GET  /admin/v1/dead-letters?limit=&page_token=
 //	POST /admin/v1/tasks/{id}/cancel
 //
+// and the replay of dead letters (deadletters.go).
+//
 // The JSON types are in view.go.
 
 import (
@@ -89,6 +91,9 @@ func (s *Server) addOpViewRoutes(e *echo.Echo) {
 	e.GET("/admin/v1/tasks/:id", v.task)
 	e.GET("/admin/v1/dead-letters", v.deadLetters)
 	e.POST("/admin/v1/tasks/:id/cancel", c.cancel)
+	dl := &deadLetterOps{view: v, store: cfg.DeadLetters, log: cfg.Logger, audit: cfg.Audit}
+	e.POST("/admin/v1/dead-letters/:id/retry", dl.retry)
+	e.DELETE("/admin/v1/dead-letters/:id", dl.drop)
 }
 
 // apiError is an answer other than 200: its status and one message.

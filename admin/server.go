@@ -56,6 +56,7 @@ type Config struct {
 	// does not count terminal states (the inspector's bound).
 	StateCountLimit int
 	Outbox          Outbox
+	DeadLetters     DeadLetterOutbox
 	Backup          BackupSource
 	Tasks           Canceler
 	Reloader        Reloader
@@ -80,7 +81,8 @@ type Config struct {
 	StartedAt time.Time
 	Now       func() time.Time
 
-	// Audit is the audit trail the operator's cancel is recorded in; nil
+	// Audit is the audit trail the operator's cancel and dead-letter
+	// replays are recorded in; nil
 	// records nothing.
 	Audit  *zerolog.Logger
 	Logger zerolog.Logger

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -83,6 +84,10 @@ type TaskPage struct {
 	// Scanned counts the tasks examined.
 	Scanned int
 }
+
+// ErrDeadLetterNotFound: no dead letter has that id (never had, or it
+// was retried or dropped already).
+var ErrDeadLetterNotFound = errors.New("dead letter not found")
 
 // DeadLetter is a push delivery the store gave up on, as operators see
 // it: never its token, credentials or body.

@@ -33,6 +33,7 @@ func (m *Main) newAdmin() *admin.Server {
 		Inspector:       m.inspector,
 		StateCountLimit: m.stateCountLimit,
 		Outbox:          m.store,
+		DeadLetters:     m.store,
 		Backup:          m.backup,
 		Tasks:           m.service,
 		Reloader:        m,

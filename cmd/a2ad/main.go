@@ -9,6 +9,7 @@
 //	a2ad store     back up, compact or check the store file
 //	a2ad tasks     list, show or cancel the tasks of a running server
 //	a2ad reload    make a running server reload its catalogue and keys
+//	a2ad push      list, retry or drop the push dead letters of a running server
 //	a2ad version   print the version
 package main
 
@@ -55,6 +56,8 @@ Usage:
                           inspect or cancel the tasks of a running a2ad (see "a2ad tasks help")
   a2ad reload [--server URL]
                           make a running a2ad reload its catalogue and keys file (as SIGHUP)
+  a2ad push list|retry|drop [flags]
+                          list, retry or drop the push dead letters of a running a2ad (see "a2ad push help")
   a2ad version            print the version
 
 Run "a2ad <command> -h" for the flags. Every flag can also be set as an
@@ -84,6 +87,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "reload":
 		return reloadCmd(ctx, rest, lookupEnv, stdout, stderr)
+	case "push":
+		return pushCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "serve", "skills", "validate", "call":
 	default:
 		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)

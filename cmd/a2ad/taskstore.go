@@ -23,6 +23,7 @@ type taskStore interface {
 	push.Outbox
 	metrics.Outbox
 	admin.Outbox
+	admin.DeadLetterOutbox
 	// ActiveStates counts the tasks that are not terminal, by state.
 	ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 	// SetOutboxHook sets fn to be called after each commit that queued

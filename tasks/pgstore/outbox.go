@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -239,4 +240,64 @@ func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
 // DeadLetterCount counts the dead letters.
 func (s *Store) DeadLetterCount(ctx context.Context) (int, error) {
 	return s.count(ctx, `SELECT count(*) FROM dead_letters`)
+}
+
+// RetryDeadLetter puts dead letter id back in the outbox, as boltstore's
+// does: its webhook's delivery, due at now with no attempts, or, if the
+// webhook has one waiting, that one due at now (unless earlier) with its
+// attempts reset. A claim on the waiting one stays: the replica sending it
+// ends its attempt. Returns the letter, or tasks.ErrDeadLetterNotFound.
+func (s *Store) RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (tasks.DeadLetter, error) {
+	var d tasks.DeadLetter
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		var err error
+		if d, err = takeDeadLetter(ctx, tx, id); err != nil {
+			return err
+		}
+		// seq 0: whatever the task reports when it is sent, Delivered
+		// removes it, unless a transition comes meanwhile.
+		_, err = tx.Exec(ctx, `INSERT INTO outbox (id, task_id, config_id, seq, attempts, next_at, last_error, created_at, claimed_until)
+			VALUES ($1, $2, $3, 0, 0, $4, '', $5, 0)
+			ON CONFLICT (task_id, config_id) DO UPDATE SET attempts = 0, last_error = '', next_at = LEAST(outbox.next_at, $4)`,
+			int64(d.ID), []byte(d.TaskID), []byte(d.ConfigID), nanos(now), nanos(d.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return tasks.DeadLetter{}, s.failed(err)
+	}
+	s.queued(1)
+	return d, nil
+}
+
+// DropDeadLetter deletes dead letter id and returns it, or
+// tasks.ErrDeadLetterNotFound.
+func (s *Store) DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter, error) {
+	var d tasks.DeadLetter
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		var err error
+		d, err = takeDeadLetter(ctx, tx, id)
+		return err
+	})
+	return d, s.failed(err)
+}
+
+// takeDeadLetter deletes dead letter id and returns it.
+func takeDeadLetter(ctx context.Context, tx pgx.Tx, id uint64) (tasks.DeadLetter, error) {
+	if id > math.MaxInt64 {
+		return tasks.DeadLetter{}, tasks.ErrDeadLetterNotFound // ids are bigints
+	}
+	var (
+		d                                 tasks.DeadLetter
+		did, created, dead                int64
+		taskID, configID, url, lastErrMsg []byte
+	)
+	err := tx.QueryRow(ctx, `DELETE FROM dead_letters WHERE id = $1
+		RETURNING id, task_id, config_id, url, attempts, last_error, created_at, dead_at`, int64(id)).
+		Scan(&did, &taskID, &configID, &url, &d.Attempts, &lastErrMsg, &created, &dead)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, tasks.ErrDeadLetterNotFound
+	}
+	d.ID, d.TaskID, d.ConfigID, d.URL, d.LastError = uint64(did), string(taskID), string(configID), string(url), string(lastErrMsg)
+	d.CreatedAt, d.DeadAt = time.Unix(0, created), time.Unix(0, dead)
+	return d, err
 }

@@ -15,6 +15,7 @@ package storetest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/push"
@@ -35,6 +36,14 @@ type Store interface {
 	OutboxDepth(ctx context.Context) (int, error)
 	// DeadLetterCount counts the dead letters.
 	DeadLetterCount(ctx context.Context) (int, error)
+	// RetryDeadLetter puts dead letter id back in the outbox, due at now
+	// with no attempts (joining its webhook's waiting delivery, if any),
+	// wakes the sender and returns the letter; tasks.ErrDeadLetterNotFound
+	// if there is none.
+	RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (tasks.DeadLetter, error)
+	// DropDeadLetter deletes dead letter id and returns it;
+	// tasks.ErrDeadLetterNotFound if there is none.
+	DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter, error)
 	// ActiveStates counts the tasks that are not terminal, by state.
 	ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 	// SetOutboxHook sets fn to be called after each commit that queued
@@ -148,6 +157,9 @@ var contracts = []contract{
 	{"DueReturnsBatchesByDueTime", testDueReturnsBatchesByDueTime},
 	{"RequestDropsWhatIsGone", testRequestDropsWhatIsGone},
 	{"DeadLettersKeepTheURLAndNoSecret", testDeadLettersKeepTheURLAndNoSecret},
+	{"DeadLettersCanBeRetried", testDeadLettersCanBeRetried},
+	{"RetriedDeadLetterJoinsALaterDelivery", testRetriedDeadLetterJoinsALaterDelivery},
+	{"DeadLettersCanBeDropped", testDeadLettersCanBeDropped},
 
 	// The operator's read-only view (inspect.go).
 	{"InspectorOverview", testInspectorOverview},
