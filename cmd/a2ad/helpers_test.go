@@ -258,7 +258,8 @@ func binary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "a2ad")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		// -buildvcs=auto: stamp the revision where git can, whatever GOFLAGS say.
+		out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -121,14 +122,47 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-// Version is the build's version: the -ldflags value, else the module
-// version recorded in the binary.
+// Version is the build's version (a2ad version, the card's version, the
+// overview and a2ad_build_info): the -ldflags value, else what the build
+// recorded in the binary (see buildVersion).
 func Version() string {
 	if version != "dev" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return buildVersion(bi)
+}
+
+// buildVersion is the version bi records: the module's version (a tag,
+// as go install a2ad@v1.2.3 builds, or the pseudo-version go build makes
+// from the git checkout, v0.0.0-<time>-<revision>, +dirty for changes not
+// committed); else, from the VCS stamp alone, dev-<time>-<revision>
+// (-dirty); else "dev": a build outside a checkout, or with
+// -buildvcs=false.
+func buildVersion(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "dev"
 	}
-	return version
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.time":
+			if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+				at = t.UTC().Format("20060102150405") + "-"
+			}
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return "dev-" + at + rev + dirty
 }

@@ -19,6 +19,8 @@ import (
 func (m *Main) Reload() (*admin.ReloadReport, error) {
 	m.reloadMu.Lock()
 	defer m.reloadMu.Unlock()
+	m.notify.Reloading() // RELOADING=1, then READY=1 once done, for systemd
+	defer m.notify.Ready()
 	r := &admin.ReloadReport{}
 	var errs []error
 

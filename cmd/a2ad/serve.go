@@ -23,6 +23,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/sdnotify"
 	"github.com/a2ad/a2ad/internal/tlsconf"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
@@ -80,7 +81,8 @@ type Main struct {
 	storeProbe *admin.StoreProbe
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
-	reloadMu sync.Mutex // one reload at a time
+	reloadMu sync.Mutex         // one reload at a time
+	notify   *sdnotify.Notifier // tells systemd of reloads; nil unless serve set one
 
 	closeMu sync.Mutex
 	closers []closer // what undoes each step of Open, in the order done
@@ -107,7 +109,9 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	m := &Main{Config: cfg, Logger: log}
+	sd := sdnotify.New(log) // systemd's Type=notify; nothing without NOTIFY_SOCKET
+	defer sd.Close()
+	m := &Main{Config: cfg, Logger: log, notify: sd}
 	if err := m.Open(ctx); err != nil {
 		if code := damaged(stderr, err, "", restoreAdvice(cfg.Store)); code >= 0 {
 			return code
@@ -115,6 +119,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 		printLoadError(stderr, err)
 		return 1
 	}
+	sd.Ready() // the listeners serve and the store is open; the watchdog starts
 loop:
 	for {
 		select {
@@ -128,6 +133,7 @@ loop:
 			_, _ = m.Reload() // it logs what it did
 		}
 	}
+	sd.Stopping()
 	if err := m.Close(); err != nil {
 		log.Error().Err(err).Msg("shutdown")
 		return 1
