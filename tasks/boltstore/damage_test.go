@@ -158,6 +158,7 @@ func TestDamagedFiles(t *testing.T) {
 				}
 			}
 
+			noFault := false
 			// Twice: a refused Open leaves the file unlocked.
 			for range 2 {
 				s, err := boltstore.Open(path, boltstore.Options{LockTimeout: 200 * time.Millisecond})
@@ -176,6 +177,7 @@ func TestDamagedFiles(t *testing.T) {
 					// (seen once in CI), not a bug. Check, which bounds each
 					// element by its page, must still find the damage.
 					t.Logf("ActiveStates: %v: no fault, the address past the map was mapped", err)
+					noFault = true
 				} else {
 					wantDamaged("ActiveStates", err)
 					_, err = s.Active(ctx)
@@ -194,6 +196,9 @@ func TestDamagedFiles(t *testing.T) {
 				t.Errorf("Check returned a report: %+v", r)
 			}
 			wantDamaged("Check", err)
+			if noFault {
+				return // Compact copies what it reads, and here it reads no fault
+			}
 			if tc.atOpen {
 				n, err := boltstore.BackupFile(ctx, path, io.Discard, 200*time.Millisecond)
 				wantDamaged("BackupFile", err)
