@@ -12,7 +12,7 @@ import (
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport"
 )
 
 // The exit codes of a2ad call: how the call ended, as its task would.
@@ -144,7 +144,7 @@ func (p *callPrinter) artifact(label string, a *a2a.Artifact) {
 // rejected prints the error a caller would get for a refused input, and
 // each of its problems.
 func (p *callPrinter) rejected(err error) int {
-	e := jsonrpc.ErrorFor(err)
+	e := transport.ErrorFor(err)
 	fmt.Fprintf(p.w, "rejected: %s (JSON-RPC %d)\n", e.Message, e.Code)
 	if list, ok := e.Data["errors"].([]any); ok && len(list) > 1 {
 		for _, item := range list {

@@ -20,7 +20,7 @@ import (
 	"github.com/a2ad/a2ad/internal/tick"
 	"github.com/a2ad/a2ad/internal/tlsconf"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport"
 )
 
 // keyAuth authenticates requests by API key, for the server.
@@ -30,13 +30,13 @@ type keyAuth struct {
 	limits storageLimits // the defaults of keys without their own
 }
 
-var _ jsonrpc.Authenticator = keyAuth{}
+var _ transport.Authenticator = keyAuth{}
 
-func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
+func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (transport.Principal, transport.AuthResult) {
 	id, err := k.identify(r, clientAddr)
 	switch {
 	case errors.Is(err, callers.ErrNoKey):
-		return jsonrpc.Principal{}, jsonrpc.NoCredentials
+		return transport.Principal{}, transport.NoCredentials
 	case err != nil:
 		// Log the failure (spec §13), never the key it presented.
 		// Debug: the audit trail records every refusal; a flood of bad
@@ -45,13 +45,13 @@ func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Princ
 		// helps the operator; it never holds the token.
 		k.log.Debug().Err(err).Str("client_addr", clientAddr).Msg("request with invalid credentials refused")
 		if errors.Is(err, callers.ErrConflictingKeys) {
-			return jsonrpc.Principal{}, jsonrpc.ConflictingCredentials
+			return transport.Principal{}, transport.ConflictingCredentials
 		}
-		return jsonrpc.Principal{}, jsonrpc.BadCredentials
+		return transport.Principal{}, transport.BadCredentials
 	}
 	p := principalOf(id, clientAddr, k.limits)
 	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
-	return p, jsonrpc.Authenticated
+	return p, transport.Authenticated
 }
 
 // identify is the caller of r: the one its API key (or token) names when
@@ -92,10 +92,10 @@ type anonymousAuth struct {
 	limits storageLimits
 }
 
-var _ jsonrpc.Authenticator = anonymousAuth{}
+var _ transport.Authenticator = anonymousAuth{}
 
-func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
-	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), jsonrpc.Authenticated
+func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (transport.Principal, transport.AuthResult) {
+	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), transport.Authenticated
 }
 
 // storageLimits are the server's default limits of a caller: on what it
@@ -138,9 +138,9 @@ func (d storageLimits) of(own callers.Limits) storageLimits {
 // quota) but each client address has its own rate bucket, budget of
 // request bytes and count of calls, so that one noisy client does not
 // starve the others.
-func principalOf(id callers.Identity, clientAddr string, def storageLimits) jsonrpc.Principal {
+func principalOf(id callers.Identity, clientAddr string, def storageLimits) transport.Principal {
 	lim := def.of(id.Limits)
-	p := jsonrpc.Principal{
+	p := transport.Principal{
 		Caller: tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory,
 			MaxCalls: lim.maxCalls},
 		Anonymous:      id.Anonymous,
@@ -184,13 +184,13 @@ type gateAdmitter struct {
 }
 
 var (
-	_ jsonrpc.Admitter  = gateAdmitter{}
-	_ jsonrpc.ByteMeter = gateAdmitter{}
+	_ transport.Admitter  = gateAdmitter{}
+	_ transport.ByteMeter = gateAdmitter{}
 )
 
 // TakeBytes charges a request's declared length to p's budget of request
 // bytes: anonymous callers' are among the gate's bounded address budgets.
-func (g gateAdmitter) TakeBytes(p jsonrpc.Principal, n int64) *jsonrpc.Denial {
+func (g gateAdmitter) TakeBytes(p transport.Principal, n int64) *transport.Denial {
 	var (
 		retry time.Duration
 		ok    bool
@@ -206,11 +206,11 @@ func (g gateAdmitter) TakeBytes(p jsonrpc.Principal, n int64) *jsonrpc.Denial {
 	if g.rejectedBytes != nil {
 		g.rejectedBytes()
 	}
-	return &jsonrpc.Denial{Scope: "bytes", RateLimited: true, RetryAfter: retry}
+	return &transport.Denial{Scope: "bytes", RateLimited: true, RetryAfter: retry}
 }
 
 // ChargeBytes charges what a body held beyond its declared length.
-func (g gateAdmitter) ChargeBytes(p jsonrpc.Principal, n int64) {
+func (g gateAdmitter) ChargeBytes(p transport.Principal, n int64) {
 	if p.Anonymous {
 		g.gate.ChargeAddressBytes(p.LimitKey, p.BytesPerSecond, n)
 	} else {
@@ -218,7 +218,7 @@ func (g gateAdmitter) ChargeBytes(p jsonrpc.Principal, n int64) {
 	}
 }
 
-func (g gateAdmitter) Admit(p jsonrpc.Principal) (func(), *jsonrpc.Denial) {
+func (g gateAdmitter) Admit(p transport.Principal) (func(), *transport.Denial) {
 	var (
 		release func()
 		d       callers.Denial
@@ -243,7 +243,7 @@ func (g gateAdmitter) Admit(p jsonrpc.Principal) (func(), *jsonrpc.Denial) {
 	if g.rejected != nil {
 		g.rejected(d.RateLimited, d.Global)
 	}
-	return nil, &jsonrpc.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
+	return nil, &transport.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
 }
 
 // addrThrottle applies a callers.Throttle per address as the rate buckets
@@ -251,7 +251,7 @@ func (g gateAdmitter) Admit(p jsonrpc.Principal) (func(), *jsonrpc.Denial) {
 // it buys no new failures.
 type addrThrottle struct{ t *callers.Throttle }
 
-var _ jsonrpc.AuthThrottle = addrThrottle{}
+var _ transport.AuthThrottle = addrThrottle{}
 
 func (a addrThrottle) Check(addr string) (time.Duration, int, bool) {
 	return a.t.Check(addressKey(addr))
@@ -320,7 +320,7 @@ func (m *Main) authenticates() bool { return m.registry != nil || m.tokens != ni
 
 // revoked reports whether p's key no longer holds in the keys in force:
 // revoked, disabled or removed. Anonymous callers are never revoked.
-func (m *Main) revoked(p jsonrpc.Principal) bool {
+func (m *Main) revoked(p transport.Principal) bool {
 	if m.registry == nil || p.Anonymous || p.KeyHash == ([32]byte{}) {
 		return false
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
@@ -41,7 +42,7 @@ type Main struct {
 	// it before Open.
 	now func() time.Time
 	// bodyGrace is the time before --min-body-rate applies; 0 means
-	// jsonrpc.DefaultBodyGrace. Tests set it before Open.
+	// transport.DefaultBodyGrace. Tests set it before Open.
 	bodyGrace time.Duration
 
 	catalog  atomic.Pointer[functions.Catalog]
@@ -444,15 +445,15 @@ func (m *Main) openService(ctx context.Context) error {
 func (m *Main) openHTTP(context.Context) error {
 	cfg := m.Config
 	limits := cfg.storageLimits()
-	var auth jsonrpc.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
-	var extended func(jsonrpc.Principal) jsonrpc.Card
+	var auth transport.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
+	var extended func(transport.Principal) transport.Card
 	if m.authenticates() {
 		auth = keyAuth{
 			auth:   m.authenticator(),
 			log:    m.Logger,
 			limits: limits,
 		}
-		extended = func(p jsonrpc.Principal) jsonrpc.Card {
+		extended = func(p transport.Principal) transport.Card {
 			c, err := m.cards.view(p.Caller.Tiers, false)
 			if err != nil {
 				// The public card built, so this one does too; but never
@@ -460,25 +461,24 @@ func (m *Main) openHTTP(context.Context) error {
 				m.Logger.Error().Err(err).Msg("build extended card")
 				c, _ = m.cards.view(nil, true)
 			}
-			return jsonrpc.Card{JSON: c.JSON, ETag: c.ETag}
+			return transport.Card{JSON: c.JSON, ETag: c.ETag}
 		}
 	}
-	var throttle jsonrpc.AuthThrottle
+	var throttle transport.AuthThrottle
 	if m.throttle != nil {
 		throttle = addrThrottle{m.throttle}
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	cors, _ := cfg.cors()
 	met := m.metrics
-	observe := func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
+	observe := func(_, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(method, string(outcome), string(reason), d)
 	}
-	srv := jsonrpc.New(jsonrpc.Config{
-		Tasks: m.service,
-		Card: func() jsonrpc.Card {
-			c, _ := m.cards.view(nil, true) // built at start: never fails
-			return jsonrpc.Card{JSON: c.JSON, ETag: c.ETag}
-		},
+	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
+		c, _ := m.cards.view(nil, true) // built at start: never fails
+		return transport.Card{JSON: c.JSON, ETag: c.ETag}
+	}, Config: transport.Config{
+		Tasks:        m.service,
 		Auth:         auth,
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
 		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
@@ -496,10 +496,9 @@ func (m *Main) openHTTP(context.Context) error {
 		Logger:       m.Logger,
 
 		TrustedProxies: proxies,
-		CORS:           cors,
 		Throttle:       throttle,
 		Revoked:        m.revoked,
-	})
+	}})
 	m.srv = srv
 	m.addMainRoutes(srv.Echo())
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}

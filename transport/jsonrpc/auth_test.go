@@ -16,18 +16,19 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// keyAuth is a fake jsonrpc.Authenticator: every request is the caller
+// keyAuth is a fake transport.Authenticator: every request is the caller
 // "acme" with a key.
 type keyAuth struct{}
 
-func (keyAuth) Authenticate(_ *http.Request, addr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
-	return jsonrpc.Principal{Caller: tasks.Caller{ID: "acme"}, LimitKey: "key:acme", KeyHash: [32]byte{1}}, jsonrpc.Authenticated
+func (keyAuth) Authenticate(_ *http.Request, addr string) (transport.Principal, transport.AuthResult) {
+	return transport.Principal{Caller: tasks.Caller{ID: "acme"}, LimitKey: "key:acme", KeyHash: [32]byte{1}}, transport.Authenticated
 }
 
-// watcher is a fake jsonrpc.StreamService whose Watch sends the task, then
+// watcher is a fake transport.StreamService whose Watch sends the task, then
 // waits for its context to end.
 type watcher struct{ started chan struct{} }
 
@@ -65,10 +66,12 @@ func TestEndRevokedStreams(t *testing.T) {
 	w := watcher{started: make(chan struct{})}
 	auditLog := &syncBuffer{}
 	srv := jsonrpc.New(jsonrpc.Config{
-		Tasks: &TaskService{tb: t}, Card: func() jsonrpc.Card { return testCard },
-		Auth: keyAuth{}, Streams: w, KeepAlive: -1,
-		Revoked: func(p jsonrpc.Principal) bool { return p.KeyHash == [32]byte{1} && revoked.Load() },
-		Audit:   audit.Logger(zerolog.New(auditLog)),
+		Config: transport.Config{
+			Tasks: &TaskService{tb: t}, Auth: keyAuth{}, Streams: w, KeepAlive: -1,
+			Revoked: func(p transport.Principal) bool { return p.KeyHash == [32]byte{1} && revoked.Load() },
+			Audit:   audit.Logger(zerolog.New(auditLog)),
+		},
+		Card: func() transport.Card { return testCard },
 	})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
@@ -112,7 +115,7 @@ func TestEndRevokedStreams(t *testing.T) {
 	}
 }
 
-// throttle is a fake jsonrpc.AuthThrottle.
+// throttle is a fake transport.AuthThrottle.
 type throttle struct {
 	report int
 	fails  atomic.Int64
@@ -129,10 +132,10 @@ func (th *throttle) Check(addr string) (time.Duration, int, bool) {
 
 func (th *throttle) Fail(string) { th.fails.Add(1) }
 
-type badAuth struct{ res jsonrpc.AuthResult }
+type badAuth struct{ res transport.AuthResult }
 
-func (a badAuth) Authenticate(*http.Request, string) (jsonrpc.Principal, jsonrpc.AuthResult) {
-	return jsonrpc.Principal{}, a.res
+func (a badAuth) Authenticate(*http.Request, string) (transport.Principal, transport.AuthResult) {
+	return transport.Principal{}, a.res
 }
 
 // TestThrottleAudit: a throttled request is answered 429 without being
@@ -143,7 +146,7 @@ func TestThrottleAudit(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		report     int
-		res        jsonrpc.AuthResult
+		res        transport.AuthResult
 		status     int
 		audited    string // a fragment of the one record, "" for none
 		fails      int64
@@ -151,10 +154,10 @@ func TestThrottleAudit(t *testing.T) {
 		observed   audit.Reason
 		retryAfter string
 	}{
-		{"refused, no record due", 0, jsonrpc.BadCredentials, 429, "", 0, "", audit.ReasonAuthThrottled, "2"},
-		{"refused, a summary of 7", 7, jsonrpc.BadCredentials, 429, `"reason":"auth_throttled","code":-32052,"refused":7`, 0, "", audit.ReasonAuthThrottled, "2"},
-		{"checked, bad key", -1, jsonrpc.BadCredentials, 401, `"client_addr":"127.0.0.1","caller":""`, 1, `Bearer realm="a2ad", error="invalid_token"`, audit.ReasonUnauthenticated, ""},
-		{"checked, conflicting keys", -1, jsonrpc.ConflictingCredentials, 401, `"reason":"unauthenticated","code":-32054`, 1, `Bearer realm="a2ad", error="invalid_request"`, audit.ReasonUnauthenticated, ""},
+		{"refused, no record due", 0, transport.BadCredentials, 429, "", 0, "", audit.ReasonAuthThrottled, "2"},
+		{"refused, a summary of 7", 7, transport.BadCredentials, 429, `"reason":"auth_throttled","code":-32052,"refused":7`, 0, "", audit.ReasonAuthThrottled, "2"},
+		{"checked, bad key", -1, transport.BadCredentials, 401, `"client_addr":"127.0.0.1","caller":""`, 1, `Bearer realm="a2ad", error="invalid_token"`, audit.ReasonUnauthenticated, ""},
+		{"checked, conflicting keys", -1, transport.ConflictingCredentials, 401, `"reason":"unauthenticated","code":-32054`, 1, `Bearer realm="a2ad", error="invalid_request"`, audit.ReasonUnauthenticated, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			th := &throttle{report: tt.report}
@@ -164,7 +167,7 @@ func TestThrottleAudit(t *testing.T) {
 				c.Auth = badAuth{tt.res}
 				c.Throttle = th
 				c.Audit = audit.Logger(zerolog.New(auditLog))
-				c.Observe = func(_ string, _ audit.Outcome, r audit.Reason, _ time.Duration) { observed = r }
+				c.Observe = func(_, _ string, _ audit.Outcome, r audit.Reason, _ time.Duration) { observed = r }
 			})
 			req, _ := http.NewRequest("POST", ts.URL+"/a2a", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`))
 			req.Header.Set("Content-Type", "application/json")

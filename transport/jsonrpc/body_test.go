@@ -13,15 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// admitFn is a jsonrpc.Admitter from a func.
-type admitFn func(p jsonrpc.Principal) (func(), *jsonrpc.Denial)
+// admitFn is a transport.Admitter from a func.
+type admitFn func(p transport.Principal) (func(), *transport.Denial)
 
-func (f admitFn) Admit(p jsonrpc.Principal) (func(), *jsonrpc.Denial) { return f(p) }
+func (f admitFn) Admit(p transport.Principal) (func(), *transport.Denial) { return f(p) }
 
-var _ jsonrpc.Admitter = admitFn(nil)
+var _ transport.Admitter = admitFn(nil)
 
 // rawConn is a client connection that writes requests byte by byte as
 // the test says, and reads answers.
@@ -207,9 +208,9 @@ func TestAdmissionBeforeTheBody(t *testing.T) {
 	var admitted, active atomic.Int64
 	refuse := atomic.Bool{}
 	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
-		c.Admit = admitFn(func(jsonrpc.Principal) (func(), *jsonrpc.Denial) {
+		c.Admit = admitFn(func(transport.Principal) (func(), *transport.Denial) {
 			if refuse.Load() {
-				return nil, &jsonrpc.Denial{Scope: "caller", RetryAfter: time.Second}
+				return nil, &transport.Denial{Scope: "caller", RetryAfter: time.Second}
 			}
 			admitted.Add(1)
 			active.Add(1)
@@ -284,8 +285,8 @@ func TestAdmissionBeforeTheBody(t *testing.T) {
 // connection until the read timeout.
 func TestUnreadBodyOfAnUnauthenticatedRequest(t *testing.T) {
 	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
-		c.Auth = authFn(func(*http.Request, string) (jsonrpc.Principal, jsonrpc.AuthResult) {
-			return jsonrpc.Principal{}, jsonrpc.NoCredentials
+		c.Auth = authFn(func(*http.Request, string) (transport.Principal, transport.AuthResult) {
+			return transport.Principal{}, transport.NoCredentials
 		})
 		c.ReadTimeout = time.Minute
 	})
@@ -300,9 +301,9 @@ func TestUnreadBodyOfAnUnauthenticatedRequest(t *testing.T) {
 	}
 }
 
-// authFn is a jsonrpc.Authenticator from a func.
-type authFn func(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult)
+// authFn is a transport.Authenticator from a func.
+type authFn func(r *http.Request, clientAddr string) (transport.Principal, transport.AuthResult)
 
-func (f authFn) Authenticate(r *http.Request, clientAddr string) (jsonrpc.Principal, jsonrpc.AuthResult) {
+func (f authFn) Authenticate(r *http.Request, clientAddr string) (transport.Principal, transport.AuthResult) {
 	return f(r, clientAddr)
 }

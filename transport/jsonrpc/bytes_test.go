@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/audit"
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// meter is a jsonrpc.ByteMeter that records what it is told, and refuses
+// meter is a transport.ByteMeter that records what it is told, and refuses
 // while refuse is set.
 type meter struct {
 	mu      sync.Mutex
@@ -20,19 +21,19 @@ type meter struct {
 	refuse  bool
 }
 
-var _ jsonrpc.ByteMeter = (*meter)(nil)
+var _ transport.ByteMeter = (*meter)(nil)
 
-func (m *meter) TakeBytes(_ jsonrpc.Principal, n int64) *jsonrpc.Denial {
+func (m *meter) TakeBytes(_ transport.Principal, n int64) *transport.Denial {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.refuse {
-		return &jsonrpc.Denial{Scope: "bytes", RateLimited: true, RetryAfter: 1500 * time.Millisecond}
+		return &transport.Denial{Scope: "bytes", RateLimited: true, RetryAfter: 1500 * time.Millisecond}
 	}
 	m.taken = append(m.taken, n)
 	return nil
 }
 
-func (m *meter) ChargeBytes(_ jsonrpc.Principal, n int64) {
+func (m *meter) ChargeBytes(_ transport.Principal, n int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.charged = append(m.charged, n)
@@ -56,13 +57,13 @@ func TestRequestBytesMetered(t *testing.T) {
 	var reasons []audit.Reason
 	ts := MustServe(t, okService(), func(c *jsonrpc.Config) {
 		c.Bytes = m
-		c.Admit = admitFn(func(jsonrpc.Principal) (func(), *jsonrpc.Denial) {
+		c.Admit = admitFn(func(transport.Principal) (func(), *transport.Denial) {
 			mu.Lock()
 			active++
 			mu.Unlock()
 			return func() { mu.Lock(); active--; mu.Unlock() }, nil
 		})
-		c.Observe = func(_ string, _ audit.Outcome, r audit.Reason, _ time.Duration) {
+		c.Observe = func(_, _ string, _ audit.Outcome, r audit.Reason, _ time.Duration) {
 			mu.Lock()
 			reasons = append(reasons, r)
 			mu.Unlock()

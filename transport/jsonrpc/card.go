@@ -5,17 +5,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a2ad/a2ad/transport"
 	"github.com/labstack/echo/v4"
 )
 
-// Card is a built agent card, as served.
-type Card struct {
-	JSON []byte
-	ETag string
-}
-
 // CardSource returns the card to serve; it must be cheap (built ahead).
-type CardSource func() Card
+type CardSource func() transport.Card
 
 // The card's paths: the well-known one, and the one 0.2 clients read.
 const (

@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -67,13 +66,10 @@ func (c *codec) send(s *Server, cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	cl.ac.noteTask(p.Message.TaskID)
-	task, out, err := s.cfg.Tasks.Send(cl.ctx, cl.caller, p)
-	cl.ac.outcome = out
-	if err != nil {
-		return nil, s.fail(cl, err)
+	task, e := s.core.Send(cl.ctx, cl.cl, p)
+	if e != nil {
+		return nil, e
 	}
-	cl.ac.noteResult(task)
 	return c.sent(task), nil
 }
 
@@ -93,13 +89,9 @@ func (c *codec) get(s *Server, cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	cl.ac.noteTask(q.ID)
-	task, err := s.cfg.Tasks.Get(cl.ctx, cl.caller, q.ID, q.HistoryLength)
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	if c.getNotesState {
-		cl.ac.noteResult(task)
+	task, e := s.core.Get(cl.ctx, cl.cl, q, c.getNotesState)
+	if e != nil {
+		return nil, e
 	}
 	return c.task(task), nil
 }
@@ -110,16 +102,9 @@ func (c *codec) cancel(s *Server, cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	cl.ac.noteTask(p.ID)
-	task, err := s.cfg.Tasks.Cancel(cl.ctx, cl.caller, p.ID)
-	if c.cancelIdempotent && errors.Is(err, tasks.ErrNotCancelable) {
-		if t, gerr := s.cfg.Tasks.Get(cl.ctx, cl.caller, p.ID, nil); gerr == nil && t.Status.State == a2a.StateCanceled {
-			task, err = t, nil
-		}
+	task, e := s.core.Cancel(cl.ctx, cl.cl, p.ID, c.cancelIdempotent)
+	if e != nil {
+		return nil, e
 	}
-	if err != nil {
-		return nil, s.fail(cl, err)
-	}
-	cl.ac.noteResult(task)
 	return c.task(task), nil
 }

@@ -14,10 +14,11 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// Lister is a fake jsonrpc.Lister.
+// Lister is a fake transport.Lister.
 type Lister struct {
 	Fn func(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
 }
@@ -26,7 +27,7 @@ func (l *Lister) List(ctx context.Context, caller tasks.Caller, q tasks.ListQuer
 	return l.Fn(ctx, caller, q)
 }
 
-var _ jsonrpc.Lister = (*Lister)(nil)
+var _ transport.Lister = (*Lister)(nil)
 
 func TestListPassesTheQueryAndEncodesThePage(t *testing.T) {
 	var (

@@ -7,7 +7,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
-	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 )
 
 // method is one JSON-RPC method the endpoint knows. A method may be known
@@ -41,12 +41,7 @@ type call struct {
 	ctx context.Context
 	r   *http.Request
 	req *a2a.Request
-	// version is the protocol of the method: the shapes of its answer,
-	// and the names its problems are located with.
-	version a2a.Version
-	caller  tasks.Caller
-	p       Principal
-	ac      *auditCall // the call's audit record
+	cl  *transport.Call // the core's view of the call, and its audit record
 }
 
 // result is a method's result, which appends its JSON in the shape of the

@@ -80,7 +80,7 @@ func TestObserve(t *testing.T) {
 		return task(id), nil
 	}
 	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
-		c.Observe = func(method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
+		c.Observe = func(_, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, observed{method, outcome, reason, d})

@@ -22,10 +22,11 @@ import (
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
 
-// TaskService is a fake jsonrpc.TaskService. A method whose function is
+// TaskService is a fake transport.TaskService. A method whose function is
 // unset fails the test that calls it.
 type TaskService struct {
 	tb       testing.TB
@@ -38,7 +39,7 @@ type TaskService struct {
 	calls atomic.Int64
 }
 
-var _ jsonrpc.TaskService = (*TaskService)(nil)
+var _ transport.TaskService = (*TaskService)(nil)
 
 var errUnexpectedCall = errors.New("fake: unexpected call")
 
@@ -76,7 +77,7 @@ func (s *TaskService) Calls() int64 { return s.calls.Load() }
 // syncBuffer is a log sink the server goroutines and the test share.
 type syncBuffer = testkit.SyncBuffer
 
-var testCard = jsonrpc.Card{
+var testCard = transport.Card{
 	JSON: []byte(`{"name":"a2ad test","protocolVersion":"0.3.0","url":"http://127.0.0.1/a2a"}`),
 	ETag: `"c0ffee"`,
 }
@@ -89,9 +90,8 @@ func MustServe(tb testing.TB, fake *TaskService, opts ...func(*jsonrpc.Config)) 
 	tb.Helper()
 	fake.tb = tb
 	cfg := jsonrpc.Config{
-		Tasks:        fake,
-		Card:         func() jsonrpc.Card { return testCard },
-		MaxBodyBytes: testMaxBody,
+		Config: transport.Config{Tasks: fake, MaxBodyBytes: testMaxBody},
+		Card:   func() transport.Card { return testCard },
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -255,7 +255,7 @@ func TestDefaultBodyLimit(t *testing.T) {
 	if got := rpc(t, ts, body); !bytes.Contains(got, []byte(`"result"`)) {
 		t.Errorf("2 KiB body with the default limit: %s", got)
 	}
-	big := padTo(t, getT1, jsonrpc.DefaultMaxBodyBytes+1)
+	big := padTo(t, getT1, transport.DefaultMaxBodyBytes+1)
 	resp, _ := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(big)))
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("body of DefaultMaxBodyBytes+1: status %d, want 413", resp.StatusCode)
@@ -788,9 +788,9 @@ func TestAgentCardSourceAndMaxAge(t *testing.T) {
 	fake := &TaskService{}
 	ts := MustServe(t, fake, func(c *jsonrpc.Config) {
 		c.CardMaxAge = 90 * time.Second
-		c.Card = func() jsonrpc.Card {
+		c.Card = func() transport.Card {
 			v := n.Add(1)
-			return jsonrpc.Card{JSON: []byte(fmt.Sprintf(`{"v":%d}`, v)), ETag: fmt.Sprintf(`"v%d"`, v)}
+			return transport.Card{JSON: []byte(fmt.Sprintf(`{"v":%d}`, v)), ETag: fmt.Sprintf(`"v%d"`, v)}
 		}
 	})
 	for want := 1; want <= 2; want++ {

@@ -63,8 +63,9 @@ func wire03(cfg *a2a.TaskPushConfig) *a2a.TaskPushConfig {
 // card03 serves agent/getAuthenticatedExtendedCard; its params are not
 // looked at.
 func (s *Server) card03(cl *call) (result, *a2a.Error) {
-	if s.cfg.ExtendedCard == nil {
-		return nil, a2a.ErrUnsupportedOp
+	card, e := s.core.ExtendedCard(cl.cl)
+	if e != nil {
+		return nil, e
 	}
-	return rawJSON(s.cfg.ExtendedCard(cl.p).JSON), nil
+	return rawJSON(card), nil
 }

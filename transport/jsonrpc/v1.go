@@ -75,8 +75,9 @@ func (s *Server) cardV1(cl *call) (result, *a2a.Error) {
 	if perr := v1.DecodeNoParams(cl.req.Params); perr != nil {
 		return nil, perr
 	}
-	if s.cfg.ExtendedCard == nil {
-		return nil, a2a.ErrUnsupportedOp
+	card, e := s.core.ExtendedCard(cl.cl)
+	if e != nil {
+		return nil, e
 	}
-	return rawJSON(s.cfg.ExtendedCard(cl.p).JSON), nil
+	return rawJSON(card), nil
 }

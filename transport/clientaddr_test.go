@@ -1,11 +1,11 @@
-package jsonrpc_test
+package transport_test
 
 import (
 	"net/http/httptest"
 	"net/netip"
 	"testing"
 
-	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport"
 )
 
 func TestClientAddr(t *testing.T) {
@@ -55,7 +55,7 @@ func TestClientAddr(t *testing.T) {
 		for _, h := range tt.headers {
 			r.Header.Add(h[0], h[1])
 		}
-		if got := jsonrpc.ClientAddr(r, trusted); got != tt.want {
+		if got := transport.ClientAddr(r, trusted); got != tt.want {
 			t.Errorf("%s: ClientAddr = %q, want %q", tt.name, got, tt.want)
 		}
 	}
@@ -63,7 +63,7 @@ func TestClientAddr(t *testing.T) {
 	r := httptest.NewRequest("POST", "/a2a", nil)
 	r.RemoteAddr = "10.0.0.1:5000"
 	r.Header.Set("X-Forwarded-For", "198.51.100.1")
-	if got := jsonrpc.ClientAddr(r, nil); got != "10.0.0.1" {
+	if got := transport.ClientAddr(r, nil); got != "10.0.0.1" {
 		t.Errorf("no trusted proxies: ClientAddr = %q, want the peer", got)
 	}
 }
@@ -77,7 +77,7 @@ func FuzzClientAddr(f *testing.F) {
 		r.RemoteAddr = "10.0.0.1:5000"
 		r.Header.Set("X-Forwarded-For", xff)
 		r.Header.Set("Forwarded", fwd)
-		got := jsonrpc.ClientAddr(r, trusted)
+		got := transport.ClientAddr(r, trusted)
 		if _, err := netip.ParseAddr(got); err != nil {
 			t.Fatalf("ClientAddr = %q, not an address", got)
 		}
@@ -94,13 +94,13 @@ func BenchmarkClientAddr(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			jsonrpc.ClientAddr(direct, trusted)
+			transport.ClientAddr(direct, trusted)
 		}
 	})
 	b.Run("proxied", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			jsonrpc.ClientAddr(proxied, trusted)
+			transport.ClientAddr(proxied, trusted)
 		}
 	})
 }

@@ -1,12 +1,9 @@
-package jsonrpc
+package transport
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -116,14 +113,61 @@ const (
 	challengeConflicting = `Bearer realm="a2ad", error="invalid_request"`
 )
 
+// Refusal is a call the core refuses before it reaches its method: how a
+// binding answers it. Over HTTP: Status, with the headers set when their
+// fields are; over gRPC, the status code that Err (or Status) maps to.
+type Refusal struct {
+	// Status is the HTTP status of the answer.
+	Status int
+	// Err is the A2A error the answer carries; nil for a refusal of the
+	// transport itself (an unreadable, late or oversized body), which is
+	// answered with Message alone.
+	Err     *a2a.Error
+	Message string
+	// Challenge is the WWW-Authenticate header of a 401.
+	Challenge string
+	// RetryAfter is the Retry-After header, in whole seconds; "" for none.
+	RetryAfter string
+	// Close: the connection must close (what is left of the body cannot
+	// be told from a next request).
+	Close bool
+}
+
+// Authenticate finds the principal of the call whose headers are those
+// of r. An address that failed to authenticate too often is refused
+// before its credentials are looked at, and its refusals are audited in
+// summary. A binding calls it before admission (so that a refused
+// request costs no body read); it answers a non-nil Refusal and stops.
+func (c *Core) Authenticate(cl *Call, r *http.Request) *Refusal {
+	if c.cfg.Throttle != nil {
+		if retry, report, ok := c.cfg.Throttle.Check(cl.client); !ok {
+			d := &Denial{Scope: "auth", RateLimited: true, RetryAfter: retry}
+			cl.denial, cl.rpcErr, cl.refused = d, deniedError(d), report
+			return deniedRefusal(d)
+		}
+	}
+	p, res := c.principal(r, cl.client)
+	cl.principal = p
+	if res != Authenticated {
+		if c.cfg.Throttle != nil {
+			c.cfg.Throttle.Fail(cl.client)
+		}
+		cl.authFail = true
+		e, challenge := authError(res)
+		cl.rpcErr = e
+		return &Refusal{Status: http.StatusUnauthorized, Err: e, Challenge: challenge}
+	}
+	return nil
+}
+
 // principal authenticates r. With no authenticator every request is the
 // caller Config.Caller returns.
-func (s *Server) principal(r *http.Request, clientAddr string) (Principal, AuthResult) {
-	if s.cfg.Auth == nil {
-		c := s.cfg.Caller(r)
-		return Principal{Caller: c, Anonymous: c.ID == "", LimitKey: c.ID}, Authenticated
+func (c *Core) principal(r *http.Request, clientAddr string) (Principal, AuthResult) {
+	if c.cfg.Auth == nil {
+		cl := c.cfg.Caller(r)
+		return Principal{Caller: cl, Anonymous: cl.ID == "", LimitKey: cl.ID}, Authenticated
 	}
-	return s.cfg.Auth.Authenticate(r, clientAddr)
+	return c.cfg.Auth.Authenticate(r, clientAddr)
 }
 
 // authError is the answer to a request whose credentials failed.
@@ -137,25 +181,29 @@ func authError(res AuthResult) (e *a2a.Error, challenge string) {
 	return a2a.ErrNoCredentials, challengeMissing
 }
 
-// unauthorized answers 401 with a JSON-RPC error body (id as given, null
-// when the body was not read) and challenge.
-func (s *Server) unauthorized(c echo.Context, wire a2a.Version, id []byte, e *a2a.Error, challenge string) error {
-	c.Response().Header().Set("WWW-Authenticate", challenge)
-	return c.Blob(http.StatusUnauthorized, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, id, e))
+// NeedsAuth refuses an anonymous call to a method offered to
+// authenticated callers only (the extended card, when one is
+// configured), with HTTP 401; nil when the call may go on.
+func (c *Core) NeedsAuth(cl *Call) *Refusal {
+	if c.cfg.ExtendedCard == nil || !cl.principal.Anonymous {
+		return nil
+	}
+	cl.authFail = true
+	cl.rpcErr = a2a.ErrExtendedCardAuth
+	return &Refusal{Status: http.StatusUnauthorized, Err: a2a.ErrExtendedCardAuth, Challenge: challengeMissing}
 }
 
-// denied answers a request refused by a limit: 429 for the caller's own
-// limits (requests, bytes, in flight), 503 for the server's cap, with Retry-After in whole seconds
-// (rounded up) and data.retryAfterMs.
-func (s *Server) denied(c echo.Context, wire a2a.Version, id []byte, d *Denial) error {
-	e := deniedError(d)
+// deniedRefusal answers a request refused by a limit: 429 for the
+// caller's own limits (requests, bytes, in flight), 503 for the server's
+// cap, with Retry-After in whole seconds (rounded up) and
+// data.retryAfterMs.
+func deniedRefusal(d *Denial) *Refusal {
 	status := http.StatusTooManyRequests // the caller's limits, and "auth"
 	if d.Scope == "server" {
 		status = http.StatusServiceUnavailable
 	}
 	secs := int64((d.RetryAfter + time.Second - 1) / time.Second)
-	c.Response().Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
-	return c.Blob(status, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, id, e))
+	return &Refusal{Status: status, Err: deniedError(d), RetryAfter: strconv.FormatInt(max(secs, 1), 10)}
 }
 
 func deniedError(d *Denial) *a2a.Error {
@@ -172,20 +220,4 @@ func deniedError(d *Denial) *a2a.Error {
 		base = a2a.ErrServerInFlight
 	}
 	return base.WithData(map[string]any{"retryAfterMs": max(ms, 1), "scope": d.Scope})
-}
-
-type principalKey struct{}
-
-// principalFrom returns the principal the request was admitted as.
-func principalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
-}
-
-// callerOf is the caller of an admitted request.
-func (s *Server) callerOf(r *http.Request) tasks.Caller {
-	if p, ok := principalFrom(r.Context()); ok {
-		return p.Caller
-	}
-	return s.cfg.Caller(r)
 }

@@ -1,4 +1,4 @@
-package jsonrpc
+package transport
 
 import (
 	"errors"
@@ -10,11 +10,14 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// auditCall gathers what one request's audit record says. Only the
-// request's own goroutine writes it.
-type auditCall struct {
+// Call is one call's passage through the core: who made it, over which
+// binding, and what its one audit record says. Begin makes it, End
+// writes its record. Only the call's own goroutine touches it.
+type Call struct {
 	start     time.Time
-	client    string // the client's address
+	transport string      // the binding: "jsonrpc", "rest" or "grpc"
+	version   a2a.Version // the method's protocol: the names its problems are located with
+	client    string      // the client's address
 	principal Principal
 	method    string
 	taskID    string
@@ -33,22 +36,48 @@ type auditCall struct {
 	stateful bool
 }
 
-// noteTask records the task a call is about.
-func (ac *auditCall) noteTask(id string) {
+// Begin starts the call of a client at clientAddr over the binding named
+// transport ("jsonrpc", "rest", "grpc").
+func (c *Core) Begin(transport, clientAddr string) *Call {
+	return &Call{start: time.Now(), transport: transport, client: clientAddr}
+}
+
+// SetMethod names the method the call is to (as the caller named it, for
+// the audit record) and its protocol version; stateful says its answer
+// tells how a task ended (send, stream, cancel) rather than what a read
+// found.
+func (ac *Call) SetMethod(name string, v a2a.Version, stateful bool) {
+	ac.method = name
+	ac.version = v
+	ac.stateful = stateful
+}
+
+// Principal is who made the call, once Authenticate has run.
+func (ac *Call) Principal() Principal { return ac.principal }
+
+// Caller is the task service's view of who made the call.
+func (ac *Call) Caller() tasks.Caller { return ac.principal.Caller }
+
+// Err is the error the call is answered with so far; nil for none.
+func (ac *Call) Err() *a2a.Error { return ac.rpcErr }
+
+// NoteTask records the task a call is about.
+func (ac *Call) NoteTask(id string) {
 	if id != "" {
 		ac.taskID = id
 	}
 }
 
-// noteResult records the task a call answered with.
-func (ac *auditCall) noteResult(t *a2a.Task) {
+// NoteResult records the task a call answered with.
+func (ac *Call) NoteResult(t *a2a.Task) {
 	if t != nil {
 		ac.taskID = t.ID
-		ac.noteStatus(&t.Status)
+		ac.NoteStatus(&t.Status)
 	}
 }
 
-func (ac *auditCall) noteStatus(st *a2a.TaskStatus) {
+// NoteStatus records the status of the call's task as it was answered.
+func (ac *Call) NoteStatus(st *a2a.TaskStatus) {
 	ac.state = st.State
 	ac.failure = ""
 	if st.Message != nil {
@@ -58,9 +87,9 @@ func (ac *auditCall) noteStatus(st *a2a.TaskStatus) {
 	}
 }
 
-// noteError records the error a call answered with; err is the service's
+// NoteError records the error a call answered with; err is the service's
 // error it came from, if any.
-func (ac *auditCall) noteError(e *a2a.Error, err error) {
+func (ac *Call) NoteError(e *a2a.Error, err error) {
 	ac.rpcErr = e
 	if err != nil && errors.Is(err, tasks.ErrNotOwner) {
 		ac.notOwner = true
@@ -69,10 +98,10 @@ func (ac *auditCall) noteError(e *a2a.Error, err error) {
 
 // throttled reports whether the request was refused by the throttle of
 // failed authentications.
-func (ac *auditCall) throttled() bool { return ac.denial != nil && ac.denial.Scope == "auth" }
+func (ac *Call) throttled() bool { return ac.denial != nil && ac.denial.Scope == "auth" }
 
 // classify gives the call's outcome and reason.
-func (ac *auditCall) classify() (audit.Outcome, audit.Reason) {
+func (ac *Call) classify() (audit.Outcome, audit.Reason) {
 	if r := ac.transportDenial(); r != "" {
 		return audit.OutcomeTransportDenied, r
 	}
@@ -99,7 +128,7 @@ func (ac *auditCall) classify() (audit.Outcome, audit.Reason) {
 
 // transportDenial is the reason the transport refused the call, or ""
 // if it did not.
-func (ac *auditCall) transportDenial() audit.Reason {
+func (ac *Call) transportDenial() audit.Reason {
 	switch {
 	case ac.authFail:
 		return audit.ReasonUnauthenticated
@@ -202,25 +231,26 @@ const (
 	maxAuditTaskID = 128
 )
 
-// writeAudit writes the call's one audit record and tells Observe. The
-// record never holds a payload or a secret: ids, names, codes and timings
+// End writes the call's one audit record and tells Observe; reqID is the
+// request's id, for the record. The record never holds a payload or a secret: ids, names, codes and timings
 // only. Requests refused by the throttle of failed authentications are
 // told to Observe one by one, but audited in summary: one record stands
 // for the refusals since the previous one from that address ("refused"),
 // so that a flood cannot fill the disk.
-func (s *Server) writeAudit(ac *auditCall, reqID string) {
-	if s.cfg.Audit == nil && s.cfg.Observe == nil {
+func (c *Core) End(ac *Call, reqID string) {
+	if c.cfg.Audit == nil && c.cfg.Observe == nil {
 		return
 	}
 	outcome, reason := ac.classify()
-	if s.cfg.Observe != nil {
-		s.cfg.Observe(ac.method, outcome, reason, time.Since(ac.start))
+	if c.cfg.Observe != nil {
+		c.cfg.Observe(ac.transport, ac.method, outcome, reason, time.Since(ac.start))
 	}
-	if s.cfg.Audit == nil || (ac.throttled() && ac.refused == 0) {
+	if c.cfg.Audit == nil || (ac.throttled() && ac.refused == 0) {
 		return
 	}
 	p := ac.principal
-	ev := s.cfg.Audit.Info().
+	ev := c.cfg.Audit.Info().
+		Str("transport", ac.transport).
 		Str("client_addr", ac.client).
 		Str("caller", p.Caller.ID).
 		Bool("anonymous", p.Anonymous).

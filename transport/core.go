@@ -1,0 +1,168 @@
+// Package transport is the core every A2A binding serves through
+// (JSON-RPC in transport/jsonrpc, HTTP+JSON in transport/rest, gRPC in
+// transport/grpc): authentication, admission and the body limits, each
+// call's audit record and metrics, the operations over the task service
+// and the streams. A binding decodes its wire format into the a2a types,
+// calls the core, and encodes what it answers; the behaviour is the
+// core's, once.
+package transport
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/audit"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// TaskService is what the core needs of the task service.
+type TaskService interface {
+	// Send's audit.Outcome (what the policy decided) goes into the audit record.
+	Send(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error)
+	Get(ctx context.Context, caller tasks.Caller, id string, historyLength *int) (*a2a.Task, error)
+	Cancel(ctx context.Context, caller tasks.Caller, id string) (*a2a.Task, error)
+}
+
+// StreamService is what the streaming methods need of the task service.
+type StreamService interface {
+	Stream(ctx context.Context, caller tasks.Caller, p a2a.SendParams, after *uint64, emit func(tasks.StreamEvent) error) (tasks.Outcome, error)
+	Watch(ctx context.Context, caller tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error
+}
+
+// PushService is what the push config methods need of the task service.
+type PushService interface {
+	SetPushConfig(ctx context.Context, caller tasks.Caller, taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error)
+	PushConfig(ctx context.Context, caller tasks.Caller, taskID, configID string) (*a2a.TaskPushConfig, error)
+	PushConfigList(ctx context.Context, caller tasks.Caller, taskID string) ([]a2a.TaskPushConfig, error)
+	DeletePushConfig(ctx context.Context, caller tasks.Caller, taskID, configID string) error
+}
+
+// Lister is what listing needs of the task service.
+type Lister interface {
+	List(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
+}
+
+// Card is a built agent card, as served.
+type Card struct {
+	JSON []byte
+	ETag string
+}
+
+// DefaultMaxBodyBytes caps a request body.
+const DefaultMaxBodyBytes = 1 << 20
+
+// DefaultKeepAlive is the interval of SSE comment keep-alives.
+const DefaultKeepAlive = 15 * time.Second
+
+// Config wires a Core.
+type Config struct {
+	Tasks TaskService
+	// Auth authenticates calls. Nil serves every call as the caller
+	// Caller returns.
+	Auth Authenticator
+	// Caller identifies who sent a request when Auth is nil; nil means
+	// the anonymous caller.
+	Caller func(r *http.Request) tasks.Caller
+	// Admit applies rate limits and in-flight caps; nil admits all.
+	Admit Admitter
+	// Bytes limits the bytes of each caller's request bodies; nil does
+	// not.
+	Bytes ByteMeter
+	// TrustedProxies are the peers whose X-Forwarded-For and Forwarded
+	// headers name the client (see ClientAddr); empty trusts none.
+	TrustedProxies []netip.Prefix
+	// Throttle limits failed authentications per client address; nil
+	// does not.
+	Throttle AuthThrottle
+	// Revoked reports whether a principal's credentials no longer hold
+	// (a key revoked, disabled or removed). A stream of such a principal
+	// is ended at its start, and by EndRevokedStreams. Nil: never.
+	Revoked func(p Principal) bool
+	// Audit receives one record per call (see End); nil writes none.
+	Audit *zerolog.Logger
+	// Observe, when set, is called once per call with what its audit
+	// record says: the binding ("jsonrpc", "rest", "grpc"), the method
+	// as the caller named it (map it to a known name before using it as
+	// a label), the outcome, the reason and the duration (a stream's
+	// lasts until it ends). It runs on the call's goroutine and must be
+	// quick.
+	Observe func(transport, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration)
+	// ExtendedCard returns the card for an authenticated principal. Nil
+	// answers the extended card methods with -32004.
+	ExtendedCard func(p Principal) Card
+	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// ReadTimeout bounds the time a request's body may take to arrive,
+	// from when its headers are in; 0 means no bound. The http.Server's
+	// own ReadTimeout should match: it bounds the other routes (the
+	// handlers set the connection's deadlines themselves).
+	ReadTimeout time.Duration
+	// MinBodyRate is the slowest a request's body may arrive on average,
+	// in bytes a second, once BodyGrace has passed; 0 means no floor. A
+	// body that is late or too slow is answered with HTTP 408.
+	MinBodyRate int64
+	// BodyGrace is the time before MinBodyRate applies; 0 means
+	// DefaultBodyGrace.
+	BodyGrace time.Duration
+	// Streams serves the streaming methods; nil answers them with
+	// -32004.
+	Streams StreamService
+	// Push serves the push notification config methods; nil answers them
+	// with -32003.
+	Push PushService
+	// Lister serves listing; nil answers it with -32601.
+	Lister Lister
+	// KeepAlive is the interval of SSE keep-alive comments; 0 means
+	// DefaultKeepAlive, negative none.
+	KeepAlive time.Duration
+	Logger    zerolog.Logger
+}
+
+// Core serves the calls of every binding. Build it with New.
+type Core struct {
+	cfg Config
+	log zerolog.Logger
+
+	streams      context.Context // canceled by CloseStreams
+	closeStreams context.CancelFunc
+
+	openMu sync.Mutex
+	open   map[*openStream]struct{} // the streams being served
+}
+
+// New builds the core, with cfg's defaults filled in.
+func New(cfg Config) *Core {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Caller == nil {
+		cfg.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{} }
+	}
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.BodyGrace <= 0 {
+		cfg.BodyGrace = DefaultBodyGrace
+	}
+	c := &Core{cfg: cfg, log: cfg.Logger, open: map[*openStream]struct{}{}}
+	c.streams, c.closeStreams = context.WithCancel(context.Background())
+	return c
+}
+
+// ClientAddr is the address of the client that sent r (see ClientAddr).
+func (c *Core) ClientAddr(r *http.Request) string { return ClientAddr(r, c.cfg.TrustedProxies) }
+
+// KeepAlive is the interval of SSE keep-alives; 0 or less: none.
+func (c *Core) KeepAlive() time.Duration { return c.cfg.KeepAlive }
+
+// CloseStreams ends every open stream cleanly (without a final event):
+// their clients resume from their last event id, for example after a
+// restart. Register it with http.Server.RegisterOnShutdown, which would
+// otherwise wait for the streams.
+func (c *Core) CloseStreams() { c.closeStreams() }

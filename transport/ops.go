@@ -1,0 +1,173 @@
+package transport
+
+import (
+	"context"
+	"errors"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// The operations: each takes its decoded params, serves them through the
+// task service, and returns the result or the A2A error to answer with,
+// having noted both in the call's audit record. A binding spells the
+// params and the results; the rules are here.
+
+// Send sends a message (message/send, SendMessage).
+func (c *Core) Send(ctx context.Context, cl *Call, p a2a.SendParams) (*a2a.Task, *a2a.Error) {
+	cl.NoteTask(p.Message.TaskID)
+	task, out, err := c.cfg.Tasks.Send(ctx, cl.Caller(), p)
+	cl.outcome = out
+	if err != nil {
+		return nil, c.Fail(ctx, cl, err)
+	}
+	cl.NoteResult(task)
+	return task, nil
+}
+
+// Get reads a task (tasks/get, GetTask); noteState puts the state it
+// found into the audit record (0.3's tasks/get does, 1.0's GetTask does
+// not).
+func (c *Core) Get(ctx context.Context, cl *Call, q a2a.TaskQuery, noteState bool) (*a2a.Task, *a2a.Error) {
+	cl.NoteTask(q.ID)
+	task, err := c.cfg.Tasks.Get(ctx, cl.Caller(), q.ID, q.HistoryLength)
+	if err != nil {
+		return nil, c.Fail(ctx, cl, err)
+	}
+	if noteState {
+		cl.NoteResult(task)
+	}
+	return task, nil
+}
+
+// Cancel cancels a task (tasks/cancel, CancelTask). idempotent: canceling
+// a task canceled already answers the task as it stands (1.0); another
+// terminal state is still an error.
+func (c *Core) Cancel(ctx context.Context, cl *Call, id string, idempotent bool) (*a2a.Task, *a2a.Error) {
+	cl.NoteTask(id)
+	task, err := c.cfg.Tasks.Cancel(ctx, cl.Caller(), id)
+	if idempotent && errors.Is(err, tasks.ErrNotCancelable) {
+		if t, gerr := c.cfg.Tasks.Get(ctx, cl.Caller(), id, nil); gerr == nil && t.Status.State == a2a.StateCanceled {
+			task, err = t, nil
+		}
+	}
+	if err != nil {
+		return nil, c.Fail(ctx, cl, err)
+	}
+	cl.NoteResult(task)
+	return task, nil
+}
+
+// ListRefused is the error a list call gets before its params are read:
+// -32601 without a Lister, as on a server that does not offer it; -32058
+// for a principal whose owner is shared with callers it cannot be told
+// apart from (anonymous callers beside keyed ones would list each
+// other's tasks). Nil: the call may go on.
+func (c *Core) ListRefused(cl *Call) *a2a.Error {
+	if c.cfg.Lister == nil {
+		return a2a.MethodNotFound(cl.method)
+	}
+	if cl.principal.SharedOwner {
+		return a2a.ErrListNeedsKey
+	}
+	return nil
+}
+
+// List lists the caller's tasks (tasks/list, ListTasks); a bad page token
+// is -32602 naming tokenPath, the token's field in the caller's
+// protocol. Call ListRefused first.
+func (c *Core) List(ctx context.Context, cl *Call, p a2a.ListTasksParams, tokenPath string) (tasks.ListPage, *a2a.Error) {
+	page, err := c.cfg.Lister.List(ctx, cl.Caller(), listQuery(p))
+	if err == nil {
+		return page, nil
+	}
+	var e *a2a.Error
+	switch {
+	case errors.Is(err, tasks.ErrPageToken):
+		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenMalformed})
+	case errors.Is(err, tasks.ErrPageTokenQuery):
+		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenOtherQuery})
+	default:
+		return page, c.Fail(ctx, cl, err)
+	}
+	cl.NoteError(e, err)
+	return page, e
+}
+
+// listQuery converts decoded list params, of either protocol version, to
+// the service's query.
+func listQuery(p a2a.ListTasksParams) tasks.ListQuery {
+	q := tasks.ListQuery{
+		ListFilter:       tasks.ListFilter{ContextID: p.ContextID, State: p.Status},
+		PageSize:         p.PageSize,
+		PageToken:        p.PageToken,
+		HistoryLength:    p.HistoryLength,
+		IncludeArtifacts: p.IncludeArtifacts,
+	}
+	if p.StatusTimestampAfter != nil {
+		q.StatusAfter = *p.StatusTimestampAfter
+	}
+	return q
+}
+
+// PushRefused is -32003 when the server offers no push notifications,
+// which every push config method answers before its params are read;
+// nil when it does.
+func (c *Core) PushRefused() *a2a.Error {
+	if c.cfg.Push == nil {
+		return a2a.ErrPushNotSupported
+	}
+	return nil
+}
+
+// The push config operations; call PushRefused first. Each takes the
+// decoded params (a2a.PushConfigParams) and notes the task.
+
+// SetPush sets a task's push config.
+func (c *Core) SetPush(ctx context.Context, cl *Call, p a2a.PushConfigParams) (*a2a.TaskPushConfig, *a2a.Error) {
+	cl.NoteTask(p.TaskID)
+	cfg, err := c.cfg.Push.SetPushConfig(ctx, cl.Caller(), p.TaskID, p.Config)
+	if err != nil {
+		return nil, c.Fail(ctx, cl, err)
+	}
+	return cfg, nil
+}
+
+// GetPush reads one of a task's push configs.
+func (c *Core) GetPush(ctx context.Context, cl *Call, p a2a.PushConfigParams) (*a2a.TaskPushConfig, *a2a.Error) {
+	cl.NoteTask(p.TaskID)
+	cfg, err := c.cfg.Push.PushConfig(ctx, cl.Caller(), p.TaskID, p.ConfigID)
+	if err != nil {
+		return nil, c.Fail(ctx, cl, err)
+	}
+	return cfg, nil
+}
+
+// ListPush lists a task's push configs: all of them, on one page.
+func (c *Core) ListPush(ctx context.Context, cl *Call, p a2a.PushConfigParams) ([]a2a.TaskPushConfig, *a2a.Error) {
+	cl.NoteTask(p.TaskID)
+	list, err := c.cfg.Push.PushConfigList(ctx, cl.Caller(), p.TaskID)
+	if err != nil {
+		return nil, c.Fail(ctx, cl, err)
+	}
+	return list, nil
+}
+
+// DeletePush deletes one of a task's push configs; deleting what is not
+// there is no error.
+func (c *Core) DeletePush(ctx context.Context, cl *Call, p a2a.PushConfigParams) *a2a.Error {
+	cl.NoteTask(p.TaskID)
+	if err := c.cfg.Push.DeletePushConfig(ctx, cl.Caller(), p.TaskID, p.ConfigID); err != nil {
+		return c.Fail(ctx, cl, err)
+	}
+	return nil
+}
+
+// ExtendedCard is the card of the call's principal (call NeedsAuth
+// first); -32004 when none is configured.
+func (c *Core) ExtendedCard(cl *Call) ([]byte, *a2a.Error) {
+	if c.cfg.ExtendedCard == nil {
+		return nil, a2a.ErrUnsupportedOp
+	}
+	return c.cfg.ExtendedCard(cl.principal).JSON, nil
+}
