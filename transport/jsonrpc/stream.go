@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,16 +16,11 @@ import (
 )
 
 // LastEventIDKey is the params.metadata key a client may resume a stream
-// with instead of the Last-Event-ID header: the last event id (sequence
-// number) it saw, as a number or a string.
-const LastEventIDKey = "a2ad.lastEventId"
+// with instead of the Last-Event-ID header (see transport.ResumeKey).
+const LastEventIDKey = transport.ResumeKey
 
-// opened is a streaming call ready to run, and the metadata of its
-// params (a client may resume from an event id there).
-type opened struct {
-	meta map[string]any
-	o    transport.Opened
-}
+// opened is a streaming call ready to run.
+type opened = transport.Opened
 
 // The streaming methods: each decodes its params and opens its stream.
 
@@ -36,7 +30,11 @@ func (c *codec) stream(s *Server, cl *call) (opened, *a2a.Error) {
 	if perr != nil {
 		return opened{}, perr
 	}
-	return opened{meta: p.Metadata, o: s.core.OpenSend(cl.cl, p, lastEventID(cl.r, p.Metadata))}, nil
+	after, perr := resumePoint(cl.r, p.Metadata)
+	if perr != nil {
+		return opened{}, perr
+	}
+	return s.core.OpenSend(cl.cl, p, after), nil
 }
 
 // subscribe serves tasks/resubscribe and SubscribeToTask.
@@ -45,11 +43,17 @@ func (c *codec) subscribe(s *Server, cl *call) (opened, *a2a.Error) {
 	if perr != nil {
 		return opened{}, perr
 	}
-	o, e := s.core.OpenWatch(cl.ctx, cl.cl, p.ID, lastEventID(cl.r, p.Metadata), c.subscribeLiveOnly)
-	if e != nil {
-		return opened{}, e
+	after, perr := resumePoint(cl.r, p.Metadata)
+	if perr != nil {
+		return opened{}, perr
 	}
-	return opened{meta: p.Metadata, o: o}, nil
+	return s.core.OpenWatch(cl.ctx, cl.cl, p.ID, after, c.subscribeLiveOnly)
+}
+
+// resumePoint is where a resuming client left off: the Last-Event-ID
+// header, else params.metadata[LastEventIDKey].
+func resumePoint(r *http.Request, meta map[string]any) (*uint64, *a2a.Error) {
+	return transport.ResumePoint(r.Header.Get("Last-Event-ID"), "Last-Event-ID", meta)
 }
 
 // stream serves a streaming method as server-sent events: each data line
@@ -61,20 +65,7 @@ func (s *Server) stream(c echo.Context, cl *transport.Call, req *a2a.Request, m 
 	r := c.Request()
 	wire := m.version
 	open := func(ctx context.Context) (transport.Opened, *a2a.Error) {
-		o, perr := m.open(s, &call{ctx: ctx, r: r, req: req, cl: cl})
-		if perr != nil {
-			return o.o, perr
-		}
-		if v, ok := o.meta[LastEventIDKey]; ok && lastEventIDValue(v) == nil {
-			return o.o, a2a.InvalidParams(a2a.Problem{
-				Path: "/metadata/" + LastEventIDKey, Message: "must be a non-negative integer"})
-		}
-		if h := r.Header.Get("Last-Event-ID"); h != "" {
-			if _, err := strconv.ParseUint(strings.TrimSpace(h), 10, 64); err != nil {
-				return o.o, a2a.InvalidParams(a2a.Problem{Path: "Last-Event-ID", Message: "must be a non-negative integer"})
-			}
-		}
-		return o.o, nil
+		return m.open(s, &call{ctx: ctx, r: r, req: req, cl: cl})
 	}
 	sw := newSSE(c.Response(), req.ID, wire, s.core.KeepAlive())
 	if e := s.core.Stream(r.Context(), cl, open, sw); e != nil {
@@ -107,35 +98,6 @@ func newSSE(w http.ResponseWriter, id []byte, wire a2a.Version, keepAlive time.D
 		},
 		ErrorData: func(b []byte, e *a2a.Error) []byte { return appendErrorFor(b, wire, id, e) },
 	}
-}
-
-// lastEventID is where a resuming client left off: the Last-Event-ID
-// header, else params.metadata[LastEventIDKey]; nil when neither is set.
-func lastEventID(r *http.Request, meta map[string]any) *uint64 {
-	if h := strings.TrimSpace(r.Header.Get("Last-Event-ID")); h != "" {
-		if n, err := strconv.ParseUint(h, 10, 64); err == nil {
-			return &n
-		}
-	}
-	if v, ok := meta[LastEventIDKey]; ok {
-		return lastEventIDValue(v)
-	}
-	return nil
-}
-
-func lastEventIDValue(v any) *uint64 {
-	switch x := v.(type) {
-	case float64:
-		if x >= 0 && x == float64(uint64(x)) {
-			n := uint64(x)
-			return &n
-		}
-	case string:
-		if n, err := strconv.ParseUint(strings.TrimSpace(x), 10, 64); err == nil {
-			return &n
-		}
-	}
-	return nil
 }
 
 // streamError answers an error that came before any event.

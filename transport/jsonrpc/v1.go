@@ -7,6 +7,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 )
 
 // requestVersion reads the A2A-Version header, else the query parameter
@@ -64,8 +65,8 @@ func decodePushListV1(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
 	if perr != nil {
 		return a2a.PushConfigParams{}, perr
 	}
-	if p.PageToken != "" {
-		return a2a.PushConfigParams{}, a2a.InvalidParams(a2a.Problem{Path: "/pageToken", Message: "is not a token this server issued (every config fits on one page)"})
+	if e := transport.OnePage("/pageToken", p.PageToken); e != nil {
+		return a2a.PushConfigParams{}, e
 	}
 	return a2a.PushConfigParams{TaskID: p.TaskID}, nil
 }
