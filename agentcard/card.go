@@ -52,6 +52,11 @@ type Options struct {
 	// Security declares how callers authenticate; nil for a server that
 	// asks no credentials.
 	Security *Security
+	// RESTPath is the base path of the HTTP+JSON binding below BaseURL
+	// ("/a2a/rest"); "" when it is off.
+	RESTPath string
+	// GRPCAddr is the host:port of the gRPC binding; "" when it is off.
+	GRPCAddr string
 }
 
 // Security is how a2ad's callers authenticate: an API key, sent as a
@@ -193,6 +198,20 @@ func NormalizeBaseURL(raw string) (string, error) {
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
+// interfaces are the card's supportedInterfaces: each binding that is
+// on, 1.0 first (a 1.0 client prefers the first interface it speaks),
+// JSON-RPC first among them; then JSON-RPC for 0.3.
+func interfaces(endpoint string, opts Options) []supportedInterface {
+	list := []supportedInterface{{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}}
+	if opts.RESTPath != "" {
+		list = append(list, supportedInterface{URL: opts.BaseURL + opts.RESTPath, ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"})
+	}
+	if opts.GRPCAddr != "" {
+		list = append(list, supportedInterface{URL: opts.GRPCAddr, ProtocolBinding: "GRPC", ProtocolVersion: "1.0"})
+	}
+	return append(list, supportedInterface{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"})
+}
+
 // Build builds the card of the functions of cat that opts' policy exposes
 // to the viewer. A nil catalogue gives a card with no skills.
 func Build(cat *functions.Catalog, opts Options) (*Card, error) {
@@ -208,11 +227,7 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 		URL:                  endpoint,
 		PreferredTransport:   "JSONRPC",
 		AdditionalInterfaces: []agentInterface{{URL: endpoint, Transport: "JSONRPC"}},
-		// 1.0 first: a 1.0 client prefers the first interface it speaks.
-		SupportedInterfaces: []supportedInterface{
-			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
-			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
-		},
+		SupportedInterfaces: interfaces(endpoint, opts),
 		Version:          id.Version,
 		DocumentationURL: id.DocumentationURL,
 		IconURL:          id.IconURL,

@@ -3,9 +3,11 @@ package transport
 import (
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -192,4 +194,14 @@ func readAll(b []byte, r io.Reader) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// IsJSON accepts application/json and any application/*+json type, with
+// parameters such as charset.
+func IsJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport/rest"
 )
 
 // Main is a running a2ad server: Open starts it, Close stops it. Tests use
@@ -272,6 +273,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 			CallerTiers:  tiers,
 			Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
 			Security:     security,
+			RESTPath:     restPath,
 		}
 		if public {
 			// The public card shows what a caller without a key may call:
@@ -439,6 +441,10 @@ func (m *Main) openService(ctx context.Context) error {
 	return nil
 }
 
+// restPath is where the HTTP+JSON binding is served on the main
+// listener.
+const restPath = "/a2a/rest"
+
 // openHTTP serves the A2A server on the main listener. It closes first,
 // draining (see shutdownHTTP): new calls are refused from then on, and
 // running ones finish within the grace period.
@@ -500,6 +506,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Revoked:        m.revoked,
 	}})
 	m.srv = srv
+	rest.Mount(srv.Echo(), restPath, srv.Core())
 	m.addMainRoutes(srv.Echo())
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)

@@ -4,9 +4,7 @@ package jsonrpc
 
 import (
 	"errors"
-	"mime"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -159,7 +157,7 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		transport.LeaveBody(c.Response(), r)
 		return s.refuse(c, ref)
 	}
-	if !isJSON(r.Header.Get(echo.HeaderContentType)) {
+	if !transport.IsJSON(r.Header.Get(echo.HeaderContentType)) {
 		cl.NoteError(a2a.ErrInvalidRequest, nil)
 		transport.LeaveBody(c.Response(), r)
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
@@ -278,14 +276,4 @@ func (s *Server) answer(c echo.Context, cl *transport.Call, req *a2a.Request, v 
 	}
 	*op = out
 	return c.Blob(httpStatus(c, rpcErr), echo.MIMEApplicationJSON, out)
-}
-
-// isJSON accepts application/json and any application/*+json type, with
-// parameters such as charset.
-func isJSON(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
