@@ -98,7 +98,14 @@ type securityScheme struct {
 
 // Card is a built card: its JSON and the ETag that names it.
 type Card struct {
-	JSON   []byte
+	JSON []byte
+	// V1JSON is the card as a 1.0 AgentCard alone (ProtoJSON of
+	// lf.a2a.v1.AgentCard): without the 0.3 fields, securitySchemes in
+	// their 1.0 form, with securityRequirements. GetExtendedAgentCard
+	// answers it over every 1.0 binding, since a 1.0 client reads the
+	// answer as an AgentCard (the well-known document stays the merged
+	// JSON, which both generations read).
+	V1JSON []byte
 	ETag   string
 	Skills []string // the ids of the skills it lists
 }
@@ -285,8 +292,49 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode agent card: %w", err)
 	}
+	v1, err := v1Card(body, c)
+	if err != nil {
+		return nil, fmt.Errorf("encode agent card: %w", err)
+	}
 	sum := sha256.Sum256(body)
-	return &Card{JSON: body, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
+	return &Card{JSON: body, V1JSON: v1, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
+}
+
+// v1Card is the 1.0 AgentCard of c, whose merged JSON is merged.
+func v1Card(merged []byte, c agentCard) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(merged, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"protocolVersion", "url", "preferredTransport", "additionalInterfaces",
+		"supportsAuthenticatedExtendedCard", "security", "securitySchemes"} {
+		delete(m, k)
+	}
+	if caps, ok := m["capabilities"].(map[string]any); ok {
+		delete(caps, "stateTransitionHistory") // gone in 1.0
+	}
+	if len(c.SecuritySchemes) > 0 {
+		schemes := map[string]any{}
+		for name, sc := range c.SecuritySchemes {
+			switch sc.Type {
+			case "http":
+				schemes[name] = map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": sc.Scheme, "description": sc.Description}}
+			case "apiKey":
+				schemes[name] = map[string]any{"apiKeySecurityScheme": map[string]any{"location": sc.In, "name": sc.Name, "description": sc.Description}}
+			}
+		}
+		m["securitySchemes"] = schemes
+		reqs := make([]any, 0, len(c.Security))
+		for _, r := range c.Security {
+			names := map[string]any{}
+			for name, scopes := range r {
+				names[name] = map[string]any{"list": scopes}
+			}
+			reqs = append(reqs, map[string]any{"schemes": names})
+		}
+		m["securityRequirements"] = reqs
+	}
+	return json.Marshal(m)
 }
 
 func skillOf(f *functions.Function) skill {

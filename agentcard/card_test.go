@@ -583,3 +583,42 @@ func TestBuild_OfficialClient(t *testing.T) {
 		t.Errorf("schema extension params lack orders::lookup: %v", c.Capabilities.Extensions[0].Params)
 	}
 }
+
+// TestBuild_Interfaces: the card lists each binding that is on, 1.0
+// first, and its 1.0 form (V1JSON) holds the 1.0 fields only, with the
+// security schemes and requirements in their ProtoJSON shapes.
+func TestBuild_Interfaces(t *testing.T) {
+	card := mustBuild(t, testCatalog(t), agentcard.Options{
+		BaseURL: "https://a.example", RESTPath: "/a2a/rest", GRPCAddr: "a.example:50051",
+		Security: &agentcard.Security{Anonymous: true, ExtendedCard: true},
+	})
+	var merged struct{ SupportedInterfaces []map[string]string }
+	if err := json.Unmarshal(card.JSON, &merged); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]string{
+		{"url": "https://a.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+		{"url": "https://a.example/a2a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+		{"url": "a.example:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+		{"url": "https://a.example/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+	}
+	if diff := cmp.Diff(want, merged.SupportedInterfaces); diff != "" {
+		t.Errorf("supportedInterfaces (-want +got):\n%s", diff)
+	}
+	var v1 map[string]any
+	if err := json.Unmarshal(card.V1JSON, &v1); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"protocolVersion", "url", "preferredTransport", "additionalInterfaces", "supportsAuthenticatedExtendedCard", "security"} {
+		if _, ok := v1[k]; ok {
+			t.Errorf("V1JSON has the 0.3 field %s", k)
+		}
+	}
+	got, _ := json.Marshal(map[string]any{"s": v1["securitySchemes"], "r": v1["securityRequirements"]})
+	const wantSec = `{"r":[{"schemes":{"bearer":{"list":[]}}},{"schemes":{"apiKey":{"list":[]}}},{"schemes":{}}],` +
+		`"s":{"apiKey":{"apiKeySecurityScheme":{"description":"An a2ad API key in the X-API-Key header","location":"header","name":"X-API-Key"}},` +
+		`"bearer":{"httpAuthSecurityScheme":{"description":"An a2ad API key as a bearer token: Authorization: Bearer \u003ckey\u003e","scheme":"bearer"}}}}`
+	if string(got) != wantSec {
+		t.Errorf("V1JSON security:\n got %s\nwant %s", got, wantSec)
+	}
+}

@@ -48,10 +48,13 @@ type Lister interface {
 	List(ctx context.Context, caller tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error)
 }
 
-// Card is a built agent card, as served.
+// Card is a built agent card, as served: JSON for the well-known path
+// and 0.3, V1JSON (a 1.0 AgentCard alone) for the 1.0 bindings' extended
+// card.
 type Card struct {
-	JSON []byte
-	ETag string
+	JSON   []byte
+	V1JSON []byte
+	ETag   string
 }
 
 // DefaultMaxBodyBytes caps a request body.

@@ -164,10 +164,16 @@ func (c *Core) DeletePush(ctx context.Context, cl *Call, p a2a.PushConfigParams)
 }
 
 // ExtendedCard is the card of the call's principal (call NeedsAuth
-// first); -32004 when none is configured.
-func (c *Core) ExtendedCard(cl *Call) ([]byte, *a2a.Error) {
+// first), in the shape of version v: the merged card for 0.3, the 1.0
+// AgentCard for 1.0 (the merged one when the card has no 1.0 form);
+// -32004 when none is configured.
+func (c *Core) ExtendedCard(cl *Call, v a2a.Version) ([]byte, *a2a.Error) {
 	if c.cfg.ExtendedCard == nil {
 		return nil, a2a.ErrUnsupportedOp
 	}
-	return c.cfg.ExtendedCard(cl.principal).JSON, nil
+	card := c.cfg.ExtendedCard(cl.principal)
+	if v == a2a.V10 && card.V1JSON != nil {
+		return card.V1JSON, nil
+	}
+	return card.JSON, nil
 }

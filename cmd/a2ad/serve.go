@@ -467,7 +467,7 @@ func (m *Main) openHTTP(context.Context) error {
 				m.Logger.Error().Err(err).Msg("build extended card")
 				c, _ = m.cards.view(nil, true)
 			}
-			return transport.Card{JSON: c.JSON, ETag: c.ETag}
+			return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
 		}
 	}
 	var throttle transport.AuthThrottle
@@ -482,7 +482,7 @@ func (m *Main) openHTTP(context.Context) error {
 	}
 	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
 		c, _ := m.cards.view(nil, true) // built at start: never fails
-		return transport.Card{JSON: c.JSON, ETag: c.ETag}
+		return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
 	}, Config: transport.Config{
 		Tasks:        m.service,
 		Auth:         auth,

@@ -63,7 +63,7 @@ func wire03(cfg *a2a.TaskPushConfig) *a2a.TaskPushConfig {
 // card03 serves agent/getAuthenticatedExtendedCard; its params are not
 // looked at.
 func (s *Server) card03(cl *call) (result, *a2a.Error) {
-	card, e := s.core.ExtendedCard(cl.cl)
+	card, e := s.core.ExtendedCard(cl.cl, a2a.V03)
 	if e != nil {
 		return nil, e
 	}

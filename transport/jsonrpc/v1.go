@@ -76,7 +76,7 @@ func (s *Server) cardV1(cl *call) (result, *a2a.Error) {
 	if perr := v1.DecodeNoParams(cl.req.Params); perr != nil {
 		return nil, perr
 	}
-	card, e := s.core.ExtendedCard(cl.cl)
+	card, e := s.core.ExtendedCard(cl.cl, a2a.V10)
 	if e != nil {
 		return nil, e
 	}

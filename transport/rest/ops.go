@@ -98,7 +98,7 @@ func (s *Server) call(c echo.Context, cl *transport.Call, t target, body []byte)
 		}
 		return v1.TaskResult{Task: task}, nil
 	case opCard:
-		card, e := s.core.ExtendedCard(cl)
+		card, e := s.core.ExtendedCard(cl, a2a.V10)
 		if e != nil {
 			return nil, e
 		}
