@@ -18,6 +18,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 // v2Server is the binary with a keys file (acme, a partner) that also
@@ -33,7 +38,7 @@ func startV2Server(tb testing.TB, extra ...string) *v2Server {
 	dir := tb.TempDir()
 	keys := filepath.Join(dir, "keys.yaml")
 	s := &v2Server{acme: mustAppendKey(tb, keys, "acme", "partner")}
-	args := append([]string{"--keys", keys, "--allow-anonymous", "--anonymous-tier", "partner",
+	args := append([]string{"--keys", keys, "--grpc-listen", "127.0.0.1:0", "--allow-anonymous", "--anonymous-tier", "partner",
 		"--push-allow", "127.0.0.1/32", "--tier", "partner"}, extra...)
 	s.p = startBinary(tb, exampleCatalog, filepath.Join(dir, "a2ad.db"), args...)
 	// The card holds the 0.3 fields beside the 1.0 ones, securitySchemes
@@ -76,7 +81,8 @@ func (s *v2Server) client(tb testing.TB, binding a2a.TransportProtocol, key stri
 		tb.Fatalf("card lists %d 1.0 interfaces of %s: %+v", len(card.SupportedInterfaces), binding, s.card.SupportedInterfaces)
 	}
 	hc := &http.Client{Transport: keyTransport{key}, Timeout: 30 * time.Second}
-	opts = append([]a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc)}, opts...)
+	opts = append([]a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
+		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(keyCreds(key)))}, opts...)
 	client, err := a2aclient.NewFromCard(context.Background(), &card, opts...)
 	if err != nil {
 		tb.Fatalf("a2a-go v2 NewFromCard(%s): %v", binding, err)
@@ -155,11 +161,12 @@ func TestInteropV2(t *testing.T) {
 	for _, iface := range s.card.SupportedInterfaces {
 		bindings = append(bindings, string(iface.ProtocolBinding)+" "+string(iface.ProtocolVersion)+" "+iface.URL)
 	}
-	wantIfaces := []string{"JSONRPC 1.0 " + s.p.base + "/a2a", "HTTP+JSON 1.0 " + s.p.base + "/a2a/rest", "JSONRPC 0.3 " + s.p.base + "/a2a"}
+	wantIfaces := []string{"JSONRPC 1.0 " + s.p.base + "/a2a", "HTTP+JSON 1.0 " + s.p.base + "/a2a/rest",
+		"GRPC 1.0 " + s.grpcAddr(t), "JSONRPC 0.3 " + s.p.base + "/a2a"}
 	if strings.Join(bindings, "\n") != strings.Join(wantIfaces, "\n") {
 		t.Fatalf("card interfaces:\n%s\nwant\n%s", strings.Join(bindings, "\n"), strings.Join(wantIfaces, "\n"))
 	}
-	for _, b := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
+	for _, b := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
 		t.Run(string(b), func(t *testing.T) { interopList(t, s, b) })
 	}
 }
@@ -354,7 +361,48 @@ func rawPushList(t *testing.T, s *v2Server, binding a2a.TransportProtocol, taskI
 }
 
 // grpcPushList is rawPushList over gRPC.
-func grpcPushList(t *testing.T, _ *v2Server, _ a2a.TaskID) []string {
-	t.Fatal("gRPC is not served yet")
-	return nil
+func grpcPushList(t *testing.T, s *v2Server, taskID a2a.TaskID) []string {
+	t.Helper()
+	conn, err := grpc.NewClient(s.grpcAddr(t), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", s.acme)
+	res, err := a2apb.NewA2AServiceClient(conn).ListTaskPushNotificationConfigs(ctx, &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: string(taskID)})
+	if err != nil {
+		t.Fatalf("ListTaskPushNotificationConfigs: %v", err)
+	}
+	var ids []string
+	for _, c := range res.GetConfigs() {
+		ids = append(ids, c.GetId())
+	}
+	return ids
 }
+
+// grpcAddr is the gRPC interface's address, as the card gives it.
+func (s *v2Server) grpcAddr(t *testing.T) string {
+	t.Helper()
+	for _, iface := range s.card.SupportedInterfaces {
+		if iface.ProtocolBinding == a2a.TransportProtocolGRPC {
+			if !strings.HasPrefix(iface.URL, "127.0.0.1:") {
+				t.Fatalf("gRPC interface at %q, want 127.0.0.1:port", iface.URL)
+			}
+			return iface.URL
+		}
+	}
+	t.Fatal("the card lists no gRPC interface")
+	return ""
+}
+
+// keyCreds sends an API key in the x-api-key metadata of each call.
+type keyCreds string
+
+func (k keyCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	if k == "" {
+		return nil, nil
+	}
+	return map[string]string{"x-api-key": string(k)}, nil
+}
+
+func (keyCreds) RequireTransportSecurity() bool { return false }

@@ -29,6 +29,7 @@ import (
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
+	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 	"github.com/a2ad/a2ad/transport/rest"
 )
@@ -54,6 +55,9 @@ type Main struct {
 	gate     *callers.Gate
 	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
 	srv      *jsonrpc.Server
+	grpc     *a2agrpc.Server // nil without --grpc-listen
+	grpcLn   net.Listener
+	grpcAddr string    // host:port the card gives for gRPC
 	audit    *auditLog // nil unless the audit trail has its own file
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
@@ -152,11 +156,13 @@ func (m *Main) Open(ctx context.Context) error {
 		m.openCatalog,
 		m.openTLS,
 		m.openListener,
+		m.openGRPCListener,
 		m.openCallers,
 		m.openStore,
 		m.openAdminListener,
 		m.openService,
 		m.openHTTP,
+		m.serveGRPC,
 		m.serveAdmin,
 	} {
 		if err := step(ctx); err != nil {
@@ -169,7 +175,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.registry != nil {
 		keys = m.registry.Keys().Len()
 	}
-	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("base_url", m.baseURL).
+	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("grpc_listen", m.GRPCAddr()).Str("base_url", m.baseURL).
 		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", storeName(cfg.Store)).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Str("version", Version()).Msg("a2ad serving")
@@ -274,6 +280,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 			Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
 			Security:     security,
 			RESTPath:     restPath,
+			GRPCAddr:     m.grpcAddr,
 		}
 		if public {
 			// The public card shows what a caller without a key may call:
@@ -440,10 +447,6 @@ func (m *Main) openService(ctx context.Context) error {
 	m.sender.Start()
 	return nil
 }
-
-// restPath is where the HTTP+JSON binding is served on the main
-// listener.
-const restPath = "/a2a/rest"
 
 // openHTTP serves the A2A server on the main listener. It closes first,
 // draining (see shutdownHTTP): new calls are refused from then on, and

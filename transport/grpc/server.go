@@ -1,0 +1,157 @@
+// Package grpc is the A2A 1.0 gRPC binding: the lf.a2a.v1.A2AService of
+// the spec's a2a.proto (its generated types are a2a-go v2's a2apb), with
+// server streaming for SendStreamingMessage and SubscribeToTask. It is an
+// adapter over transport.Core, as the JSON-RPC and HTTP+JSON bindings
+// are: a request is read through its ProtoJSON by the same 1.0 decoders,
+// and a result written by the same 1.0 encoders, so the three bindings
+// accept and answer the same things.
+//
+// Keys are read from the authorization and x-api-key metadata, as from
+// the headers of those names over HTTP; a2a-version, when sent, must be
+// 1.0. A stream's events carry their sequence in the task's event log in
+// their metadata, under EventIDKey; a client resumes a stream by sending
+// the last one it saw in the last-event-id metadata of a new call.
+package grpc
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/protobuf/proto"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/transport"
+)
+
+// transportName names the binding in audit records and metrics.
+const transportName = "grpc"
+
+// The metadata keys the binding reads.
+const (
+	// ResumeMetadata is the metadata key of a stream's resume point: the
+	// last event id (EventIDKey) the client saw.
+	ResumeMetadata  = "last-event-id"
+	versionMetadata = "a2a-version"
+)
+
+// EventIDKey is the key, in the metadata of each streamed event (the
+// task's, or the status or artifact update's), of the event's sequence.
+const EventIDKey = "a2ad.eventId"
+
+// Server is the gRPC server of the binding. Build it with New.
+type Server struct {
+	a2apb.UnimplementedA2AServiceServer
+	core *transport.Core
+	srv  *grpc.Server
+}
+
+var _ a2apb.A2AServiceServer = (*Server)(nil)
+
+// New builds the server, serving every call through core. Messages
+// larger than the core's body cap are refused with RESOURCE_EXHAUSTED.
+func New(core *transport.Core, opts ...grpc.ServerOption) *Server {
+	s := &Server{core: core}
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes()))}, opts...)
+	s.srv = grpc.NewServer(opts...)
+	a2apb.RegisterA2AServiceServer(s.srv, s)
+	return s
+}
+
+// Serve serves ln until Stop or GracefulStop.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// GracefulStop stops accepting calls and waits for the running ones.
+func (s *Server) GracefulStop() { s.srv.GracefulStop() }
+
+// Stop ends every call and connection at once.
+func (s *Server) Stop() { s.srv.Stop() }
+
+// call is one call's passage: the core's record of it, and the
+// admission it holds.
+type call struct {
+	cl      *transport.Call
+	release func()
+}
+
+// begin authenticates and admits a call to method with request req, and
+// starts its audit record; end (always to be called) writes it. A
+// refused call's error is returned.
+func (s *Server) begin(ctx context.Context, method string, stateful bool, req proto.Message) (*call, error) {
+	addr := ""
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		addr = p.Addr.String()
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			addr = host
+		}
+	}
+	c := &call{cl: s.core.Begin(transportName, addr), release: func() {}}
+	c.cl.SetMethod(method, a2a.V10, stateful)
+	md, _ := metadata.FromIncomingContext(ctx)
+	r := &http.Request{Header: http.Header{}, Method: http.MethodPost}
+	for _, k := range []string{"authorization", "x-api-key"} {
+		for _, v := range md.Get(k) {
+			r.Header.Add(k, v)
+		}
+	}
+	if ref := s.core.Authenticate(c.cl, r); ref != nil {
+		return c, refusalError(ref)
+	}
+	if e := checkVersion(md.Get(versionMetadata)); e != nil {
+		c.cl.NoteError(e, nil)
+		return c, statusError(e)
+	}
+	release, ref := s.core.Admit(c.cl, int64(proto.Size(req)))
+	c.release = release
+	if ref != nil {
+		return c, refusalError(ref)
+	}
+	return c, nil
+}
+
+// end frees the call's admission and writes its audit record.
+func (s *Server) end(c *call) {
+	c.release()
+	s.core.End(c.cl, "")
+}
+
+// fail is the gRPC error of e, noted in the call's record.
+func (s *Server) fail(c *call, e *a2a.Error) error {
+	c.cl.NoteError(e, nil)
+	return statusError(e)
+}
+
+// checkVersion checks the a2a-version metadata: the binding speaks 1.0.
+func checkVersion(vals []string) *a2a.Error {
+	if len(vals) == 0 || vals[0] == "" {
+		return nil
+	}
+	ver, e := a2a.ParseVersion(vals[0])
+	if e != nil {
+		return e
+	}
+	if ver != a2a.V10 {
+		return a2a.ErrVersionNotSupported.WithData(map[string]any{"version": vals[0], "supported": "1.0"})
+	}
+	return nil
+}
+
+// resumePoint reads the stream's resume point from the call's metadata
+// (and, for a send, from the request's metadata, as over the other
+// bindings).
+func resumePoint(ctx context.Context, meta map[string]any) (*uint64, *a2a.Error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	h := ""
+	if v := md.Get(ResumeMetadata); len(v) > 0 {
+		h = v[0]
+	}
+	return transport.ResumePoint(h, ResumeMetadata, meta)
+}
+
+func formatSeq(n uint64) string { return strconv.FormatUint(n, 10) }
