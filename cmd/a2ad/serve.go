@@ -19,7 +19,6 @@ import (
 
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
-	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
@@ -28,10 +27,8 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/transport"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
-	"github.com/a2ad/a2ad/transport/rest"
 )
 
 // Main is a running a2ad server: Open starts it, Close stops it. Tests use
@@ -445,89 +442,6 @@ func (m *Main) openService(ctx context.Context) error {
 	m.onClose("task service", m.service.Close)
 	// The sender picks up the outbox where a previous process left it.
 	m.sender.Start()
-	return nil
-}
-
-// openHTTP serves the A2A server on the main listener. It closes first,
-// draining (see shutdownHTTP): new calls are refused from then on, and
-// running ones finish within the grace period.
-func (m *Main) openHTTP(context.Context) error {
-	cfg := m.Config
-	limits := cfg.storageLimits()
-	var auth transport.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
-	var extended func(transport.Principal) transport.Card
-	if m.authenticates() {
-		auth = keyAuth{
-			auth:   m.authenticator(),
-			log:    m.Logger,
-			limits: limits,
-		}
-		extended = func(p transport.Principal) transport.Card {
-			c, err := m.cards.view(p.Caller.Tiers, false)
-			if err != nil {
-				// The public card built, so this one does too; but never
-				// fail open with a wider view.
-				m.Logger.Error().Err(err).Msg("build extended card")
-				c, _ = m.cards.view(nil, true)
-			}
-			return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
-		}
-	}
-	var throttle transport.AuthThrottle
-	if m.throttle != nil {
-		throttle = addrThrottle{m.throttle}
-	}
-	proxies, _ := cfg.trustedProxies() // Validate checked them
-	cors, _ := cfg.cors()
-	met := m.metrics
-	observe := func(_, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
-		met.Request(method, string(outcome), string(reason), d)
-	}
-	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
-		c, _ := m.cards.view(nil, true) // built at start: never fails
-		return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
-	}, Config: transport.Config{
-		Tasks:        m.service,
-		Auth:         auth,
-		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
-		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
-		Audit:        m.auditLogger,
-		Observe:      observe,
-		ExtendedCard: extended,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		ReadTimeout:  cfg.ReadTimeout,
-		MinBodyRate:  cfg.MinBodyRate,
-		BodyGrace:    m.bodyGrace,
-		Streams:      m.service,
-		Push:         m.service,
-		Lister:       m.service,
-		KeepAlive:    cfg.KeepAlive,
-		Logger:       m.Logger,
-
-		TrustedProxies: proxies,
-		Throttle:       throttle,
-		Revoked:        m.revoked,
-	}})
-	m.srv = srv
-	rest.Mount(srv.Echo(), restPath, srv.Core())
-	m.addMainRoutes(srv.Echo())
-	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
-	serverTimeouts(m.http, cfg)
-	m.http.RegisterOnShutdown(srv.CloseStreams)
-	maxConns, lowered := maxConnsFor(cfg.MaxConns, openFileLimit())
-	if lowered {
-		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", openFileLimit()).
-			Msg("max-conns lowered to fit the open-file limit (raise LimitNOFILE or ulimit -n)")
-	}
-	m.ln = m.withTLS(limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger))
-	m.served = make(chan error, 1)
-	go func() {
-		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.served <- err
-		}
-		close(m.served)
-	}()
-	m.onClose("http", m.shutdownHTTP)
 	return nil
 }
 
