@@ -29,10 +29,11 @@ func TestSyncBuffer(t *testing.T) {
 // for tests; code that ships must not depend on them (nor link testing).
 func TestOnlyTestsImportIt(t *testing.T) {
 	testOnly := map[string]bool{
-		"github.com/a2ad/a2ad/internal/testkit":  true,
-		"github.com/a2ad/a2ad/internal/golden":   true,
-		"github.com/a2ad/a2ad/internal/pgtest":   true,
-		"github.com/a2ad/a2ad/internal/costtest": true,
+		"github.com/a2ad/a2ad/internal/testkit":        true,
+		"github.com/a2ad/a2ad/internal/golden":         true,
+		"github.com/a2ad/a2ad/internal/pgtest":         true,
+		"github.com/a2ad/a2ad/internal/costtest":       true,
+		"github.com/a2ad/a2ad/transport/transporttest": true,
 	}
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

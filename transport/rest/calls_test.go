@@ -13,6 +13,7 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport/transporttest"
 )
 
 // TestCalls pins the answers of the operations that do not stream: the
@@ -22,7 +23,7 @@ func TestCalls(t *testing.T) {
 	var gotID string
 	var gotHistory *int
 	var gotSend a2a.SendParams
-	fake := &Service{
+	fake := &transporttest.Service{
 		SendFn: func(p a2a.SendParams) (*a2a.Task, error) { gotSend = p; return task("t1", a2a.StateCompleted), nil },
 		GetFn: func(id string, h *int) (*a2a.Task, error) {
 			gotID, gotHistory = id, h
@@ -87,7 +88,7 @@ func TestCalls(t *testing.T) {
 // read: 404, 405 with Allow, 400 with the parse error, 413, 415, and a
 // version the binding does not speak.
 func TestBadInput(t *testing.T) {
-	ts, auditLog := serve(t, &Service{})
+	ts, auditLog := serve(t, &transporttest.Service{})
 	base := ts.URL + "/a2a/rest"
 	tests := []struct {
 		name, method, path, ct, body string
@@ -134,7 +135,7 @@ func TestListAndPush(t *testing.T) {
 	var gotQuery tasks.ListQuery
 	var gotTask string
 	var gotCfg a2a.PushConfig
-	fake := &Service{
+	fake := &transporttest.Service{
 		ListFn: func(q tasks.ListQuery) (tasks.ListPage, error) {
 			gotQuery = q
 			return tasks.ListPage{Tasks: []a2a.Task{*task("t1", a2a.StateCompleted)}, PageSize: 2, TotalSize: 3, NextPageToken: "AQ"}, nil
@@ -196,7 +197,7 @@ func TestListAndPush(t *testing.T) {
 // task has nothing to subscribe to.
 func TestSubscribe(t *testing.T) {
 	var gotAfter *uint64
-	fake := &Service{
+	fake := &transporttest.Service{
 		GetFn: func(id string, _ *int) (*a2a.Task, error) {
 			if id == "done" {
 				return task("done", a2a.StateCompleted), nil
@@ -236,7 +237,7 @@ func TestSubscribe(t *testing.T) {
 
 // TestAuthAndLimits: the core's refusals, in the binding's shape.
 func TestAuthAndLimits(t *testing.T) {
-	ts, _ := serve(t, &Service{}, func(c *jsonrpc.Config) {
+	ts, _ := serve(t, &transporttest.Service{}, func(c *jsonrpc.Config) {
 		c.Auth = denyAll{}
 		c.ExtendedCard = func(transport.Principal) transport.Card { return transport.Card{JSON: []byte(`{"name":"x"}`)} }
 	})

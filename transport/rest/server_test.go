@@ -1,8 +1,6 @@
 package rest_test
 
 import (
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,103 +12,20 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/internal/testkit"
-	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 	"github.com/a2ad/a2ad/transport/rest"
+	"github.com/a2ad/a2ad/transport/transporttest"
 )
-
-// Service is a fake of the task service's parts the binding calls. A
-// method whose function is unset fails the test that calls it.
-type Service struct {
-	tb       testing.TB
-	SendFn   func(p a2a.SendParams) (*a2a.Task, error)
-	GetFn    func(id string, historyLength *int) (*a2a.Task, error)
-	CancelFn func(id string) (*a2a.Task, error)
-	ListFn   func(q tasks.ListQuery) (tasks.ListPage, error)
-	WatchFn  func(id string, after *uint64, emit func(tasks.StreamEvent) error) error
-	SetFn    func(taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error)
-}
-
-var (
-	_ transport.TaskService   = (*Service)(nil)
-	_ transport.Lister        = (*Service)(nil)
-	_ transport.StreamService = (*Service)(nil)
-	_ transport.PushService   = (*Service)(nil)
-)
-
-var errUnexpected = errors.New("fake: unexpected call")
-
-func (s *Service) unexpected(what string) error {
-	s.tb.Errorf("unexpected call to %s", what)
-	return errUnexpected
-}
-
-func (s *Service) Send(_ context.Context, _ tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error) {
-	if s.SendFn == nil {
-		return nil, tasks.Outcome{}, s.unexpected("Send")
-	}
-	t, err := s.SendFn(p)
-	return t, tasks.Outcome{}, err
-}
-
-func (s *Service) Get(_ context.Context, _ tasks.Caller, id string, h *int) (*a2a.Task, error) {
-	if s.GetFn == nil {
-		return nil, s.unexpected("Get")
-	}
-	return s.GetFn(id, h)
-}
-
-func (s *Service) Cancel(_ context.Context, _ tasks.Caller, id string) (*a2a.Task, error) {
-	if s.CancelFn == nil {
-		return nil, s.unexpected("Cancel")
-	}
-	return s.CancelFn(id)
-}
-
-func (s *Service) List(_ context.Context, _ tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
-	if s.ListFn == nil {
-		return tasks.ListPage{}, s.unexpected("List")
-	}
-	return s.ListFn(q)
-}
-
-func (s *Service) Stream(context.Context, tasks.Caller, a2a.SendParams, *uint64, func(tasks.StreamEvent) error) (tasks.Outcome, error) {
-	return tasks.Outcome{}, s.unexpected("Stream")
-}
-
-func (s *Service) Watch(_ context.Context, _ tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error {
-	if s.WatchFn == nil {
-		return s.unexpected("Watch")
-	}
-	return s.WatchFn(id, after, emit)
-}
-
-func (s *Service) SetPushConfig(_ context.Context, _ tasks.Caller, taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error) {
-	if s.SetFn == nil {
-		return nil, s.unexpected("SetPushConfig")
-	}
-	return s.SetFn(taskID, cfg)
-}
-
-func (s *Service) PushConfig(context.Context, tasks.Caller, string, string) (*a2a.TaskPushConfig, error) {
-	return nil, tasks.ErrPushConfigNotFound
-}
-
-func (s *Service) PushConfigList(context.Context, tasks.Caller, string) ([]a2a.TaskPushConfig, error) {
-	return nil, nil
-}
-
-func (s *Service) DeletePushConfig(context.Context, tasks.Caller, string, string) error { return nil }
 
 const testMaxBody = 1024
 
 // serve starts the main listener's handler with the binding at /a2a/rest
 // and fake as the task service; the audit records go to the buffer it
 // returns.
-func serve(tb testing.TB, fake *Service, opts ...func(*jsonrpc.Config)) (*httptest.Server, *testkit.SyncBuffer) {
+func serve(tb testing.TB, fake *transporttest.Service, opts ...func(*jsonrpc.Config)) (*httptest.Server, *testkit.SyncBuffer) {
 	tb.Helper()
-	fake.tb = tb
+	fake.TB = tb
 	auditLog := &testkit.SyncBuffer{}
 	cfg := jsonrpc.Config{
 		Config: transport.Config{Tasks: fake, Lister: fake, Streams: fake, Push: fake, MaxBodyBytes: testMaxBody,
