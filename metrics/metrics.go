@@ -83,7 +83,7 @@ type Metrics struct {
 	acceptPauses *prometheus.CounterVec
 }
 
-type reqKey struct{ method, outcome, reason string }
+type reqKey struct{ transport, method, outcome, reason string }
 
 type reqChild struct {
 	count    prometheus.Counter
@@ -184,13 +184,13 @@ func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
 // limits that refuse them, and returns them to register.
 func (m *Metrics) newRequestMetrics() []prometheus.Collector {
 	m.requests = counterVec("a2ad_requests_total",
-		"JSON-RPC calls to /a2a, by method (\"other\" for any method a2ad does not know), outcome and reason, as the audit trail classifies them.",
-		"method", "outcome", "reason")
+		"A2A calls, by binding (transport: jsonrpc, rest, grpc), method (\"other\" for any method a2ad does not know; the 1.0 method names over rest and grpc), outcome and reason, as the audit trail classifies them.",
+		"transport", "method", "outcome", "reason")
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "a2ad_request_duration_seconds",
-		Help:    "Duration of JSON-RPC calls to /a2a, by method and outcome; a stream's lasts until it ends.",
+		Help:    "Duration of A2A calls, by binding (transport), method and outcome; a stream's lasts until it ends.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-	}, []string{"method", "outcome"})
+	}, []string{"transport", "method", "outcome"})
 	rejections := counterVec("a2ad_rate_limit_rejections_total",
 		"Requests refused by a limit: rate (a caller's token bucket), caller_in_flight, server_in_flight or bytes (a caller's budget of request bytes).",
 		"limit")
@@ -299,20 +299,27 @@ func (l logAdapter) Println(v ...any) {
 	l.log.Warn().Str("error", fmt.Sprint(v...)).Msg("metrics scrape")
 }
 
-// Request counts one JSON-RPC call: method as the caller sent it, outcome
-// and reason from the audit trail's fixed sets.
-func (m *Metrics) Request(method, outcome, reason string, d time.Duration) {
+// transports are the bindings' names, the transport label's values (any
+// other is "other").
+var transports = map[string]bool{"jsonrpc": true, "rest": true, "grpc": true}
+
+// Request counts one A2A call: the binding it came over, method as the
+// caller sent it, outcome and reason from the audit trail's fixed sets.
+func (m *Metrics) Request(transport, method, outcome, reason string, d time.Duration) {
 	label, ok := m.methods[method]
 	if !ok {
 		label = OtherMethod
 	}
-	k := reqKey{label, outcome, reason}
+	if !transports[transport] {
+		transport = OtherMethod
+	}
+	k := reqKey{transport, label, outcome, reason}
 	c, ok := m.reqs.load(k)
 	if !ok {
 		c = m.reqs.add(k, func() reqChild {
 			return reqChild{
-				count:    m.requests.WithLabelValues(k.method, k.outcome, k.reason),
-				duration: m.duration.WithLabelValues(k.method, k.outcome),
+				count:    m.requests.WithLabelValues(k.transport, k.method, k.outcome, k.reason),
+				duration: m.duration.WithLabelValues(k.transport, k.method, k.outcome),
 			}
 		})
 	}

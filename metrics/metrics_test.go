@@ -60,21 +60,25 @@ func want(tb testing.TB, body string, lines ...string) {
 
 func TestRequestsAreLabelledFromFixedSets(t *testing.T) {
 	m := newMetrics(t, nil)
-	m.Request("message/send", "ok", "completed", 3*time.Millisecond)
-	m.Request("message/send", "ok", "completed", 7*time.Millisecond)
-	m.Request("tasks/get", "client_error", "not_found", time.Millisecond)
-	m.Request("x-evil-7f3a", "client_error", "invalid_request", time.Millisecond)
-	m.Request("", "transport_denied", "unauthenticated", time.Millisecond)
+	m.Request("jsonrpc", "message/send", "ok", "completed", 3*time.Millisecond)
+	m.Request("jsonrpc", "message/send", "ok", "completed", 7*time.Millisecond)
+	m.Request("jsonrpc", "tasks/get", "client_error", "not_found", time.Millisecond)
+	m.Request("jsonrpc", "x-evil-7f3a", "client_error", "invalid_request", time.Millisecond)
+	m.Request("jsonrpc", "", "transport_denied", "unauthenticated", time.Millisecond)
+	m.Request("grpc", "message/send", "ok", "completed", time.Millisecond)
+	m.Request("x-evil-transport", "tasks/get", "ok", "ok", time.Millisecond)
 	body := get(t, m)
 	want(t, body,
-		`a2ad_requests_total{method="message/send",outcome="ok",reason="completed"} 2`,
-		`a2ad_requests_total{method="tasks/get",outcome="client_error",reason="not_found"} 1`,
-		`a2ad_requests_total{method="other",outcome="client_error",reason="invalid_request"} 1`,
-		`a2ad_requests_total{method="other",outcome="transport_denied",reason="unauthenticated"} 1`,
-		`a2ad_request_duration_seconds_bucket{method="message/send",outcome="ok",le="0.005"} 1`,
-		`a2ad_request_duration_seconds_bucket{method="message/send",outcome="ok",le="0.01"} 2`,
-		`a2ad_request_duration_seconds_sum{method="message/send",outcome="ok"} 0.01`,
-		`a2ad_request_duration_seconds_count{method="other",outcome="client_error"} 1`,
+		`a2ad_requests_total{method="message/send",outcome="ok",reason="completed",transport="jsonrpc"} 2`,
+		`a2ad_requests_total{method="message/send",outcome="ok",reason="completed",transport="grpc"} 1`,
+		`a2ad_requests_total{method="tasks/get",outcome="client_error",reason="not_found",transport="jsonrpc"} 1`,
+		`a2ad_requests_total{method="other",outcome="client_error",reason="invalid_request",transport="jsonrpc"} 1`,
+		`a2ad_requests_total{method="other",outcome="transport_denied",reason="unauthenticated",transport="jsonrpc"} 1`,
+		`a2ad_requests_total{method="tasks/get",outcome="ok",reason="ok",transport="other"} 1`,
+		`a2ad_request_duration_seconds_bucket{method="message/send",outcome="ok",transport="jsonrpc",le="0.005"} 1`,
+		`a2ad_request_duration_seconds_bucket{method="message/send",outcome="ok",transport="jsonrpc",le="0.01"} 2`,
+		`a2ad_request_duration_seconds_sum{method="message/send",outcome="ok",transport="jsonrpc"} 0.01`,
+		`a2ad_request_duration_seconds_count{method="other",outcome="client_error",transport="jsonrpc"} 1`,
 		`a2ad_build_info{version="v1.2.3"} 1`,
 	)
 	if strings.Contains(body, "x-evil") {
@@ -183,7 +187,7 @@ func TestOutboxErrorLeavesTheRest(t *testing.T) {
 func TestMetricsLint(t *testing.T) {
 	m := newMetrics(t, nil)
 	m.WatchOutbox(fakeOutbox{})
-	m.Request("message/send", "ok", "completed", time.Millisecond)
+	m.Request("jsonrpc", "message/send", "ok", "completed", time.Millisecond)
 	m.CallRunning("demo::echo", 1)
 	problems, err := testutil.GatherAndLint(m.Registry())
 	if err != nil {
@@ -217,8 +221,8 @@ func TestMetricsLint(t *testing.T) {
 func TestHooksAllocateNothing(t *testing.T) {
 	m := newMetrics(t, nil)
 	hooks := map[string]func(){
-		"Request":     func() { m.Request("message/send", "ok", "completed", time.Millisecond) },
-		"Other":       func() { m.Request("x-unknown", "client_error", "invalid_request", time.Millisecond) },
+		"Request":     func() { m.Request("jsonrpc", "message/send", "ok", "completed", time.Millisecond) },
+		"Other":       func() { m.Request("jsonrpc", "x-unknown", "client_error", "invalid_request", time.Millisecond) },
 		"Transition":  func() { m.Transition(a2a.StateWorking, a2a.StateCompleted) },
 		"Commit":      func() { m.Commit(4, time.Millisecond) },
 		"CallRunning": func() { m.CallRunning("demo::echo", 1); m.CallRunning("demo::echo", -1) },
@@ -246,7 +250,7 @@ func TestConcurrentHooks(t *testing.T) {
 		wg.Go(func() {
 			fn := []string{"a::x", "b::y"}[g%2]
 			for range 500 {
-				m.Request("message/send", "ok", []string{"completed", "accepted"}[g%2], time.Millisecond)
+				m.Request("jsonrpc", "message/send", "ok", []string{"completed", "accepted"}[g%2], time.Millisecond)
 				m.CallRunning(fn, 1)
 				m.CallRunning(fn, -1)
 			}
@@ -254,9 +258,9 @@ func TestConcurrentHooks(t *testing.T) {
 	}
 	wg.Wait()
 	want(t, get(t, m),
-		`a2ad_requests_total{method="message/send",outcome="ok",reason="completed"} 2000`,
-		`a2ad_requests_total{method="message/send",outcome="ok",reason="accepted"} 2000`,
-		`a2ad_request_duration_seconds_count{method="message/send",outcome="ok"} 4000`,
+		`a2ad_requests_total{method="message/send",outcome="ok",reason="completed",transport="jsonrpc"} 2000`,
+		`a2ad_requests_total{method="message/send",outcome="ok",reason="accepted",transport="jsonrpc"} 2000`,
+		`a2ad_request_duration_seconds_count{method="message/send",outcome="ok",transport="jsonrpc"} 4000`,
 		`a2ad_calls_running{function="a::x"} 0`,
 		`a2ad_calls_running{function="b::y"} 0`,
 	)
@@ -274,7 +278,7 @@ func BenchmarkHooksOfOneSend(b *testing.B) {
 			m.CallRunning("demo::echo", -1)
 			m.Transition("", a2a.StateCompleted)
 			m.Commit(6, time.Millisecond)
-			m.Request("message/send", "ok", "completed", time.Millisecond)
+			m.Request("jsonrpc", "message/send", "ok", "completed", time.Millisecond)
 		}
 	})
 }

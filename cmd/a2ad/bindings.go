@@ -57,8 +57,8 @@ func (m *Main) openHTTP(context.Context) error {
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	cors, _ := cfg.cors()
 	met := m.metrics
-	observe := func(_, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
-		met.Request(method, string(outcome), string(reason), d)
+	observe := func(transport, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
+		met.Request(transport, method, string(outcome), string(reason), d)
 	}
 	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
 		c, _ := m.cards.view(nil, true) // built at start: never fails

@@ -169,6 +169,21 @@ func TestInteropV2(t *testing.T) {
 	for _, b := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
 		t.Run(string(b), func(t *testing.T) { interopList(t, s, b) })
 	}
+	// Each binding's calls are audited and counted under its own name,
+	// by the 1.0 method names.
+	_, metrics := httpGet(t, s.p.admin+"/metrics")
+	s.p.mu.Lock()
+	logs := s.p.logs.String()
+	s.p.mu.Unlock()
+	for _, tr := range []string{"jsonrpc", "rest", "grpc"} {
+		m := `a2ad_requests_total{method="GetTask",outcome="client_error",reason="not_found",transport="` + tr + `"} 1`
+		if !strings.Contains(string(metrics), m) {
+			t.Errorf("metrics lack %s", m)
+		}
+		if a := `"transport":"` + tr + `"`; !strings.Contains(logs, a) {
+			t.Errorf("no audit record with %s", a)
+		}
+	}
 }
 
 func interopList(t *testing.T, s *v2Server, binding a2a.TransportProtocol) {
