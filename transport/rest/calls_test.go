@@ -49,6 +49,14 @@ func TestCalls(t *testing.T) {
 		t.Errorf("Send got %+v, want message m1, not blocking", gotSend)
 	}
 
+	// Proto field names are read too, but within the caller's own values.
+	code, _, body = call(t, "POST", base+"/message:send", "application/json",
+		`{"message":{"message_id":"m2","role":"ROLE_USER","parts":[{"data":{"my_key":1}}],"metadata":{"x_y":"z"}},"configuration":{"return_immediately":true,"returnImmediately":false}}`)
+	if code != 200 || gotSend.Message.MessageID != "m2" || gotSend.Blocking == nil || !*gotSend.Blocking ||
+		string(gotSend.Message.Parts[0].Data) != `{"my_key":1}` || gotSend.Message.Metadata["x_y"] != "z" {
+		t.Errorf("message:send with proto names = %d %s; Send got %+v", code, body, gotSend)
+	}
+
 	code, _, body = call(t, "GET", base+"/tasks/t1?history_length=0", "", "")
 	if code != 200 || body != completedT1 || gotID != "t1" || gotHistory == nil || *gotHistory != 0 {
 		t.Errorf("GET /tasks/t1?history_length=0 = %d %s (asked %q, %v)", code, body, gotID, gotHistory)

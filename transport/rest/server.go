@@ -176,9 +176,9 @@ func appendStatus(dst []byte, st transport.Status, e *a2a.Error) []byte {
 	return append(dst, "}}"...)
 }
 
-// jsonBody is the body of an operation whose params it holds: a
-// malformed body is -32700 with the parse error's reason and where it
-// is; an empty one reads as {}.
+// jsonBody is the body of an operation whose params it holds, with its
+// proto names renamed (see protoNames): a malformed body is -32700 with
+// the parse error's reason and where it is; an empty one reads as {}.
 func jsonBody(body []byte) (json.RawMessage, *a2a.Error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return json.RawMessage("{}"), nil
@@ -186,7 +186,7 @@ func jsonBody(body []byte) (json.RawMessage, *a2a.Error) {
 	var v json.RawMessage
 	err := json.Unmarshal(body, &v)
 	if err == nil {
-		return body, nil
+		return protoNames(body), nil
 	}
 	msg := err.Error()
 	var se *json.SyntaxError
