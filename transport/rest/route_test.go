@@ -67,7 +67,8 @@ func TestRoute(t *testing.T) {
 // FuzzRoute checks that path decoding never panics, answers an
 // operation or 404/405 (with an Allow header that names verbs), and that
 // an id read from a path is the one escaped into it; and that the query
-// decoding never panics and yields a JSON object or -32602.
+// decoding never panics and yields a JSON object or -32602, and the
+// renaming of proto names in a body keeps JSON JSON.
 func FuzzRoute(f *testing.F) {
 	for _, s := range []string{"/tasks/t1:cancel", "/tasks/%zz/pushNotificationConfigs/%", "/message:send", "/tasks/a:b:c", "//", "/tasks/\x00"} {
 		f.Add("GET", s, "historyLength=1&history_length=2&x=%zz")
