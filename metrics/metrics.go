@@ -424,7 +424,7 @@ func (m *Metrics) Rejected(rateLimited, serverWide bool) {
 func (m *Metrics) RejectedBytes() { m.rejections[3].Inc() }
 
 // Listeners are the values of the listener label.
-var Listeners = []string{"main", "admin"}
+var Listeners = []string{"main", "admin", "grpc"}
 
 // ListenerHooks feed one listener's connection metrics.
 type ListenerHooks struct {

@@ -148,10 +148,12 @@ func (m *Main) serveGRPC(context.Context) error {
 		return nil
 	}
 	m.grpc = a2agrpc.New(m.srv.Core())
+	// The main listener's caps on connections, counted apart.
+	ln := limitListener(m.grpcLn, "grpc", m.Config.MaxConns, m.Config.MaxConnsPerIP, m.metrics, m.Logger)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := m.grpc.Serve(m.grpcLn); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := m.grpc.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			m.Logger.Error().Err(err).Msg("gRPC listener stopped")
 		}
 	}()
