@@ -22,8 +22,9 @@ import (
 // Requests and results cross between the generated types and a2ad's
 // own through ProtoJSON: a request is written as ProtoJSON and read by
 // the 1.0 decoder of its JSON-RPC params; a result is written by the 1.0
-// encoder and read into its generated type. Unknown fields of a request
-// are dropped by the proto decoding, as proto3 says.
+// encoder and read into its generated type, but for tasks and stream
+// events, which are written into theirs directly (topb.go). Unknown
+// fields of a request are dropped by the proto decoding, as proto3 says.
 
 var (
 	toJSON   = protojson.MarshalOptions{}

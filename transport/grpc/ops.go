@@ -32,8 +32,8 @@ func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest)
 	if e == nil {
 		var task *a2a.Task
 		if task, e = s.core.Send(ctx, c.cl, p); e == nil {
-			out := &a2apb.SendMessageResponse{}
-			return out, s.encode(ctx, c, result(&v1.StreamResponse{Task: task}, out))
+			t, err := pbTask(task)
+			return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Task{Task: t}}, s.encode(ctx, c, err)
 		}
 	}
 	return nil, s.fail(c, e)
@@ -68,8 +68,8 @@ func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb
 	if e == nil {
 		var task *a2a.Task
 		if task, e = s.core.Get(ctx, c.cl, q, false); e == nil {
-			out := &a2apb.Task{}
-			return out, s.encode(ctx, c, result(v1.TaskResult{Task: task}, out))
+			out, err := pbTask(task)
+			return out, s.encode(ctx, c, err)
 		}
 	}
 	return nil, s.fail(c, e)
@@ -94,9 +94,15 @@ func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a
 	if e == nil {
 		page, e := s.core.List(ctx, c.cl, p, "/pageToken")
 		if e == nil {
-			out := &a2apb.ListTasksResponse{}
-			list := &v1.TaskList[a2a.Task]{Tasks: page.Tasks, NextPageToken: page.NextPageToken, PageSize: page.PageSize, TotalSize: page.TotalSize}
-			return out, s.encode(ctx, c, result(list, out))
+			out := &a2apb.ListTasksResponse{NextPageToken: page.NextPageToken, PageSize: int32(page.PageSize), TotalSize: int32(page.TotalSize)}
+			for i := range page.Tasks {
+				t, err := pbTask(&page.Tasks[i])
+				if err != nil {
+					return nil, s.encode(ctx, c, err)
+				}
+				out.Tasks = append(out.Tasks, t)
+			}
+			return out, nil
 		}
 		return nil, s.fail(c, e)
 	}
@@ -118,8 +124,8 @@ func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (
 	if e == nil {
 		var task *a2a.Task
 		if task, e = s.core.Cancel(ctx, c.cl, p.ID, true); e == nil {
-			out := &a2apb.Task{}
-			return out, s.encode(ctx, c, result(v1.TaskResult{Task: task}, out))
+			out, err := pbTask(task)
+			return out, s.encode(ctx, c, err)
 		}
 	}
 	return nil, s.fail(c, e)

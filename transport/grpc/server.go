@@ -3,8 +3,9 @@
 // server streaming for SendStreamingMessage and SubscribeToTask. It is an
 // adapter over transport.Core, as the JSON-RPC and HTTP+JSON bindings
 // are: a request is read through its ProtoJSON by the same 1.0 decoders,
-// and a result written by the same 1.0 encoders, so the three bindings
-// accept and answer the same things.
+// so the three bindings accept the same things, and a result is written
+// by the same 1.0 encoders (tasks and events by writers held to them), so
+// they answer the same.
 //
 // Keys are read from the authorization and x-api-key metadata, as from
 // the headers of those names over HTTP; a2a-version, when sent, must be

@@ -88,8 +88,8 @@ var _ transport.Sink = (*sink)(nil)
 // Event implements transport.Sink: the event, with its sequence in its
 // metadata (EventIDKey).
 func (sk *sink) Event(e tasks.StreamEvent) error {
-	out := &a2apb.StreamResponse{}
-	if err := result(&v1.StreamResponse{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}, out); err != nil {
+	out, err := pbEvent(&v1.StreamResponse{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact})
+	if err != nil {
 		return err
 	}
 	setEventID(out, e.Seq)
