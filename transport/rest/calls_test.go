@@ -51,10 +51,16 @@ func TestCalls(t *testing.T) {
 
 	// Proto field names are read too, but within the caller's own values.
 	code, _, body = call(t, "POST", base+"/message:send", "application/json",
-		`{"message":{"message_id":"m2","role":"ROLE_USER","parts":[{"data":{"my_key":1}}],"metadata":{"x_y":"z"}},"configuration":{"return_immediately":true,"returnImmediately":false}}`)
+		`{"message":{"message_id":"m2","role":"ROLE_USER","parts":[{"data":{"my_key":1}}],"metadata":{"x_y":"z"}},"configuration":{"return_immediately":false}}`)
 	if code != 200 || gotSend.Message.MessageID != "m2" || gotSend.Blocking == nil || !*gotSend.Blocking ||
 		string(gotSend.Message.Parts[0].Data) != `{"my_key":1}` || gotSend.Message.Metadata["x_y"] != "z" {
 		t.Errorf("message:send with proto names = %d %s; Send got %+v", code, body, gotSend)
+	}
+
+	code, _, body = call(t, "POST", base+"/message:send", "application/json",
+		`{"message":{"messageId":"m3","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":{"return_immediately":true,"returnImmediately":false}}`)
+	if code != 400 || !strings.Contains(body, `"message":"Invalid parameters: /configuration/returnImmediately: is given twice, as \"returnImmediately\" and as \"return_immediately\""`) {
+		t.Errorf("a field under both names = %d %s", code, body)
 	}
 
 	code, _, body = call(t, "GET", base+"/tasks/t1?history_length=0", "", "")

@@ -67,13 +67,11 @@ func TestRoute(t *testing.T) {
 // FuzzRoute checks that path decoding never panics, answers an
 // operation or 404/405 (with an Allow header that names verbs), and that
 // an id read from a path is the one escaped into it; and that the query
-// decoding never panics and yields a JSON object or -32602, and the
-// renaming of proto names in a body keeps JSON JSON.
+// decoding never panics and yields a JSON object or -32602.
 func FuzzRoute(f *testing.F) {
 	for _, s := range []string{"/tasks/t1:cancel", "/tasks/%zz/pushNotificationConfigs/%", "/message:send", "/tasks/a:b:c", "//", "/tasks/\x00"} {
 		f.Add("GET", s, "historyLength=1&history_length=2&x=%zz")
 	}
-	f.Add("POST", "/message:send", `{"message":{"message_id":"m","metadata":{"a_b":[1e400]}},"task_id":"\u0000"}`)
 	f.Fuzz(func(t *testing.T, method, path, rawQuery string) {
 		got, rerr := route(method, path)
 		if rerr != nil {
@@ -100,9 +98,7 @@ func FuzzRoute(f *testing.F) {
 		if e != nil && e.Code != -32602 {
 			t.Fatalf("queryParams(%q): code %d", rawQuery, e.Code)
 		}
-		if body := []byte(rawQuery); json.Valid(body) && !json.Valid(protoNames(body)) {
-			t.Fatalf("protoNames(%q) = %q, not JSON", body, protoNames(body))
-		}
+
 	})
 }
 

@@ -176,9 +176,10 @@ func appendStatus(dst []byte, st transport.Status, e *a2a.Error) []byte {
 	return append(dst, "}}"...)
 }
 
-// jsonBody is the body of an operation whose params it holds, with its
-// proto names renamed (see protoNames): a malformed body is -32700 with
-// the parse error's reason and where it is; an empty one reads as {}.
+// jsonBody is the body of an operation whose params it holds: a
+// malformed body is -32700 with the parse error's reason and where it
+// is; an empty one reads as {}. (The 1.0 decoders read each member by its
+// JSON name or its proto name, as ProtoJSON parsers do.)
 func jsonBody(body []byte) (json.RawMessage, *a2a.Error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return json.RawMessage("{}"), nil
@@ -186,7 +187,7 @@ func jsonBody(body []byte) (json.RawMessage, *a2a.Error) {
 	var v json.RawMessage
 	err := json.Unmarshal(body, &v)
 	if err == nil {
-		return protoNames(body), nil
+		return body, nil
 	}
 	msg := err.Error()
 	var se *json.SyntaxError
