@@ -321,6 +321,10 @@ func v1Card(merged []byte, c agentCard) ([]byte, error) {
 				schemes[name] = map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": sc.Scheme, "description": sc.Description}}
 			case "apiKey":
 				schemes[name] = map[string]any{"apiKeySecurityScheme": map[string]any{"location": sc.In, "name": sc.Name, "description": sc.Description}}
+			case "openIdConnect":
+				schemes[name] = map[string]any{"openIdConnectSecurityScheme": map[string]any{"openIdConnectUrl": sc.OpenIDConnectURL, "description": sc.Description}}
+			default:
+				return nil, fmt.Errorf("security scheme %s: type %q has no 1.0 form here", name, sc.Type)
 			}
 		}
 		m["securitySchemes"] = schemes

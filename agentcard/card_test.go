@@ -590,7 +590,7 @@ func TestBuild_OfficialClient(t *testing.T) {
 func TestBuild_Interfaces(t *testing.T) {
 	card := mustBuild(t, testCatalog(t), agentcard.Options{
 		BaseURL: "https://a.example", RESTPath: "/a2a/rest", GRPCAddr: "a.example:50051",
-		Security: &agentcard.Security{Anonymous: true, ExtendedCard: true},
+		Security: &agentcard.Security{APIKeys: true, OIDCIssuer: "https://id.example", Anonymous: true, ExtendedCard: true},
 	})
 	var merged struct{ SupportedInterfaces []map[string]string }
 	if err := json.Unmarshal(card.JSON, &merged); err != nil {
@@ -615,9 +615,10 @@ func TestBuild_Interfaces(t *testing.T) {
 		}
 	}
 	got, _ := json.Marshal(map[string]any{"s": v1["securitySchemes"], "r": v1["securityRequirements"]})
-	const wantSec = `{"r":[{"schemes":{"bearer":{"list":[]}}},{"schemes":{"apiKey":{"list":[]}}},{"schemes":{}}],` +
+	const wantSec = `{"r":[{"schemes":{"bearer":{"list":[]}}},{"schemes":{"apiKey":{"list":[]}}},{"schemes":{"oidc":{"list":[]}}},{"schemes":{}}],` +
 		`"s":{"apiKey":{"apiKeySecurityScheme":{"description":"An a2ad API key in the X-API-Key header","location":"header","name":"X-API-Key"}},` +
-		`"bearer":{"httpAuthSecurityScheme":{"description":"An a2ad API key as a bearer token: Authorization: Bearer \u003ckey\u003e","scheme":"bearer"}}}}`
+		`"bearer":{"httpAuthSecurityScheme":{"description":"An a2ad API key as a bearer token: Authorization: Bearer \u003ckey\u003e","scheme":"bearer"}},` +
+		`"oidc":{"openIdConnectSecurityScheme":{"description":"A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer \u003cjwt\u003e","openIdConnectUrl":"https://id.example/.well-known/openid-configuration"}}}}`
 	if string(got) != wantSec {
 		t.Errorf("V1JSON security:\n got %s\nwant %s", got, wantSec)
 	}
