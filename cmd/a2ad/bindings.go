@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/transport"
@@ -127,7 +128,7 @@ func (m *Main) openGRPCListener(context.Context) error {
 		return nil
 	})
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		m.Logger.Warn().Str("grpc_listen", ln.Addr().String()).Msg("gRPC listener beyond loopback: it is plaintext; put TLS and authentication in front")
+		m.Logger.Warn().Str("grpc_listen", ln.Addr().String()).Msg("gRPC listener beyond loopback: put TLS (--tls-cert) and authentication in front")
 	}
 	u, err := url.Parse(m.baseURL)
 	if err != nil {
@@ -147,7 +148,13 @@ func (m *Main) serveGRPC(context.Context) error {
 	if m.grpcLn == nil {
 		return nil
 	}
-	m.grpc = a2agrpc.New(m.srv.Core())
+	var opts []grpc.ServerOption
+	if m.tls != nil {
+		// The main listener's certificate and client CAs (reloaded with
+		// them), h2 being gRPC's protocol.
+		opts = append(opts, grpc.Creds(credentials.NewTLS(m.tls.Config("h2"))))
+	}
+	m.grpc = a2agrpc.New(m.srv.Core(), opts...)
 	// The main listener's caps on connections, counted apart.
 	ln := limitListener(m.grpcLn, "grpc", m.Config.MaxConns, m.Config.MaxConnsPerIP, m.metrics, m.Logger)
 	served := make(chan struct{})

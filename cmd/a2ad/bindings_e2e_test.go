@@ -3,9 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -181,5 +186,68 @@ func TestGRPCShutdown(t *testing.T) {
 	}
 	if _, err := client.GetTask(ctx, &a2apb.GetTaskRequest{Id: "x"}); status.Code(err) != codes.Unavailable {
 		t.Errorf("a call after Close: %v, want UNAVAILABLE", err)
+	}
+}
+
+// grpcListenOf is the gRPC listener's address the binary logged.
+func grpcListenOf(t *testing.T, p *process) string {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, line := range strings.Split(p.logs.String(), "\n") {
+		var entry struct {
+			Message string `json:"message"`
+			GRPC    string `json:"grpc_listen"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "a2ad serving" && entry.GRPC != "" {
+			return entry.GRPC
+		}
+	}
+	t.Fatal("the binary logged no grpc_listen")
+	return ""
+}
+
+// TestGRPCOverTLS: with --tls-cert the gRPC listener speaks TLS with the
+// main listener's certificate, and a client certificate identifies its
+// caller as over HTTPS; a plaintext client gets nowhere, and a client
+// with no certificate and no key is UNAUTHENTICATED.
+func TestGRPCOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	s := newTLSSetup(t)
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--keys", s.keys,
+		"--tls-cert", s.certFile, "--tls-key", s.keyFile, "--tls-client-ca", s.ca.PEMFile, "--grpc-listen", "127.0.0.1:0")
+	addr := grpcListenOf(t, p)
+	dial := func(creds credentials.TransportCredentials) a2apb.A2AServiceClient {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		return a2apb.NewA2AServiceClient(conn)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	partner := dial(credentials.NewTLS(&tls.Config{RootCAs: s.ca.Pool(),
+		Certificates: []tls.Certificate{s.ca.Client(t, pkix.Name{CommonName: "partner-a", Organization: []string{"Acme"}}).TLS}}))
+	res, err := partner.SendMessage(ctx, grpcEcho(t, "tls-1"))
+	if err != nil || res.GetTask().GetStatus().GetState() != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("partner-a by certificate over gRPC: %v, %v", res, err)
+	}
+	// The task is partner-a's: its key reads it, ops's does not.
+	get := &a2apb.GetTaskRequest{Id: res.GetTask().GetId()}
+	anon := dial(credentials.NewTLS(&tls.Config{RootCAs: s.ca.Pool()}))
+	if _, err := anon.GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", s.partnerKey), get); err != nil {
+		t.Errorf("partner-a's key reads its task: %v", err)
+	}
+	if _, err := anon.GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", s.opsKey), get); status.Code(err) != codes.NotFound {
+		t.Errorf("ops reads partner-a's task: %v, want NOT_FOUND", err)
+	}
+	if _, err := anon.GetTask(ctx, get); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("no certificate, no key: %v, want UNAUTHENTICATED", err)
+	}
+	if _, err := dial(insecure.NewCredentials()).GetTask(ctx, get); status.Code(err) != codes.Unavailable {
+		t.Errorf("plaintext client: %v, want UNAVAILABLE", err)
 	}
 }

@@ -8,8 +8,8 @@
 // they answer the same.
 //
 // Keys are read from the authorization and x-api-key metadata, as from
-// the headers of those names over HTTP; a2a-version, when sent, must be
-// 1.0. A stream's events carry their sequence in the task's event log in
+// the headers of those names over HTTP, and over TLS a client certificate
+// counts as it does over HTTPS; a2a-version, when sent, must be 1.0. A stream's events carry their sequence in the task's event log in
 // their metadata, under EventIDKey; a client resumes a stream by sending
 // the last one it saw in the last-event-id metadata of a new call.
 package grpc

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
@@ -72,16 +73,22 @@ type call struct {
 // refused call's error is returned.
 func (s *Server) begin(ctx context.Context, method string, stateful bool, req proto.Message) (*call, error) {
 	addr := ""
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		addr = p.Addr.String()
-		if host, _, err := net.SplitHostPort(addr); err == nil {
-			addr = host
+	r := &http.Request{Header: http.Header{}, Method: http.MethodPost}
+	if p, ok := peer.FromContext(ctx); ok {
+		if p.Addr != nil {
+			addr = p.Addr.String()
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				addr = host
+			}
+		}
+		// Over TLS, the client's certificate identifies it as over HTTPS.
+		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			r.TLS = &info.State
 		}
 	}
 	c := &call{cl: s.core.Begin(transportName, addr), release: func() {}}
 	c.cl.SetMethod(method, a2a.V10, stateful)
 	md, _ := metadata.FromIncomingContext(ctx)
-	r := &http.Request{Header: http.Header{}, Method: http.MethodPost}
 	for _, k := range []string{"authorization", "x-api-key"} {
 		for _, v := range md.Get(k) {
 			r.Header.Add(k, v)
