@@ -23,3 +23,8 @@ var (
 func GET(r Router, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) []*echo.Route {
 	return r.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
 }
+
+// ServedAsGET reports whether a request of method is served as a GET
+// route serves GET: GET itself, and HEAD (see GET). A binding that routes
+// its paths itself (HTTP+JSON) asks it where Echo's router would use GET.
+func ServedAsGET(method string) bool { return method == http.MethodGet || method == http.MethodHead }

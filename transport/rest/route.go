@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/a2ad/a2ad/transport/httpx"
 )
 
 // op is one operation of the binding; it indexes ops.
@@ -65,12 +67,26 @@ type verbs map[string]op
 
 func (v verbs) allow() string {
 	var list []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-		if _, ok := v[m]; ok {
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete} {
+		if _, ok := v.op(m); ok {
 			list = append(list, m)
 		}
 	}
 	return strings.Join(list, ", ")
+}
+
+// op is the operation of verb m. HEAD is served as GET (httpx.GET), the
+// same status and headers without the body, but for a stream: a HEAD of
+// :subscribe would hold a subscription open for nothing, and the headers
+// of a stream tell nothing a GET's first event would not, so it is 405
+// with Allow "GET, POST".
+func (v verbs) op(m string) (op, bool) {
+	if m != http.MethodGet && httpx.ServedAsGET(m) { // HEAD
+		o, ok := v[http.MethodGet]
+		return o, ok && o != opSubscribe
+	}
+	o, ok := v[m]
+	return o, ok
 }
 
 // The resources, by the shape of their path.
@@ -121,7 +137,7 @@ func route(method, path string) (target, *routeError) {
 	default:
 		return t, &routeError{status: http.StatusNotFound}
 	}
-	o, ok := v[method]
+	o, ok := v.op(method)
 	if !ok {
 		return t, &routeError{status: http.StatusMethodNotAllowed, allow: v.allow()}
 	}

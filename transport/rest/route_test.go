@@ -36,12 +36,20 @@ func TestRoute(t *testing.T) {
 		{"GET", "/tasks/", target{op: opGet}, 0, ""},
 		{"POST", "/tasks/:cancel", target{op: opCancel}, 0, ""},
 
+		// HEAD is served as GET, but on a stream.
+		{"HEAD", "/tasks", target{op: opList}, 0, ""},
+		{"HEAD", "/tasks/t1", target{op: opGet, taskID: "t1"}, 0, ""},
+		{"HEAD", "/extendedAgentCard", target{op: opCard}, 0, ""},
+		{"HEAD", "/tasks/t1/pushNotificationConfigs", target{op: opPushList, taskID: "t1"}, 0, ""},
+		{"HEAD", "/tasks/t1/pushNotificationConfigs/c1", target{op: opPushGet, taskID: "t1", configID: "c1"}, 0, ""},
+		{"HEAD", "/tasks/t1:subscribe", target{}, 405, "GET, POST"},
+		{"HEAD", "/message:send", target{}, 405, "POST"},
+
 		{"GET", "/message:send", target{}, 405, "POST"},
-		{"DELETE", "/tasks/t1", target{}, 405, "GET"},
+		{"DELETE", "/tasks/t1", target{}, 405, "GET, HEAD"},
 		{"PUT", "/tasks/t1:subscribe", target{}, 405, "GET, POST"},
-		{"PATCH", "/tasks/t1/pushNotificationConfigs", target{}, 405, "GET, POST"},
-		{"POST", "/tasks/t1/pushNotificationConfigs/c1", target{}, 405, "GET, DELETE"},
-		{"HEAD", "/tasks", target{}, 405, "GET"},
+		{"PATCH", "/tasks/t1/pushNotificationConfigs", target{}, 405, "GET, HEAD, POST"},
+		{"POST", "/tasks/t1/pushNotificationConfigs/c1", target{}, 405, "GET, HEAD, DELETE"},
 
 		{"GET", "/", target{}, 404, ""},
 		{"GET", "", target{}, 404, ""},
