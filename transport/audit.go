@@ -207,7 +207,10 @@ func classifyError(e *a2a.Error, notOwner bool) (audit.Outcome, audit.Reason) {
 			return audit.OutcomeClientError, audit.ReasonTaskTerminal
 		}
 		return audit.OutcomeClientError, audit.ReasonUnsupported
-	case a2a.CodePushNotificationNotSupported, a2a.CodeExtendedCardNotConfigured, a2a.CodeContentTypeNotSupported:
+	case a2a.CodePushNotificationNotSupported, a2a.CodeExtendedCardNotConfigured, a2a.CodeContentTypeNotSupported,
+		a2a.CodeVersionNotSupported, a2a.CodeExtensionSupportRequired:
+		// What the client asked for (a version, an extension) is not
+		// offered here: its error, not the server's.
 		return audit.OutcomeClientError, audit.ReasonUnsupported
 	case a2a.CodeUnauthenticated:
 		return audit.OutcomeTransportDenied, audit.ReasonUnauthenticated

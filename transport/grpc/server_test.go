@@ -141,7 +141,8 @@ func TestCalls(t *testing.T) {
 	checkStatus(t, "a2a-version 0.3", err, codes.FailedPrecondition, "Version not supported", "VERSION_NOT_SUPPORTED", "a2a-protocol.org")
 
 	recs := auditLog.String()
-	for _, want := range []string{`"transport":"grpc","client_addr":"127.0.0.1"`, `"rpc_method":"GetTask","task_id":"theirs"`, `"reason":"denied_owner"`} {
+	for _, want := range []string{`"transport":"grpc","client_addr":"127.0.0.1"`, `"rpc_method":"GetTask","task_id":"theirs"`, `"reason":"denied_owner"`,
+		`"outcome":"client_error","reason":"unsupported","code":-32009`} {
 		if !strings.Contains(recs, want) {
 			t.Errorf("audit records lack %s:\n%s", want, recs)
 		}

@@ -3,6 +3,7 @@ package jsonrpc_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -65,5 +66,24 @@ func TestSendOutcomeAudited(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVersionNotSupportedAudited: a version a2ad does not speak (-32009)
+// is the client's error, audited as unsupported, not as the server's.
+func TestVersionNotSupportedAudited(t *testing.T) {
+	auditLog := &syncBuffer{}
+	ts := MustServe(t, &TaskService{}, func(c *jsonrpc.Config) { c.Audit = audit.Logger(zerolog.New(auditLog)) })
+	req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}`))
+	req.Header.Set("A2A-Version", "2.0")
+	if _, body := do(t, req); !strings.Contains(string(body), `"code":-32009`) {
+		t.Fatalf("A2A-Version 2.0: %s, want -32009", body)
+	}
+	want := `"transport":"jsonrpc"`
+	rec := auditLog.String()
+	for _, w := range []string{want, `"outcome":"client_error","reason":"unsupported","code":-32009`} {
+		if !strings.Contains(rec, w) {
+			t.Errorf("audit record lacks %s: %s", w, rec)
+		}
 	}
 }

@@ -135,6 +135,8 @@ func TestBadInput(t *testing.T) {
 	for _, want := range []string{
 		`"transport":"rest"`, `"rpc_method":"GET /tasks/t1/artifacts"`, `"rpc_method":"DELETE /message:send"`,
 		`"rpc_method":"SendMessage","task_id":"","function_id":"","decision":"","outcome":"client_error","reason":"invalid_request","code":-32700`,
+		// A version a2ad does not speak is the client's error.
+		`"rpc_method":"GetTask","task_id":"","function_id":"","decision":"","outcome":"client_error","reason":"unsupported","code":-32009`,
 	} {
 		if !strings.Contains(recs, want) {
 			t.Errorf("audit records lack %s:\n%s", want, recs)
