@@ -2,6 +2,7 @@ package grpc
 
 import (
 	"encoding/json"
+	"time"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
@@ -9,10 +10,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	// The detail types the statuses carry must be registered for their
-	// ProtoJSON to be read.
-	_ "google.golang.org/genproto/googleapis/rpc/errdetails"
+	// ProtoJSON to be read (this import does it).
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/a2ad/a2ad/a2a"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
@@ -59,12 +61,16 @@ func rawResult(b []byte, out proto.Message) error { return fromJSON.Unmarshal(b,
 
 // statusError is the gRPC status of e: the code of the spec's table (and
 // a2ad's own for its codes), e's message, and the details the 1.0
-// errors carry (ErrorInfo first; a BadRequest for invalid params).
+// errors carry (ErrorInfo first; a BadRequest for invalid params). A
+// status that says to come back later has a RetryInfo last (see
+// retryDelay).
 func statusError(e *a2a.Error) error {
 	return statusOf(transport.StatusOf(e), e)
 }
 
-// refusalError is the gRPC status of a call the core refused.
+// refusalError is the gRPC status of a call the core refused: a limit's
+// refusal is RESOURCE_EXHAUSTED (the caller's limits) or UNAVAILABLE (the
+// server's cap), as over HTTP+JSON it is 429 or 503.
 func refusalError(ref *transport.Refusal) error {
 	return statusOf(transport.StatusOfRefusal(ref), transport.RefusalError(ref))
 }
@@ -83,5 +89,27 @@ func statusOf(st transport.Status, e *a2a.Error) error {
 	if sp.Code == 0 {
 		sp.Code = int32(codes.Internal)
 	}
+	if d, ok := retryDelay(codes.Code(sp.Code), e); ok {
+		if a, err := anypb.New(&errdetails.RetryInfo{RetryDelay: durationpb.New(d)}); err == nil {
+			sp.Details = append(sp.Details, a)
+		}
+	}
 	return status.FromProto(sp).Err()
+}
+
+// retryDelay is when a call answered with code and e may be retried:
+// data.retryAfterMs for a limit's refusal (RESOURCE_EXHAUSTED or
+// UNAVAILABLE); a second for another UNAVAILABLE (busy, shutting down, the
+// store out of reach), as HTTP+JSON's Retry-After says. gRPC has no
+// Retry-After header: google.rpc.RetryInfo is the status detail that
+// says it (AIP-194). A storage quota (RESOURCE_EXHAUSTED too) has none:
+// waiting does not lift it.
+func retryDelay(code codes.Code, e *a2a.Error) (time.Duration, bool) {
+	if code != codes.ResourceExhausted && code != codes.Unavailable {
+		return 0, false
+	}
+	if ms, ok := e.Data["retryAfterMs"].(int64); ok { // as transport's refusals set it
+		return time.Duration(ms) * time.Millisecond, true
+	}
+	return time.Second, code == codes.Unavailable
 }

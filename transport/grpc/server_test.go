@@ -3,7 +3,6 @@ package grpc_test
 import (
 	"context"
 	"net"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,7 +152,7 @@ func TestCalls(t *testing.T) {
 // keys are read from the authorization and x-api-key metadata.
 func TestLimits(t *testing.T) {
 	fake := &transporttest.Service{GetFn: func(string, *int) (*a2a.Task, error) { return task("t1", a2a.StateCompleted), nil }}
-	client, _ := serve(t, fake, func(c *transport.Config) { c.Auth = oneKey("k1") })
+	client, _ := serve(t, fake, func(c *transport.Config) { c.Auth = transporttest.OneKey("k1") })
 	ctx := context.Background()
 	big := textMessage("m1")
 	big.Parts[0].Content = &a2apb.Part_Text{Text: strings.Repeat("a", testMaxBody)}
@@ -169,24 +168,6 @@ func TestLimits(t *testing.T) {
 	}
 	_, err = client.GetTask(metadata.AppendToOutgoingContext(ctx, "x-api-key", "k2"), &a2apb.GetTaskRequest{Id: "t1"})
 	checkStatus(t, "a bad key", err, codes.Unauthenticated, a2a.ErrBadCredentials.Message, "UNAUTHENTICATED", "github.com/a2ad/a2ad")
-}
-
-// oneKey authenticates the requests that send key, as a bearer token or
-// in X-API-Key.
-type oneKey string
-
-func (k oneKey) Authenticate(r *http.Request, _ string) (transport.Principal, transport.AuthResult) {
-	got := r.Header.Get("X-API-Key")
-	if a := r.Header.Get("Authorization"); a != "" {
-		got = strings.TrimPrefix(a, "Bearer ")
-	}
-	switch got {
-	case "":
-		return transport.Principal{}, transport.NoCredentials
-	case string(k):
-		return transport.Principal{Caller: tasks.Caller{ID: "c1"}, LimitKey: "c1"}, transport.Authenticated
-	}
-	return transport.Principal{}, transport.BadCredentials
 }
 
 // TestSubscribe: events carry their sequence in their metadata, a
