@@ -67,7 +67,10 @@ func TestLimitRefusals(t *testing.T) {
 		for _, call := range []struct {
 			method string
 			do     func(context.Context) error
-		}{{"GetTask", get}, {"SubscribeToTask", subscribe}} {
+		}{{"GetTask", get}, {"SubscribeToTask", subscribe}, {"GetTask", func(ctx context.Context) error {
+			// A version a2ad does not speak is admitted too.
+			return get(metadata.AppendToOutgoingContext(ctx, "a2a-version", "0.3"))
+		}}} {
 			checkRefusal(t, tt.name+", "+call.method, call.do(ctx), tt.code, tt.msg, tt.reason, tt.delay)
 			if recs := auditLog.String(); !strings.Contains(recs, `"rpc_method":"`+call.method+`"`) || !strings.Contains(recs, tt.audit) {
 				t.Errorf("%s, %s: audit records lack %s:\n%s", tt.name, call.method, tt.audit, recs)

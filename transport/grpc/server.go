@@ -97,14 +97,16 @@ func (s *Server) begin(ctx context.Context, method string, stateful bool, req pr
 	if ref := s.core.Authenticate(c.cl, r); ref != nil {
 		return c, refusalError(ref)
 	}
-	if e := checkVersion(md.Get(versionMetadata)); e != nil {
-		c.cl.NoteError(e, nil)
-		return c, statusError(e)
-	}
+	// Every call is admitted, one in a version a2ad does not speak too,
+	// as over the other bindings.
 	release, ref := s.core.Admit(c.cl, int64(proto.Size(req)))
 	c.release = release
 	if ref != nil {
 		return c, refusalError(ref)
+	}
+	if e := checkVersion(md.Get(versionMetadata)); e != nil {
+		c.cl.NoteError(e, nil)
+		return c, statusError(e)
 	}
 	return c, nil
 }

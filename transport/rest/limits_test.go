@@ -54,11 +54,15 @@ func TestLimitRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		limits.Deny(&tt.deny)
-		for _, path := range []string{"/tasks/t1", "/tasks/t1:subscribe"} {
-			code, h, body := call(t, "GET", base+path, "", "", "X-API-Key", "k1")
+		// A call that names no operation, or a version a2ad does not
+		// speak, is admitted too, as JSON-RPC's are.
+		for _, c := range []struct{ path, version string }{
+			{"/tasks/t1", ""}, {"/tasks/t1:subscribe", ""}, {"/tasks/t1/artifacts", ""}, {"/tasks/t1", "0.3"},
+		} {
+			code, h, body := call(t, "GET", base+c.path, "", "", "X-API-Key", "k1", "A2A-Version", c.version)
 			if code != tt.code || h.Get("Retry-After") != tt.retryAfter || h.Get("Content-Type") != "application/json" || body != tt.want {
-				t.Errorf("%s, GET %s: %d Retry-After %q %q\n got %s\nwant %d Retry-After %q\n     %s",
-					tt.name, path, code, h.Get("Retry-After"), h.Get("Content-Type"), body, tt.code, tt.retryAfter, tt.want)
+				t.Errorf("%s, GET %s (A2A-Version %q): %d Retry-After %q %q\n got %s\nwant %d Retry-After %q\n     %s",
+					tt.name, c.path, c.version, code, h.Get("Retry-After"), h.Get("Content-Type"), body, tt.code, tt.retryAfter, tt.want)
 			}
 		}
 		if recs := auditLog.String(); !strings.Contains(recs, `"rpc_method":"SubscribeToTask"`) || !strings.Contains(recs, tt.audit) {

@@ -59,14 +59,8 @@ func (s *Server) serve(c echo.Context) error {
 	}
 	path := strings.TrimPrefix(r.URL.EscapedPath(), s.base)
 	t, rerr := route(r.Method, path)
-	if rerr != nil {
-		transport.LeaveBody(c.Response(), r)
-		return s.noRoute(c, cl, path, rerr)
-	}
-	cl.SetMethod(ops[t.op].name, a2a.V10, ops[t.op].stateful)
-	if e := requestVersion(r); e != nil {
-		transport.LeaveBody(c.Response(), r)
-		return s.fail(c, cl, e)
+	if rerr == nil {
+		cl.SetMethod(ops[t.op].name, a2a.V10, ops[t.op].stateful)
 	}
 	if r.ContentLength != 0 && !transport.IsJSON(r.Header.Get(echo.HeaderContentType)) {
 		transport.LeaveBody(c.Response(), r)
@@ -74,11 +68,22 @@ func (s *Server) serve(c echo.Context) error {
 		cl.NoteError(e, nil)
 		return s.writeError(c, http.StatusUnsupportedMediaType, transport.StatusOf(e), e)
 	}
+	// Every call is admitted, one that names no operation or a version
+	// a2ad does not speak too, as JSON-RPC's unknown methods and
+	// versions are: a caller over its limits gets the limit's refusal.
 	release, ref := s.core.Admit(cl, r.ContentLength)
 	defer release()
 	if ref != nil {
 		transport.LeaveBody(c.Response(), r)
 		return s.refuse(c, ref)
+	}
+	if rerr != nil {
+		transport.LeaveBody(c.Response(), r)
+		return s.noRoute(c, cl, path, rerr)
+	}
+	if e := requestVersion(r); e != nil {
+		transport.LeaveBody(c.Response(), r)
+		return s.fail(c, cl, e)
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
