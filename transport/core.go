@@ -162,3 +162,7 @@ func (c *Core) KeepAlive() time.Duration { return c.cfg.KeepAlive }
 // restart. Register it with http.Server.RegisterOnShutdown, which would
 // otherwise wait for the streams.
 func (c *Core) CloseStreams() { c.closeStreams() }
+
+// Logger is the core's logger, for a binding to give its calls' contexts
+// (zerolog.Ctx), as the HTTP bindings' request logger does.
+func (c *Core) Logger() zerolog.Logger { return c.log }

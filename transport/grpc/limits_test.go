@@ -3,19 +3,24 @@ package grpc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/rs/zerolog"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
+	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
 
@@ -150,5 +155,36 @@ func TestUnavailableSaysWhenToRetry(t *testing.T) {
 	_, err := client.GetTask(ctx, &a2apb.GetTaskRequest{Id: "nope"})
 	if details := status.Convert(err).Details(); len(details) != 1 {
 		t.Errorf("NOT_FOUND: details %v, want the ErrorInfo alone", details)
+	}
+}
+
+// TestRequestID: each call has a request id, sent in its header metadata
+// and carried by its audit record; an internal error is logged once under
+// it, and the client gets "Internal error" alone.
+func TestRequestID(t *testing.T) {
+	fake := &transporttest.Service{GetFn: func(string, *int) (*a2a.Task, error) { return nil, errors.New("disk on fire") }}
+	oplog := &testkit.SyncBuffer{}
+	client, auditLog := serve(t, fake, func(c *transport.Config) { c.Logger = zerolog.New(oplog) })
+	var header metadata.MD
+	_, err := client.GetTask(context.Background(), &a2apb.GetTaskRequest{Id: "t1"}, grpc.Header(&header))
+	if st := status.Convert(err); st.Code() != codes.Internal || st.Message() != "Internal error" {
+		t.Errorf("GetTask: %v, want INTERNAL Internal error", err)
+	}
+	ids := header.Get(a2agrpc.RequestIDMetadata)
+	if len(ids) != 1 || len(ids[0]) < 20 {
+		t.Fatalf("header metadata %v: want one request id", header)
+	}
+	if rec := auditLog.String(); !strings.Contains(rec, `"req_id":"`+ids[0]+`"`) {
+		t.Errorf("audit record lacks req_id %s: %s", ids[0], rec)
+	}
+	logs := strings.Split(strings.TrimSpace(oplog.String()), "\n")
+	if len(logs) != 1 || !strings.Contains(logs[0], `"level":"error"`) || !strings.Contains(logs[0], `"error":"disk on fire"`) ||
+		!strings.Contains(logs[0], `"req_id":"`+ids[0]+`"`) || !strings.Contains(logs[0], `"message":"internal error"`) {
+		t.Errorf("log: %s, want one internal error line under the request id", oplog.String())
+	}
+	// Another call, another id.
+	_, _ = client.GetTask(context.Background(), &a2apb.GetTaskRequest{Id: "t1"}, grpc.Header(&header))
+	if next := header.Get(a2agrpc.RequestIDMetadata); len(next) != 1 || next[0] == ids[0] {
+		t.Errorf("request ids %v then %v, want two", ids, next)
 	}
 }

@@ -46,7 +46,8 @@ var _ a2apb.A2AServiceServer = (*Server)(nil)
 // larger than the core's body cap are refused with RESOURCE_EXHAUSTED.
 func New(core *transport.Core, opts ...grpc.ServerOption) *Server {
 	s := &Server{core: core}
-	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes()))}, opts...)
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes())),
+		grpc.ChainUnaryInterceptor(s.unaryRequest), grpc.ChainStreamInterceptor(s.streamRequest)}, opts...)
 	s.srv = grpc.NewServer(opts...)
 	a2apb.RegisterA2AServiceServer(s.srv, s)
 	return s
@@ -66,6 +67,7 @@ func (s *Server) Stop() { s.srv.Stop() }
 type call struct {
 	cl      *transport.Call
 	release func()
+	reqID   string
 }
 
 // begin authenticates and admits a call to method with request req, and
@@ -86,7 +88,7 @@ func (s *Server) begin(ctx context.Context, method string, stateful bool, req pr
 			r.TLS = &info.State
 		}
 	}
-	c := &call{cl: s.core.Begin(transportName, addr), release: func() {}}
+	c := &call{cl: s.core.Begin(transportName, addr), release: func() {}, reqID: requestID(ctx)}
 	c.cl.SetMethod(method, a2a.V10, stateful)
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, k := range []string{"authorization", "x-api-key"} {
@@ -114,7 +116,7 @@ func (s *Server) begin(ctx context.Context, method string, stateful bool, req pr
 // end frees the call's admission and writes its audit record.
 func (s *Server) end(c *call) {
 	c.release()
-	s.core.End(c.cl, "")
+	s.core.End(c.cl, c.reqID)
 }
 
 // fail is the gRPC error of e, noted in the call's record.
