@@ -278,3 +278,38 @@ func between(s, prefix, end string) string {
 	v, _, _ := strings.Cut(rest, end)
 	return v
 }
+
+// TestOTelTracesFromTheEnvironment: without --otel-endpoint, the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT turns traces on, and OTEL_SERVICE_NAME
+// names the service; an HTTP+JSON call is traced as over JSON-RPC.
+func TestOTelTracesFromTheEnvironment(t *testing.T) {
+	rc := startOTLPReceiver(t)
+	catalog, store := crashSetup(t, "functions: []\n")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rc.srv.URL)
+	t.Setenv("OTEL_SERVICE_NAME", "a2ad-edge")
+	p := startBinary(t, catalog, store)
+	h := http.Header{"Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+	resp, body := postURL(t, nil, p.base+"/a2a/rest/message:send",
+		[]byte(`{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}`), h)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("message:send = %d %s", resp.StatusCode, body)
+	}
+	if err := p.terminate(t, 15*time.Second); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.logs)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	spans := findSpans(rc.spans, "SendMessage")
+	if len(spans) != 1 || len(rc.errs) > 0 {
+		t.Fatalf("%d SendMessage spans (receiver errors %v); spans: %s", len(spans), rc.errs, spanNames(rc.spans))
+	}
+	wantAttrs(t, spans[0], map[string]string{"a2a.transport": "rest", "a2a.method": "SendMessage", "a2a.outcome": "ok", "a2a.reason": "input_required"})
+	if got := hex.EncodeToString(spans[0].ParentSpanId); got != "00f067aa0ba902b7" {
+		t.Errorf("parent %s, want the caller's span", got)
+	}
+	for _, s := range rc.service {
+		if s != "a2ad-edge" {
+			t.Errorf("service.name %q, want OTEL_SERVICE_NAME's", s)
+		}
+	}
+}
