@@ -61,11 +61,9 @@ func (c Call) fields() [5][3]string {
 	}
 }
 
-// Header sets c's headers on h, replacing any the catalogue set.
-//
-// The W3C traceparent and tracestate headers belong here too, once a2ad
-// traces calls (issue 18, section 2): they would come from the span in
-// ctx, not from c.
+// Header sets c's headers on h, replacing any the catalogue set. (The
+// W3C traceparent and tracestate come from the span in the call's
+// context: see traceHeader.)
 func (c Call) Header(h http.Header) {
 	for _, f := range c.fields() {
 		if f[2] != "" && (f[0] != HeaderAttempt || c.Attempt > 0) {

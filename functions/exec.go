@@ -69,8 +69,8 @@ const DefaultNice = 10
 func (b *ExecBackend) Kind() string { return "exec" }
 
 // Invoke runs the child once, in a process group of its own, with input on
-// its stdin and the variables of the call in ctx (see Call.Environ) in its
-// environment. On Linux the child is killed when a2ad dies (see sysProcAttr),
+// its stdin and the variables of the call in ctx (see Call.Environ and,
+// when traced, traceEnv) in its environment. On Linux the child is killed when a2ad dies (see sysProcAttr),
 // and once it has started its group is reported to the StartedFunc of ctx
 // (see WithStarted), before its output is read. Its stdout is read while it runs: each progress line is
 // reported to ReportProgress(ctx) as it arrives (see readOutput), and the
@@ -117,8 +117,9 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 		failed   = make(chan struct{}) // closed if the output fails the call
 	)
 	call, _ := CallFrom(ctx)
+	env := traceEnv(ctx, call.Environ(b.environ()))
 	wg.Go(func() {
-		b.runChild(call, startc, waitc)
+		b.runChild(env, startc, waitc)
 	})
 	st := <-startc
 	if st.err != nil {
@@ -207,12 +208,12 @@ type started struct {
 // less nice again without privilege, so it ends with this goroutine (a
 // goroutine that exits locked ends its thread) and nothing else runs at
 // its niceness.
-func (b *ExecBackend) runChild(call Call, startc chan<- started, waitc chan<- error) {
+func (b *ExecBackend) runChild(env []string, startc chan<- started, waitc chan<- error) {
 	runtime.LockOSThread()
 	if b.Nice <= 0 || !niceThread(b.Nice) {
 		defer runtime.UnlockOSThread()
 	}
-	p, err := b.start(call)
+	p, err := b.start(env)
 	startc <- started{p: p, err: err}
 	if err != nil {
 		return
@@ -231,12 +232,12 @@ type process struct {
 	draining atomic.Bool
 }
 
-// start starts the child of call with its stdio on pipes, in a new
-// process group.
-func (b *ExecBackend) start(call Call) (*process, error) {
+// start starts the child with env, its call's environment, and its
+// stdio on pipes, in a new process group.
+func (b *ExecBackend) start(env []string) (*process, error) {
 	cmd := exec.Command(b.Argv[0], b.Argv[1:]...)
 	cmd.Dir = b.Dir
-	cmd.Env = call.Environ(b.environ())
+	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr()
 
 	// Pipes made by os.Pipe are non-blocking on the parent's side, so

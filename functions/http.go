@@ -163,8 +163,9 @@ func readError(ctx context.Context, err error) error {
 
 // request builds the backend's request for input: the configured method
 // (POST by default) and headers (a Host header sets the request's host),
-// then the headers of the call in ctx (see Call.Header), which win over
-// configured ones of the same name.
+// then the headers of the call in ctx (see Call.Header) and the W3C
+// traceparent of its span, if it is traced, which win over configured
+// ones of the same name.
 func (b *HTTPBackend) request(ctx context.Context, input json.RawMessage) (*http.Request, error) {
 	method := b.Method
 	if method == "" {
@@ -187,6 +188,7 @@ func (b *HTTPBackend) request(ctx context.Context, input json.RawMessage) (*http
 	if c, ok := CallFrom(ctx); ok {
 		c.Header(req.Header)
 	}
+	traceHeader(ctx, req.Header)
 	return req, nil
 }
 

@@ -80,7 +80,9 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	sp := &speculation{ready: make(chan struct{})}
 	input := rec.Input
+	traced := s.traceRun(ctx)
 	cancel := s.ex.spawn(id, fn.ID, ck, func(runCtx context.Context) {
+		runCtx = traced(runCtx)
 		defer held()
 		defer s.relay.follow(id, 0)() // once stored, a cancel may come from another process
 		report := func(p functions.Progress) {

@@ -21,12 +21,14 @@ import (
 
 // start runs rec's call c in the background; a place was reserved for it
 // under k. held, when not nil, releases the slots the call already holds:
-// its task was stored working, so the run goes straight to the call.
-func (s *Service) start(k callKey, rec *Record, c functions.Call, fn *functions.Function, held func()) {
+// its task was stored working, so the run goes straight to the call. The
+// run is traced under the span in ctx, the request's that started it.
+func (s *Service) start(ctx context.Context, k callKey, rec *Record, c functions.Call, fn *functions.Function, held func()) {
 	unfollow := s.relay.follow(rec.Task.ID, rec.Seq) // a cancel may come from another process
+	traced := s.traceRun(ctx)
 	s.ex.spawn(rec.Task.ID, fn.ID, k, func(ctx context.Context) {
 		defer unfollow()
-		s.run(ctx, c, fn, rec.Input, held)
+		s.run(traced(ctx), c, fn, rec.Input, held)
 	})
 }
 
@@ -84,7 +86,7 @@ func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Funct
 		defer held()
 	} else {
 		s.met.CallQueued(fn.ID, 1)
-		release, ok := s.ex.acquire(ctx, fn, true)
+		release, ok := s.acquire(ctx, fn, true)
 		s.met.CallQueued(fn.ID, -1)
 		if !ok {
 			return // canceled while queued, or shutting down: the task is as it should be
@@ -264,11 +266,13 @@ func (s *Service) call(ctx context.Context, c functions.Call, fn *functions.Func
 	callCtx = functions.WithCall(callCtx, c)
 	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
 	callCtx = functions.WithStarted(callCtx, started)
+	callCtx, span := s.traceCall(callCtx, id, fn)
 	s.met.CallRunning(fn.ID, 1)
 	res, callErr := fn.Backend.Invoke(callCtx, input)
 	s.met.CallRunning(fn.ID, -1)
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
+	endCall(span, callErr, timedOut, ctx.Err() != nil)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown):
 		log.Warn().Msg("call interrupted by shutdown; recovery settles the task, on another replica or at the next start")

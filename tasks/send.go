@@ -48,7 +48,7 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 		if err := s.ex.reserve(ck, caller.MaxCalls); err != nil {
 			return nil, err
 		}
-		release, ok := s.ex.acquire(ctx, fn, false)
+		release, ok := s.acquire(ctx, fn, false)
 		if ok && window > 0 && fn.RetrySafe {
 			// The call may run before its task is stored, unless this
 			// message already has a task.
@@ -92,7 +92,7 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.start(ck, got, callOf(got, key.MessageID, 1), fn, held)
+		s.start(ctx, ck, got, callOf(got, key.MessageID, 1), fn, held)
 	}
 	return got, nil
 }
@@ -260,7 +260,7 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 	}
 	s.broker.Publish(id, events)
 	if fn != nil {
-		s.start(caller.callKey(), rec, callOf(rec, msg.MessageID, 1), fn, nil)
+		s.start(ctx, caller.callKey(), rec, callOf(rec, msg.MessageID, 1), fn, nil)
 	}
 	return rec, nil
 }

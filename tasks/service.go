@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/exposure"
@@ -77,6 +78,10 @@ type Config struct {
 	Now func() time.Time
 	// Metrics receives the service's measurements; nil records none.
 	Metrics Metrics
+	// Tracer, when set, traces the work of each task under the span of
+	// the request that asked for it (see SpanStoreCommit and the others);
+	// nil traces nothing, at no cost.
+	Tracer trace.Tracer
 	// LeaseTTL is how long this replica's lease on the calls it runs
 	// lasts without a heartbeat (one goes every third of it): once it
 	// lapses, another replica on the store takes them over. Default 15s.
@@ -135,9 +140,13 @@ func New(cfg Config) *Service {
 		cfg.Metrics = nopMetrics{}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	store := cfg.Store
+	if cfg.Tracer != nil {
+		store = tracedStore{Store: store, tracer: cfg.Tracer}
+	}
 	s := &Service{
 		cfg:    cfg,
-		store:  cfg.Store,
+		store:  store,
 		broker: NewBroker(),
 		log:    cfg.Logger,
 		met:    cfg.Metrics,
@@ -218,7 +227,7 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 	if !s.ex.hold(ck) {
 		return false
 	}
-	s.start(ck, rec, recoveredCall(rec), fn, nil)
+	s.start(context.Background(), ck, rec, recoveredCall(rec), fn, nil) // recovered: no request to trace it under
 	return true
 }
 

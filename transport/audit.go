@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
@@ -34,6 +36,7 @@ type Call struct {
 	// stateful: the method's result says how a task ended (send, stream,
 	// cancel), rather than what a read found.
 	stateful bool
+	span     trace.Span // nil unless traced (see Core.Trace)
 }
 
 // Begin starts the call of a client at clientAddr over the binding named
@@ -241,10 +244,11 @@ const (
 // for the refusals since the previous one from that address ("refused"),
 // so that a flood cannot fill the disk.
 func (c *Core) End(ac *Call, reqID string) {
-	if c.cfg.Audit == nil && c.cfg.Observe == nil {
+	if c.cfg.Audit == nil && c.cfg.Observe == nil && ac.span == nil {
 		return
 	}
 	outcome, reason := ac.classify()
+	ac.endSpan(outcome, reason)
 	if c.cfg.Observe != nil {
 		c.cfg.Observe(ac.transport, ac.method, outcome, reason, time.Since(ac.start))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
@@ -117,7 +118,10 @@ type Config struct {
 	// KeepAlive is the interval of SSE keep-alive comments; 0 means
 	// DefaultKeepAlive, negative none.
 	KeepAlive time.Duration
-	Logger    zerolog.Logger
+	// Tracer, when set, traces each call in a span (see Trace); nil
+	// traces nothing.
+	Tracer trace.Tracer
+	Logger zerolog.Logger
 }
 
 // Core serves the calls of every binding. Build it with New.

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/internal/otelx"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/httpx"
 )
@@ -67,6 +68,8 @@ type Config struct {
 	IdleTimeout       time.Duration
 	MaxConns          int // 0 for no cap
 	MaxConnsPerIP     int // 0 for no cap
+
+	OTelEndpoint string // an OTLP/HTTP collector's base URL; "" leaves it to OTEL_EXPORTER_OTLP_ENDPOINT, if set
 
 	Keys                 string  // the keys file; "" serves everyone as anonymous
 	OIDCIssuer           string  // an OpenID Connect issuer whose tokens identify callers; "" for none
@@ -206,6 +209,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection stays open")
 	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once on --listen; past it a2ad stops accepting until one closes (lowered to fit the open-file limit); 0 for no cap")
 	fs.IntVar(&c.MaxConnsPerIP, "max-conns-per-ip", c.MaxConnsPerIP, "connections open at once from one client address (an IPv6 /64); more are closed at once; behind a proxy, raise it; 0 for no cap")
+	fs.StringVar(&c.OTelEndpoint, "otel-endpoint", c.OTelEndpoint, "base URL of an OTLP/HTTP collector (such as http://127.0.0.1:4318) to export traces to; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else no traces")
 	fs.StringVar(&c.Keys, "keys", c.Keys, "API keys file (see a2ad keys create); with it, callers need a key unless --allow-anonymous")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "URL of an OpenID Connect issuer whose JWTs (Authorization: Bearer) identify callers too; with it, callers need a key or a token unless --allow-anonymous")
 	fs.StringVar(&c.OIDCAudience, "oidc-audience", c.OIDCAudience, "what the aud of --oidc-issuer's tokens must hold (required with it)")
@@ -407,6 +411,8 @@ func (c *Config) Validate() error {
 		positive("push-timeout", c.PushTimeout),
 		positive("push-max-attempts", c.PushMaxAttempts),
 		positive("push-concurrency", c.PushConcurrency),
+		failIf(c.OTelEndpoint != "" && otelx.CheckEndpoint(c.OTelEndpoint) != nil,
+			"otel-endpoint: must be an http or https URL with a host and no query (a collector's base, such as http://127.0.0.1:4318), not %q", c.OTelEndpoint),
 	)
 	if err != nil {
 		return err

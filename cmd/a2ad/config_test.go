@@ -372,6 +372,12 @@ func TestValidate(t *testing.T) {
 		{"oidc without audience", func(c *Config) { c.OIDCIssuer = "https://id.example.com" },
 			"oidc-audience: required with --oidc-issuer (what its tokens' aud must hold)"},
 		{"oidc audience alone", func(c *Config) { c.OIDCAudience = "a2ad" }, "oidc-audience: only means something with --oidc-issuer"},
+		{"otel endpoint", func(c *Config) { c.OTelEndpoint = "http://127.0.0.1:4318" }, ""},
+		{"otel endpoint with a path", func(c *Config) { c.OTelEndpoint = "https://collector.example.com/otlp/" }, ""},
+		{"otel endpoint without a scheme", func(c *Config) { c.OTelEndpoint = "127.0.0.1:4318" },
+			`otel-endpoint: must be an http or https URL with a host and no query (a collector's base, such as http://127.0.0.1:4318), not "127.0.0.1:4318"`},
+		{"otel endpoint with a query", func(c *Config) { c.OTelEndpoint = "http://127.0.0.1:4318/?x=1" },
+			`otel-endpoint: must be an http or https URL with a host and no query (a collector's base, such as http://127.0.0.1:4318), not "http://127.0.0.1:4318/?x=1"`},
 		{"oidc without caller claim", func(c *Config) {
 			c.OIDCIssuer, c.OIDCAudience, c.OIDCCallerClaim = "https://id.example.com", "a2ad", ""
 		},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
@@ -54,8 +55,9 @@ type Main struct {
 	srv      *jsonrpc.Server
 	grpc     *a2agrpc.Server // nil without --grpc-listen
 	grpcLn   net.Listener
-	grpcAddr string    // host:port the card gives for gRPC
-	audit    *auditLog // nil unless the audit trail has its own file
+	grpcAddr string       // host:port the card gives for gRPC
+	tracer   trace.Tracer // nil unless traces are exported (see openTracing)
+	audit    *auditLog    // nil unless the audit trail has its own file
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
@@ -150,6 +152,7 @@ loop:
 // failed Open: the order of the steps is the reverse of shutdown's.
 func (m *Main) Open(ctx context.Context) error {
 	for _, step := range []func(context.Context) error{
+		m.openTracing,
 		m.openCatalog,
 		m.openTLS,
 		m.openListener,
@@ -175,7 +178,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("grpc_listen", m.GRPCAddr()).Str("base_url", m.baseURL).
 		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", storeName(cfg.Store)).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
-		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Str("version", Version()).Msg("a2ad serving")
+		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Bool("traces", m.tracer != nil).Str("version", Version()).Msg("a2ad serving")
 	return nil
 }
 
@@ -433,6 +436,7 @@ func (m *Main) openService(ctx context.Context) error {
 		LeaseTTL:          cfg.LeaseTTL,
 		PushGuard:         m.guard,
 		Metrics:           m.metrics,
+		Tracer:            m.tracer,
 
 		MaxTaskArtifactBytes: cfg.MaxTaskArtifactBytes,
 	})

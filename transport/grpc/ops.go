@@ -23,7 +23,7 @@ func (s *Server) encode(ctx context.Context, c *call, err error) error {
 
 // SendMessage implements a2apb.A2AServiceServer.
 func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	c, err := s.begin(ctx, "SendMessage", true, req)
+	ctx, c, err := s.begin(ctx, "SendMessage", true, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func sendParams(req *a2apb.SendMessageRequest) (a2a.SendParams, *a2a.Error) {
 
 // GetTask implements a2apb.A2AServiceServer.
 func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	c, err := s.begin(ctx, "GetTask", false, req)
+	ctx, c, err := s.begin(ctx, "GetTask", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb
 
 // ListTasks implements a2apb.A2AServiceServer.
 func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	c, err := s.begin(ctx, "ListTasks", false, req)
+	ctx, c, err := s.begin(ctx, "ListTasks", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a
 
 // CancelTask implements a2apb.A2AServiceServer.
 func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
-	c, err := s.begin(ctx, "CancelTask", true, req)
+	ctx, c, err := s.begin(ctx, "CancelTask", true, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (
 
 // GetExtendedAgentCard implements a2apb.A2AServiceServer.
 func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
-	c, err := s.begin(ctx, "GetExtendedAgentCard", false, req)
+	ctx, c, err := s.begin(ctx, "GetExtendedAgentCard", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtende
 
 // CreateTaskPushNotificationConfig implements a2apb.A2AServiceServer.
 func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	c, err := s.begin(ctx, "CreateTaskPushNotificationConfig", false, req)
+	ctx, c, err := s.begin(ctx, "CreateTaskPushNotificationConfig", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2ap
 
 // GetTaskPushNotificationConfig implements a2apb.A2AServiceServer.
 func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	c, err := s.begin(ctx, "GetTaskPushNotificationConfig", false, req)
+	ctx, c, err := s.begin(ctx, "GetTaskPushNotificationConfig", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func (s *Server) pushRef(req proto.Message) (a2a.PushConfigParams, *a2a.Error) {
 
 // ListTaskPushNotificationConfigs implements a2apb.A2AServiceServer.
 func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	c, err := s.begin(ctx, "ListTaskPushNotificationConfigs", false, req)
+	ctx, c, err := s.begin(ctx, "ListTaskPushNotificationConfigs", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb
 
 // DeleteTaskPushNotificationConfig implements a2apb.A2AServiceServer.
 func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	c, err := s.begin(ctx, "DeleteTaskPushNotificationConfig", false, req)
+	ctx, c, err := s.begin(ctx, "DeleteTaskPushNotificationConfig", false, req)
 	defer s.end(c)
 	if err != nil {
 		return nil, err

@@ -71,9 +71,11 @@ type call struct {
 }
 
 // begin authenticates and admits a call to method with request req, and
-// starts its audit record; end (always to be called) writes it. A
-// refused call's error is returned.
-func (s *Server) begin(ctx context.Context, method string, stateful bool, req proto.Message) (*call, error) {
+// starts its audit record (and its span, a child of the traceparent in
+// the call's metadata, in the context returned: serve the call with it);
+// end (always to be called) writes it. A refused call's error is
+// returned.
+func (s *Server) begin(ctx context.Context, method string, stateful bool, req proto.Message) (context.Context, *call, error) {
 	addr := ""
 	r := &http.Request{Header: http.Header{}, Method: http.MethodPost}
 	if p, ok := peer.FromContext(ctx); ok {
@@ -91,26 +93,27 @@ func (s *Server) begin(ctx context.Context, method string, stateful bool, req pr
 	c := &call{cl: s.core.Begin(transportName, addr), release: func() {}, reqID: requestID(ctx)}
 	c.cl.SetMethod(method, a2a.V10, stateful)
 	md, _ := metadata.FromIncomingContext(ctx)
+	ctx = s.core.Trace(ctx, c.cl, mdCarrier(md))
 	for _, k := range []string{"authorization", "x-api-key"} {
 		for _, v := range md.Get(k) {
 			r.Header.Add(k, v)
 		}
 	}
 	if ref := s.core.Authenticate(c.cl, r); ref != nil {
-		return c, refusalError(ref)
+		return ctx, c, refusalError(ref)
 	}
 	// Every call is admitted, one in a version a2ad does not speak too,
 	// as over the other bindings.
 	release, ref := s.core.Admit(c.cl, int64(proto.Size(req)))
 	c.release = release
 	if ref != nil {
-		return c, refusalError(ref)
+		return ctx, c, refusalError(ref)
 	}
 	if e := checkVersion(md.Get(versionMetadata)); e != nil {
 		c.cl.NoteError(e, nil)
-		return c, statusError(e)
+		return ctx, c, statusError(e)
 	}
-	return c, nil
+	return ctx, c, nil
 }
 
 // end frees the call's admission and writes its audit record.
@@ -153,3 +156,24 @@ func resumePoint(ctx context.Context, meta map[string]any) (*uint64, *a2a.Error)
 }
 
 func formatSeq(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// mdCarrier reads the W3C trace context from a call's metadata, whose
+// keys are lower-case (as traceparent and tracestate are).
+type mdCarrier metadata.MD
+
+func (m mdCarrier) Get(key string) string {
+	if v := metadata.MD(m).Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (m mdCarrier) Set(key, value string) { metadata.MD(m).Set(key, value) }
+
+func (m mdCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}

@@ -57,7 +57,7 @@ func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream grpc.
 func (s *Server) stream(stream grpc.ServerStreamingServer[a2apb.StreamResponse], method string, req proto.Message,
 	open func(ctx context.Context, cl *transport.Call) (transport.Opened, *a2a.Error)) error {
 	ctx := stream.Context()
-	c, err := s.begin(ctx, method, true, req)
+	ctx, c, err := s.begin(ctx, method, true, req)
 	defer s.end(c)
 	if err != nil {
 		return err

@@ -151,6 +151,10 @@ func (s *Server) jsonrpc(c echo.Context) error {
 	r := c.Request()
 	cl := s.core.Begin(transportName, s.core.ClientAddr(r))
 	defer func() { s.core.End(cl, c.Response().Header().Get(echo.HeaderXRequestID)) }()
+	if tr := s.core.TraceRequest(cl, r); tr != r {
+		r = tr
+		c.SetRequest(r)
+	}
 	// A refusal before the body is read leaves the body unread: its
 	// answer has id null and the version the A2A-Version header asks for.
 	if ref := s.core.Authenticate(cl, r); ref != nil {

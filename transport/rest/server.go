@@ -53,6 +53,10 @@ func (s *Server) serve(c echo.Context) error {
 	r := c.Request()
 	cl := s.core.Begin(transportName, s.core.ClientAddr(r))
 	defer func() { s.core.End(cl, c.Response().Header().Get(echo.HeaderXRequestID)) }()
+	if tr := s.core.TraceRequest(cl, r); tr != r {
+		r = tr
+		c.SetRequest(r)
+	}
 	if ref := s.core.Authenticate(cl, r); ref != nil {
 		transport.LeaveBody(c.Response(), r)
 		return s.refuse(c, ref)

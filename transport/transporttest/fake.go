@@ -23,6 +23,8 @@ type Service struct {
 	ListFn   func(q tasks.ListQuery) (tasks.ListPage, error)
 	WatchFn  func(id string, after *uint64, emit func(tasks.StreamEvent) error) error
 	SetFn    func(taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error)
+	// SendCtx, when set, is told the context of each Send.
+	SendCtx func(ctx context.Context)
 }
 
 var (
@@ -40,7 +42,10 @@ func (s *Service) unexpected(what string) error {
 	return ErrUnexpected
 }
 
-func (s *Service) Send(_ context.Context, _ tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error) {
+func (s *Service) Send(ctx context.Context, _ tasks.Caller, p a2a.SendParams) (*a2a.Task, tasks.Outcome, error) {
+	if s.SendCtx != nil {
+		s.SendCtx(ctx)
+	}
 	if s.SendFn == nil {
 		return nil, tasks.Outcome{}, s.unexpected("Send")
 	}
