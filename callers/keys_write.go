@@ -316,9 +316,20 @@ func mapNode(kv ...any) *yaml.Node {
 	return n
 }
 
-// writeFileAtomic replaces the file at path by data, with mode 0600,
-// through a temporary file in the same directory and a rename.
+// writeFileAtomic replaces the file at path by data, through a temporary
+// file in the same directory and a rename. A file that exists keeps its
+// mode and its owner and group: the server reads it as its own user (the
+// systemd unit installs it 0640 root:a2ad), so a rewrite by root that made
+// it 0600 root:root would leave every later reload unable to read it and
+// a revoked key in force. A new file is 0600.
 func writeFileAtomic(path string, data []byte) (err error) {
+	mode := os.FileMode(0o600)
+	old, err := os.Stat(path)
+	if err == nil {
+		mode = old.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -330,9 +341,15 @@ func writeFileAtomic(path string, data []byte) (err error) {
 			_ = os.Remove(tmp)
 		}
 	}()
-	if err := f.Chmod(0o600); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		_ = f.Close()
 		return err
+	}
+	if old != nil {
+		if err := keepOwner(f, old); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("keep the owner and group of %s: %w (run as root, or as its owner)", path, err)
+		}
 	}
 	if _, err := f.Write(data); err != nil {
 		_ = f.Close()
