@@ -80,13 +80,14 @@ func printReload(w io.Writer, r *admin.ReloadReport) {
 	for _, p := range cat.Problems {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
+	// Entries counts callers: a caller of a version 2 file has several keys.
 	switch k := r.Keys; {
 	case k == nil:
 		fmt.Fprintln(w, "keys       none (no --keys)")
 	case k.Reloaded:
-		fmt.Fprintf(w, "keys       reloaded: %s, %s ended\n", count(k.Entries, "key"), count(k.StreamsEnded, "stream"))
+		fmt.Fprintf(w, "keys       reloaded: %s, %s ended\n", count(k.Entries, "caller"), count(k.StreamsEnded, "stream"))
 	default:
-		fmt.Fprintf(w, "keys       not reloaded: the %s in force stay\n", count(k.Entries, "key"))
+		fmt.Fprintf(w, "keys       not reloaded: the keys of %s stay in force\n", count(k.Entries, "caller"))
 	}
 	if r.Keys != nil {
 		for _, p := range r.Keys.Problems {
@@ -100,5 +101,21 @@ func printReload(w io.Writer, r *admin.ReloadReport) {
 		fmt.Fprintln(w, "audit log  reopened")
 	default:
 		fmt.Fprintln(w, "audit log  not reopened (see the server's log)")
+	}
+	printTLSReload(w, r.TLS)
+}
+
+// printTLSReload prints the TLS part of a reload (none without --tls-cert).
+func printTLSReload(w io.Writer, t *admin.TLSReload) {
+	switch {
+	case t == nil:
+		return
+	case t.Reloaded:
+		fmt.Fprintf(w, "tls        reloaded: the certificate is valid until %s\n", t.NotAfter)
+	default:
+		fmt.Fprintf(w, "tls        not reloaded: the certificate in force (valid until %s) stays\n", t.NotAfter)
+	}
+	for _, p := range t.Problems {
+		fmt.Fprintf(w, "  %s\n", p)
 	}
 }
