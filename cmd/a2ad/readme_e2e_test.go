@@ -248,6 +248,10 @@ var readmeNotRun = map[string]string{
 	"damaged store": "needs a damaged store file at /var/lib/a2ad (TestDamagedStoreEndsServeAndCheckCleanly damages real files)",
 	"migrate":       "needs systemd and an empty PostgreSQL database of its own; its output is cut with ... (TestStoreMigrate* copy into a schema per test)",
 	"replicas":      "creates the fixed schema a2ad in the shared test database; no output shown (TestReplicas* run two replicas per schema)",
+	"rotation":      "works on /etc/a2ad/keys.yaml and a key made before it (TestKeyRotationE2E walks it against the binary)",
+	"oidc":          "needs an OpenID Connect provider at id.example.com; no output shown (TestOIDCCallersE2E runs one on loopback)",
+	"grpc client":   "Go code, not a command (TestGRPC* and the a2a-go interop tests call the binding)",
+	"image":         "builds the image (about a minute) and needs root for its chroot run; .ci/run builds and checks it on every run",
 }
 
 // readmeTools are what the examples run besides a2ad.
