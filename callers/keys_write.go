@@ -318,15 +318,16 @@ func mapNode(kv ...any) *yaml.Node {
 
 // writeFileAtomic replaces the file at path by data, through a temporary
 // file in the same directory and a rename. A file that exists keeps its
-// mode and its owner and group: the server reads it as its own user (the
-// systemd unit installs it 0640 root:a2ad), so a rewrite by root that made
-// it 0600 root:root would leave every later reload unable to read it and
-// a revoked key in force. A new file is 0600.
+// owner, its group and its owner's and group's permissions, and loses any
+// for others: the server may read it through its group (the systemd unit
+// installs it 0640 root:a2ad), and a rewrite by root that made it 0600
+// root:root would leave every later reload unable to read it and a revoked
+// key in force. A new file is 0600.
 func writeFileAtomic(path string, data []byte) (err error) {
 	mode := os.FileMode(0o600)
 	old, err := os.Stat(path)
 	if err == nil {
-		mode = old.Mode().Perm()
+		mode = old.Mode().Perm() &^ 0o007
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
