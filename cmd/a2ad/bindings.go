@@ -129,7 +129,7 @@ func (m *Main) openGRPCListener(context.Context) error {
 		return nil
 	})
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		m.Logger.Warn().Str("grpc_listen", ln.Addr().String()).Msg("gRPC listener beyond loopback: put TLS (--tls-cert) and authentication in front")
+		m.Logger.Warn().Str("grpc_listen", m.Config.GRPCListen).Str("bound", ln.Addr().String()).Msg("gRPC listener beyond loopback: put TLS (--tls-cert) and authentication in front")
 	}
 	u, err := url.Parse(m.baseURL)
 	if err != nil {

@@ -252,7 +252,7 @@ func (m *Main) openListener(context.Context) error {
 		return fmt.Errorf("base-url: %w", err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		m.Logger.Warn().Str("listen", ln.Addr().String()).Msg("listening beyond loopback: put TLS and authentication in front")
+		m.Logger.Warn().Str("listen", m.Config.Listen).Str("bound", ln.Addr().String()).Msg("listening beyond loopback: put TLS and authentication in front")
 	}
 	return nil
 }
@@ -373,7 +373,7 @@ func (m *Main) openAdminListener(context.Context) error {
 		return listenError("admin-listen", m.Config.AdminListen, err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-		m.Logger.Warn().Str("admin_listen", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")
+		m.Logger.Warn().Str("admin_listen", m.Config.AdminListen).Str("bound", ln.Addr().String()).Msg("admin listener beyond loopback: its routes other than /healthz, /readyz and /metrics still answer loopback callers only")
 	}
 	// Its own caps and timeouts: a flood on the main listener leaves the
 	// probes and /metrics answering.
