@@ -284,6 +284,9 @@ func (s *Service) logDrain(ctx context.Context) {
 		ids = append(ids, id)
 		total += n
 	}
+	if total == 0 {
+		return // the last calls are ending: nothing to wait for worth a line
+	}
 	slices.Sort(ids)
 	per := zerolog.Dict()
 	for _, id := range ids {
