@@ -539,18 +539,21 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 		t.Fatalf("WriteTimeout %v, want 2.5s (2 × --read-timeout + --blocking-timeout)", m.http.WriteTimeout)
 	}
 	base := "http://" + m.Addr()
-	dial := func() net.Conn {
+	// dial returns a connection and the time before it was dialled: the
+	// server's header and body deadlines start when it accepts, which
+	// may be before Dial returns here, never before it began.
+	dial := func() (net.Conn, time.Time) {
+		start := time.Now()
 		c, err := net.Dial("tcp", m.Addr())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		return c
+		return c, start
 	}
 
 	t.Run("late body", func(t *testing.T) {
-		c := dial()
-		start := time.Now()
+		c, start := dial()
 		_, _ = io.WriteString(c, "POST /a2a HTTP/1.1\r\nHost: a2ad\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 		a := readAnswer(c, start, 5*time.Second)
 		if a.err != nil || a.status != http.StatusRequestTimeout || a.body != `{"error":"request body not received within 1s"}` {
@@ -561,8 +564,7 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 		}
 	})
 	t.Run("slow headers", func(t *testing.T) {
-		c := dial()
-		start := time.Now()
+		c, start := dial()
 		_, _ = io.WriteString(c, "POST /a2a HTTP/1.1\r\nHost: a2ad\r\n")
 		a := readAnswer(c, start, 5*time.Second)
 		if a.err == nil || isTimeout(a.err) {
@@ -573,7 +575,7 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 		}
 	})
 	t.Run("idle", func(t *testing.T) {
-		c := dial()
+		c, _ := dial()
 		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: a2ad\r\n\r\n")
 		start := time.Now()
 		br := bufio.NewReader(c)
