@@ -128,8 +128,8 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	}
 	p := st.p
 	defer p.close()
-	if g, ok := groupOf(p.pgid); ok {
-		reportStarted(ctx, g)
+	if st.grouped {
+		reportStarted(ctx, st.group)
 	}
 
 	wg.Go(func() {
@@ -191,10 +191,13 @@ func waitChild(ctx context.Context, p *process, waitc <-chan error, failed <-cha
 	return stopped, werr
 }
 
-// started is what runChild reports once it has tried to start the child.
+// started is what runChild reports once it has tried to start the child,
+// with the child's process group if it could be read.
 type started struct {
-	p   *process
-	err error
+	p       *process
+	group   ProcessGroup
+	grouped bool
+	err     error
 }
 
 // runChild starts the child, sends the outcome on startc and, if it
@@ -214,10 +217,15 @@ func (b *ExecBackend) runChild(env []string, startc chan<- started, waitc chan<-
 		defer runtime.UnlockOSThread()
 	}
 	p, err := b.start(env)
-	startc <- started{p: p, err: err}
 	if err != nil {
+		startc <- started{err: err}
 		return
 	}
+	// The group is read before Wait can reap its leader: a child that
+	// exits at once, leaving processes in its group, would otherwise be
+	// gone from /proc before Invoke looked, and its group unrecorded.
+	g, grouped := groupOf(p.pgid)
+	startc <- started{p: p, group: g, grouped: grouped}
 	waitc <- p.cmd.Wait()
 }
 

@@ -89,11 +89,15 @@ func TestCallerCapRefusesAndStoresNothing(t *testing.T) {
 		t.Fatalf("a caller named as an address: %v", err)
 	}
 
-	// Once a's calls end, it calls again.
+	// Once a's calls end, it calls again. The call may wait for a slot
+	// behind b's and the anonymous callers' past BlockingTimeout (100 ms:
+	// a few commits on a busy disk), so its end is waited for, not its
+	// blocking answer.
 	close(release)
 	task := sendUntil(t, e, a, send(dataMsg("a3", "demo::echo", `{"n":1}`)))
 	if task.Status.State != a2a.StateCompleted {
-		t.Fatalf("a's call after its calls ended: %s", task.Status.State)
+		t.Logf("a's call after its calls ended answered %s; waiting for it to complete", task.Status.State)
+		waitState(t, e, a, task.ID, a2a.StateCompleted)
 	}
 }
 

@@ -361,12 +361,12 @@ func TestAuthFloodThrottled(t *testing.T) {
 		t.Errorf("a valid key from another address: HTTP %d", resp.StatusCode)
 	}
 
-	// 20 records of failures and one of the first refusal: the other
-	// refusals wait for a summary.
+	// One record per failure answered 401 (20, and the racing ones) and
+	// one of the first refusal: the other refusals wait for a summary.
 	recs := k.auditRecords(t)
 	fails, throttled := recordsWhere(recs, "reason", "unauthenticated"), recordsWhere(recs, "reason", "auth_throttled")
-	if len(fails) != 20 || len(throttled) != 1 {
-		t.Fatalf("%d unauthenticated and %d auth_throttled records, want 20 and 1", len(fails), len(throttled))
+	if len(fails) != n401 || len(throttled) != 1 {
+		t.Fatalf("%d unauthenticated and %d auth_throttled records, want %d (one per 401) and 1", len(fails), len(throttled), n401)
 	}
 	first := throttled[0]
 	for key, v := range map[string]any{"client_addr": "127.0.0.1", "outcome": "transport_denied", "code": float64(-32052), "refused": float64(1)} {
@@ -376,7 +376,7 @@ func TestAuthFloodThrottled(t *testing.T) {
 	}
 	// Ten seconds on: ten tokens back, ten more failures checked and
 	// audited; then a refusal writes the summary of every refusal since
-	// the first (flood-20-1 of the flood, the two after it, and itself).
+	// the first (n429-1 of the flood, the two after it, and itself).
 	k.clock.Advance(10 * time.Second)
 	for i := range 10 {
 		if resp, _ := postRaw(t, k.base, get, bad); resp.StatusCode != http.StatusUnauthorized {
@@ -388,13 +388,13 @@ func TestAuthFloodThrottled(t *testing.T) {
 	}
 	recs = k.auditRecords(t)
 	throttled = recordsWhere(recs, "reason", "auth_throttled")
-	if len(throttled) != 2 || throttled[1]["refused"] != float64(flood-20-1+2+1) {
-		t.Errorf("auth_throttled records: %v, want a second one with refused %d", throttled, flood-20-1+2+1)
+	if len(throttled) != 2 || throttled[1]["refused"] != float64(n429-1+2+1) {
+		t.Errorf("auth_throttled records: %v, want a second one with refused %d", throttled, n429-1+2+1)
 	}
-	// 2,014 requests, 33 audit records: 30 failures, 2 summaries and the
-	// call from 127.0.0.4.
-	if len(recs) != 30+2+1 {
-		t.Errorf("%d audit records, want 33", len(recs))
+	// 2,014 requests, 33 to 40 audit records: the n401+10 failures, 2
+	// summaries and the call from 127.0.0.4.
+	if len(recs) != n401+10+2+1 {
+		t.Errorf("%d audit records, want %d", len(recs), n401+10+2+1)
 	}
 	if st, err := os.Stat(k.audit); err != nil || st.Size() > 16<<10 {
 		t.Errorf("the audit log is %d bytes (%v), want under 16 KiB", st.Size(), err)
