@@ -29,6 +29,19 @@ type stats struct {
 	elapsed       time.Duration
 	p50, p99, max time.Duration
 	firstErr      string
+	// cpu is the CPU time the server used in the measured window, when
+	// known (cpuKnown).
+	cpu      time.Duration
+	cpuKnown bool
+}
+
+// cpuPerOp is the server's CPU time per successful request (or stream),
+// "-" when unknown.
+func (s stats) cpuPerOp() string {
+	if !s.cpuKnown || s.ok == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(s.cpu)/float64(s.ok)/float64(time.Microsecond), 'f', 0, 64) + "µs"
 }
 
 // rps is the successful requests (or streams) per second.
@@ -98,13 +111,34 @@ func newClient(clients int) (*http.Client, *http.Transport) {
 // rpcURLs[i%len(rpcURLs)] (replicas share the load evenly), each running
 // its op (mk) in a loop: warmup unmeasured, then duration measured. An op
 // counts in the measurement when it ends inside the measured window.
-func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration time.Duration, mk newOp) (stats, error) {
+// cpu, if not nil, is read as the window opens and as it closes: the
+// server's CPU time in the window.
+func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration time.Duration, mk newOp,
+	cpu func() (time.Duration, bool)) (stats, error) {
 	client, tr := newClient(clients)
 	defer tr.CloseIdleConnections()
 	t0 := time.Now()
 	from, to := t0.Add(warmup), t0.Add(warmup+duration)
 	ctx, cancel := context.WithDeadline(ctx, to.Add(requestTimeout))
 	defer cancel()
+	var cpuUsed time.Duration
+	var cpuKnown bool
+	var cpuDone sync.WaitGroup
+	if cpu != nil {
+		cpuDone.Add(1)
+		go func() {
+			defer cpuDone.Done()
+			if !sleepUntil(ctx, from) {
+				return
+			}
+			c0, ok0 := cpu()
+			if !sleepUntil(ctx, to) {
+				return
+			}
+			c1, ok1 := cpu()
+			cpuUsed, cpuKnown = c1-c0, ok0 && ok1
+		}()
+	}
 
 	type worker struct {
 		lat      []time.Duration
@@ -143,10 +177,11 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 		}(&workers[i], rpcURLs[i%len(rpcURLs)])
 	}
 	wg.Wait()
+	cpuDone.Wait()
 	if err := ctx.Err(); err != nil && time.Now().Before(to) {
 		return stats{}, err // interrupted
 	}
-	var st stats
+	st := stats{cpu: cpuUsed, cpuKnown: cpuKnown}
 	var lat []time.Duration
 	for _, w := range workers {
 		lat = append(lat, w.lat...)
@@ -165,6 +200,18 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 		st.max = lat[len(lat)-1]
 	}
 	return st, nil
+}
+
+// sleepUntil waits until t; false if ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // smoke runs one op (a request or a stream) and reports what is wrong

@@ -1,15 +1,19 @@
 // Command a2abench compares a2ad side by side with the official A2A Go SDK
 // and with a bare HTTP floor, in one run on one machine:
 //
-//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench]
+//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,js,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench]
 //
-// It builds the three servers (go build -trimpath -ldflags="-s -w") into a
+// It builds the Go servers (go build -trimpath -ldflags="-s -w") into a
 // temporary directory, starts them one at a time on random loopback ports,
 // and drives each with the same load: blocking message/send of a data part
 // {"skill":"demo::echo","input":{"message":"hello"}}, a fresh messageId per
 // request, from N concurrent clients sharing one keep-alive http.Client. It
-// prints requests/s, p50, p99 and max latency and errors per server and
-// concurrency, then the throughput ratios a2ad/sdk and a2ad/floor.
+// prints requests/s, p50, p99 and max latency, errors and the server's CPU
+// time per request (utime and stime of its processes in /proc over the
+// measured window, so it does not depend on what else runs) per server
+// and concurrency, then the throughput ratios a2ad/js, a2ad/sdk and
+// a2ad/floor, and a2ad against the targets of issue 19 (printed, not
+// enforced).
 //
 // With -mode stream (default clients: 16), each client instead loops over
 // message/stream (Accept: text/event-stream) of the same data part and
@@ -29,6 +33,10 @@
 //     server A2AD_BENCH_POSTGRES (else A2AD_TEST_POSTGRES, else the
 //     project's 127.0.0.1:5432 test database). With two, client i talks
 //     to replica i%2. Not in the default: it needs PostgreSQL.
+//   - js:    ./cmd/a2abench/jsserver, the official JS SDK (@a2a-js/sdk with
+//     Express, its packages installed by npm ci from the committed
+//     lockfile) with its in-memory task store, the same echo executor, and
+//     its v0.3 compatibility layer on. Needs node (>= 20) and npm.
 //   - sdk:   ./cmd/a2abench/sdkserver, a2asrv with its in-memory task store
 //     and an echo executor.
 //   - floor: ./cmd/a2abench/floor, an Echo handler that decodes the request
@@ -85,10 +93,10 @@ type options struct {
 	pgbench  bool
 }
 
-var knownServers = []string{"a2ad", "a2ad-pg", "a2ad-pg2", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-pg", "a2ad-pg2", "js", "sdk", "floor"}
 
 // defaultServers need no PostgreSQL.
-var defaultServers = []string{"a2ad", "sdk", "floor"}
+var defaultServers = []string{"a2ad", "js", "sdk", "floor"}
 
 // defaultClients is -clients by mode.
 var defaultClients = map[string]string{"send": "16,64", "stream": "16"}
@@ -105,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("a2abench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	servers := fs.String("servers", strings.Join(defaultServers, ","),
-		"servers to compare, in order: a2ad, a2ad-pg (one replica on PostgreSQL), a2ad-pg2 (two on one schema), sdk, floor")
+		"servers to compare, in order: a2ad, a2ad-pg (one replica on PostgreSQL), a2ad-pg2 (two on one schema), js (the JS SDK server), sdk, floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before each run")
@@ -278,7 +286,7 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 	var out []result
 	for _, c := range o.clients {
 		fmt.Fprintf(stderr, "a2abench: %s, %d clients: warm-up %v, then %v\n", name, c, o.warmup, o.duration)
-		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk)
+		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk, srv.cpu)
 		if err != nil {
 			return out, fmt.Errorf("%s, %d clients: %w%s", name, c, err, srv.tail())
 		}
@@ -298,22 +306,62 @@ func printResults(w io.Writer, o options, results []result) {
 		printStreamResults(w, o, results)
 		return
 	}
-	byKey := printRuns(w, results, "req/s\tp50\tp99\tmax\terrors", func(s stats) string {
-		return fmt.Sprintf("%.0f\t%s\t%s\t%s\t%d", s.rps(), ms(s.p50), ms(s.p99), ms(s.max), s.errors)
+	byKey := printRuns(w, results, "req/s\tp50\tp99\tmax\terrors\tcpu/req", func(s stats) string {
+		return fmt.Sprintf("%.0f\t%s\t%s\t%s\t%d\t%s", s.rps(), ms(s.p50), ms(s.p99), ms(s.max), s.errors, s.cpuPerOp())
 	})
 	if !contains(o.servers, "a2ad") || len(o.servers) < 2 {
 		return
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "clients\ta2ad/sdk\ta2ad/floor\t")
+	fmt.Fprintln(tw, "clients\ta2ad/js\ta2ad/sdk\ta2ad/floor\t")
 	for _, c := range o.clients {
 		a, ok := byKey["a2ad/"+strconv.Itoa(c)]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t\n", c, ratio(a, byKey, "sdk/"+strconv.Itoa(c), stats.rps), ratio(a, byKey, "floor/"+strconv.Itoa(c), stats.rps))
+		k := strconv.Itoa(c)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", c, ratio(a, byKey, "js/"+k, stats.rps),
+			ratio(a, byKey, "sdk/"+k, stats.rps), ratio(a, byKey, "floor/"+k, stats.rps))
 	}
+	tw.Flush()
+	printSendTargets(w, byKey)
+}
+
+// Targets of send mode (issue 19), printed against the results.
+const (
+	targetSendClients = 16                   // at this many clients, a2ad's ...
+	targetOverJS      = 3.0                  // ... req/s over the JS SDK server's
+	targetOfFloor     = 0.40                 // ... req/s over the floor's
+	targetSendP99     = 5 * time.Millisecond // ... p99 at most this
+	targetMoreClients = 64                   // more req/s here than at 16, no errors
+)
+
+// printSendTargets prints a2ad against issue 19's targets, each "met",
+// "missed" or "-" (a run it needs is missing). They do not change the
+// exit status.
+func printSendTargets(w io.Writer, byKey map[string]stats) {
+	a, ok := byKey["a2ad/"+strconv.Itoa(targetSendClients)]
+	if !ok {
+		return
+	}
+	against := func(key string, share float64) string {
+		b, ok := byKey[key]
+		if !ok || b.rps() == 0 {
+			return "-"
+		}
+		return metOrMissed(a.rps() >= share*b.rps())
+	}
+	more := "-"
+	if m, ok := byKey["a2ad/"+strconv.Itoa(targetMoreClients)]; ok {
+		more = metOrMissed(m.rps() > a.rps() && m.errors == 0)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "at %d clients:\t>= %.0fx js\t>= %.0f%% of floor\tp99 <= %s\tat %d clients: more, no errors\t\n",
+		targetSendClients, targetOverJS, targetOfFloor*100, ms(targetSendP99), targetMoreClients)
+	fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t\n", against("js/"+strconv.Itoa(targetSendClients), targetOverJS),
+		against("floor/"+strconv.Itoa(targetSendClients), targetOfFloor), metOrMissed(a.p99 <= targetSendP99 && a.ok > 0), more)
 	tw.Flush()
 }
 

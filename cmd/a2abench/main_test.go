@@ -15,7 +15,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(o.servers, ",") != "a2ad,sdk,floor" || joinInts(o.clients) != "16,64" ||
+	if strings.Join(o.servers, ",") != "a2ad,js,sdk,floor" || joinInts(o.clients) != "16,64" ||
 		o.duration != 10*time.Second || o.warmup != 2*time.Second || o.mode != "send" {
 		t.Fatalf("defaults = %+v", o)
 	}
@@ -44,7 +44,7 @@ func TestParseFlagsStreamMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.mode != "stream" || joinInts(o.clients) != "16" || strings.Join(o.servers, ",") != "a2ad,sdk,floor" ||
+	if o.mode != "stream" || joinInts(o.clients) != "16" || strings.Join(o.servers, ",") != "a2ad,js,sdk,floor" ||
 		o.duration != 10*time.Second || o.warmup != 2*time.Second {
 		t.Fatalf("stream defaults = %+v", o)
 	}

@@ -19,7 +19,7 @@ func TestParseFlagsPostgres(t *testing.T) {
 	if strings.Join(o.servers, ",") != "a2ad-pg,a2ad-pg2,sdk" || !o.pgbench || o.planned() != 19*time.Second {
 		t.Fatalf("options = %+v, planned %v", o, o.planned())
 	}
-	if d, _ := parseFlags(nil, &bytes.Buffer{}); d.pgbench || strings.Join(d.servers, ",") != "a2ad,sdk,floor" {
+	if d, _ := parseFlags(nil, &bytes.Buffer{}); d.pgbench || strings.Join(d.servers, ",") != "a2ad,js,sdk,floor" {
 		t.Fatalf("defaults = %+v: they must need no PostgreSQL", d)
 	}
 }

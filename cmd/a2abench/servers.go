@@ -27,7 +27,12 @@ var packages = map[string]string{
 	"a2ad-pg2": "./cmd/a2ad",
 	"sdk":      "./cmd/a2abench/sdkserver",
 	"floor":    "./cmd/a2abench/floor",
+	"js":       jsDir,
 }
+
+// jsDir holds the JS SDK server: node runs its server.mjs, with the
+// packages its committed lockfile pins (npm ci), not go build.
+const jsDir = "./cmd/a2abench/jsserver"
 
 // isA2AD reports whether the server is a2ad, on either store.
 func isA2AD(name string) bool { return packages[name] == packages["a2ad"] }
@@ -55,6 +60,14 @@ func build(ctx context.Context, root, dir string, servers []string) (map[string]
 	bins := make(map[string]string, len(servers))
 	byPackage := map[string]string{}
 	for _, s := range servers {
+		if s == "js" {
+			script, err := prepareJS(ctx, root)
+			if err != nil {
+				return nil, err
+			}
+			bins[s] = script
+			continue
+		}
 		if bin, ok := byPackage[packages[s]]; ok {
 			bins[s] = bin
 			continue
@@ -116,6 +129,9 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 		args = []string{"-listen", "127.0.0.1:0"}
 	}
 	cmd := exec.Command(bin, args...)
+	if name == "js" {
+		cmd = exec.Command("node", append([]string{bin}, args...)...)
+	}
 	cmd.Dir = dir
 	setProcAttr(cmd)
 	stdout, err := cmd.StdoutPipe()
@@ -386,4 +402,37 @@ func (g *group) tail() string {
 		t += s.tail()
 	}
 	return t
+}
+
+// prepareJS installs the JS SDK server's packages from its lockfile (npm
+// ci, as interop/js does), unless node_modules is newer than package.json
+// and the lockfile, and returns the path of its script.
+func prepareJS(ctx context.Context, root string) (string, error) {
+	dir := filepath.Join(root, jsDir)
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", errors.New("js: the JS SDK server needs node (>= 20) and npm")
+	}
+	if stale(filepath.Join(dir, "node_modules", ".package-lock.json"),
+		filepath.Join(dir, "package.json"), filepath.Join(dir, "package-lock.json")) {
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("js: npm ci in %s: %w\n%s", dir, err, out)
+		}
+	}
+	return filepath.Join(dir, "server.mjs"), nil
+}
+
+// stale reports whether target is missing or older than one of sources.
+func stale(target string, sources ...string) bool {
+	t, err := os.Stat(target)
+	if err != nil {
+		return true
+	}
+	for _, src := range sources {
+		if s, err := os.Stat(src); err != nil || s.ModTime().After(t.ModTime()) {
+			return true
+		}
+	}
+	return false
 }
