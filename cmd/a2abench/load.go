@@ -121,25 +121,7 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 	from, to := t0.Add(warmup), t0.Add(warmup+duration)
 	ctx, cancel := context.WithDeadline(ctx, to.Add(requestTimeout))
 	defer cancel()
-	var cpuUsed time.Duration
-	var cpuKnown bool
-	var cpuDone sync.WaitGroup
-	if cpu != nil {
-		cpuDone.Add(1)
-		go func() {
-			defer cpuDone.Done()
-			if !sleepUntil(ctx, from) {
-				return
-			}
-			c0, ok0 := cpu()
-			if !sleepUntil(ctx, to) {
-				return
-			}
-			c1, ok1 := cpu()
-			cpuUsed, cpuKnown = c1-c0, ok0 && ok1
-		}()
-	}
-
+	cpuUsed := measureCPU(ctx, from, to, cpu)
 	type worker struct {
 		lat      []time.Duration
 		events   int
@@ -177,11 +159,11 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 		}(&workers[i], rpcURLs[i%len(rpcURLs)])
 	}
 	wg.Wait()
-	cpuDone.Wait()
+	var st stats
+	st.cpu, st.cpuKnown = cpuUsed()
 	if err := ctx.Err(); err != nil && time.Now().Before(to) {
 		return stats{}, err // interrupted
 	}
-	st := stats{cpu: cpuUsed, cpuKnown: cpuKnown}
 	var lat []time.Duration
 	for _, w := range workers {
 		lat = append(lat, w.lat...)
@@ -200,6 +182,34 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 		st.max = lat[len(lat)-1]
 	}
 	return st, nil
+}
+
+// measureCPU reads cpu (if not nil) at from and at to, on a goroutine of
+// its own; the function it returns waits for it and gives the CPU time
+// between the two, known if both reads succeeded.
+func measureCPU(ctx context.Context, from, to time.Time, cpu func() (time.Duration, bool)) func() (time.Duration, bool) {
+	if cpu == nil {
+		return func() (time.Duration, bool) { return 0, false }
+	}
+	var used time.Duration
+	var known bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if !sleepUntil(ctx, from) {
+			return
+		}
+		c0, ok0 := cpu()
+		if !sleepUntil(ctx, to) {
+			return
+		}
+		c1, ok1 := cpu()
+		used, known = c1-c0, ok0 && ok1
+	}()
+	return func() (time.Duration, bool) {
+		<-done
+		return used, known
+	}
 }
 
 // sleepUntil waits until t; false if ctx ended first.

@@ -100,37 +100,10 @@ const startTimeout = 30 * time.Second
 // start runs a server and waits until it reports its address. store is
 // a2ad's --store (a file, or a PostgreSQL URL); the others have none.
 func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*server, error) {
-	var args []string
 	a2ad := isA2AD(name)
-	if a2ad {
-		args = []string{"serve",
-			"--catalog", filepath.Join(root, "examples", "catalog.yaml"),
-			"--store", store,
-			"--listen", "127.0.0.1:0",
-			"--log-level", logLevel,
-			// The load comes from one address, as one anonymous caller:
-			// measure the server, not its per-caller limits.
-			"--rate", "0", "--max-inflight-per-caller", "0", "--admin-listen", "",
-			"--max-calls-per-caller", "0", "--rate-bytes", "0",
-			// A run stores more tasks than the per-caller storage quota
-			// allows (100,000 by default): measure sends, not refusals.
-			"--quota-tasks", "0", "--quota-bytes", "0",
-		}
-		if logLevel != "info" && logLevel != "debug" {
-			// The address is in an info line; without it, pick a free
-			// port first.
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			args[6] = port
-		}
-	} else {
-		args = []string{"-listen", "127.0.0.1:0"}
-	}
-	cmd := exec.Command(bin, args...)
-	if name == "js" {
-		cmd = exec.Command("node", append([]string{bin}, args...)...)
+	cmd, fixedAddr, err := serverCmd(name, root, bin, store, logLevel)
+	if err != nil {
+		return nil, err
 	}
 	cmd.Dir = dir
 	setProcAttr(cmd)
@@ -159,11 +132,11 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
-	if a2ad && args[6] != "127.0.0.1:0" {
-		if err := s.waitHealthy(ctx, "http://"+args[6], timer.C); err != nil {
+	if fixedAddr != "" {
+		if err := s.waitHealthy(ctx, "http://"+fixedAddr, timer.C); err != nil {
 			return nil, errors.Join(err, s.stop())
 		}
-		s.baseURL = "http://" + args[6]
+		s.baseURL = "http://" + fixedAddr
 		return s, nil
 	}
 	select {
@@ -181,6 +154,40 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 	case <-ctx.Done():
 		return nil, errors.Join(ctx.Err(), s.stop())
 	}
+}
+
+// serverCmd is the command that runs the server name. fixedAddr is the
+// address a2ad listens on when its log level hides the line that reports
+// it (a free port picked here); empty otherwise.
+func serverCmd(name, root, bin, store, logLevel string) (cmd *exec.Cmd, fixedAddr string, err error) {
+	if !isA2AD(name) {
+		if name == "js" {
+			return exec.Command("node", bin, "-listen", "127.0.0.1:0"), "", nil
+		}
+		return exec.Command(bin, "-listen", "127.0.0.1:0"), "", nil
+	}
+	args := []string{"serve",
+		"--catalog", filepath.Join(root, "examples", "catalog.yaml"),
+		"--store", store,
+		"--listen", "127.0.0.1:0",
+		"--log-level", logLevel,
+		// The load comes from one address, as one anonymous caller:
+		// measure the server, not its per-caller limits.
+		"--rate", "0", "--max-inflight-per-caller", "0", "--admin-listen", "",
+		"--max-calls-per-caller", "0", "--rate-bytes", "0",
+		// A run stores more tasks than the per-caller storage quota
+		// allows (100,000 by default): measure sends, not refusals.
+		"--quota-tasks", "0", "--quota-bytes", "0",
+	}
+	if logLevel != "info" && logLevel != "debug" {
+		// The address is in an info line; without it, pick a free port
+		// first.
+		if fixedAddr, err = freePort(); err != nil {
+			return nil, "", err
+		}
+		args[6] = fixedAddr
+	}
+	return exec.Command(bin, args...), fixedAddr, nil
 }
 
 // scan reads a server's output. With wantAddr it reports the first base
