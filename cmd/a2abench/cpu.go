@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,15 +38,77 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
-// cpu is the CPU time the group's processes have used so far; ok is false
-// when it cannot be read (not Linux, a process gone).
-func (g *group) cpu() (d time.Duration, ok bool) {
+// usage is what a server has used so far, or in a window (minus).
+type usage struct {
+	cpu      time.Duration // utime and stime of its processes
+	cpuKnown bool          // false when it cannot be read (not Linux, a process gone)
+	// From a2ad's /metrics (its admin listener): heap allocations
+	// (go_memstats_mallocs_total), store commits and the writes grouped
+	// into them (a2ad_store_writes_per_commit's count and sum).
+	mallocs, commits, writes float64
+	storeKnown               bool
+}
+
+func (u usage) minus(v usage) usage {
+	return usage{
+		cpu: u.cpu - v.cpu, cpuKnown: u.cpuKnown && v.cpuKnown,
+		mallocs: u.mallocs - v.mallocs, commits: u.commits - v.commits, writes: u.writes - v.writes,
+		storeKnown: u.storeKnown && v.storeKnown,
+	}
+}
+
+// usage reads what the group's processes have used so far.
+func (g *group) usage() usage {
+	u := usage{cpuKnown: true, storeKnown: true}
 	for _, s := range g.procs {
 		t, err := cpuTime(s.cmd.Process.Pid)
-		if err != nil {
-			return 0, false
-		}
-		d += t
+		u.cpu += t
+		u.cpuKnown = u.cpuKnown && err == nil
+		m, err := scrapeMetrics(s.adminAddr)
+		u.mallocs += m["go_memstats_mallocs_total"]
+		u.commits += m["a2ad_store_writes_per_commit_count"]
+		u.writes += m["a2ad_store_writes_per_commit_sum"]
+		u.storeKnown = u.storeKnown && err == nil
 	}
-	return d, true
+	return u
+}
+
+// metricsClient reads a2ad's /metrics on loopback.
+var metricsClient = &http.Client{Timeout: 2 * time.Second}
+
+// scrapeMetrics reads the samples without labels of the Prometheus text
+// at http://addr/metrics, by name.
+func scrapeMetrics(addr string) (map[string]float64, error) {
+	if addr == "" {
+		return nil, errors.New("no admin listener")
+	}
+	resp, err := metricsClient.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: HTTP %d", resp.StatusCode)
+	}
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads "name value" lines of the Prometheus text format;
+// comments and samples with labels are skipped.
+func parseMetrics(r io.Reader) (map[string]float64, error) {
+	m := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.ContainsRune(name, '{') {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: %s has value %q", name, value)
+		}
+		m[name] = v
+	}
+	return m, sc.Err()
 }

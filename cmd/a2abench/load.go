@@ -29,19 +29,34 @@ type stats struct {
 	elapsed       time.Duration
 	p50, p99, max time.Duration
 	firstErr      string
-	// cpu is the CPU time the server used in the measured window, when
-	// known (cpuKnown).
-	cpu      time.Duration
-	cpuKnown bool
+	// used is what the server used in the measured window.
+	used usage
+}
+
+// allocsPerOp is a2ad's heap allocations per successful request, "-"
+// when unknown.
+func (s stats) allocsPerOp() string {
+	if !s.used.storeKnown || s.ok == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(s.used.mallocs/float64(s.ok), 'f', 0, 64)
+}
+
+// writesPerCommit is a2ad's store writes per commit, "-" when unknown.
+func (s stats) writesPerCommit() string {
+	if !s.used.storeKnown || s.used.commits == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(s.used.writes/s.used.commits, 'f', 1, 64)
 }
 
 // cpuPerOp is the server's CPU time per successful request (or stream),
 // "-" when unknown.
 func (s stats) cpuPerOp() string {
-	if !s.cpuKnown || s.ok == 0 {
+	if !s.used.cpuKnown || s.ok == 0 {
 		return "-"
 	}
-	return strconv.FormatFloat(float64(s.cpu)/float64(s.ok)/float64(time.Microsecond), 'f', 0, 64) + "µs"
+	return strconv.FormatFloat(float64(s.used.cpu)/float64(s.ok)/float64(time.Microsecond), 'f', 0, 64) + "µs"
 }
 
 // rps is the successful requests (or streams) per second.
@@ -111,17 +126,17 @@ func newClient(clients int) (*http.Client, *http.Transport) {
 // rpcURLs[i%len(rpcURLs)] (replicas share the load evenly), each running
 // its op (mk) in a loop: warmup unmeasured, then duration measured. An op
 // counts in the measurement when it ends inside the measured window.
-// cpu, if not nil, is read as the window opens and as it closes: the
-// server's CPU time in the window.
+// probe, if not nil, is read as the window opens and as it closes: what
+// the server used in the window.
 func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration time.Duration, mk newOp,
-	cpu func() (time.Duration, bool)) (stats, error) {
+	probe func() usage) (stats, error) {
 	client, tr := newClient(clients)
 	defer tr.CloseIdleConnections()
 	t0 := time.Now()
 	from, to := t0.Add(warmup), t0.Add(warmup+duration)
 	ctx, cancel := context.WithDeadline(ctx, to.Add(requestTimeout))
 	defer cancel()
-	cpuUsed := measureCPU(ctx, from, to, cpu)
+	used := measure(ctx, from, to, probe)
 	type worker struct {
 		lat      []time.Duration
 		events   int
@@ -160,7 +175,7 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 	}
 	wg.Wait()
 	var st stats
-	st.cpu, st.cpuKnown = cpuUsed()
+	st.used = used()
 	if err := ctx.Err(); err != nil && time.Now().Before(to) {
 		return stats{}, err // interrupted
 	}
@@ -184,31 +199,29 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 	return st, nil
 }
 
-// measureCPU reads cpu (if not nil) at from and at to, on a goroutine of
-// its own; the function it returns waits for it and gives the CPU time
-// between the two, known if both reads succeeded.
-func measureCPU(ctx context.Context, from, to time.Time, cpu func() (time.Duration, bool)) func() (time.Duration, bool) {
-	if cpu == nil {
-		return func() (time.Duration, bool) { return 0, false }
+// measure reads probe (if not nil) at from and at to, on a goroutine of
+// its own; the function it returns waits for it and gives what was used
+// between the two.
+func measure(ctx context.Context, from, to time.Time, probe func() usage) func() usage {
+	if probe == nil {
+		return func() usage { return usage{} }
 	}
-	var used time.Duration
-	var known bool
+	var used usage
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if !sleepUntil(ctx, from) {
 			return
 		}
-		c0, ok0 := cpu()
+		u0 := probe()
 		if !sleepUntil(ctx, to) {
 			return
 		}
-		c1, ok1 := cpu()
-		used, known = c1-c0, ok0 && ok1
+		used = probe().minus(u0)
 	}()
-	return func() (time.Duration, bool) {
+	return func() usage {
 		<-done
-		return used, known
+		return used
 	}
 }
 

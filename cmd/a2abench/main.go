@@ -286,7 +286,7 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 	var out []result
 	for _, c := range o.clients {
 		fmt.Fprintf(stderr, "a2abench: %s, %d clients: warm-up %v, then %v\n", name, c, o.warmup, o.duration)
-		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk, srv.cpu)
+		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk, srv.usage)
 		if err != nil {
 			return out, fmt.Errorf("%s, %d clients: %w%s", name, c, err, srv.tail())
 		}
@@ -306,8 +306,9 @@ func printResults(w io.Writer, o options, results []result) {
 		printStreamResults(w, o, results)
 		return
 	}
-	byKey := printRuns(w, results, "req/s\tp50\tp99\tmax\terrors\tcpu/req", func(s stats) string {
-		return fmt.Sprintf("%.0f\t%s\t%s\t%s\t%d\t%s", s.rps(), ms(s.p50), ms(s.p99), ms(s.max), s.errors, s.cpuPerOp())
+	byKey := printRuns(w, results, "req/s\tp50\tp99\tmax\terrors\tcpu/req\tallocs/req\twrites/commit", func(s stats) string {
+		return fmt.Sprintf("%.0f\t%s\t%s\t%s\t%d\t%s\t%s\t%s", s.rps(), ms(s.p50), ms(s.p99), ms(s.max), s.errors,
+			s.cpuPerOp(), s.allocsPerOp(), s.writesPerCommit())
 	})
 	if !contains(o.servers, "a2ad") || len(o.servers) < 2 {
 		return

@@ -274,22 +274,26 @@ func TestBaseURLFrom(t *testing.T) {
 }
 
 func TestServerCmd(t *testing.T) {
-	cmd, fixed, err := serverCmd("js", "/src", "/src/cmd/a2abench/jsserver/server.mjs", "", "info")
-	if err != nil || fixed != "" || strings.Join(cmd.Args, " ") != "node /src/cmd/a2abench/jsserver/server.mjs -listen 127.0.0.1:0" {
+	cmd, fixed, admin, err := serverCmd("js", "/src", "/src/cmd/a2abench/jsserver/server.mjs", "", "info")
+	if err != nil || fixed != "" || admin != "" || strings.Join(cmd.Args, " ") != "node /src/cmd/a2abench/jsserver/server.mjs -listen 127.0.0.1:0" {
 		t.Fatalf("js: %q %q %v", cmd.Args, fixed, err)
 	}
-	cmd, fixed, err = serverCmd("floor", "/src", "/tmp/floor", "", "info")
+	cmd, fixed, _, err = serverCmd("floor", "/src", "/tmp/floor", "", "info")
 	if err != nil || fixed != "" || strings.Join(cmd.Args, " ") != "/tmp/floor -listen 127.0.0.1:0" {
 		t.Fatalf("floor: %q %q %v", cmd.Args, fixed, err)
 	}
-	cmd, fixed, err = serverCmd("a2ad", "/src", "/tmp/a2ad", "/tmp/a2ad.db", "info")
+	cmd, fixed, admin, err = serverCmd("a2ad", "/src", "/tmp/a2ad", "/tmp/a2ad.db", "info")
 	if err != nil || fixed != "" || !strings.HasPrefix(strings.Join(cmd.Args, " "),
 		"/tmp/a2ad serve --catalog /src/examples/catalog.yaml --store /tmp/a2ad.db --listen 127.0.0.1:0 --log-level info ") {
 		t.Fatalf("a2ad: %q %q %v", cmd.Args, fixed, err)
 	}
+	// Its admin listener, for /metrics, on a free loopback port.
+	if !isLoopback(admin) || !strings.Contains(strings.Join(cmd.Args, " "), " --admin-listen "+admin+" ") {
+		t.Fatalf("a2ad's admin listener: %q in %q", admin, cmd.Args)
+	}
 	// Without the info line that reports the address, a2ad gets a free
 	// port picked beforehand.
-	cmd, fixed, err = serverCmd("a2ad", "/src", "/tmp/a2ad", "/tmp/a2ad.db", "warn")
+	cmd, fixed, _, err = serverCmd("a2ad", "/src", "/tmp/a2ad", "/tmp/a2ad.db", "warn")
 	if err != nil || !isLoopback(fixed) || cmd.Args[7] != fixed {
 		t.Fatalf("a2ad at warn: %q %q %v", cmd.Args, fixed, err)
 	}

@@ -89,9 +89,12 @@ type server struct {
 	name    string
 	cmd     *exec.Cmd
 	baseURL string
-	done    chan struct{} // closed when the process has exited
-	waitErr error
-	log     *tailBuffer
+	// adminAddr is a2ad's admin listener (its /metrics); empty for the
+	// others.
+	adminAddr string
+	done      chan struct{} // closed when the process has exited
+	waitErr   error
+	log       *tailBuffer
 }
 
 // startTimeout bounds the wait for a server to listen.
@@ -101,7 +104,7 @@ const startTimeout = 30 * time.Second
 // a2ad's --store (a file, or a PostgreSQL URL); the others have none.
 func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*server, error) {
 	a2ad := isA2AD(name)
-	cmd, fixedAddr, err := serverCmd(name, root, bin, store, logLevel)
+	cmd, fixedAddr, adminAddr, err := serverCmd(name, root, bin, store, logLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +118,7 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 	if err != nil {
 		return nil, err
 	}
-	s := &server{name: name, cmd: cmd, done: make(chan struct{}), log: &tailBuffer{max: 4096}}
+	s := &server{name: name, cmd: cmd, done: make(chan struct{}), log: &tailBuffer{max: 4096}, adminAddr: adminAddr}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -158,13 +161,17 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 
 // serverCmd is the command that runs the server name. fixedAddr is the
 // address a2ad listens on when its log level hides the line that reports
-// it (a free port picked here); empty otherwise.
-func serverCmd(name, root, bin, store, logLevel string) (cmd *exec.Cmd, fixedAddr string, err error) {
+// it (a free port picked here); empty otherwise. adminAddr is a2ad's
+// admin listener, on a free port picked here, for its /metrics.
+func serverCmd(name, root, bin, store, logLevel string) (cmd *exec.Cmd, fixedAddr, adminAddr string, err error) {
 	if !isA2AD(name) {
 		if name == "js" {
-			return exec.Command("node", bin, "-listen", "127.0.0.1:0"), "", nil
+			return exec.Command("node", bin, "-listen", "127.0.0.1:0"), "", "", nil
 		}
-		return exec.Command(bin, "-listen", "127.0.0.1:0"), "", nil
+		return exec.Command(bin, "-listen", "127.0.0.1:0"), "", "", nil
+	}
+	if adminAddr, err = freePort(); err != nil {
+		return nil, "", "", err
 	}
 	args := []string{"serve",
 		"--catalog", filepath.Join(root, "examples", "catalog.yaml"),
@@ -173,7 +180,7 @@ func serverCmd(name, root, bin, store, logLevel string) (cmd *exec.Cmd, fixedAdd
 		"--log-level", logLevel,
 		// The load comes from one address, as one anonymous caller:
 		// measure the server, not its per-caller limits.
-		"--rate", "0", "--max-inflight-per-caller", "0", "--admin-listen", "",
+		"--rate", "0", "--max-inflight-per-caller", "0", "--admin-listen", adminAddr,
 		"--max-calls-per-caller", "0", "--rate-bytes", "0",
 		// A run stores more tasks than the per-caller storage quota
 		// allows (100,000 by default): measure sends, not refusals.
@@ -183,11 +190,11 @@ func serverCmd(name, root, bin, store, logLevel string) (cmd *exec.Cmd, fixedAdd
 		// The address is in an info line; without it, pick a free port
 		// first.
 		if fixedAddr, err = freePort(); err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		args[6] = fixedAddr
 	}
-	return exec.Command(bin, args...), fixedAddr, nil
+	return exec.Command(bin, args...), fixedAddr, adminAddr, nil
 }
 
 // scan reads a server's output. With wantAddr it reports the first base
