@@ -64,7 +64,7 @@ func childrenOf(rec *tracetest.SpanRecorder, span trace.Span) map[string][]sdktr
 func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
@@ -142,7 +142,7 @@ func testTracesTheTask(t *testing.T, retrySafe bool, commits []string) {
 	}
 	for _, s := range rec.Ended() {
 		for _, kv := range s.Attributes() {
-			if kv.Value.Emit() == "p" || kv.Key == "secret" {
+			if kv.Value.String() == "p" || kv.Key == "secret" {
 				t.Errorf("span %s holds the payload in %s", s.Name(), kv.Key)
 			}
 		}

@@ -187,7 +187,7 @@ func TestCrossCallerIsolationOverGRPC(t *testing.T) {
 		}},
 	}
 	for _, c := range calls {
-		ask := func(taskID string) (error, metadata.MD, metadata.MD) {
+		ask := func(taskID string) (metadata.MD, metadata.MD, error) {
 			ctx, cancel := context.WithTimeout(auth, 10*time.Second) // a stream that opened would hang
 			defer cancel()
 			var header, trailer metadata.MD
@@ -195,10 +195,10 @@ func TestCrossCallerIsolationOverGRPC(t *testing.T) {
 			// The request id differs from one call to the next.
 			header.Delete(a2agrpc.RequestIDMetadata)
 			trailer.Delete(a2agrpc.RequestIDMetadata)
-			return err, header, trailer
+			return header, trailer, err
 		}
-		ferr, fh, ft := ask(id)
-		merr, mh, mt := ask(isolationMissing)
+		fh, ft, ferr := ask(id)
+		mh, mt, merr := ask(isolationMissing)
 		fs, ms := status.Convert(ferr).Proto(), status.Convert(merr).Proto()
 		if !proto.Equal(fs, ms) || !reflect.DeepEqual(fh, mh) || !reflect.DeepEqual(ft, mt) {
 			t.Errorf("%s: another caller's task answers\n  %v header %v trailer %v\na missing one\n  %v header %v trailer %v",

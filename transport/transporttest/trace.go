@@ -58,7 +58,7 @@ func (t *Traces) CheckCall(tb testing.TB, method string, attrs map[string]string
 	}
 	got := map[string]string{}
 	for _, kv := range s.Attributes() {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range attrs {
 		if got[k] != v {
