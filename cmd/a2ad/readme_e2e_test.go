@@ -280,13 +280,22 @@ func TestReadmeExamples(t *testing.T) {
 		}
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel()
-			dir := newExampleDir(t)
 			runs := 1
 			if n, err := strconv.Atoi(ex.attrs["runs"]); err == nil {
 				runs = n // runs="2": the example must run again in the same directory
 			}
-			for range runs {
-				runExample(t, ex, bin, dir)
+			// A port is picked free before the example binds it, so another
+			// process (a parallel test) may take it first: then the whole
+			// example runs again, in a new directory, on new ports.
+			for attempt := 1; ; attempt++ {
+				dir, taken := newExampleDir(t), false
+				for i := 0; i < runs && !taken; i++ {
+					taken = runExample(t, ex, bin, dir, attempt < 3)
+				}
+				if !taken {
+					break
+				}
+				t.Logf("a port picked for the example was taken before a2ad bound it: again on new ports")
 			}
 		})
 	}
@@ -358,8 +367,9 @@ var catFile = regexp.MustCompile(`^cat ([\w.-]+)$`)
 var foregroundServe = regexp.MustCompile(`^\s*(\./)?a2ad serve\b[^&]*$`)
 
 // runExample runs ex in dir and compares each step's output with the
-// README's.
-func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
+// README's. With mayRetry, a run whose server found its port taken
+// reports that (true) instead of failing.
+func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool) (portTaken bool) {
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
@@ -428,6 +438,9 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL) // anything the script left
 	logs, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 	outs := splitSteps(stdout.String())
+	if err != nil && mayRetry && strings.Contains(stderr.String()+string(logs), "the address is in use") {
+		return true
+	}
 	if err != nil || len(outs) != len(ex.steps)+1 {
 		t.Fatalf("README.md:%d: %s: %v; ran %d of %d steps\nstdout:\n%s\nstderr:\n%s\nserver log:\n%s",
 			ex.line, ex.name, err, len(outs)-1, len(ex.steps), &stdout, &stderr, logs)
@@ -442,6 +455,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string) {
 				strings.TrimSpace(s.cmd), diff, outs[i], &stderr)
 		}
 	}
+	return false
 }
 
 // splitSteps cuts a script's stdout at the markers __step writes: the
@@ -459,7 +473,7 @@ func splitSteps(out string) []string {
 const readmePrelude = `
 __step() { printf '\0step\n'; }
 __wait_ready() {
-  for _ in $(seq 100); do curl -sf "$A2AD_URL/readyz" >/dev/null && return 0; sleep 0.1; done
+  for _ in $(seq 100); do curl -sf --max-time 1 "$A2AD_URL/readyz" >/dev/null && return 0; sleep 0.1; done
   echo "a2ad did not become ready" >&2; cat server.log >&2; exit 1
 }
 __stop_server() { kill "$__server"; wait "$__server"; }
