@@ -133,6 +133,20 @@ type Refusal struct {
 	Close bool
 }
 
+// OpenHTTP begins a call of an HTTP binding (JSON-RPC, HTTP+JSON): the
+// call, the request carrying the trace context of its headers (r itself
+// when tracing is off), and the refusal of its credentials, if any. A
+// refused request's body is left unread (LeaveBody).
+func (c *Core) OpenHTTP(binding string, w http.ResponseWriter, r *http.Request) (*Call, *http.Request, *Refusal) {
+	cl := c.Begin(binding, c.ClientAddr(r))
+	r = c.TraceRequest(cl, r)
+	if ref := c.Authenticate(cl, r); ref != nil {
+		LeaveBody(w, r)
+		return cl, r, ref
+	}
+	return cl, r, nil
+}
+
 // Authenticate finds the principal of the call whose headers are those
 // of r. An address that failed to authenticate too often is refused
 // before its credentials are looked at, and its refusals are audited in

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -96,6 +97,17 @@ func (c *Core) bodyDeadlineError(err error) *Refusal {
 	}
 	return &Refusal{Status: http.StatusRequestTimeout, Message: msg, Close: true}
 }
+
+// bufPool holds the buffers the bindings encode answers into: one pool,
+// so that a buffer one binding grew serves the others.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// Buffer is an empty buffer from the bindings' pool; PutBuffer gives it
+// back once what was written into it is sent.
+func Buffer() *[]byte { return bufPool.Get().(*[]byte) }
+
+// PutBuffer gives b back to the pool.
+func PutBuffer(b *[]byte) { bufPool.Put(b) }
 
 // LeaveBody is called before answering a request whose body is not read:
 // net/http discards what is left of it to keep the connection, and this

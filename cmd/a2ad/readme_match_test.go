@@ -58,7 +58,7 @@ var (
 	maskNumber  = regexp.MustCompile(`\d+(\.\d+)?`)
 	maskQuoted  = regexp.MustCompile(`"[^"]*"`)
 	maskSpaces  = regexp.MustCompile(`\s+`)
-	maskVersion = regexp.MustCompile(`^(dev|v0\.0\.0-\S+)$`) // what a source build prints
+	maskVersion = regexp.MustCompile(`^(dev(-\S+)?|v\d+\.\d+\.\d+([-+]\S+)?)$`) // what a build prints: dev, a tag, a pseudo-version
 	maskToken   = regexp.MustCompile(`^[A-Za-z0-9_-]{24,}$`)
 	maskAbbrev  = regexp.MustCompile(`^[0-9a-f]{2,}-?…$`) // an id or hash cut short: "0196…"
 )
@@ -406,7 +406,9 @@ func TestMatchOutput(t *testing.T) {
 		{`{"id":"0196…","t":"2026-05-04T10:12:02.11Z"}`, `{"id":"019a-x","t":"2027-01-01T00:00:00Z"}`, true},
 		{`{"id":"01a20440-4fee-770a-9ebb-8af8cfb50b24"}`, `{"id":"019ab2c4-0000-7000-8000-000000000000"}`, true},
 		{`{"v":"dev"}`, `{"v":"v0.0.0-20261124060000-1b266ce1b266+dirty"}`, true},
-		{`{"v":"v0.4.0"}`, `{"v":"dev"}`, false},
+		{`{"v":"dev"}`, `{"v":"v0.1.0+dirty"}`, true},
+		{`{"v":"dev"}`, `{"v":"v0.1.1-0.20261124081500-5801a3e0f1b2"}`, true},
+		{`{"v":"dev"}`, `{"v":"0.1"}`, false},
 		{`{"h":[…]}`, `{"h":[1,2]}`, true},
 		{`{"h":[1]}`, `{"h":[1,2]}`, false},
 		{`{"s":{"state":"completed",…}}`, `{"s":{"state":"failed","x":1}}`, false},

@@ -5,7 +5,6 @@ package jsonrpc
 import (
 	"errors"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -141,24 +140,21 @@ func (s *Server) httpError(err error, c echo.Context) {
 	_ = c.JSON(code, map[string]string{"error": msg})
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
 // jsonrpc serves POST /a2a as a pipeline: authenticate, admit, read,
 // then serve (parse, look up, serve, encode). Each step that refuses the
 // request answers it and stops the pipeline; the call's one audit record
 // is written at the end, whatever step it ended in.
 func (s *Server) jsonrpc(c echo.Context) error {
 	r := c.Request()
-	cl := s.core.Begin(transportName, s.core.ClientAddr(r))
+	cl, tr, ref := s.core.OpenHTTP(transportName, c.Response(), r)
 	defer func() { s.core.End(cl, c.Response().Header().Get(echo.HeaderXRequestID)) }()
-	if tr := s.core.TraceRequest(cl, r); tr != r {
+	if tr != r {
 		r = tr
 		c.SetRequest(r)
 	}
 	// A refusal before the body is read leaves the body unread: its
 	// answer has id null and the version the A2A-Version header asks for.
-	if ref := s.core.Authenticate(cl, r); ref != nil {
-		transport.LeaveBody(c.Response(), r)
+	if ref != nil {
 		return s.refuse(c, ref)
 	}
 	if !transport.IsJSON(r.Header.Get(echo.HeaderContentType)) {
@@ -172,8 +168,8 @@ func (s *Server) jsonrpc(c echo.Context) error {
 		transport.LeaveBody(c.Response(), r)
 		return s.refuse(c, ref)
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	bp := transport.Buffer()
+	defer transport.PutBuffer(bp)
 	body, ref := s.core.ReadBody(cl, c.Response(), r, (*bp)[:0])
 	*bp = body
 	if ref != nil {
@@ -263,8 +259,8 @@ func (s *Server) serve(c echo.Context, cl *transport.Call, body []byte) error {
 // answer encodes a call's result, or rpcErr, in the shapes of version v.
 // The result is written straight into the response buffer.
 func (s *Server) answer(c echo.Context, cl *transport.Call, req *a2a.Request, v a2a.Version, res result, rpcErr *a2a.Error) error {
-	op := bufPool.Get().(*[]byte)
-	defer bufPool.Put(op)
+	op := transport.Buffer()
+	defer transport.PutBuffer(op)
 	out := (*op)[:0]
 	if rpcErr == nil {
 		b, err := res.appendJSON(a2a.AppendResultStart(out, req.ID))

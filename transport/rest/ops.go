@@ -44,8 +44,8 @@ func (s *Server) dispatch(c echo.Context, cl *transport.Call, t target, body []b
 	if e != nil {
 		return s.fail(c, cl, e)
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	bp := transport.Buffer()
+	defer transport.PutBuffer(bp)
 	out, err := res.AppendJSON((*bp)[:0])
 	*bp = out
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -44,21 +43,18 @@ func Mount(e *echo.Echo, base string, core *transport.Core) *Server {
 	return s
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
 // serve serves one call as a pipeline: authenticate, route, admit, read,
 // then the operation. Each step that refuses the call answers it and
 // stops; the call's one audit record is written at the end.
 func (s *Server) serve(c echo.Context) error {
 	r := c.Request()
-	cl := s.core.Begin(transportName, s.core.ClientAddr(r))
+	cl, tr, ref := s.core.OpenHTTP(transportName, c.Response(), r)
 	defer func() { s.core.End(cl, c.Response().Header().Get(echo.HeaderXRequestID)) }()
-	if tr := s.core.TraceRequest(cl, r); tr != r {
+	if tr != r {
 		r = tr
 		c.SetRequest(r)
 	}
-	if ref := s.core.Authenticate(cl, r); ref != nil {
-		transport.LeaveBody(c.Response(), r)
+	if ref != nil {
 		return s.refuse(c, ref)
 	}
 	path := strings.TrimPrefix(r.URL.EscapedPath(), s.base)
@@ -89,8 +85,8 @@ func (s *Server) serve(c echo.Context) error {
 		transport.LeaveBody(c.Response(), r)
 		return s.fail(c, cl, e)
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	bp := transport.Buffer()
+	defer transport.PutBuffer(bp)
 	body, ref := s.core.ReadBody(cl, c.Response(), r, (*bp)[:0])
 	*bp = body
 	if ref != nil {
