@@ -40,8 +40,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/record"
@@ -114,9 +112,9 @@ func (o *bodyOps) added() int64 {
 
 // growth is what the ops add to the store: their keys and values, less
 // what the keys they replace or delete take now.
-func (o *bodyOps) growth(tx *bolt.Tx) int64 {
+func (o *bodyOps) growth(tx *txn) int64 {
 	n := o.added()
-	var b *bolt.Bucket
+	var b *bucket
 	for _, op := range o.ops {
 		if !op.del && !op.replace {
 			continue
@@ -131,7 +129,7 @@ func (o *bodyOps) growth(tx *bolt.Tx) int64 {
 	return n
 }
 
-func (o *bodyOps) apply(tx *bolt.Tx) error {
+func (o *bodyOps) apply(tx *txn) error {
 	if len(o.ops) == 0 {
 		return nil
 	}
@@ -252,7 +250,7 @@ func (o *bodyOps) applyArtifact(id string, arts []artRef, chunk *a2a.Artifact, a
 // deleteBody deletes every body key of task id, and the idempotency keys
 // of owner that its message ids name, and returns what they took (keys
 // and values, as storedSize counts them).
-func deleteBody(tx *bolt.Tx, owner, id string) (int64, error) {
+func deleteBody(tx *txn, owner, id string) (int64, error) {
 	prefix := lengthPrefixed(id, "")
 	c := tx.Bucket(bucketBody).Cursor()
 	idem := tx.Bucket(bucketIdem)
@@ -277,7 +275,7 @@ func deleteBody(tx *bolt.Tx, owner, id string) (int64, error) {
 
 // bodySize is what task id's body keys take, and the idempotency keys of
 // owner its message ids name (storedSize).
-func bodySize(tx *bolt.Tx, owner, id string) int64 {
+func bodySize(tx *txn, owner, id string) int64 {
 	prefix := lengthPrefixed(id, "")
 	c := tx.Bucket(bucketBody).Cursor()
 	idem := tx.Bucket(bucketIdem)
@@ -295,7 +293,7 @@ func bodySize(tx *bolt.Tx, owner, id string) int64 {
 }
 
 // input returns a copy of task id's input.
-func input(tx *bolt.Tx, id string) json.RawMessage {
+func input(tx *txn, id string) json.RawMessage {
 	v := tx.Bucket(bucketBody).Get(inputKey(id))
 	if v == nil {
 		return nil
@@ -304,7 +302,7 @@ func input(tx *bolt.Tx, id string) json.RawMessage {
 }
 
 // messageIDs returns the message ids task id holds.
-func messageIDs(tx *bolt.Tx, id string) []string {
+func messageIDs(tx *txn, id string) []string {
 	var out []string
 	prefix := bodyPrefix(id, kindMsgID)
 	c := tx.Bucket(bucketBody).Cursor()

@@ -104,8 +104,13 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The file holds every change once flushed; later ones are checked
+	// by the next call.
+	if err := s.Flush(); err != nil {
+		return nil, err
+	}
 	var r *Report
-	err := s.view(func(tx *bolt.Tx) error {
+	err := viewGuarded(s.db, func(tx *bolt.Tx) error {
 		r = check(tx, false)
 		return nil
 	})
@@ -280,7 +285,7 @@ func check(tx *bolt.Tx, pages bool) *Report {
 	}
 	c.schema()
 	c.records()
-	kept := usageKept(tx)
+	kept := usageKept(wrap(tx))
 	for _, inv := range invariants {
 		if inv.bucket == nil || !inv.applies(r.Schema, c.migrating) || (!kept && usageBucket(inv.bucket)) {
 			continue // an older file: Open builds the bucket; a newer one dropped it
@@ -401,7 +406,7 @@ func (c *checker) records() {
 			split: t.split, historyLen: t.historyLen, arts: t.arts,
 		}
 		if ti.split && c.tx.Bucket(bucketBody) != nil {
-			ti.messageIDs = messageIDs(c.tx, id)
+			ti.messageIDs = messageIDs(wrap(c.tx), id)
 		}
 		*t = ti
 		return nil

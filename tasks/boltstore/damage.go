@@ -284,10 +284,6 @@ func fromFile(r any) bool {
 	}
 }
 
-// view is s.db.View under guard: a damaged page the transaction reaches
-// is a *DamagedError, not a crash.
-func (s *Store) view(fn func(*bolt.Tx) error) error { return viewGuarded(s.db, fn) }
-
 // viewGuarded is db.View under guard, for readers that hold only the
 // handle (the inspector).
 func viewGuarded(db *bolt.DB, fn func(*bolt.Tx) error) (err error) {

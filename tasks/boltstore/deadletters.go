@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -21,7 +19,7 @@ import (
 // tasks.ErrDeadLetterNotFound.
 func (s *Store) RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (tasks.DeadLetter, error) {
 	var d tasks.DeadLetter
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx *txn) error {
 		var err error
 		if d, err = takeDeadLetter(tx, id); err != nil {
 			return err
@@ -58,7 +56,7 @@ func (s *Store) RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (
 
 // reschedule makes delivery id (entry e) due at now with no attempts,
 // unless it is due earlier already.
-func reschedule(tx *bolt.Tx, id uint64, e *outboxEntry, now time.Time) error {
+func reschedule(tx *txn, id uint64, e *outboxEntry, now time.Time) error {
 	db := tx.Bucket(bucketDue)
 	if err := db.Delete(dueKey(e.NextAt, id)); err != nil {
 		return err
@@ -77,7 +75,7 @@ func reschedule(tx *bolt.Tx, id uint64, e *outboxEntry, now time.Time) error {
 // tasks.ErrDeadLetterNotFound.
 func (s *Store) DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter, error) {
 	var d tasks.DeadLetter
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.update(ctx, func(tx *txn) error {
 		var err error
 		d, err = takeDeadLetter(tx, id)
 		return err
@@ -86,7 +84,7 @@ func (s *Store) DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter
 }
 
 // takeDeadLetter deletes dead letter id and returns it.
-func takeDeadLetter(tx *bolt.Tx, id uint64) (tasks.DeadLetter, error) {
+func takeDeadLetter(tx *txn, id uint64) (tasks.DeadLetter, error) {
 	b, k := tx.Bucket(bucketDead), u64Key(id)
 	v := b.Get(k)
 	if v == nil {

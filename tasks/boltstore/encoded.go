@@ -3,8 +3,6 @@ package boltstore
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -114,7 +112,7 @@ func (e *encoded) encodeHead(arts []artRef) error {
 
 // put writes e and keeps the active and expiry indexes in step with the
 // state; prev is the state before ("" for a new task).
-func (e *encoded) put(tx *bolt.Tx, prev a2a.TaskState) error {
+func (e *encoded) put(tx *txn, prev a2a.TaskState) error {
 	rec := e.rec
 	id := []byte(rec.Task.ID)
 	tb := tx.Bucket(bucketTasks)

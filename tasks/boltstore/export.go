@@ -33,7 +33,8 @@ func ExportFile(ctx context.Context, path string, lockTimeout time.Duration, fn 
 		return err
 	}
 	defer db.Close()
-	return viewGuarded(db, func(tx *bolt.Tx) error {
+	return viewGuarded(db, func(btx *bolt.Tx) error {
+		tx := wrap(btx)
 		if v := string(tx.Bucket(bucketMeta).Get(keySchema)); v != schemaVersion {
 			return fmt.Errorf("export task store %s: schema %q, want %q: %w", path, v, schemaVersion, ErrOldSchema)
 		}
@@ -65,7 +66,7 @@ func ExportFile(ctx context.Context, path string, lockTimeout time.Duration, fn 
 }
 
 // exportTask reads task id, whose head value is v, and everything of it.
-func exportTask(tx *bolt.Tx, id string, v []byte) (*tasks.Exported, error) {
+func exportTask(tx *txn, id string, v []byte) (*tasks.Exported, error) {
 	r, _, err := decodeHead(id, v)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func exportTask(tx *bolt.Tx, id string, v []byte) (*tasks.Exported, error) {
 }
 
 // exportBody reads task id's body, every key of it in one pass.
-func exportBody(tx *bolt.Tx, id string, e *tasks.Exported) error {
+func exportBody(tx *txn, id string, e *tasks.Exported) error {
 	prefix := appendBodyPrefix(nil, id, 0)
 	prefix = prefix[:len(prefix)-1]
 	c := tx.Bucket(bucketBody).Cursor()
@@ -138,7 +139,7 @@ func exportArtifact(e *tasks.Exported, rest, v []byte) error {
 }
 
 // exportDeliveries reads task id's pending deliveries.
-func exportDeliveries(tx *bolt.Tx, id string, e *tasks.Exported) error {
+func exportDeliveries(tx *txn, id string, e *tasks.Exported) error {
 	prefix := pendingKey(id, "")
 	ob := tx.Bucket(bucketOutbox)
 	c := tx.Bucket(bucketPending).Cursor()

@@ -14,8 +14,6 @@ import (
 	"math"
 	"os"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/record"
@@ -36,7 +34,8 @@ const (
 // Its bounds are the tasks.Inspector's: StateCountLimit is the
 // Overview's, ScanLimit the bound of what one Tasks call examines.
 type Inspector struct {
-	db *bolt.DB
+	view func(func(*txn) error) error
+	path string
 	// StateCountLimit bounds the walk that counts tasks by state.
 	StateCountLimit int
 	// ScanLimit bounds the tasks one Tasks call examines.
@@ -48,7 +47,7 @@ var _ tasks.Inspector = (*Inspector)(nil)
 // Inspector returns a read-only view of s with the default bounds. It is
 // safe for concurrent use, and stays usable as long as s is open.
 func (s *Store) Inspector() *Inspector {
-	return &Inspector{db: s.db, StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
+	return &Inspector{view: s.view, path: s.db.Path(), StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
 }
 
 // Overview counts the store's tasks, deliveries and bytes, from one
@@ -60,15 +59,15 @@ func (in *Inspector) Overview(ctx context.Context) (*tasks.Overview, error) {
 		return nil, err
 	}
 	o := &tasks.Overview{ByState: map[a2a.TaskState]int{}}
-	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
-		o.DataBytes = tx.Size()
+	err := in.view(func(tx *txn) error {
+		o.DataBytes = tx.tx.Size()
 		_ = tx.Bucket(bucketCounts).ForEach(func(_, v []byte) error {
 			o.Tasks += int(countOf(v))
 			return nil
 		})
-		o.NonTerminal = tx.Bucket(bucketActive).Stats().KeyN
-		o.OutboxDepth = tx.Bucket(bucketOutbox).Stats().KeyN
-		o.DeadLetters = tx.Bucket(bucketDead).Stats().KeyN
+		o.NonTerminal = tx.Bucket(bucketActive).KeyN()
+		o.OutboxDepth = tx.Bucket(bucketOutbox).KeyN()
+		o.DeadLetters = tx.Bucket(bucketDead).KeyN()
 		limit := in.StateCountLimit
 		if limit <= 0 {
 			limit = DefaultStateCountLimit
@@ -84,7 +83,7 @@ func (in *Inspector) Overview(ctx context.Context) (*tasks.Overview, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspect task store: %w", err)
 	}
-	fi, err := os.Stat(in.db.Path())
+	fi, err := os.Stat(in.path)
 	if err != nil {
 		return nil, fmt.Errorf("inspect task store: %w", err)
 	}
@@ -95,7 +94,7 @@ func (in *Inspector) Overview(ctx context.Context) (*tasks.Overview, error) {
 // countAll counts every task by state from the listing index, whose
 // values carry the state: no task is decoded. It stops at the limit even
 // if the counts bucket said there were fewer, and then counts nothing.
-func countAll(tx *bolt.Tx, o *tasks.Overview, limit int) error {
+func countAll(tx *txn, o *tasks.Overview, limit int) error {
 	byState := map[a2a.TaskState]int{}
 	n := 0
 	c := tx.Bucket(bucketRecent).Cursor()
@@ -123,7 +122,7 @@ func countAll(tx *bolt.Tx, o *tasks.Overview, limit int) error {
 }
 
 // countNonTerminal counts the tasks of the active index by state.
-func countNonTerminal(tx *bolt.Tx, o *tasks.Overview) error {
+func countNonTerminal(tx *txn, o *tasks.Overview) error {
 	for _, st := range tasks.States {
 		if !st.Terminal() {
 			o.ByState[st] = 0
@@ -187,7 +186,7 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 	}
 	page := &tasks.TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
 	var ids, vals [][]byte
-	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
+	err := in.view(func(tx *txn) error {
 		tb := tx.Bucket(bucketTasks)
 		c, prefix, k, v, direct := walkFor(tx, q, after)
 		var last []byte
@@ -244,7 +243,7 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 // walkFor returns where Tasks walks for q, from below after: the owners
 // index of one owner (prefix is that owner's), the non-terminal index, or
 // the tasks bucket itself (direct); k and v are the first entry.
-func walkFor(tx *bolt.Tx, q tasks.TaskQuery, after string) (c *bolt.Cursor, prefix, k, v []byte, direct bool) {
+func walkFor(tx *txn, q tasks.TaskQuery, after string) (c *cursor, prefix, k, v []byte, direct bool) {
 	switch {
 	case q.Owner != nil:
 		prefix = lengthPrefixed(*q.Owner, "")
@@ -266,7 +265,7 @@ func walkFor(tx *bolt.Tx, q tasks.TaskQuery, after string) (c *bolt.Cursor, pref
 
 // startBelow positions c on the last key below after, or on the last key
 // when after is "" (no key is empty: bbolt refuses empty keys).
-func startBelow(c *bolt.Cursor, after string) ([]byte, []byte) {
+func startBelow(c *cursor, after string) ([]byte, []byte) {
 	if after == "" {
 		return c.Last()
 	}
@@ -287,7 +286,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		taskInput json.RawMessage
 		evs       [][]byte
 	)
-	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
+	err := in.view(func(tx *txn) error {
 		if id == "" {
 			return nil
 		}
@@ -340,7 +339,7 @@ func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) (
 		return out, false, nil
 	}
 	more := false
-	err := viewGuarded(in.db, func(tx *bolt.Tx) error {
+	err := in.view(func(tx *txn) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil; k, v = c.Next() {
 			if len(out) == limit {

@@ -42,8 +42,6 @@ import (
 	"fmt"
 	"math"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/record"
 )
@@ -256,7 +254,7 @@ type rawTask struct {
 // which for a missing id lands on the next task, whose owner is compared
 // all the same. A foreign task is then tasks.ErrNotOwner at the cost of a
 // missing one, tasks.ErrNotFound.
-func readTask(tx *bolt.Tx, owner, id string, sc tasks.Scope) (*rawTask, error) {
+func readTask(tx *txn, owner, id string, sc tasks.Scope) (*rawTask, error) {
 	k, v := tx.Bucket(bucketTasks).Cursor().Seek([]byte(id))
 	h, err := headOf(k, v, owner, id)
 	if err != nil {
@@ -285,11 +283,11 @@ func headOf(k, v []byte, owner, id string) (head, error) {
 // reader reads tasks of one transaction with one cursor per bucket: a
 // page of a listing reads many.
 type reader struct {
-	tx          *bolt.Tx
-	tasks, body *bolt.Cursor // body: opened when a read first needs it
+	tx          *txn
+	tasks, body *cursor // body: opened when a read first needs it
 }
 
-func newReader(tx *bolt.Tx) *reader {
+func newReader(tx *txn) *reader {
 	return &reader{tx: tx, tasks: tx.Bucket(bucketTasks).Cursor()}
 }
 
@@ -335,7 +333,7 @@ func needsBody(h head, sc tasks.Scope) bool {
 // history and artifacts sc asks for, out of tx (with body, a cursor of
 // its body bucket, when not nil): into one buffer, the head then the
 // document, sized once.
-func copyTask(tx *bolt.Tx, body *bolt.Cursor, id string, v []byte, h head, sc tasks.Scope) *rawTask {
+func copyTask(tx *txn, body *cursor, id string, v []byte, h head, sc tasks.Scope) *rawTask {
 	var p parts
 	p.arts, p.chunks, p.history = p.a[:0], p.c[:0], p.hs[:0]
 	if needsBody(h, sc) {
@@ -375,7 +373,7 @@ func appendList(dst []byte, vals [][]byte) []byte {
 // read gathers the history and artifacts sc asks for, with one pass of
 // one cursor when the whole history is asked for: a task's artifact keys
 // come right before its history.
-func (p *parts) read(c *bolt.Cursor, id string, historyLen uint64, sc tasks.Scope) {
+func (p *parts) read(c *cursor, id string, historyLen uint64, sc tasks.Scope) {
 	wantHistory := sc.History != 0 && historyLen > 0
 	if !wantHistory && !sc.Artifacts {
 		return

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -54,7 +52,7 @@ func listValue(rec *tasks.Record) []byte {
 
 // putListing writes rec's entry in recent, replacing the one at old (the
 // key the task had before the change; nil for a new task).
-func putListing(tx *bolt.Tx, old []byte, rec *tasks.Record) error {
+func putListing(tx *txn, old []byte, rec *tasks.Record) error {
 	b := tx.Bucket(bucketRecent)
 	b.FillPercent = appendFill
 	k := listKey(rec)
@@ -67,7 +65,7 @@ func putListing(tx *bolt.Tx, old []byte, rec *tasks.Record) error {
 }
 
 // deleteListing deletes rec's entry in recent and counts it out.
-func deleteListing(tx *bolt.Tx, rec *tasks.Record) error {
+func deleteListing(tx *txn, rec *tasks.Record) error {
 	if err := tx.Bucket(bucketRecent).Delete(listKey(rec)); err != nil {
 		return err
 	}
@@ -76,7 +74,7 @@ func deleteListing(tx *bolt.Tx, rec *tasks.Record) error {
 
 // addCount adds delta to owner's count; a count that reaches zero is
 // deleted.
-func addCount(tx *bolt.Tx, owner string, delta int) error {
+func addCount(tx *txn, owner string, delta int) error {
 	b := tx.Bucket(bucketCounts)
 	k := lengthPrefixed(owner, "")
 	n := int64(countOf(b.Get(k))) + int64(delta)
@@ -95,7 +93,7 @@ func countOf(v []byte) uint64 {
 
 // migrateListing builds recent and counts from the tasks of a schema 2
 // store, in the transaction that opens it.
-func migrateListing(tx *bolt.Tx) error {
+func migrateListing(tx *txn) error {
 	return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
 		r, err := decodeWhole(string(k), v)
 		if err != nil {
@@ -165,7 +163,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		more   bool
 		lastAt uint64
 	)
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *txn) error {
 		c := tx.Bucket(bucketRecent).Cursor()
 		if !filtered {
 			total = int(countOf(tx.Bucket(bucketCounts).Get(prefix)))
@@ -225,7 +223,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 
 // readListed reads the listed tasks ids of owner, each with what sc asks
 // for; an entry that points at a missing or foreign task is an error.
-func readListed(tx *bolt.Tx, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask, error) {
+func readListed(tx *txn, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask, error) {
 	raws := make([]*rawTask, len(ids))
 	rd := newReader(tx)
 	for i, id := range ids {
@@ -244,7 +242,7 @@ func readListed(tx *bolt.Tx, owner string, ids [][]byte, sc tasks.Scope) ([]*raw
 }
 
 // below positions c on the last key before end (nil: the last key).
-func below(c *bolt.Cursor, end []byte) ([]byte, []byte) {
+func below(c *cursor, end []byte) ([]byte, []byte) {
 	if end == nil {
 		return c.Last()
 	}

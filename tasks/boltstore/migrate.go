@@ -26,8 +26,8 @@ type migration struct {
 
 // migrations, in order: each step's from is the previous step's to.
 var migrations = []migration{
-	{from: "2", to: "3", tx: migrateListing},
-	{from: "3", to: "4", tx: migrateOutbox},
+	{from: "2", to: "3", tx: func(tx *bolt.Tx) error { return migrateListing(wrap(tx)) }},
+	{from: "3", to: "4", tx: func(tx *bolt.Tx) error { return migrateOutbox(wrap(tx)) }},
 	{from: "4", to: "5", run: migrateLayout},
 }
 
@@ -197,5 +197,5 @@ func convertTask(tx *bolt.Tx, id string, v []byte) error {
 	if err := tx.Bucket(bucketTasks).Put([]byte(id), e.value); err != nil {
 		return err
 	}
-	return e.body.apply(tx)
+	return e.body.apply(wrap(tx))
 }

@@ -109,7 +109,7 @@ func TestRecordGolden(t *testing.T) {
 		t.Fatalf("create: %v, %v", created, err)
 	}
 	dump.WriteString("## created\n")
-	dumpRecord(t, s.db, &dump)
+	dumpRecord(t, s.DB(), &dump)
 	got, err := s.Get(ctx, want.Owner, "t1", tasks.Whole)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestRecordGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	dump.WriteString("## changed\n")
-	dumpRecord(t, s.db, &dump)
+	dumpRecord(t, s.DB(), &dump)
 	if got, err = s.Get(ctx, want.Owner, "t1", tasks.Whole); err != nil {
 		t.Fatal(err)
 	}

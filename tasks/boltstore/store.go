@@ -104,6 +104,18 @@ type Options struct {
 	// grouped (they share its one fsync) and how long it took, fsync
 	// included. It runs on the single writer: it must be quick.
 	OnCommit func(writes int, d time.Duration)
+	// CheckpointEvery is how often changes kept in memory (and in the
+	// write-ahead log) are written to the file; default 500ms.
+	CheckpointEvery time.Duration
+	// CheckpointBytes starts a checkpoint early once that much is kept in
+	// memory; default 64 MiB.
+	CheckpointBytes int64
+	// WALSegmentBytes is the size of a write-ahead log segment; default
+	// 16 MiB.
+	WALSegmentBytes int64
+	// OnCheckpointError, when set, is told of a checkpoint that failed
+	// (it is tried again). It runs on the writer: it must be quick.
+	OnCheckpointError func(error)
 	// OnTransition, when set, is told of each committed write that
 	// changed a task's state; from is "" for a new task. It must be
 	// quick.
@@ -117,9 +129,27 @@ type Store struct {
 	onCommit func(writes int, d time.Duration)
 	moved    func(from, to a2a.TaskState)
 
-	writes chan *write
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	writes  chan *write
+	flushes chan chan error
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	// The write-ahead log and the layers (writer.go, checkpoint.go).
+	wal        *walLog
+	snap       atomic.Pointer[snapshot] // what readers read
+	committing atomic.Uint64            // the freeze a checkpoint commits
+	ckptReq    chan *layer
+	ckptDone   chan error
+	ckptEvery  time.Duration
+	ckptBytes  int64
+	// The writer's own.
+	act               *layer
+	frozen            *layer
+	freezes           uint64
+	inFlight          bool
+	ckptErr           error
+	ws                wstate
+	onCheckpointError func(error)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -177,6 +207,15 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if opts.InitialMmapSize <= 0 {
 		opts.InitialMmapSize = 256 << 20
 	}
+	if opts.CheckpointEvery <= 0 {
+		opts.CheckpointEvery = 500 * time.Millisecond
+	}
+	if opts.CheckpointBytes <= 0 {
+		opts.CheckpointBytes = 64 << 20
+	}
+	if opts.WALSegmentBytes <= 0 {
+		opts.WALSegmentBytes = defaultSegMB << 20
+	}
 	db, err = openDB(path, 0o600, &bolt.Options{
 		Timeout:         opts.LockTimeout,
 		InitialMmapSize: opts.InitialMmapSize,
@@ -199,11 +238,16 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		}
 		return nil
 	})
+	var wal *walLog
+	if err == nil {
+		wal, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync)
+	}
 	if err == nil {
 		err = migrate(db)
 	}
 	if err == nil {
-		err = db.Update(func(tx *bolt.Tx) error {
+		err = db.Update(func(btx *bolt.Tx) error {
+			tx := wrap(btx)
 			if tx.Bucket(bucketMeta).Get(keyUsage) != nil {
 				return nil
 			}
@@ -223,10 +267,21 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		onCommit: opts.OnCommit,
 		moved:    opts.OnTransition,
 		writes:   make(chan *write, opts.MaxBatch),
+		flushes:  make(chan chan error),
 		stop:     make(chan struct{}),
+		wal:      wal,
+		ckptReq:  make(chan *layer, 1),
+		ckptDone: make(chan error, 1),
+
+		ckptEvery:         opts.CheckpointEvery,
+		ckptBytes:         opts.CheckpointBytes,
+		act:               new(layer),
+		onCheckpointError: opts.OnCheckpointError,
 	}
-	s.wg.Add(1)
+	s.snap.Store(&snapshot{active: new(layer)})
+	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.writer() }()
+	go func() { defer s.wg.Done(); s.checkpointer() }()
 	return s, nil
 }
 
@@ -248,14 +303,20 @@ func (s *Store) Close() error {
 		s.closed = true
 		close(s.stop)
 		s.mu.Unlock()
-		s.wg.Wait()
-		s.closeErr = s.db.Close()
+		s.wg.Wait() // the writer checkpoints everything and sets closeErr
+		if err := s.db.Close(); s.closeErr == nil {
+			s.closeErr = err
+		}
 	})
 	return s.closeErr
 }
 
-// DB exposes the bbolt handle for read-only inspection in tests and tools.
-func (s *Store) DB() *bolt.DB { return s.db }
+// DB exposes the bbolt handle for read-only inspection in tests and tools,
+// with every change checkpointed into it first.
+func (s *Store) DB() *bolt.DB {
+	_ = s.Flush()
+	return s.db
+}
 
 // Counts returns the number of commits and of writes grouped into them.
 func (s *Store) Counts() (commits, writes uint64) {
@@ -284,7 +345,7 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		boundTo string
 		wrote   bool
 	)
-	err = s.update(ctx, func(tx *bolt.Tx) error {
+	err = s.update(ctx, func(tx *txn) error {
 		boundTo = ""
 		if id, hash, ok := getIdem(tx, key.Owner, key.MessageID); ok {
 			if hash != key.Hash {
@@ -379,7 +440,7 @@ func (s *Store) read(ctx context.Context, owner, id string, sc tasks.Scope) (*ra
 		return nil, err
 	}
 	var rt *rawTask
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *txn) error {
 		var err error
 		rt, err = readTask(tx, owner, id, sc)
 		return err
@@ -445,7 +506,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 			grow += idemBytes(key, id)
 		}
 		wrote := false
-		err = s.update(ctx, func(tx *bolt.Tx) error {
+		err = s.update(ctx, func(tx *txn) error {
 			if s.lease.runner(id) != runner {
 				return errStale // taken over meanwhile
 			}
@@ -475,7 +536,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 // putChange writes change e of task id, read with head, in tx: errStale
 // if the task changed since, errBound if key was bound meanwhile. grow is
 // what the change adds besides the body's new keys.
-func putChange(tx *bolt.Tx, owner, id string, head []byte, key *tasks.IdemKey, grow int64, e *encoded, prev a2a.TaskState) error {
+func putChange(tx *txn, owner, id string, head []byte, key *tasks.IdemKey, grow int64, e *encoded, prev a2a.TaskState) error {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
 		return tasks.ErrNotFound
@@ -506,7 +567,7 @@ func putChange(tx *bolt.Tx, owner, id string, head []byte, key *tasks.IdemKey, g
 // idem reads what key's message id is bound to: the task, and the hash
 // of the message; bound is false if it is bound to none.
 func (s *Store) idem(key *tasks.IdemKey) (id string, hash [32]byte, bound bool, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *txn) error {
 		id, hash, bound = getIdem(tx, key.Owner, key.MessageID)
 		return nil
 	})

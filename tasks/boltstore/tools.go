@@ -37,6 +37,9 @@ const DefaultToolLockTimeout = time.Second
 // commit that grows it waits for the copy to end. Once ctx ends, the next
 // write to w fails with its error.
 func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error) {
+	if err := s.Flush(); err != nil { // the copy is of the file
+		return 0, fmt.Errorf("back up task store: %w", err)
+	}
 	return backup(ctx, s.db, w, size)
 }
 
@@ -107,6 +110,9 @@ func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 		// bbolt would try to initialise it, which a read-only file refuses
 		// with a less helpful error.
 		return nil, fmt.Errorf("open task store %s: the file is empty", path)
+	}
+	if err := replayPending(path, lockTimeout); err != nil {
+		return nil, err
 	}
 	// The freelist, loaded, tells freed pages from pages in use (scanPages).
 	db, err := openDB(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout, PreLoadFreelist: true})

@@ -143,7 +143,8 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 		t.Fatalf("problems in a store written by its own API:\n%s", strings.Join(problems(r), "\n"))
 	}
 	want := []boltstore.BucketKeys{
-		{"active", 3}, {"body", 5 + 7}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"expiry", 1}, {"idem", 5}, {"meta", 2},
+		{"active", 3}, {"body", 5 + 7}, {"counts", 2}, {"dead", 0}, {"due", 0}, {"expiry", 1}, {"idem", 5}, {"meta", 3}, // meta: schema, usage, the last log record (wal)
+
 		{"outbox", 0}, {"owners", 4}, {"pending", 0}, {"recent", 4}, {"tasks", 4}, {"usage", 2},
 	}
 	if diff := cmp.Diff(want, r.Buckets); diff != "" {
@@ -793,9 +794,10 @@ func TestCompactInPlace(t *testing.T) {
 	if res.Before != before || res.After != after || res.Out != path || res.Original != path+".bak" {
 		t.Fatalf("result %+v; want before %d, after %d", res, before, after)
 	}
-	// Half the pages were freed: at least a quarter of the data goes, and
-	// nothing is allocated ahead of it.
-	if res.BeforeData > before || after >= res.BeforeData*3/4 {
+	// Half the tasks went: the file shrinks by at least a quarter, and
+	// its pages in use do not grow. (Checkpoints write many changes in one
+	// transaction, so the file frees few pages besides.)
+	if res.BeforeData > before || after >= before*3/4 || after > res.BeforeData {
 		t.Fatalf("compacted from %d bytes (%d of pages) to %d: want at least a quarter less", before, res.BeforeData, after)
 	}
 	if got := fileSize(t, path+".bak"); got != before {
@@ -808,7 +810,7 @@ func TestCompactInPlace(t *testing.T) {
 	if !r.Clean() || r.Tasks != n/2 {
 		t.Fatalf("after compaction: %d tasks, problems %q; want %d, none", r.Tasks, problems(r), n/2)
 	}
-	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 2 {
+	if entries := storeFiles(t, filepath.Dir(path)); len(entries) != 2 {
 		t.Fatalf("files left: %v; want the store and its .bak", entries)
 	}
 
@@ -855,7 +857,7 @@ func TestCompactToAnotherFile(t *testing.T) {
 	if want := "compact task store " + path + ": " + out + " exists: give a new file"; err == nil || err.Error() != want {
 		t.Fatalf("Compact onto an existing file = %v, want %q", err, want)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+	if entries := storeFiles(t, dir); len(entries) != 2 {
 		t.Fatalf("files left: %v; want the store and the copy", entries)
 	}
 }
@@ -885,4 +887,22 @@ func TestCompactThroughASymlink(t *testing.T) {
 	if r := mustCheck(t, link); !r.Clean() || r.Tasks != 100 {
 		t.Fatalf("through the link: %d tasks, problems %q", r.Tasks, problems(r))
 	}
+}
+
+// storeFiles lists dir without the stores' write-ahead log directories
+// (<store>.wal), which stay beside their stores.
+func storeFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasSuffix(e.Name(), ".wal") {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -53,14 +51,14 @@ func idemBytes(key *tasks.IdemKey, id string) int64 {
 }
 
 // usageOf is owner's stored bytes.
-func usageOf(tx *bolt.Tx, owner string) int64 {
+func usageOf(tx *txn, owner string) int64 {
 	return int64(countOf(tx.Bucket(bucketUsage).Get(lengthPrefixed(owner, ""))))
 }
 
 // checkQuota returns the *tasks.QuotaError of a write that would take
 // owner past q: a new task (newTask) past q.Tasks, or grow more bytes past
 // q.Bytes. A write that does not grow is never refused.
-func checkQuota(tx *bolt.Tx, owner string, q tasks.Quota, newTask bool, grow int64) error {
+func checkQuota(tx *txn, owner string, q tasks.Quota, newTask bool, grow int64) error {
 	if q.Tasks > 0 && newTask {
 		n := int64(countOf(tx.Bucket(bucketCounts).Get(lengthPrefixed(owner, ""))))
 		if n+1 > q.Tasks {
@@ -76,7 +74,7 @@ func checkQuota(tx *bolt.Tx, owner string, q tasks.Quota, newTask bool, grow int
 }
 
 // addUsage adds delta to owner's stored bytes.
-func addUsage(tx *bolt.Tx, owner string, delta int64) error {
+func addUsage(tx *txn, owner string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
@@ -91,13 +89,13 @@ func addUsage(tx *bolt.Tx, owner string, delta int64) error {
 
 // storedSize is what task id of owner, whose head is v, takes in the
 // store.
-func storedSize(tx *bolt.Tx, id string, v []byte, owner string) int64 {
+func storedSize(tx *txn, id string, v []byte, owner string) int64 {
 	return int64(len(id)+len(v)) + indexBytes(owner, id) + bodySize(tx, owner, id)
 }
 
 // storedSizeWhole is storedSize of a task kept whole, as stores before
 // schema 5 keep them: its record v, its events in their own bucket.
-func storedSizeWhole(tx *bolt.Tx, id string, v []byte, r *tasks.Record) int64 {
+func storedSizeWhole(tx *txn, id string, v []byte, r *tasks.Record) int64 {
 	n := int64(len(id)+len(v)) + indexBytes(r.Owner, id)
 	prefix := append([]byte(id), 0)
 	c := tx.Bucket(bucketEventsV3).Cursor()
@@ -116,7 +114,7 @@ func storedSizeWhole(tx *bolt.Tx, id string, v []byte, r *tasks.Record) int64 {
 
 // rebuildUsage computes usage from the tasks, in the transaction that
 // opens a store without it, and marks it kept.
-func rebuildUsage(tx *bolt.Tx) error {
+func rebuildUsage(tx *txn) error {
 	if err := tx.DeleteBucket(bucketUsage); err != nil {
 		return err
 	}
@@ -143,7 +141,7 @@ func (s *Store) Usage(ctx context.Context, owner string) (tasks.Usage, error) {
 		return tasks.Usage{}, err
 	}
 	var u tasks.Usage
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *txn) error {
 		u.Tasks = int64(countOf(tx.Bucket(bucketCounts).Get(lengthPrefixed(owner, ""))))
 		u.Bytes = usageOf(tx, owner)
 		return nil
@@ -177,7 +175,7 @@ func (c *checker) usage() *usageCheck {
 func usageBucket(b []byte) bool { return bytes.Equal(b, bucketUsage) }
 
 // usageKept reports whether the store keeps usage.
-func usageKept(tx *bolt.Tx) bool {
+func usageKept(tx *txn) bool {
 	m := tx.Bucket(bucketMeta)
 	return m != nil && m.Get(keyUsage) != nil
 }
@@ -217,9 +215,9 @@ func usageTask(c *checker, _ string, _ *taskInfo) {
 	for _, id := range c.ids {
 		t := c.tasks[id]
 		if t.split {
-			want[t.owner] += storedSize(c.tx, id, tb.Get([]byte(id)), t.owner)
+			want[t.owner] += storedSize(wrap(c.tx), id, tb.Get([]byte(id)), t.owner)
 		} else {
-			want[t.owner] += storedSizeWhole(c.tx, id, tb.Get([]byte(id)), &tasks.Record{Owner: t.owner, MessageIDs: t.messageIDs})
+			want[t.owner] += storedSizeWhole(wrap(c.tx), id, tb.Get([]byte(id)), &tasks.Record{Owner: t.owner, MessageIDs: t.messageIDs})
 		}
 	}
 	owners := make([]string, 0, len(want)+len(u.entries))

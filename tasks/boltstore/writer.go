@@ -2,28 +2,34 @@ package boltstore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/a2ad/a2ad/internal/crashpoint"
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// The single writer: concurrent changes are grouped into one commit.
+// The single writer: concurrent changes are grouped into one log record
+// (wal.go), one fdatasync, and kept in the active layer (kv.go) until a
+// checkpoint (checkpoint.go) writes them to the file.
 
-// write is one queued change. fn may run more than once: when a grouped
-// transaction fails, it is rolled back and the other writes run again.
+// write is one queued change. fn may fail; its changes are then undone
+// and the group goes on without it.
 type write struct {
-	fn   func(tx *bolt.Tx) error
-	done chan error
+	fn     func(tx *txn) error
+	done   chan error
+	failed bool
 }
 
 var writePool = sync.Pool{New: func() any { return &write{done: make(chan error, 1)} }}
 
 // update runs fn in a write transaction shared with other concurrent
-// writes, and returns when it is committed (fsynced) or failed.
-func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+// writes, and returns when it is durable (its log record fsynced) or
+// failed.
+func (s *Store) update(ctx context.Context, fn func(tx *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -45,23 +51,56 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	return err
 }
 
+// Flush writes every durable change to the bbolt file (a checkpoint) and
+// returns when it is there: for whoever reads the file itself (DB, a
+// backup).
+func (s *Store) Flush() error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return tasks.ErrClosed
+	}
+	ch := make(chan error, 1)
+	s.flushes <- ch
+	s.mu.RUnlock()
+	return <-ch
+}
+
 func (s *Store) writer() {
 	batch := make([]*write, 0, s.maxBatch)
+	tick := time.NewTicker(s.ckptEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case w := <-s.writes:
 			batch = append(batch[:0], w)
+		case err := <-s.ckptDone:
+			s.checkpointed(err)
+			continue
+		case <-tick.C:
+			s.maybeFreeze(true)
+			continue
+		case ch := <-s.flushes:
+			ch <- s.flush()
+			continue
 		case <-s.stop:
 			// Senders hold mu.RLock while sending and closed is set
 			// under the write lock, so nothing more can arrive.
+		drain:
 			for {
 				select {
 				case w := <-s.writes:
 					s.commit([]*write{w})
 				default:
-					return
+					break drain
 				}
 			}
+			s.closeErr = s.flush()
+			close(s.ckptReq)
+			if s.closeErr == nil {
+				s.closeErr = s.wal.close()
+			}
+			return
 		}
 	fill:
 		for len(batch) < s.maxBatch {
@@ -73,45 +112,118 @@ func (s *Store) writer() {
 			}
 		}
 		s.commit(batch)
+		s.maybeFreeze(false)
 	}
 }
 
-// commit runs the writes in one transaction. If one fails, the
-// transaction is rolled back, the failed write gets its error, and the
-// others run again without it.
+// commit runs the writes of batch over the active layer, each undone if
+// it fails, appends what the others changed to the log, and tells each
+// how it went once the record is synced.
 func (s *Store) commit(batch []*write) {
-	for len(batch) > 0 {
-		failed := -1
-		start := time.Now()
-		err := s.updateTx(func(tx *bolt.Tx) error {
-			for i, w := range batch {
-				if err := w.fn(tx); err != nil {
-					failed = i
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			s.stats.mu.Lock()
-			s.stats.Commits++
-			s.stats.Writes += uint64(len(batch))
-			s.stats.mu.Unlock()
-			if s.onCommit != nil {
-				s.onCommit(len(batch), time.Since(start))
-			}
-			for _, w := range batch {
-				w.done <- nil
-			}
-			return
+	start := time.Now()
+	if s.ckptErr != nil && s.act.size > s.ckptBytes*4 {
+		err := fmt.Errorf("the store cannot write to its file (%v): refusing more changes until it can", s.ckptErr)
+		for _, w := range batch {
+			w.done <- err
 		}
-		if failed < 0 { // the commit itself failed: every write failed
-			for _, w := range batch {
+		return
+	}
+	ws := &s.ws
+	ws.reset()
+	ok := 0
+	err := viewGuarded(s.db, func(tx *bolt.Tx) error {
+		t := &txn{tx: tx, active: s.act, frozen: s.frozen, w: ws}
+		for _, w := range batch {
+			mark := len(ws.undo)
+			w.failed = false
+			if err := w.fn(t); err != nil {
+				ws.rollback(s.act, mark)
+				w.failed = true
+				w.done <- err
+				continue
+			}
+			ok++
+		}
+		return nil
+	})
+	if err == nil && ok > 0 && len(ws.rec) > 0 {
+		var lsn uint64
+		if lsn, err = s.wal.append(ws.rec); err == nil {
+			s.act.lsn = lsn
+			s.act.size += ws.size
+			s.publish(&ws.touched)
+		}
+	}
+	if err != nil { // damage met, or the log failed: none of it happened
+		ws.rollback(s.act, 0)
+		for _, w := range batch {
+			if !w.failed {
 				w.done <- err
 			}
-			return
 		}
-		batch[failed].done <- err
-		batch = append(batch[:failed:failed], batch[failed+1:]...)
+		return
+	}
+	if ok == 0 {
+		return
+	}
+	s.stats.mu.Lock()
+	s.stats.Commits++
+	s.stats.Writes += uint64(ok)
+	s.stats.mu.Unlock()
+	if s.onCommit != nil {
+		s.onCommit(ok, time.Since(start))
+	}
+	for _, w := range batch {
+		if !w.failed {
+			w.done <- nil
+		}
+	}
+	crashpoint.Hit("wal.ack")
+}
+
+// publish gives readers a new snapshot: the active layer as it is now
+// (its touched trees cloned, the others as last published).
+func (s *Store) publish(touched *[nBuckets]bool) {
+	old := s.snap.Load()
+	pub := new(layer)
+	*pub = *old.active
+	for i, t := range touched {
+		if !t {
+			continue
+		}
+		if s.act.t[i] != nil {
+			pub.t[i] = s.act.t[i].Clone()
+		}
+		pub.seq[i], pub.set[i] = s.act.seq[i], s.act.set[i]
+	}
+	pub.lsn = s.act.lsn
+	s.snap.Store(&snapshot{active: pub, frozen: s.frozen, freezes: s.freezes})
+}
+
+// snapshot is what a reader reads over a bbolt read transaction.
+type snapshot struct {
+	active, frozen *layer
+	freezes        uint64 // freezes done when it was published
+}
+
+// view runs fn on a consistent snapshot: the published layers over a
+// bbolt read transaction, under guard (a damaged page is a
+// *DamagedError). A snapshot older than a checkpoint the file already
+// holds would see that checkpoint's newer changes under its own: it is
+// taken again.
+func (s *Store) view(fn func(*txn) error) error {
+	for {
+		sn := s.snap.Load()
+		retry := false
+		err := viewGuarded(s.db, func(tx *bolt.Tx) error {
+			if s.committing.Load() > sn.freezes {
+				retry = true
+				return nil
+			}
+			return fn(&txn{tx: tx, active: sn.active, frozen: sn.frozen})
+		})
+		if !retry {
+			return err
+		}
 	}
 }

@@ -1,0 +1,591 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+
+	"github.com/google/btree"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The store's code reads and writes through txn, bucket and cursor, which
+// have the shape of bbolt's Tx, Bucket and Cursor (the subset used here).
+// While serving, a write is made durable by the write-ahead log (wal.go)
+// and kept in memory, in layers, until a checkpoint (checkpoint.go) puts it
+// in the bbolt file: a txn reads the newest layer first, then the one being
+// checkpointed, then bbolt. At open, in migrations and in the offline tools
+// a txn wraps a bbolt transaction and passes everything through (raw).
+
+// buckets are the store's buckets by index: a layer keeps one tree each.
+var buckets = [...][]byte{bucketTasks, bucketBody, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage}
+
+const nBuckets = len(buckets)
+
+func bucketIndex(name []byte) int {
+	for i, n := range buckets {
+		if bytes.Equal(n, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fills are the fill percents the checkpoint gives buckets whose keys
+// mostly grow (appendFill); the others keep bbolt's default.
+var fills = map[string]float64{"tasks": appendFill, "body": appendFill, "owners": appendFill, "recent": appendFill, "outbox": appendFill, "expiry": appendFill, "active": appendFill}
+
+// item is a key's newest value in a layer, or its deletion.
+type item struct {
+	k, v []byte
+	del  bool
+}
+
+func itemLess(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
+
+// empty is what Get returns for a key with an empty value: not nil, as
+// bbolt's.
+var empty = []byte{}
+
+// layer holds changes not yet in the bbolt file. Once published to
+// readers (as a clone) or frozen for a checkpoint it is never changed.
+type layer struct {
+	t    [nBuckets]*btree.BTreeG[item]
+	seq  [nBuckets]uint64 // a bucket's sequence, where set (seqSet)
+	set  [nBuckets]bool
+	lsn  uint64 // the last log record whose changes it holds
+	size int64  // bytes of keys and values put, to time checkpoints
+	no   uint64 // which freeze this is (frozen layers)
+}
+
+func (l *layer) get(i int, k []byte) (item, bool) {
+	if l == nil || l.t[i] == nil {
+		return item{}, false
+	}
+	return l.t[i].Get(item{k: k})
+}
+
+func (l *layer) tree(i int) *btree.BTreeG[item] {
+	if l == nil {
+		return nil
+	}
+	return l.t[i]
+}
+
+// txn is a transaction: raw (a bbolt transaction passed through), a
+// reader's snapshot (active and frozen layers over a bbolt read
+// transaction), or the writer's (w set: writes go to active, which is the
+// writer's own, with an undo log and the log record being built).
+type txn struct {
+	tx     *bolt.Tx
+	raw    bool
+	active *layer
+	frozen *layer
+	w      *wstate
+	bk     [nBuckets]bucket
+}
+
+// wrap passes bbolt transaction tx through.
+func wrap(tx *bolt.Tx) *txn { return &txn{tx: tx, raw: true} }
+
+// Bucket returns the bucket called name, or nil if the store has none.
+func (t *txn) Bucket(name []byte) *bucket {
+	i := bucketIndex(name)
+	if i < 0 {
+		if t.raw {
+			if b := t.tx.Bucket(name); b != nil {
+				return &bucket{t: t, i: -1, b: b}
+			}
+		}
+		return nil
+	}
+	bk := &t.bk[i]
+	if bk.t == nil {
+		b := t.tx.Bucket(name)
+		if b == nil {
+			return nil
+		}
+		bk.t, bk.i, bk.b = t, i, b
+	}
+	return bk
+}
+
+// bucket is a txn's view of one bucket.
+type bucket struct {
+	t *txn
+	i int
+	b *bolt.Bucket
+	// FillPercent is kept for raw transactions; a checkpoint uses fills.
+	FillPercent float64
+}
+
+func (b *bucket) rawb() *bolt.Bucket {
+	if b.FillPercent != 0 {
+		b.b.FillPercent = b.FillPercent
+	}
+	return b.b
+}
+
+// Get returns key's value, or nil.
+func (b *bucket) Get(key []byte) []byte {
+	if b.t.raw {
+		return b.b.Get(key)
+	}
+	for _, l := range [2]*layer{b.t.active, b.t.frozen} {
+		if it, ok := l.get(b.i, key); ok {
+			if it.del {
+				return nil
+			}
+			return it.v
+		}
+	}
+	return b.b.Get(key)
+}
+
+// Put sets key to value; both are copied.
+func (b *bucket) Put(key, value []byte) error {
+	if b.t.raw {
+		return b.rawb().Put(key, value)
+	}
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	it := item{k: buf[:len(key):len(key)], v: buf[len(key):]}
+	if len(value) == 0 {
+		it.v = empty
+	}
+	b.t.w.change(b.t.active, b.i, it)
+	return nil
+}
+
+// Delete removes key.
+func (b *bucket) Delete(key []byte) error {
+	if b.t.raw {
+		return b.b.Delete(key)
+	}
+	b.t.w.change(b.t.active, b.i, item{k: append([]byte(nil), key...), del: true})
+	return nil
+}
+
+// Sequence returns the bucket's sequence.
+func (b *bucket) Sequence() uint64 {
+	if b.t.raw {
+		return b.b.Sequence()
+	}
+	for _, l := range [2]*layer{b.t.active, b.t.frozen} {
+		if l != nil && l.set[b.i] {
+			return l.seq[b.i]
+		}
+	}
+	return b.b.Sequence()
+}
+
+// NextSequence increments the bucket's sequence and returns it.
+func (b *bucket) NextSequence() (uint64, error) {
+	if b.t.raw {
+		return b.b.NextSequence()
+	}
+	n := b.Sequence() + 1
+	return n, b.SetSequence(n)
+}
+
+// SetSequence sets the bucket's sequence.
+func (b *bucket) SetSequence(n uint64) error {
+	if b.t.raw {
+		return b.b.SetSequence(n)
+	}
+	b.t.w.setSeq(b.t.active, b.i, n)
+	return nil
+}
+
+// ForEach calls fn for every key in order, as bbolt's ForEach.
+func (b *bucket) ForEach(fn func(k, v []byte) error) error {
+	if b.t.raw {
+		return b.b.ForEach(fn)
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KeyN counts the bucket's keys: bbolt's page statistics, corrected by
+// what the layers add and delete.
+func (b *bucket) KeyN() int {
+	n := b.b.Stats().KeyN
+	if b.t.raw {
+		return n
+	}
+	seen := map[string]bool{}
+	for _, l := range [2]*layer{b.t.active, b.t.frozen} {
+		t := l.tree(b.i)
+		if t == nil {
+			continue
+		}
+		t.Ascend(func(it item) bool {
+			if seen[string(it.k)] {
+				return true
+			}
+			seen[string(it.k)] = true
+			inBolt := b.b.Get(it.k) != nil
+			switch {
+			case it.del && inBolt:
+				n--
+			case !it.del && !inBolt:
+				n++
+			}
+			return true
+		})
+	}
+	return n
+}
+
+// Cursor returns a cursor over the bucket's keys, merged from the layers
+// and bbolt.
+func (b *bucket) Cursor() *cursor {
+	c := &cursor{b: b, bc: b.b.Cursor()}
+	if !b.t.raw {
+		c.found = func(it item) bool { c.hit, c.ok = it, true; return false }
+	}
+	return c
+}
+
+// cursor walks a bucket as bbolt's Cursor does. Over layers it merges:
+// at each step the next key of each source (the active layer, the frozen
+// one, bbolt), the newest source's item winning a tie, deletions skipped.
+type cursor struct {
+	b  *bucket
+	bc *bolt.Cursor
+	// cur is the key the cursor is on (nil: none).
+	cur []byte
+	// bk, bv: bbolt's candidate. Going forward it is the first bbolt key
+	// not below cur, going backward the last not above it.
+	bk, bv  []byte
+	back    bool
+	found   func(item) bool
+	hit     item
+	ok      bool
+	skipCur bool
+}
+
+func (c *cursor) raw() bool { return c.b.t.raw }
+
+// First moves to the first key.
+func (c *cursor) First() ([]byte, []byte) {
+	if c.raw() {
+		return c.bc.First()
+	}
+	c.back = false
+	c.bk, c.bv = c.bc.First()
+	return c.forward(nil, false)
+}
+
+// Last moves to the last key.
+func (c *cursor) Last() ([]byte, []byte) {
+	if c.raw() {
+		return c.bc.Last()
+	}
+	c.back = true
+	c.bk, c.bv = c.bc.Last()
+	return c.backward(nil, false)
+}
+
+// Seek moves to the first key not below seek.
+func (c *cursor) Seek(seek []byte) ([]byte, []byte) {
+	if c.raw() {
+		return c.bc.Seek(seek)
+	}
+	c.back = false
+	c.bk, c.bv = c.bc.Seek(seek)
+	return c.forward(seek, true)
+}
+
+// Next moves to the next key.
+func (c *cursor) Next() ([]byte, []byte) {
+	if c.raw() {
+		return c.bc.Next()
+	}
+	if c.cur == nil {
+		return nil, nil
+	}
+	if c.back { // turn: bbolt's first key above cur
+		c.back = false
+		c.bk, c.bv = c.bc.Seek(c.cur)
+	}
+	if c.bk != nil && bytes.Equal(c.bk, c.cur) {
+		c.bk, c.bv = c.bc.Next()
+	}
+	return c.forward(c.cur, false)
+}
+
+// Prev moves to the previous key.
+func (c *cursor) Prev() ([]byte, []byte) {
+	if c.raw() {
+		return c.bc.Prev()
+	}
+	if c.cur == nil {
+		return nil, nil
+	}
+	if !c.back { // turn: bbolt's last key below cur
+		c.back = true
+		k, v := c.bc.Seek(c.cur)
+		if k == nil {
+			k, v = c.bc.Last()
+		} else if bytes.Compare(k, c.cur) > 0 {
+			k, v = c.bc.Prev()
+		}
+		c.bk, c.bv = k, v
+	}
+	if c.bk != nil && bytes.Equal(c.bk, c.cur) {
+		c.bk, c.bv = c.bc.Prev()
+	}
+	return c.backward(c.cur, false)
+}
+
+// Delete deletes the key the cursor is on.
+func (c *cursor) Delete() error {
+	if c.raw() {
+		return c.bc.Delete()
+	}
+	if c.cur == nil {
+		return nil
+	}
+	return c.b.Delete(c.cur)
+}
+
+// forward moves to the smallest key of every source above from (or not
+// below it, if incl), skipping deletions. bk must already be bbolt's.
+func (c *cursor) forward(from []byte, incl bool) ([]byte, []byte) {
+	for {
+		best, bestV, del, ok := c.bk, c.bv, false, c.bk != nil
+		// The frozen layer, then the active one: the newer wins a tie.
+		for _, l := range [2]*layer{c.b.t.frozen, c.b.t.active} {
+			t := l.tree(c.b.i)
+			if t == nil {
+				continue
+			}
+			it, found := c.ascend(t, from, incl)
+			if !found {
+				continue
+			}
+			if d := bytesCmp(it.k, best, ok); d <= 0 {
+				best, bestV, del, ok = it.k, it.v, it.del, true
+			}
+		}
+		if !ok {
+			c.cur = nil
+			return nil, nil
+		}
+		c.cur = best
+		if !del {
+			return best, bestV
+		}
+		// A deleted key: step past it in bbolt too.
+		if c.bk != nil && bytes.Equal(c.bk, best) {
+			c.bk, c.bv = c.bc.Next()
+		}
+		from, incl = best, false
+	}
+}
+
+// backward moves to the largest key of every source below from (or not
+// above it, if incl; every key if from is nil), skipping deletions.
+func (c *cursor) backward(from []byte, incl bool) ([]byte, []byte) {
+	for {
+		best, bestV, del, ok := c.bk, c.bv, false, c.bk != nil
+		for _, l := range [2]*layer{c.b.t.frozen, c.b.t.active} {
+			t := l.tree(c.b.i)
+			if t == nil {
+				continue
+			}
+			it, found := c.descend(t, from, incl)
+			if !found {
+				continue
+			}
+			if d := bytesCmp(it.k, best, ok); !ok || d >= 0 {
+				best, bestV, del, ok = it.k, it.v, it.del, true
+			}
+		}
+		if !ok {
+			c.cur = nil
+			return nil, nil
+		}
+		c.cur = best
+		if !del {
+			return best, bestV
+		}
+		if c.bk != nil && bytes.Equal(c.bk, best) {
+			c.bk, c.bv = c.bc.Prev()
+		}
+		from, incl = best, false
+	}
+}
+
+// bytesCmp compares a with b, where b counts as above everything if
+// !bOK (no candidate yet).
+func bytesCmp(a, b []byte, bOK bool) int {
+	if !bOK {
+		return -1
+	}
+	return bytes.Compare(a, b)
+}
+
+// ascend finds t's first item above from (not below it if incl; the
+// first of all if from is nil).
+func (c *cursor) ascend(t *btree.BTreeG[item], from []byte, incl bool) (item, bool) {
+	c.ok = false
+	if from == nil {
+		it, ok := t.Min()
+		return it, ok
+	}
+	if incl {
+		t.AscendGreaterOrEqual(item{k: from}, c.found)
+		return c.hit, c.ok
+	}
+	// The first not below from, or the one after it if it is from.
+	var n int
+	t.AscendGreaterOrEqual(item{k: from}, func(it item) bool {
+		n++
+		if n == 1 && bytes.Equal(it.k, from) {
+			return true
+		}
+		c.hit, c.ok = it, true
+		return false
+	})
+	return c.hit, c.ok
+}
+
+// descend finds t's last item below from (not above it if incl; the last
+// of all if from is nil).
+func (c *cursor) descend(t *btree.BTreeG[item], from []byte, incl bool) (item, bool) {
+	c.ok = false
+	if from == nil {
+		it, ok := t.Max()
+		return it, ok
+	}
+	var n int
+	t.DescendLessOrEqual(item{k: from}, func(it item) bool {
+		n++
+		if !incl && n == 1 && bytes.Equal(it.k, from) {
+			return true
+		}
+		c.hit, c.ok = it, true
+		return false
+	})
+	return c.hit, c.ok
+}
+
+// wstate is the writer's side of a group: the undo log of the write
+// running, and the log record the group's writes build.
+type wstate struct {
+	undo    []undo
+	rec     []byte // ops, in order (wal.go)
+	touched [nBuckets]bool
+	size    int64
+}
+
+type undo struct {
+	i      int
+	prev   item
+	had    bool
+	seq    bool // a sequence change: prevSeq, prevSet
+	pseq   uint64
+	pset   bool
+	recLen int
+}
+
+const (
+	opPut    = 1
+	opDelete = 2
+	opSeq    = 3
+)
+
+func (w *wstate) change(l *layer, i int, it item) {
+	t := l.t[i]
+	if t == nil {
+		t = btree.NewG(32, itemLess)
+		l.t[i] = t
+	}
+	prev, had := t.ReplaceOrInsert(it)
+	w.undo = append(w.undo, undo{i: i, prev: prev, had: had, recLen: len(w.rec)})
+	w.touched[i] = true
+	op := byte(opPut)
+	if it.del {
+		op = opDelete
+	}
+	w.rec = append(w.rec, op, byte(i))
+	w.rec = binary.AppendUvarint(w.rec, uint64(len(it.k)))
+	w.rec = append(w.rec, it.k...)
+	if !it.del {
+		w.rec = binary.AppendUvarint(w.rec, uint64(len(it.v)))
+		w.rec = append(w.rec, it.v...)
+	}
+	w.size += int64(len(it.k) + len(it.v))
+}
+
+func (w *wstate) setSeq(l *layer, i int, n uint64) {
+	w.undo = append(w.undo, undo{i: i, seq: true, pseq: l.seq[i], pset: l.set[i], recLen: len(w.rec)})
+	l.seq[i], l.set[i] = n, true
+	w.touched[i] = true
+	w.rec = append(w.rec, opSeq, byte(i))
+	w.rec = binary.AppendUvarint(w.rec, n)
+}
+
+// rollback undoes l's changes back to undo entry mark, and the record's.
+func (w *wstate) rollback(l *layer, mark int) {
+	for j := len(w.undo) - 1; j >= mark; j-- {
+		u := w.undo[j]
+		switch {
+		case u.seq:
+			l.seq[u.i], l.set[u.i] = u.pseq, u.pset
+		case u.had:
+			l.t[u.i].ReplaceOrInsert(u.prev)
+		default:
+			l.t[u.i].Delete(item{k: w.keyAt(u)})
+		}
+		w.rec = w.rec[:u.recLen]
+	}
+	w.undo = w.undo[:mark]
+}
+
+// keyAt is the key undo entry u's change wrote, read back from the record.
+func (w *wstate) keyAt(u undo) []byte {
+	r := w.rec[u.recLen+2:]
+	n, m := binary.Uvarint(r)
+	return r[m : m+int(n)]
+}
+
+func (w *wstate) reset() {
+	w.undo = w.undo[:0]
+	w.rec = w.rec[:0]
+	w.touched = [nBuckets]bool{}
+	w.size = 0
+}
+
+// DeleteBucket deletes bucket name (migrations: raw transactions only).
+func (t *txn) DeleteBucket(name []byte) error {
+	if !t.raw {
+		return errors.New("buckets change only at open")
+	}
+	if i := bucketIndex(name); i >= 0 {
+		t.bk[i] = bucket{}
+	}
+	return t.tx.DeleteBucket(name)
+}
+
+// CreateBucket creates bucket name (migrations: raw transactions only).
+func (t *txn) CreateBucket(name []byte) (*bucket, error) {
+	if !t.raw {
+		return nil, errors.New("buckets change only at open")
+	}
+	if i := bucketIndex(name); i >= 0 {
+		t.bk[i] = bucket{}
+	}
+	if _, err := t.tx.CreateBucket(name); err != nil {
+		return nil, err
+	}
+	return t.Bucket(name), nil
+}

@@ -1,0 +1,465 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/a2ad/a2ad/internal/crashpoint"
+)
+
+// The write-ahead log. A group of writes is durable, and acknowledged,
+// once its record is appended to the log's current segment and the
+// segment fdatasynced: one sequential write and one sync, where a bbolt
+// commit writes every page it dirties and syncs twice. The checkpoint
+// (checkpoint.go) later writes the changes to the bbolt file in one synced
+// transaction that also records the last log record it holds (meta
+// "wal"); the segments it covers are then recycled. At open the records
+// after that one are applied to the file before anything else reads it.
+//
+// The log is the directory <store file>.wal. A segment is named by the
+// number (LSN) of its first record, %016x.wal; spare-N files are segments
+// kept for reuse. Segments are filled with zeros (or hold a recycled
+// segment's old records) before use, so that appending never grows the
+// file and fdatasync writes no metadata. A record:
+//
+//	magic(4) length(4) lsn(8) crc32c(4) of lsn and ops, ops(length)
+//
+// and its ops, each
+//
+//	1 bucket(1) len(key) key len(value) value   put (lengths uvarint)
+//	2 bucket(1) len(key) key                    delete
+//	3 bucket(1) sequence(uvarint)               set the bucket's sequence
+//
+// where bucket indexes buckets (kv.go). Reading a segment stops at the
+// first record that is not whole, not valid or not the next number: a
+// torn last write, zeros, or a recycled segment's old records.
+
+const (
+	walMagic     = 0xA2AD10C5
+	walHeader    = 20
+	walSpares    = 2
+	walSuffix    = ".wal"
+	sparePrefix  = "spare-"
+	defaultSegMB = 16
+)
+
+var (
+	keyWAL   = []byte("wal")
+	crcTable = crc32.MakeTable(crc32.Castagnoli)
+)
+
+type walSeg struct {
+	first uint64
+	path  string
+}
+
+// walLog appends records. The writer appends and rotates; the checkpoint
+// trims, under mu.
+type walLog struct {
+	dir      string
+	segBytes int64
+	noSync   bool
+
+	mu     sync.Mutex
+	segs   []walSeg // oldest first; the last is current
+	spares []string
+	nspare int
+
+	f    *os.File // the current segment
+	off  int64
+	next uint64
+	buf  []byte
+}
+
+func walDir(path string) string { return path + ".wal" }
+
+// append writes one record of ops and syncs it; it returns the record's
+// LSN.
+func (w *walLog) append(ops []byte) (uint64, error) {
+	n := int64(walHeader + len(ops))
+	if w.f == nil || (w.off > 0 && w.off+n > w.segBytes) {
+		if err := w.rotate(); err != nil {
+			return 0, err
+		}
+	}
+	lsn := w.next
+	b := w.buf[:0]
+	b = binary.BigEndian.AppendUint32(b, walMagic)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ops)))
+	b = binary.BigEndian.AppendUint64(b, lsn)
+	crc := crc32.Update(crc32.Checksum(b[8:16], crcTable), crcTable, ops)
+	b = binary.BigEndian.AppendUint32(b, crc)
+	b = append(b, ops...)
+	w.buf = b
+	if _, err := w.f.WriteAt(b, w.off); err != nil {
+		return 0, fmt.Errorf("write-ahead log: %w", err)
+	}
+	crashpoint.Hit("wal.write")
+	if !w.noSync {
+		if err := fdatasync(w.f); err != nil {
+			return 0, fmt.Errorf("write-ahead log: sync: %w", err)
+		}
+	}
+	crashpoint.Hit("wal.sync")
+	w.off += n
+	w.next++
+	return lsn, nil
+}
+
+// rotate makes a new segment current, from a spare if there is one.
+func (w *walLog) rotate() error {
+	if w.f != nil {
+		_ = w.f.Close()
+		w.f = nil
+	}
+	path := filepath.Join(w.dir, fmt.Sprintf("%016x%s", w.next, walSuffix))
+	w.mu.Lock()
+	var spare string
+	if k := len(w.spares); k > 0 {
+		spare, w.spares = w.spares[k-1], w.spares[:k-1]
+	}
+	w.mu.Unlock()
+	var err error
+	if spare != "" {
+		err = os.Rename(spare, path)
+	} else {
+		err = zeroFile(path, w.segBytes)
+	}
+	if err != nil {
+		return fmt.Errorf("write-ahead log: new segment: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	if err == nil {
+		err = syncDir(w.dir)
+	}
+	if err != nil {
+		if f != nil {
+			_ = f.Close()
+		}
+		return fmt.Errorf("write-ahead log: new segment: %w", err)
+	}
+	crashpoint.Hit("wal.rotate")
+	w.mu.Lock()
+	w.segs = append(w.segs, walSeg{first: w.next, path: path})
+	w.mu.Unlock()
+	w.f, w.off = f, 0
+	return nil
+}
+
+// trim recycles the segments whose records all are at or below lsn; the
+// current one stays.
+func (w *walLog) trim(lsn uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := 0
+	for k+1 < len(w.segs) && w.segs[k+1].first <= lsn+1 {
+		k++
+	}
+	for _, s := range w.segs[:k] {
+		w.recycle(s.path)
+	}
+	w.segs = append(w.segs[:0], w.segs[k:]...)
+}
+
+// recycle keeps segment path as a spare, or removes it. Called with mu.
+func (w *walLog) recycle(path string) {
+	if len(w.spares) >= walSpares {
+		_ = os.Remove(path)
+		return
+	}
+	w.nspare++
+	spare := filepath.Join(w.dir, fmt.Sprintf("%s%d", sparePrefix, w.nspare))
+	if os.Rename(path, spare) != nil {
+		_ = os.Remove(path)
+		return
+	}
+	w.spares = append(w.spares, spare)
+}
+
+// close recycles every segment: the caller checkpointed all of them.
+func (w *walLog) close() error {
+	if w.f != nil {
+		_ = w.f.Close()
+		w.f = nil
+	}
+	w.mu.Lock()
+	for _, s := range w.segs {
+		w.recycle(s.path)
+	}
+	w.segs = nil
+	w.mu.Unlock()
+	return syncDir(w.dir)
+}
+
+func zeroFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	z := make([]byte, 1<<20)
+	for off := int64(0); off < size && err == nil; off += int64(len(z)) {
+		_, err = f.WriteAt(z[:min(int64(len(z)), size-off)], off)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func fdatasync(f *os.File) error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// applied reads the last log record the file holds (0: none).
+func applied(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(bucketMeta).Get(keyWAL); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+func putApplied(tx *bolt.Tx, lsn uint64) error {
+	return tx.Bucket(bucketMeta).Put(keyWAL, binary.BigEndian.AppendUint64(nil, lsn))
+}
+
+// listWAL reads dir's segments (oldest first) and spares; a missing dir is
+// an empty log.
+func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, 0, nil
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, walSuffix):
+			first, perr := strconv.ParseUint(strings.TrimSuffix(name, walSuffix), 16, 64)
+			if perr == nil {
+				segs = append(segs, walSeg{first: first, path: filepath.Join(dir, name)})
+			}
+		case strings.HasPrefix(name, sparePrefix):
+			spares = append(spares, filepath.Join(dir, name))
+			if n, perr := strconv.Atoi(strings.TrimPrefix(name, sparePrefix)); perr == nil && n > nspare {
+				nspare = n
+			}
+		}
+	}
+	slices.SortFunc(segs, func(a, b walSeg) int {
+		switch {
+		case a.first < b.first:
+			return -1
+		case a.first > b.first:
+			return 1
+		}
+		return 0
+	})
+	return segs, spares, nspare, nil
+}
+
+// readSegment calls fn for each record of the segment at path, from its
+// first (numbered first) to the first that is not whole, valid and next.
+func readSegment(path string, first uint64, fn func(lsn uint64, ops []byte) error) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	want := first
+	for off := 0; off+walHeader <= len(data); {
+		h := data[off:]
+		n := int(binary.BigEndian.Uint32(h[4:8]))
+		if binary.BigEndian.Uint32(h[:4]) != walMagic || n > len(data)-off-walHeader {
+			return nil
+		}
+		lsn := binary.BigEndian.Uint64(h[8:16])
+		ops := h[walHeader : walHeader+n]
+		if lsn != want || crc32.Update(crc32.Checksum(h[8:16], crcTable), crcTable, ops) != binary.BigEndian.Uint32(h[16:20]) {
+			return nil
+		}
+		if err := fn(lsn, ops); err != nil {
+			return err
+		}
+		want++
+		off += walHeader + n
+	}
+	return nil
+}
+
+// recoverWAL applies to db the log records in dir that it does not hold
+// yet, in one synced transaction, recycles every segment and returns the
+// log, ready to append after the last record.
+func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool) (*walLog, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("write-ahead log: %w", err)
+	}
+	segs, spares, nspare, err := listWAL(dir)
+	if err != nil {
+		return nil, fmt.Errorf("write-ahead log: %w", err)
+	}
+	var last uint64
+	err = db.View(func(tx *bolt.Tx) error { last = applied(tx); return nil })
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) > 0 {
+		err = db.Update(func(tx *bolt.Tx) error {
+			from := last
+			for _, s := range segs {
+				err := readSegment(s.path, s.first, func(lsn uint64, ops []byte) error {
+					switch {
+					case lsn <= from:
+						return nil
+					case lsn != last+1:
+						return &DamagedError{Path: db.Path(), What: fmt.Sprintf("its write-ahead log %s lacks records %d to %d", dir, last+1, lsn-1)}
+					}
+					if err := applyOps(tx, ops); err != nil {
+						return &DamagedError{Path: db.Path(), What: fmt.Sprintf("record %d of its write-ahead log %s: %v", lsn, dir, err)}
+					}
+					last = lsn
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			if last == from {
+				return nil
+			}
+			if err := putApplied(tx, last); err != nil {
+				return err
+			}
+			crashpoint.Hit("recover.apply")
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		crashpoint.Hit("recover.commit")
+	}
+	w := &walLog{dir: dir, segBytes: segBytes, noSync: noSync, segs: segs, spares: spares, nspare: nspare, next: last + 1}
+	if err := w.close(); err != nil { // every segment is in the file now
+		return nil, fmt.Errorf("write-ahead log: %w", err)
+	}
+	return w, nil
+}
+
+// applyOps applies one record's ops to tx.
+func applyOps(tx *bolt.Tx, p []byte) error {
+	for len(p) > 0 {
+		if len(p) < 2 || int(p[1]) >= nBuckets {
+			return errors.New("an op is cut short or names no bucket")
+		}
+		op, name := p[0], buckets[p[1]]
+		p = p[2:]
+		b := tx.Bucket(name)
+		if f, ok := fills[string(name)]; ok {
+			b.FillPercent = f
+		}
+		if op == opSeq {
+			n, m := binary.Uvarint(p)
+			if m <= 0 {
+				return errors.New("a sequence is cut short")
+			}
+			p = p[m:]
+			if err := b.SetSequence(n); err != nil {
+				return err
+			}
+			continue
+		}
+		k, rest, ok := uvarintBytes(p)
+		if !ok {
+			return errors.New("a key is cut short")
+		}
+		p = rest
+		switch op {
+		case opDelete:
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		case opPut:
+			v, rest, ok := uvarintBytes(p)
+			if !ok {
+				return errors.New("a value is cut short")
+			}
+			p = rest
+			if err := b.Put(k, v); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("unknown op %d", op)
+		}
+	}
+	return nil
+}
+
+func uvarintBytes(p []byte) (b, rest []byte, ok bool) {
+	n, m := binary.Uvarint(p)
+	if m <= 0 || n > uint64(len(p)-m) {
+		return nil, nil, false
+	}
+	return p[m : m+int(n)], p[m+int(n):], true
+}
+
+// replayPending applies to the file at path what its write-ahead log holds
+// beyond it, if anything: a server that stopped without closing the store
+// (a crash, a kill) leaves its last changes there, and the offline tools
+// read the file. It takes the file's exclusive lock for it.
+func replayPending(path string, lockTimeout time.Duration) error {
+	segs, _, _, err := listWAL(walDir(path))
+	if err != nil || len(segs) == 0 {
+		return err
+	}
+	db, err := openDB(path, 0o600, &bolt.Options{Timeout: lockTimeout, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("open task store %s: %w", path, ErrLocked)
+	}
+	if err != nil {
+		return fmt.Errorf("open task store %s to apply its write-ahead log (a2ad stopped without closing it; start a2ad on it once): %w", path, err)
+	}
+	_, err = recoverWAL(db, walDir(path), defaultSegMB<<20, false)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, ErrDamaged) {
+		err = fmt.Errorf("open task store %s: apply its write-ahead log: %w", path, err)
+	}
+	return err
+}
