@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +88,12 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 	}
 	s, err := boltstore.Open(cfg.Store, boltstore.Options{
 		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
+		OnCheckpointError: func(err error) {
+			// Changes stay in the write-ahead log and in memory meanwhile.
+			m.Logger.Error().Err(err).Str("store", cfg.Store).Msg("store checkpoint failed; trying again")
+		},
+		// Crash tests make segments small, to reach the log's rotation.
+		WALSegmentBytes: envInt64("A2AD_TEST_WAL_SEGMENT_BYTES"),
 	})
 	if err != nil {
 		return nil, err
@@ -101,4 +109,11 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 // once a second.
 func pushPollInterval(leaseTTL time.Duration) time.Duration {
 	return min(time.Second, leaseTTL/3)
+}
+
+// envInt64 reads a number from the environment variable name; 0 if unset
+// or not a number.
+func envInt64(name string) int64 {
+	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+	return n
 }

@@ -24,10 +24,15 @@ import (
 // consistency and closed when the test ends.
 func MustOpen(tb testing.TB, path string) *boltstore.Store {
 	tb.Helper()
+	return mustOpenWith(tb, path, boltstore.Options{})
+}
+
+func mustOpenWith(tb testing.TB, path string, opts boltstore.Options) *boltstore.Store {
+	tb.Helper()
 	if path == "" {
 		path = filepath.Join(tb.TempDir(), "a2ad.db")
 	}
-	s, err := boltstore.Open(path, boltstore.Options{})
+	s, err := boltstore.Open(path, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -178,6 +183,23 @@ var (
 // on a real file, checked after each of them as MustOpen does.
 func TestConformance(t *testing.T) { storetest.Run(t, openSubject) }
 
+// TestConformanceCheckpointing runs the suite with a checkpoint after
+// every group of writes, so that reads meet checkpoints as they commit
+// (the layer being written to the file, then dropped).
+func TestConformanceCheckpointing(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) *storetest.Subject {
+		return subjectWith(t, filepath.Join(t.TempDir(), "a2ad.db"), boltstore.Options{CheckpointEvery: time.Millisecond, CheckpointBytes: 1})
+	})
+}
+
+// TestConformanceInMemory runs the suite with no checkpoint until Close
+// (or a tool's Flush): every read merges the layers with the file.
+func TestConformanceInMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) *storetest.Subject {
+		return subjectWith(t, filepath.Join(t.TempDir(), "a2ad.db"), boltstore.Options{CheckpointEvery: time.Hour, CheckpointBytes: 1 << 40})
+	})
+}
+
 // openSubject opens a new store for the suite.
 func openSubject(t *testing.T) *storetest.Subject {
 	return subjectAt(t, filepath.Join(t.TempDir(), "a2ad.db"))
@@ -185,7 +207,11 @@ func openSubject(t *testing.T) *storetest.Subject {
 
 // subjectAt opens the store at path for the suite.
 func subjectAt(t *testing.T, path string) *storetest.Subject {
-	open := func(t *testing.T) *boltstore.Store { return MustOpen(t, path) }
+	return subjectWith(t, path, boltstore.Options{})
+}
+
+func subjectWith(t *testing.T, path string, opts boltstore.Options) *storetest.Subject {
+	open := func(t *testing.T) *boltstore.Store { return mustOpenWith(t, path, opts) }
 	return storetest.Reopening(t, open, func(s *boltstore.Store, b storetest.Bounds) tasks.Inspector {
 		in := s.Inspector() // a zero bound is the default
 		in.StateCountLimit, in.ScanLimit = b.StateCount, b.Scan

@@ -1,0 +1,227 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// noCheckpoints keeps every change in the log and in memory until Close.
+var noCheckpoints = Options{CheckpointEvery: time.Hour, CheckpointBytes: 1 << 40, LockTimeout: time.Second}
+
+func walTask(id string) *tasks.Record {
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	return &tasks.Record{Owner: "o", Task: a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, CreatedAt: now, UpdatedAt: now}
+}
+
+// createN creates tasks t-from .. t-(to-1), one commit each.
+func createN(t *testing.T, s *Store, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		id := fmt.Sprintf("t-%03d", i)
+		if _, _, err := s.Create(context.Background(), tasks.IdemKey{Owner: "o", MessageID: id}, walTask(id), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// crashCopy copies the store file and its log while s runs, as a crash
+// would leave them (nothing checkpoints meanwhile: noCheckpoints), and
+// returns the copy's path.
+func crashCopy(t *testing.T, path string) string {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a2ad.db")
+	copyTo(t, path, out)
+	if err := os.Mkdir(walDir(out), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(walDir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		copyTo(t, filepath.Join(walDir(path), e.Name()), filepath.Join(walDir(out), e.Name()))
+	}
+	return out
+}
+
+func copyTo(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantTasks checks that tasks t-from .. t-(to-1) are in s, and t-to is not.
+func wantTasks(t *testing.T, s *Store, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		_, err := s.Get(context.Background(), "o", fmt.Sprintf("t-%03d", i), tasks.Whole)
+		switch {
+		case i < to && err != nil:
+			t.Fatalf("t-%03d: %v", i, err)
+		case i == to && !errors.Is(err, tasks.ErrNotFound):
+			t.Fatalf("t-%03d: %v, want not found", i, err)
+		}
+	}
+	if r, err := s.Check(context.Background()); err != nil || !r.Clean() {
+		t.Fatalf("check: %v %v", err, r.Problems)
+	}
+}
+
+// TestLogReplayedAtOpen: what a crash leaves (the file as of the last
+// checkpoint, and the log) opens with every acknowledged change: those
+// checkpointed, and those only in the log.
+func TestLogReplayedAtOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	s, err := Open(path, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	createN(t, s, 0, 20)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	createN(t, s, 20, 50)
+	if _, _, _, err := s.Update(context.Background(), "o", "t-003", nil, tasks.Whole, func(r *tasks.Record) ([]tasks.Event, error) {
+		r.Task.Status.State = a2a.StateCompleted
+		return []tasks.Event{{Status: &r.Task.Status}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out := crashCopy(t, path)
+	c, err := Open(out, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wantTasks(t, c, 0, 50)
+	if r, _ := c.Get(context.Background(), "o", "t-003", tasks.Whole); r.State() != a2a.StateCompleted {
+		t.Fatalf("t-003 is %s, want the update replayed", r.State())
+	}
+	// The file holds it all now, and the log is empty: a second open
+	// replays nothing and finds the same.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if segs, _, _, _ := listWAL(walDir(out)); len(segs) != 0 {
+		t.Fatalf("segments left after a clean close: %v", segs)
+	}
+	c, err = Open(out, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTasks(t, c, 0, 50)
+}
+
+// TestLogTornTail: a last record cut short (a crash during its write,
+// before it was synced and acknowledged) is dropped; those before it
+// stay.
+func TestLogTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	s, err := Open(path, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	createN(t, s, 0, 10)
+	off := s.wal.off // where the last record will begin
+	createN(t, s, 10, 11)
+	seg := s.wal.segs[len(s.wal.segs)-1].path
+	for _, cut := range []int64{3, walHeader + 5, s.wal.off - off - 1} {
+		t.Run(fmt.Sprint("cut at ", cut), func(t *testing.T) {
+			out := crashCopy(t, path)
+			f, err := os.OpenFile(filepath.Join(walDir(out), filepath.Base(seg)), os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the write did not reach holds something else.
+			b := make([]byte, s.wal.off-off-cut)
+			if _, err := f.ReadAt(b, off+cut); err != nil {
+				t.Fatal(err)
+			}
+			for i := range b {
+				b[i] = ^b[i]
+			}
+			if _, err := f.WriteAt(b, off+cut); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			c, err := Open(out, noCheckpoints)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			wantTasks(t, c, 0, 10)
+			createN(t, c, 10, 12) // and it goes on from there
+			wantTasks(t, c, 0, 12)
+		})
+	}
+}
+
+// TestLogMissingSegment: a segment gone from the middle of the log (not a
+// crash: someone removed it) is damage, named, not a silent loss.
+func TestLogMissingSegment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	opts := noCheckpoints
+	opts.WALSegmentBytes = 4096
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	createN(t, s, 0, 60)
+	if len(s.wal.segs) < 3 {
+		t.Fatalf("%d segments; want at least 3", len(s.wal.segs))
+	}
+	out := crashCopy(t, path)
+	gone := s.wal.segs[1]
+	if err := os.Remove(filepath.Join(walDir(out), filepath.Base(gone.path))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(out, opts)
+	want := fmt.Sprintf("open task store %s: the store file %s is damaged: its write-ahead log %s lacks records %d to %d", out, out, walDir(out), gone.first, s.wal.segs[2].first-1)
+	if !errors.Is(err, ErrDamaged) || err.Error() != want {
+		t.Fatalf("Open = %v, want %q", err, want)
+	}
+}
+
+// TestLogSegmentsRecycled: under many small segments, checkpoints recycle
+// the segments they cover, so the log keeps a bounded number of files.
+func TestLogSegmentsRecycled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	s, err := Open(path, Options{WALSegmentBytes: 4096, CheckpointEvery: time.Millisecond, CheckpointBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createN(t, s, 0, 300)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(walDir(path))
+	if len(ents) > 1+walSpares+1 {
+		t.Errorf("%d files in the log after 300 commits; want at most %d", len(ents), walSpares+2)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wantTasks(t, c, 0, 300)
+}
