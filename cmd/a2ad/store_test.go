@@ -269,8 +269,8 @@ func TestStoreToolsOnAStoreInUse(t *testing.T) {
 			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want 1 and %q", args, code, stdout, stderr, tc.want)
 		}
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("files in the store's directory: %v; want the store alone", entries)
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 || entries[0].Name() != "a2ad.db" || entries[1].Name() != "a2ad.db.wal" {
+		t.Errorf("files in the store's directory: %v; want the store and its write-ahead log alone", entries)
 	}
 	if n := taskCount(t, m); n != 3 {
 		t.Errorf("the store holds %d tasks, want 3", n)
