@@ -506,7 +506,7 @@ const (
 func (w *wstate) change(l *layer, i int, it item) {
 	t := l.t[i]
 	if t == nil {
-		t = btree.NewG(32, itemLess)
+		t = btree.NewG(8, itemLess)
 		l.t[i] = t
 	}
 	prev, had := t.ReplaceOrInsert(it)
