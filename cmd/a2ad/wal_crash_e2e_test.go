@@ -210,8 +210,13 @@ func verifyRecovered(t *testing.T, catalog, store string, acks []walAck) {
 	}
 
 	a, err := walCall(hc, srv.base, "message/send", sendParams("after-restart", "demo::echo", map[string]any{"message": "new"}, true))
-	if err != nil || a.Result == nil || a.Result.Status.State != "completed" {
-		t.Fatalf("a new call after the restart: %+v, %v\n%s", a, err, srv.tail())
+	switch {
+	case err != nil:
+		t.Fatalf("a new call after the restart: %v\n%s", err, srv.tail())
+	case a.Result == nil:
+		t.Fatalf("a new call after the restart: %+v\n%s", a.Error, srv.tail())
+	case a.Result.Status.State != "completed":
+		t.Fatalf("a new call after the restart: %s\n%s", a.Result.Status.State, srv.tail())
 	}
 	// Every run enters working: the counter that must not move above does here.
 	if d := scrapeAdmin(t, srv.admin).value("a2ad_task_transitions_total", "state", "working") - after.value("a2ad_task_transitions_total", "state", "working"); d != 1 {
