@@ -28,7 +28,14 @@ type scrape struct {
 // scrapeMetrics GETs /metrics from the admin listener and parses it.
 func scrapeMetrics(tb testing.TB, m *Main) scrape {
 	tb.Helper()
-	resp, raw := httpGet(tb, "http://"+m.AdminAddr()+"/metrics")
+	return scrapeAdmin(tb, "http://"+m.AdminAddr())
+}
+
+// scrapeAdmin GETs /metrics from the admin listener at the base URL admin
+// (a binary's, say) and parses it.
+func scrapeAdmin(tb testing.TB, admin string) scrape {
+	tb.Helper()
+	resp, raw := httpGet(tb, admin+"/metrics")
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("GET /metrics: HTTP %d: %s", resp.StatusCode, raw)
 	}
