@@ -53,10 +53,11 @@ var walCrashCases = []struct {
 	at     string   // A2AD_TEST_CRASH_AT while the server takes load
 	atOpen []string // or steps a2ad must die at, one start each, opening on a log a SIGKILL left
 }{
-	{at: "wal.write:1"}, {at: "wal.write:7"},
-	{at: "wal.sync:1"}, {at: "wal.sync:7"},
-	{at: "wal.ack:1"}, {at: "wal.ack:7"},
-	{at: "wal.rotate:1"}, {at: "wal.rotate:7"},
+	// :1 meets the first write a2ad makes as it starts; :300 one under load.
+	{at: "wal.write:1"}, {at: "wal.write:300"},
+	{at: "wal.sync:1"}, {at: "wal.sync:300"},
+	{at: "wal.ack:1"}, {at: "wal.ack:300"},
+	{at: "wal.rotate:1"}, {at: "wal.rotate:20"},
 	{at: "checkpoint.start:1"}, {at: "checkpoint.start:2"},
 	{at: "checkpoint.apply:1"}, {at: "checkpoint.apply:2"},
 	{at: "checkpoint.commit:1"}, {at: "checkpoint.commit:2"},
