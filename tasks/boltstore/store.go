@@ -108,7 +108,8 @@ type Options struct {
 	// write-ahead log) are written to the file; default 500ms.
 	CheckpointEvery time.Duration
 	// CheckpointBytes starts a checkpoint early once that much is kept in
-	// memory; default 64 MiB.
+	// memory; default 16 MiB (so memory holds at most about twice that:
+	// the changes being checkpointed, and those since).
 	CheckpointBytes int64
 	// WALSegmentBytes is the size of a write-ahead log segment; default
 	// 16 MiB.
@@ -211,7 +212,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		opts.CheckpointEvery = 500 * time.Millisecond
 	}
 	if opts.CheckpointBytes <= 0 {
-		opts.CheckpointBytes = 64 << 20
+		opts.CheckpointBytes = 16 << 20
 	}
 	if opts.WALSegmentBytes <= 0 {
 		opts.WALSegmentBytes = defaultSegMB << 20
