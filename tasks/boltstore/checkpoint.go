@@ -39,7 +39,7 @@ func (s *Store) checkpoint(f *layer) error {
 			}
 			var err error
 			if t != nil {
-				t.Ascend(func(it item) bool {
+				t.Ascend(func(it *item) bool {
 					if it.del {
 						err = b.Delete(it.k)
 					} else {

@@ -41,7 +41,7 @@ type item struct {
 	del  bool
 }
 
-func itemLess(a, b item) bool { return bytes.Compare(a.k, b.k) < 0 }
+func itemLess(a, b *item) bool { return bytes.Compare(a.k, b.k) < 0 }
 
 // empty is what Get returns for a key with an empty value: not nil, as
 // bbolt's.
@@ -49,8 +49,10 @@ var empty = []byte{}
 
 // layer holds changes not yet in the bbolt file. Once published to
 // readers (as a clone) or frozen for a checkpoint it is never changed.
+// Its trees hold pointers: a clone's copy-on-write copies nodes, and a
+// pointer is a seventh of an item.
 type layer struct {
-	t    [nBuckets]*btree.BTreeG[item]
+	t    [nBuckets]*btree.BTreeG[*item]
 	seq  [nBuckets]uint64 // a bucket's sequence, where set (seqSet)
 	set  [nBuckets]bool
 	lsn  uint64 // the last log record whose changes it holds
@@ -58,14 +60,15 @@ type layer struct {
 	no   uint64 // which freeze this is (frozen layers)
 }
 
-func (l *layer) get(i int, k []byte) (item, bool) {
+// get finds probe's key in bucket i.
+func (l *layer) get(i int, probe *item) (*item, bool) {
 	if l == nil || l.t[i] == nil {
-		return item{}, false
+		return nil, false
 	}
-	return l.t[i].Get(item{k: k})
+	return l.t[i].Get(probe)
 }
 
-func (l *layer) tree(i int) *btree.BTreeG[item] {
+func (l *layer) tree(i int) *btree.BTreeG[*item] {
 	if l == nil {
 		return nil
 	}
@@ -83,6 +86,7 @@ type txn struct {
 	frozen *layer
 	w      *wstate
 	bk     [nBuckets]bucket
+	probe  item // a key to look up (one goroutine uses a txn)
 }
 
 // wrap passes bbolt transaction tx through.
@@ -131,8 +135,9 @@ func (b *bucket) Get(key []byte) []byte {
 	if b.t.raw {
 		return b.b.Get(key)
 	}
+	b.t.probe.k = key
 	for _, l := range [2]*layer{b.t.active, b.t.frozen} {
-		if it, ok := l.get(b.i, key); ok {
+		if it, ok := l.get(b.i, &b.t.probe); ok {
 			if it.del {
 				return nil
 			}
@@ -225,7 +230,7 @@ func (b *bucket) KeyN() int {
 		if t == nil {
 			continue
 		}
-		t.Ascend(func(it item) bool {
+		t.Ascend(func(it *item) bool {
 			if seen[string(it.k)] {
 				return true
 			}
@@ -248,7 +253,14 @@ func (b *bucket) KeyN() int {
 func (b *bucket) Cursor() *cursor {
 	c := &cursor{b: b, bc: b.b.Cursor()}
 	if !b.t.raw {
-		c.found = func(it item) bool { c.hit, c.ok = it, true; return false }
+		c.found = func(it *item) bool {
+			if c.skip != nil && bytes.Equal(it.k, c.skip) {
+				c.skip = nil
+				return true
+			}
+			c.hit, c.ok = it, true
+			return false
+		}
 	}
 	return c
 }
@@ -263,12 +275,14 @@ type cursor struct {
 	cur []byte
 	// bk, bv: bbolt's candidate. Going forward it is the first bbolt key
 	// not below cur, going backward the last not above it.
-	bk, bv  []byte
-	back    bool
-	found   func(item) bool
-	hit     item
-	ok      bool
-	skipCur bool
+	bk, bv []byte
+	back   bool
+	// found takes the first item a tree walk meets, but skip (once).
+	found func(*item) bool
+	skip  []byte
+	hit   *item
+	ok    bool
+	probe item
 }
 
 func (c *cursor) raw() bool { return c.b.t.raw }
@@ -435,46 +449,29 @@ func bytesCmp(a, b []byte, bOK bool) int {
 
 // ascend finds t's first item above from (not below it if incl; the
 // first of all if from is nil).
-func (c *cursor) ascend(t *btree.BTreeG[item], from []byte, incl bool) (item, bool) {
-	c.ok = false
+func (c *cursor) ascend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, bool) {
 	if from == nil {
-		it, ok := t.Min()
-		return it, ok
+		return t.Min()
 	}
-	if incl {
-		t.AscendGreaterOrEqual(item{k: from}, c.found)
-		return c.hit, c.ok
+	c.ok, c.skip, c.probe.k = false, nil, from
+	if !incl {
+		c.skip = from // the first not below from is from itself: the next
 	}
-	// The first not below from, or the one after it if it is from.
-	var n int
-	t.AscendGreaterOrEqual(item{k: from}, func(it item) bool {
-		n++
-		if n == 1 && bytes.Equal(it.k, from) {
-			return true
-		}
-		c.hit, c.ok = it, true
-		return false
-	})
+	t.AscendGreaterOrEqual(&c.probe, c.found)
 	return c.hit, c.ok
 }
 
 // descend finds t's last item below from (not above it if incl; the last
 // of all if from is nil).
-func (c *cursor) descend(t *btree.BTreeG[item], from []byte, incl bool) (item, bool) {
-	c.ok = false
+func (c *cursor) descend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, bool) {
 	if from == nil {
-		it, ok := t.Max()
-		return it, ok
+		return t.Max()
 	}
-	var n int
-	t.DescendLessOrEqual(item{k: from}, func(it item) bool {
-		n++
-		if !incl && n == 1 && bytes.Equal(it.k, from) {
-			return true
-		}
-		c.hit, c.ok = it, true
-		return false
-	})
+	c.ok, c.skip, c.probe.k = false, nil, from
+	if !incl {
+		c.skip = from
+	}
+	t.DescendLessOrEqual(&c.probe, c.found)
 	return c.hit, c.ok
 }
 
@@ -489,7 +486,7 @@ type wstate struct {
 
 type undo struct {
 	i      int
-	prev   item
+	prev   *item
 	had    bool
 	seq    bool // a sequence change: prevSeq, prevSet
 	pseq   uint64
@@ -506,10 +503,12 @@ const (
 func (w *wstate) change(l *layer, i int, it item) {
 	t := l.t[i]
 	if t == nil {
-		t = btree.NewG(8, itemLess)
+		t = btree.NewG(16, itemLess)
 		l.t[i] = t
 	}
-	prev, had := t.ReplaceOrInsert(it)
+	p := new(item)
+	*p = it
+	prev, had := t.ReplaceOrInsert(p)
 	w.undo = append(w.undo, undo{i: i, prev: prev, had: had, recLen: len(w.rec)})
 	w.touched[i] = true
 	op := byte(opPut)
@@ -544,7 +543,7 @@ func (w *wstate) rollback(l *layer, mark int) {
 		case u.had:
 			l.t[u.i].ReplaceOrInsert(u.prev)
 		default:
-			l.t[u.i].Delete(item{k: w.keyAt(u)})
+			l.t[u.i].Delete(&item{k: w.keyAt(u)})
 		}
 		w.rec = w.rec[:u.recLen]
 	}
