@@ -262,6 +262,12 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
+	return start(db, wal, opts), nil
+}
+
+// start runs the writer and the checkpointer of the store on db, opened
+// and recovered, with its log.
+func start(db *bolt.DB, wal *walLog, opts Options) *Store {
 	s := &Store{
 		db:       db,
 		maxBatch: opts.MaxBatch,
@@ -283,7 +289,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.writer() }()
 	go func() { defer s.wg.Done(); s.checkpointer() }()
-	return s, nil
+	return s
 }
 
 // createBuckets creates every bucket a store has, those that migrations
