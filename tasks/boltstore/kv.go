@@ -372,7 +372,15 @@ func (c *cursor) Delete() error {
 
 // forward moves to the smallest key of every source above from (or not
 // below it, if incl), skipping deletions. bk must already be bbolt's.
-func (c *cursor) forward(from []byte, incl bool) ([]byte, []byte) {
+func (c *cursor) forward(from []byte, incl bool) ([]byte, []byte) { return c.move(from, incl, false) }
+
+// backward moves to the largest key of every source below from (or not
+// above it, if incl; every key if from is nil), skipping deletions.
+func (c *cursor) backward(from []byte, incl bool) ([]byte, []byte) { return c.move(from, incl, true) }
+
+// move is forward, or backward if back: at each step the nearest key of
+// the layers and bbolt's candidate, the newer source winning a tie.
+func (c *cursor) move(from []byte, incl, back bool) ([]byte, []byte) {
 	for {
 		best, bestV, del, ok := c.bk, c.bv, false, c.bk != nil
 		// The frozen layer, then the active one: the newer wins a tie.
@@ -381,11 +389,21 @@ func (c *cursor) forward(from []byte, incl bool) ([]byte, []byte) {
 			if t == nil {
 				continue
 			}
-			it, found := c.ascend(t, from, incl)
+			var it *item
+			var found bool
+			if back {
+				it, found = c.descend(t, from, incl)
+			} else {
+				it, found = c.ascend(t, from, incl)
+			}
 			if !found {
 				continue
 			}
-			if d := bytesCmp(it.k, best, ok); d <= 0 {
+			d := bytesCmp(it.k, best, ok)
+			if back && ok {
+				d = -d
+			}
+			if d <= 0 {
 				best, bestV, del, ok = it.k, it.v, it.del, true
 			}
 		}
@@ -399,40 +417,11 @@ func (c *cursor) forward(from []byte, incl bool) ([]byte, []byte) {
 		}
 		// A deleted key: step past it in bbolt too.
 		if c.bk != nil && bytes.Equal(c.bk, best) {
-			c.bk, c.bv = c.bc.Next()
-		}
-		from, incl = best, false
-	}
-}
-
-// backward moves to the largest key of every source below from (or not
-// above it, if incl; every key if from is nil), skipping deletions.
-func (c *cursor) backward(from []byte, incl bool) ([]byte, []byte) {
-	for {
-		best, bestV, del, ok := c.bk, c.bv, false, c.bk != nil
-		for _, l := range [2]*layer{c.b.t.frozen, c.b.t.active} {
-			t := l.tree(c.b.i)
-			if t == nil {
-				continue
+			if back {
+				c.bk, c.bv = c.bc.Prev()
+			} else {
+				c.bk, c.bv = c.bc.Next()
 			}
-			it, found := c.descend(t, from, incl)
-			if !found {
-				continue
-			}
-			if d := bytesCmp(it.k, best, ok); !ok || d >= 0 {
-				best, bestV, del, ok = it.k, it.v, it.del, true
-			}
-		}
-		if !ok {
-			c.cur = nil
-			return nil, nil
-		}
-		c.cur = best
-		if !del {
-			return best, bestV
-		}
-		if c.bk != nil && bytes.Equal(c.bk, best) {
-			c.bk, c.bv = c.bc.Prev()
 		}
 		from, incl = best, false
 	}

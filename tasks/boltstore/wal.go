@@ -18,6 +18,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/a2ad/a2ad/internal/crashpoint"
+	"github.com/a2ad/a2ad/internal/syncdir"
 )
 
 // The write-ahead log. A group of writes is durable, and acknowledged,
@@ -143,7 +144,7 @@ func (w *walLog) rotate() error {
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
 	if err == nil {
-		err = syncDir(w.dir)
+		err = syncdir.Sync(w.dir)
 	}
 	if err != nil {
 		if f != nil {
@@ -201,7 +202,7 @@ func (w *walLog) close() error {
 	}
 	w.segs = nil
 	w.mu.Unlock()
-	return syncDir(w.dir)
+	return syncdir.Sync(w.dir)
 }
 
 func zeroFile(path string, size int64) error {
@@ -221,18 +222,6 @@ func zeroFile(path string, size int64) error {
 	}
 	if err != nil {
 		_ = os.Remove(path)
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
 	}
 	return err
 }
