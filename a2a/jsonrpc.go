@@ -26,7 +26,7 @@ func ParseRequest(body []byte) (Request, *Error) {
 	if len(body) == 0 {
 		return req, ErrParse.WithData(map[string]any{"reason": "empty body"})
 	}
-	if !json.Valid(body) {
+	if !jsonw.Valid(body) {
 		data := map[string]any{"reason": "body is not valid JSON"}
 		var v any
 		var syn *json.SyntaxError

@@ -160,7 +160,7 @@ func DecodePushList(raw json.RawMessage) (PushListParams, *a2a.Error) {
 // than tenant are ignored.
 func DecodeNoParams(raw json.RawMessage) *a2a.Error {
 	var c wire.Checker
-	if len(raw) > 0 && !json.Valid(raw) {
+	if len(raw) > 0 && !jsonw.Valid(raw) {
 		c.Add("/", "must be an object")
 		return c.Err()
 	}

@@ -73,3 +73,15 @@ func TestAppendCompact(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkAppendString(b *testing.B) {
+	ss := []string{"0b6c7f0e6a8e4c1e9b1b2f1d3f0c9a11", "2026-11-24T09:14:43.123456789Z", "demo::echo", "completed",
+		"The quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over the lazy dog."}
+	dst := make([]byte, 0, 512)
+	for b.Loop() {
+		dst = dst[:0]
+		for _, s := range ss {
+			dst = jsonw.AppendString(dst, s)
+		}
+	}
+}

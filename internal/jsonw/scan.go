@@ -8,7 +8,7 @@ import (
 
 // The scanner walks an object's members or an array's elements as
 // sub-slices of JSON that is already known to be valid, without decoding
-// or copying them. Request decoding uses it after one json.Valid over the
+// or copying them. Request decoding uses it after one Valid over the
 // whole input, instead of decoding every level into maps (which validated
 // and copied each level again).
 

@@ -34,7 +34,7 @@ var emptyObject = json.RawMessage("{}")
 // ReadOptional is Read for params that may be left out: absent or null
 // params are read as an empty object.
 func ReadOptional[T any](c *Checker, raw json.RawMessage, read func(params jsonw.Members) T) (T, *a2a.Error) {
-	if len(bytes.TrimSpace(raw)) == 0 || (json.Valid(raw) && jsonw.TypeOf(raw) == jsonw.Null) {
+	if len(bytes.TrimSpace(raw)) == 0 || (jsonw.Valid(raw) && jsonw.TypeOf(raw) == jsonw.Null) {
 		raw = emptyObject
 	}
 	return Read(c, raw, read)
@@ -72,7 +72,7 @@ func (c *Checker) Object(path string, raw json.RawMessage, required bool) jsonw.
 
 // Root reads params, which must be a JSON object.
 func (c *Checker) Root(raw json.RawMessage) jsonw.Members {
-	if len(raw) > 0 && !json.Valid(raw) {
+	if len(raw) > 0 && !jsonw.Valid(raw) {
 		c.Add("/", "must be an object")
 		return nil
 	}
