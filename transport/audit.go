@@ -37,6 +37,10 @@ type Call struct {
 	// cancel), rather than what a read found.
 	stateful bool
 	span     trace.Span // nil unless traced (see Core.Trace)
+	// reqID is the request id of an HTTP call (its X-Request-Id), for
+	// the log lines about it; "" for gRPC, whose context carries a
+	// logger with it (see Core.logFor).
+	reqID string
 }
 
 // Begin starts the call of a client at clientAddr over the binding named

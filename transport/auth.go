@@ -133,12 +133,18 @@ type Refusal struct {
 	Close bool
 }
 
+// requestIDHeader is the response header the HTTP bindings give a
+// request's id in (set by the JSON-RPC server's front middleware, which
+// every route of the main listener goes through).
+const requestIDHeader = "X-Request-Id"
+
 // OpenHTTP begins a call of an HTTP binding (JSON-RPC, HTTP+JSON): the
 // call, the request carrying the trace context of its headers (r itself
 // when tracing is off), and the refusal of its credentials, if any. A
 // refused request's body is left unread (LeaveBody).
 func (c *Core) OpenHTTP(binding string, w http.ResponseWriter, r *http.Request) (*Call, *http.Request, *Refusal) {
 	cl := c.Begin(binding, c.ClientAddr(r))
+	cl.reqID = w.Header().Get(requestIDHeader)
 	r = c.TraceRequest(cl, r)
 	if ref := c.Authenticate(cl, r); ref != nil {
 		LeaveBody(w, r)

@@ -37,7 +37,8 @@ var (
 // cut by it returns errBodyTimeout or errBodyTooSlow.
 type bodyReader struct {
 	r     io.Reader
-	rc    *http.ResponseController
+	rc    http.ResponseController
+	set   time.Time // the read deadline set last
 	start time.Time
 	end   time.Time // zero: no read timeout
 	grace time.Duration
@@ -55,10 +56,13 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	deadline, cause := b.deadline()
-	if !deadline.IsZero() {
+	if !deadline.IsZero() && !deadline.Equal(b.set) {
 		// A ResponseWriter without deadlines (a test recorder) reads
-		// without limits.
+		// without limits. A deadline that has not moved (a small body:
+		// the grace period's) is not set again: the Read that finds the
+		// end of the body would set it twice.
 		_ = b.rc.SetReadDeadline(deadline)
+		b.set = deadline
 	}
 	n, err := b.r.Read(p)
 	b.n += int64(n)
@@ -166,14 +170,14 @@ func (c *Core) Admit(cl *Call, declared int64) (release func(), ref *Refusal) {
 // floor and the size cap, and charges the caller's byte budget with what
 // came beyond (or short of) what was declared.
 func (c *Core) ReadBody(cl *Call, w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, *Refusal) {
-	br := &bodyReader{
-		r: r.Body, rc: http.NewResponseController(w), start: time.Now(),
+	br := bodyReader{
+		r: r.Body, rc: *http.NewResponseController(w), start: time.Now(),
 		grace: c.cfg.BodyGrace, rate: c.cfg.MinBodyRate,
 	}
 	if c.cfg.ReadTimeout > 0 {
 		br.end = br.start.Add(c.cfg.ReadTimeout)
 	}
-	body, err := readAll(buf, io.LimitReader(br, c.cfg.MaxBodyBytes+1))
+	body, err := readAll(buf, &br, c.cfg.MaxBodyBytes+1)
 	if declared := max(r.ContentLength, 0); c.cfg.Bytes != nil && int64(len(body)) != declared {
 		c.cfg.Bytes.ChargeBytes(cl.principal, int64(len(body))-declared)
 	}
@@ -192,12 +196,23 @@ func (c *Core) ReadBody(cl *Call, w http.ResponseWriter, r *http.Request, buf []
 	return body, nil
 }
 
-func readAll(b []byte, r io.Reader) ([]byte, error) {
-	for {
+// readAll reads r into b until EOF or limit bytes: io.ReadAll into a
+// pooled buffer, through an io.LimitReader of its own (r by its type, so
+// that neither reader is allocated).
+func readAll(b []byte, r *bodyReader, limit int64) ([]byte, error) {
+	for left := limit; ; {
+		if left <= 0 {
+			return b, nil
+		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		room := b[len(b):cap(b)]
+		if int64(len(room)) > left {
+			room = room[:left]
+		}
+		n, err := r.Read(room)
+		left -= int64(n)
 		b = b[:len(b)+n]
 		if err == io.EOF {
 			return b, nil
@@ -211,6 +226,9 @@ func readAll(b []byte, r io.Reader) ([]byte, error) {
 // IsJSON accepts application/json and any application/*+json type, with
 // parameters such as charset.
 func IsJSON(ct string) bool {
+	if ct == "application/json" { // most requests: no parameters to parse
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false

@@ -168,5 +168,6 @@ func (c *Core) KeepAlive() time.Duration { return c.cfg.KeepAlive }
 func (c *Core) CloseStreams() { c.closeStreams() }
 
 // Logger is the core's logger, for a binding to give its calls' contexts
-// (zerolog.Ctx), as the HTTP bindings' request logger does.
+// (zerolog.Ctx), as the gRPC binding does; an HTTP call's lines take its
+// request id from the call (see OpenHTTP).
 func (c *Core) Logger() zerolog.Logger { return c.log }

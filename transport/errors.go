@@ -135,6 +135,18 @@ func ErrorFor(err error) *a2a.Error {
 	return a2a.ErrInternal
 }
 
+// logFor is the logger of the lines about cl: the core's with the
+// request id of an HTTP call, built here rather than for every request
+// (the lines are rare: an internal error, a stream ended early), or the
+// one ctx carries (a gRPC call's, with its request id).
+func (c *Core) logFor(ctx context.Context, cl *Call) *zerolog.Logger {
+	if cl.reqID == "" {
+		return zerolog.Ctx(ctx)
+	}
+	l := c.log.With().Str("req_id", cl.reqID).Logger()
+	return &l
+}
+
 // Fail converts the service (or encoding) error err of cl for the wire,
 // in the call's version (a 1.0 call's problems are located with 1.0's
 // names), and notes it in the call's audit record. Anything unexpected is
@@ -148,6 +160,6 @@ func (c *Core) Fail(ctx context.Context, cl *Call, err error) *a2a.Error {
 		return e
 	}
 	cl.NoteError(a2a.ErrInternal, err)
-	zerolog.Ctx(ctx).Error().Err(err).Str("rpc_method", cl.method).Str("transport", cl.transport).Msg("internal error")
+	c.logFor(ctx, cl).Error().Err(err).Str("rpc_method", cl.method).Str("transport", cl.transport).Msg("internal error")
 	return a2a.ErrInternal
 }

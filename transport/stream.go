@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/rs/zerolog"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -131,7 +129,7 @@ func (c *Core) Stream(ctx context.Context, cl *Call, open func(ctx context.Conte
 		// The stream ended: after its final event, or it is cut off and
 		// the client resumes from its last event id.
 		if err != nil {
-			zerolog.Ctx(ctx).Debug().Err(err).Str("rpc_method", cl.method).Msg("stream ended early")
+			c.logFor(ctx, cl).Debug().Err(err).Str("rpc_method", cl.method).Msg("stream ended early")
 		}
 	default:
 		sink.Fail(c.Fail(ctx, cl, err))

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -70,6 +71,36 @@ func TestMethodTable(t *testing.T) {
 	for _, name := range []string{"", "tasks/Get", "sendMessage", "tasks/pushNotificationConfig/", "tasks/pushNotificationConfig/x"} {
 		if m, ok := lookup(name); ok {
 			t.Errorf("lookup(%q) = %s, want no method", name, m.name)
+		}
+	}
+}
+
+// TestRequestIDs: a request id is 32 ASCII letters, a new one each time,
+// each letter as likely as any other.
+func TestRequestIDs(t *testing.T) {
+	const n = 4000
+	seen := map[string]bool{}
+	count := map[rune]int{}
+	for range n {
+		id := newRequestID()
+		if len(id) != 32 || seen[id] {
+			t.Fatalf("request id %q: %d bytes, seen before: %v", id, len(id), seen[id])
+		}
+		seen[id] = true
+		for _, r := range id {
+			if !strings.ContainsRune(requestIDLetters, r) {
+				t.Fatalf("request id %q has %q, not a letter", id, r)
+			}
+			count[r]++
+		}
+	}
+	// Each letter is expected n*32/52 ≈ 2462 times; a letter's count
+	// beyond ±15% would be a bias (as 64 % 52 drawn without rejection
+	// gives the first 12 letters twice the share).
+	want := n * 32 / len(requestIDLetters)
+	for _, r := range requestIDLetters {
+		if c := count[r]; c < want*85/100 || c > want*115/100 {
+			t.Errorf("letter %q drawn %d times, want about %d", r, c, want)
 		}
 	}
 }

@@ -4,11 +4,12 @@ package jsonrpc
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -47,14 +48,7 @@ func New(cfg Config) *Server {
 	e.HidePort = true
 	s := &Server{cfg: cfg, core: transport.New(cfg.Config), echo: e, log: cfg.Logger}
 	e.HTTPErrorHandler = s.httpError
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
-		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.log.Error().Err(err).Str("req_id", c.Response().Header().Get(echo.HeaderXRequestID)).Msg("handler panicked")
-			return err
-		},
-	}))
-	e.Use(middleware.RequestID())
-	e.Use(s.accessLog)
+	e.Use(s.front)
 	if cfg.CORS != nil {
 		// On the Echo, not a group: preflights of every route, those to
 		// come included, go through it (see httpx.CORS.Middleware).
@@ -97,14 +91,22 @@ func (s *Server) EndRevokedStreams() int { return s.core.EndRevokedStreams() }
 // Echo returns the Echo instance, for callers that add routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
-func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+// front is what every request goes through before its route: a panic
+// recovered (outermost), the request id given, the access log line
+// written. One middleware rather than three, because Echo builds the
+// chain anew for each request, a closure a middleware; and the request
+// id's logger is built only for the rare line that needs it (see
+// transport.Core.Fail), not put in every request's context.
+func (s *Server) front(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		defer s.recoverPanic(c)
 		start := time.Now()
-		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
-		l := s.log.With().Str("req_id", reqID).Logger()
-		c.SetRequest(c.Request().WithContext(l.WithContext(c.Request().Context())))
-		err := next(c)
-		if err != nil {
+		reqID := c.Request().Header.Get(echo.HeaderXRequestID)
+		if reqID == "" {
+			reqID = newRequestID()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, reqID)
+		if err := next(c); err != nil {
 			c.Error(err)
 		}
 		if e := s.log.Debug(); e.Enabled() {
@@ -114,6 +116,47 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// recoverPanic answers a request whose handler panicked with HTTP 500 and
+// logs the panic, as Echo's Recover middleware does; net/http's
+// ErrAbortHandler is panicked on, for net/http to abort the response.
+func (s *Server) recoverPanic(c echo.Context) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if r == http.ErrAbortHandler {
+		panic(r)
+	}
+	err, ok := r.(error)
+	if !ok {
+		err = fmt.Errorf("%v", r)
+	}
+	s.log.Error().Err(err).Str("req_id", c.Response().Header().Get(echo.HeaderXRequestID)).Msg("handler panicked")
+	c.Error(err)
+}
+
+// requestIDLetters are the letters of a request id, as Echo's request id
+// middleware makes them: 32 drawn from the 52 ASCII letters.
+const requestIDLetters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newRequestID returns a request id: 32 letters, uniformly drawn (six
+// random bits a letter, those of 52 and over drawn again) from the
+// runtime's ChaCha8 generator. An id tells requests apart in the logs;
+// it is no secret, so it need not cost crypto/rand's reads.
+func newRequestID() string {
+	var b [32]byte
+	for i := 0; i < len(b); {
+		r := rand.Uint64()
+		for k := 0; k < 10 && i < len(b); k, r = k+1, r>>6 { // ten draws a word
+			if n := r & 63; n < uint64(len(requestIDLetters)) {
+				b[i] = requestIDLetters[n]
+				i++
+			}
+		}
+	}
+	return string(b[:])
 }
 
 // httpError answers transport-level errors as a small JSON object.

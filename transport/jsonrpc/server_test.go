@@ -829,3 +829,25 @@ func TestUnknownRoute(t *testing.T) {
 		t.Errorf("GET /nope: status %d body %s, want 404 {\"error\":\"Not Found\"}", resp.StatusCode, body)
 	}
 }
+
+// TestPanicAnswered: a handler that panics is answered with HTTP 500 and
+// the panic logged with the request's id, which the client sent.
+func TestPanicAnswered(t *testing.T) {
+	var logs syncBuffer
+	fake := &TaskService{
+		GetFn: func(context.Context, tasks.Caller, string, *int) (*a2a.Task, error) { panic("disk on fire") },
+	}
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Logger = zerolog.New(&logs) })
+	req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))
+	req.Header.Set("X-Request-Id", "client-chosen-id")
+	resp, body := do(t, req)
+	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"error":"internal error"}` {
+		t.Errorf("panicking handler: HTTP %d %s, want 500 {\"error\":\"internal error\"}", resp.StatusCode, body)
+	}
+	if id := resp.Header.Get("X-Request-Id"); id != "client-chosen-id" {
+		t.Errorf("X-Request-Id %q, want the client's", id)
+	}
+	if !strings.Contains(logs.String(), `"error":"disk on fire","req_id":"client-chosen-id","message":"handler panicked"`) {
+		t.Errorf("panic not logged with its request id: %s", logs.String())
+	}
+}
