@@ -26,7 +26,8 @@ func ParseRequest(body []byte) (Request, *Error) {
 	if len(body) == 0 {
 		return req, ErrParse.WithData(map[string]any{"reason": "empty body"})
 	}
-	if !jsonw.Valid(body) {
+	fields, valid := jsonw.ValidMembers(body)
+	if !valid {
 		data := map[string]any{"reason": "body is not valid JSON"}
 		var v any
 		var syn *json.SyntaxError
@@ -42,7 +43,6 @@ func ParseRequest(body []byte) (Request, *Error) {
 	default:
 		return req, invalidRequest("the body must be a JSON-RPC request object")
 	}
-	fields := jsonw.ObjectMembers(body)
 	// The id and params are copied: body may be a reused buffer.
 	if id := fields.Get("id"); id != nil {
 		switch id[0] {

@@ -27,17 +27,37 @@ func Valid(raw []byte) bool {
 	return json.Valid(raw)
 }
 
+// ValidMembers is Valid and, when raw is an object, ObjectMembers, in one
+// pass over raw rather than one each: how requests are read, whose
+// members are all that their first reading needs.
+func ValidMembers(raw []byte) (Members, bool) {
+	s := scanner{b: raw, members: true}
+	if s.scan() {
+		return s.top, true
+	}
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	return ObjectMembers(raw), true
+}
+
 // scanValue checks that raw is one JSON value, with white space around
 // it if any, and reports whether there is white space outside its
 // strings. ok false means "not sure": encoding/json decides.
 func scanValue(raw []byte) (space, ok bool) {
 	s := scanner{b: raw}
+	ok = s.scan()
+	return s.space, ok
+}
+
+// scan reads s.b as one value with white space around it if any.
+func (s *scanner) scan() bool {
 	s.skipSpace()
 	if !s.value() {
-		return false, false
+		return false
 	}
 	s.skipSpace()
-	return s.space, s.i == len(raw)
+	return s.i == len(s.b)
 }
 
 // scanner walks JSON by hand; i is the next byte to read.
@@ -46,6 +66,9 @@ type scanner struct {
 	i     int
 	depth int
 	space bool // white space was seen outside strings
+	// members: collect the members of an object at the top, in top.
+	members bool
+	top     Members
 }
 
 func (s *scanner) skipSpace() {
@@ -93,6 +116,10 @@ func (s *scanner) object() bool {
 		return false
 	}
 	s.i++ // '{'
+	collect := s.members && s.depth == 1
+	if collect {
+		s.top = make(Members, 0, 8)
+	}
 	s.skipSpace()
 	if s.next() == '}' {
 		s.i++
@@ -100,17 +127,23 @@ func (s *scanner) object() bool {
 		return true
 	}
 	for {
+		key := s.i
 		if s.next() != '"' || !s.str() {
 			return false
 		}
+		keyEnd := s.i
 		s.skipSpace()
 		if s.next() != ':' {
 			return false
 		}
 		s.i++
 		s.skipSpace()
+		val := s.i
 		if !s.value() {
 			return false
+		}
+		if collect {
+			s.top = append(s.top, Member{Key: Unquote(s.b[key:keyEnd]), Val: s.b[val:s.i]})
 		}
 		s.skipSpace()
 		switch s.next() {

@@ -35,6 +35,7 @@ func FuzzValid(f *testing.F) {
 		if Valid(raw) != want {
 			t.Fatalf("Valid(%q) = %v, want %v", raw, !want, want)
 		}
+		checkMembers(t, raw, want)
 		var c bytes.Buffer
 		cerr := json.Compact(&c, raw)
 		got, err := AppendCompact([]byte("x"), raw)
@@ -48,6 +49,28 @@ func FuzzValid(f *testing.F) {
 			t.Fatalf("%q: space %v, but compacting it changes its length %d to %d", raw, space, len(raw), c.Len())
 		}
 	})
+}
+
+// checkMembers: ValidMembers says what json.Valid says (want) and finds
+// the members ObjectMembers finds.
+func checkMembers(t *testing.T, raw []byte, want bool) {
+	t.Helper()
+	got, ok := ValidMembers(raw)
+	if ok != want {
+		t.Fatalf("ValidMembers(%q) ok %v, want %v", raw, ok, want)
+	}
+	if !ok {
+		return
+	}
+	ms := ObjectMembers(raw)
+	if (got == nil) != (ms == nil) || len(got) != len(ms) {
+		t.Fatalf("ValidMembers(%q) = %q, ObjectMembers %q", raw, got, ms)
+	}
+	for i := range ms {
+		if got[i].Key != ms[i].Key || !bytes.Equal(got[i].Val, ms[i].Val) {
+			t.Fatalf("ValidMembers(%q) member %d = %q, ObjectMembers %q", raw, i, got[i], ms[i])
+		}
+	}
 }
 
 // depth is how deep raw's arrays and objects nest, counting the brackets
@@ -118,4 +141,21 @@ func BenchmarkValid(b *testing.B) {
 			_, _ = AppendCompact(dst, raw)
 		}
 	})
+}
+
+// TestValidMembers: the members of an object at the top, none of a value
+// that is not an object, and those of an object too deep for the scanner.
+func TestValidMembers(t *testing.T) {
+	for _, s := range []string{` {"a" : [1, {"b":2}], "c\u0064":"x", "a":null} `, `{}`, `[{"a":1}]`, `"s"`, `{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`} {
+		checkMembers(t, []byte(s), true)
+	}
+	if ms, _ := ValidMembers([]byte(`{}`)); ms == nil {
+		t.Error("ValidMembers({}) = nil, want no members")
+	}
+	if ms, _ := ValidMembers([]byte(` {"a":1,"cd":"x"}`)); len(ms) != 2 || ms[1].Key != "cd" || string(ms[1].Val) != `"x"` {
+		t.Errorf("ValidMembers = %q", ms)
+	}
+	for _, s := range []string{``, `{`, `{"a":1,}`, `{"a":1} x`} {
+		checkMembers(t, []byte(s), false)
+	}
 }

@@ -73,13 +73,21 @@ func (c *Checker) Object(path string, raw json.RawMessage, required bool) jsonw.
 	return jsonw.ObjectMembers(raw)
 }
 
-// Root reads params, which must be a JSON object.
+// Root reads params, which must be a JSON object: checked and split into
+// members in one pass.
 func (c *Checker) Root(raw json.RawMessage) jsonw.Members {
-	if len(raw) > 0 && !jsonw.Valid(raw) {
+	if len(raw) == 0 {
+		return c.Object("/", raw, true)
+	}
+	params, ok := jsonw.ValidMembers(raw)
+	if !ok {
 		c.Add("/", "must be an object")
 		return nil
 	}
-	return c.Object("/", raw, true)
+	if params == nil { // valid, not an object: Object says what it is
+		return c.Object("/", raw, true)
+	}
+	return params
 }
 
 // Str reads a string; ok is false when it is absent or not a string.
