@@ -253,8 +253,9 @@ func (c *Core) End(ac *Call, reqID string) {
 	}
 	outcome, reason := ac.classify()
 	ac.endSpan(outcome, reason)
+	d := time.Since(ac.start) // one reading for the metrics and the record
 	if c.cfg.Observe != nil {
-		c.cfg.Observe(ac.transport, ac.method, outcome, reason, time.Since(ac.start))
+		c.cfg.Observe(ac.transport, ac.method, outcome, reason, d)
 	}
 	if c.cfg.Audit == nil || (ac.throttled() && ac.refused == 0) {
 		return
@@ -287,7 +288,7 @@ func (c *Core) End(ac *Call, reqID string) {
 	if ac.refused > 0 {
 		ev = ev.Int("refused", ac.refused)
 	}
-	ev.Float64("duration_ms", float64(time.Since(ac.start).Microseconds())/1000).
+	ev.Float64("duration_ms", float64(d.Microseconds())/1000).
 		Str("req_id", reqID).
 		Msg("call")
 }

@@ -251,7 +251,7 @@ func (s *Server) refuseCall(c echo.Context, ref *transport.Refusal, wire a2a.Ver
 	if ref.Challenge != "" {
 		c.Response().Header().Set("WWW-Authenticate", ref.Challenge)
 	}
-	return c.Blob(ref.Status, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, id, ref.Err))
+	return blobJSON(c, ref.Status, appendErrorFor(nil, wire, id, ref.Err))
 }
 
 // serve parses the body, looks its method up, serves it and encodes the
@@ -276,7 +276,7 @@ func (s *Server) serve(c echo.Context, cl *transport.Call, body []byte) error {
 	}
 	if rpcErr != nil {
 		cl.NoteError(rpcErr, nil)
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, appendErrorFor(nil, wire, req.ID, rpcErr))
+		return blobJSON(c, http.StatusOK, appendErrorFor(nil, wire, req.ID, rpcErr))
 	}
 	if !known {
 		// An unknown method is answered in the 0.3 shapes, whatever
@@ -318,5 +318,22 @@ func (s *Server) answer(c echo.Context, cl *transport.Call, req *a2a.Request, v 
 		out = appendErrorFor(out[:0], v, req.ID, rpcErr)
 	}
 	*op = out
-	return c.Blob(httpStatus(c, rpcErr), echo.MIMEApplicationJSON, out)
+	return blobJSON(c, httpStatus(c, rpcErr), out)
+}
+
+// jsonType is the Content-Type of the answers, one slice for all: the
+// header map is copied when the answer is written (http.Header.Clone),
+// and nothing changes a value in place, so it can be shared rather
+// than made for each answer as Header.Set does.
+var jsonType = []string{echo.MIMEApplicationJSON}
+
+// blobJSON is c.Blob with the Content-Type application/json, unless one
+// is set.
+func blobJSON(c echo.Context, code int, b []byte) error {
+	if h := c.Response().Header(); h.Get(echo.HeaderContentType) == "" {
+		h[echo.HeaderContentType] = jsonType
+	}
+	c.Response().WriteHeader(code)
+	_, err := c.Response().Write(b)
+	return err
 }

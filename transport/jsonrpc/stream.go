@@ -106,7 +106,7 @@ func (s *Server) streamError(c echo.Context, cl *transport.Call, req *a2a.Reques
 		cl.NoteError(e, nil)
 	}
 	if !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
-		return c.Blob(httpStatus(c, e), echo.MIMEApplicationJSON, appendErrorFor(nil, wire, req.ID, e))
+		return blobJSON(c, httpStatus(c, e), appendErrorFor(nil, wire, req.ID, e))
 	}
 	newSSE(c.Response(), req.ID, wire, 0).Fail(e)
 	return nil
