@@ -150,10 +150,38 @@ type ArtifactUpdateEvent struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
-// Timestamp formats t as A2A timestamps are written: RFC 3339, UTC, with
+// timestampLayout is how A2A timestamps are written: RFC 3339, UTC, with
 // milliseconds.
+const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Timestamp formats t as A2A timestamps are written (timestampLayout).
+// It writes the digits itself: time.Format parses its layout on every
+// call (only RFC 3339 itself has a fast path), and every task status
+// has a timestamp.
 func Timestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timestampLayout)
+	}
+	hour, minute, sec := t.Clock()
+	b := [24]byte{4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
+	digits(b[0:4], year)
+	digits(b[5:7], int(month))
+	digits(b[8:10], day)
+	digits(b[11:13], hour)
+	digits(b[14:16], minute)
+	digits(b[17:19], sec)
+	digits(b[20:23], t.Nanosecond()/1e6) // truncated, as Format does
+	return string(b[:])
+}
+
+// digits writes n, zero-padded, into all of b.
+func digits(b []byte, n int) {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
 }
 
 // PushConfig is a webhook for a task's notifications (0.3

@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -122,6 +123,23 @@ func TestTimestamp(t *testing.T) {
 	for _, tc := range tests {
 		if got := a2a.Timestamp(tc.in); got != tc.want {
 			t.Errorf("Timestamp(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestTimestampAsFormat: Timestamp writes what time.Format writes with
+// its layout, over years, zones and fractions.
+func TestTimestampAsFormat(t *testing.T) {
+	zone := time.FixedZone("x", -7*3600-30*60)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		sec := r.Int64N(400*365*86400) - 200*365*86400 + 1700000000 // 1830 to 2230
+		if i%100 == 0 {
+			sec = r.Int64N(1<<40) - 1<<39 // years far out, negative ones too
+		}
+		tm := time.Unix(sec, r.Int64N(1e9)).In(zone)
+		if got, want := a2a.Timestamp(tm), tm.UTC().Format("2006-01-02T15:04:05.000Z07:00"); got != want {
+			t.Fatalf("Timestamp(%v) = %q, want %q", tm, got, want)
 		}
 	}
 }
