@@ -223,6 +223,23 @@ func readAll(b []byte, r *bodyReader, limit int64) ([]byte, error) {
 	}
 }
 
+// versionKey is a2a.VersionHeader as net/http keys headers
+// ("A2a-Version"): Header.Get would make that string anew on every call.
+var versionKey = http.CanonicalHeaderKey(a2a.VersionHeader)
+
+// VersionAsked is the A2A version an HTTP request asks for: its
+// A2A-Version header, else the query parameter of that name; "" when it
+// names none. The query is parsed only when there is one.
+func VersionAsked(r *http.Request) string {
+	if v := r.Header[versionKey]; len(v) > 0 && v[0] != "" {
+		return v[0]
+	}
+	if r.URL.RawQuery == "" {
+		return ""
+	}
+	return r.URL.Query().Get(a2a.VersionHeader)
+}
+
 // IsJSON accepts application/json and any application/*+json type, with
 // parameters such as charset.
 func IsJSON(ct string) bool {

@@ -13,11 +13,7 @@ import (
 // requestVersion reads the A2A-Version header, else the query parameter
 // of that name; missing or empty means 0.3.
 func requestVersion(r *http.Request) (a2a.Version, *a2a.Error) {
-	v := r.Header.Get(a2a.VersionHeader)
-	if v == "" {
-		v = r.URL.Query().Get(a2a.VersionHeader)
-	}
-	return a2a.ParseVersion(v)
+	return a2a.ParseVersion(transport.VersionAsked(r))
 }
 
 // appendErrorFor writes e in the shape of wire.

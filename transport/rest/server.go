@@ -117,10 +117,7 @@ func (s *Server) noRoute(c echo.Context, cl *transport.Call, path string, rerr *
 // else the query parameter): the binding speaks 1.0 only, and a call
 // that names no version is read as 1.0 (0.3's REST paths differ).
 func requestVersion(r *http.Request) *a2a.Error {
-	v := r.Header.Get(a2a.VersionHeader)
-	if v == "" {
-		v = r.URL.Query().Get(a2a.VersionHeader)
-	}
+	v := transport.VersionAsked(r)
 	if v == "" {
 		return nil
 	}
