@@ -3,6 +3,7 @@ package jsonw
 import (
 	"bytes"
 	"encoding/json"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -43,7 +44,7 @@ func ObjectMembers(raw []byte) Members {
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != '}' {
 		end := skipString(raw, i)
-		key := Unquote(raw[i:end])
+		key := Key(raw[i:end])
 		i = skipSpace(raw, end)
 		i = skipSpace(raw, i+1) // past ':'
 		end = skipValue(raw, i)
@@ -136,3 +137,36 @@ func Unquote(raw []byte) string {
 	_ = json.Unmarshal(raw, &s)
 	return s
 }
+
+// Key is Unquote for an object's key. Keys come from a small vocabulary
+// and are read on every request, several to an object: a key without
+// escapes is taken from a small cache of the keys seen last rather than
+// allocated each time. The cache holds at most keyCacheSize keys of up to
+// maxCachedKey bytes; a race between two writers of a slot leaves one of
+// their keys, either of them right.
+func Key(raw []byte) string {
+	if len(raw) < 2 || len(raw) > maxCachedKey+2 || bytes.IndexByte(raw, '\\') >= 0 {
+		return Unquote(raw)
+	}
+	k := raw[1 : len(raw)-1]
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range k {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &keyCache[h%keyCacheSize]
+	if p := slot.Load(); p != nil && *p == string(k) {
+		return *p
+	}
+	s := Unquote(raw)
+	if s == string(k) { // valid UTF-8: the key as written
+		slot.Store(&s)
+	}
+	return s
+}
+
+const (
+	keyCacheSize = 256
+	maxCachedKey = 32
+)
+
+var keyCache [keyCacheSize]atomic.Pointer[string]

@@ -3,6 +3,7 @@ package jsonw
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -57,4 +58,21 @@ func FuzzArrayElements(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKey: Key reads a key as Unquote does, escaped, invalid or long,
+// and a key seen before costs no allocation.
+func TestKey(t *testing.T) {
+	for _, k := range []string{`""`, `"id"`, `"messageId"`, `"k\u00e9y"`, `"a\"b"`, "\"bad \xff\"", `"` + strings.Repeat("x", 40) + `"`} {
+		for range 2 { // a miss, then a hit
+			if got, want := Key([]byte(k)), Unquote([]byte(k)); got != want {
+				t.Errorf("Key(%s) = %q, want %q", k, got, want)
+			}
+		}
+	}
+	raw := []byte(`"configuration"`)
+	Key(raw)
+	if n := testing.AllocsPerRun(100, func() { Key(raw) }); n != 0 {
+		t.Errorf("Key of a key seen before: %v allocations", n)
+	}
 }

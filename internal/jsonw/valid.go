@@ -143,7 +143,7 @@ func (s *scanner) object() bool {
 			return false
 		}
 		if collect {
-			s.top = append(s.top, Member{Key: Unquote(s.b[key:keyEnd]), Val: s.b[val:s.i]})
+			s.top = append(s.top, Member{Key: Key(s.b[key:keyEnd]), Val: s.b[val:s.i]})
 		}
 		s.skipSpace()
 		switch s.next() {
