@@ -23,6 +23,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/logw"
 	"github.com/a2ad/a2ad/internal/sdnotify"
 	"github.com/a2ad/a2ad/internal/tlsconf"
 	"github.com/a2ad/a2ad/metrics"
@@ -97,6 +98,14 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "a2ad:", err)
 		return 2
+	}
+	if f, ok := stderr.(*os.File); ok && cfg.LogFormat != "console" {
+		// Log lines of concurrent requests leave in one write, not one
+		// each (logw): the process's stderr goes through it from here on,
+		// so what serve prints stays in order with the log.
+		lw := logw.New(f)
+		defer lw.Close()
+		stderr = lw
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
