@@ -131,6 +131,20 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	}
 }
 
+// runNow is speculate for a call of an immediate backend (see
+// functions.Immediate), which returns at once: it runs on this goroutine,
+// with no run, timer or deadline of its own (a call that took longer than
+// the function's timeout still times out), then gives back its slots
+// (held) and its place, and stores the task once, with its outcome.
+func (s *Service) runNow(ctx context.Context, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func()) (*Record, error) {
+	log := s.log.With().Str("task_id", rec.Task.ID).Str("function_id", fn.ID).Logger()
+	res := s.callNow(ctx, rec.Task.ID, fn, rec.Input, log)
+	held()
+	s.ex.unreserve(ck)
+	working := s.status(a2a.StateWorking, nil)
+	return s.storeEnded(ctx, key, rec, append(events, Event{Status: &working}), working, &speculation{res: &res}, log)
+}
+
 // storeEnded stores rec's task once its call ended within the window: in
 // one commit, with what the call reported and its result (events end with
 // the move to working).

@@ -273,7 +273,30 @@ func (s *Service) call(ctx context.Context, c functions.Call, fn *functions.Func
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	endCall(span, callErr, timedOut, ctx.Err() != nil)
-	switch cause := context.Cause(ctx); {
+	return s.ended(context.Cause(ctx), id, fn, res, callErr, timedOut, begun, log)
+}
+
+// callNow is call for an immediate backend (see functions.Immediate),
+// inline: its context is ctx, and it times out if it took longer than fn's
+// timeout. It is one of the executor's runs only in that its end reads
+// their cause (a shutdown). Task id's call is not in the context: the
+// backend reads none of it.
+func (s *Service) callNow(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger) callResult {
+	begun := time.Now()
+	ctx, span := s.traceCall(ctx, id, fn)
+	s.met.CallRunning(fn.ID, 1)
+	res, callErr := fn.Backend.Invoke(ctx, input)
+	s.met.CallRunning(fn.ID, -1)
+	cause := context.Cause(s.ex.ctx)
+	timedOut := time.Since(begun) >= fn.Timeout && cause == nil
+	endCall(span, callErr, timedOut, cause != nil)
+	return s.ended(cause, id, fn, res, callErr, timedOut, begun, log)
+}
+
+// ended is what a call of task id that ended leaves for its task; cause is
+// the cause of the end of its run's context, if it ended.
+func (s *Service) ended(cause error, id string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, begun time.Time, log zerolog.Logger) callResult {
+	switch {
 	case errors.Is(cause, errShuttingDown):
 		log.Warn().Msg("call interrupted by shutdown; recovery settles the task, on another replica or at the next start")
 		return callResult{stopped: true}

@@ -53,6 +53,8 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			// The call may run before its task is stored, unless this
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
+			case errors.Is(err, ErrNotFound) && functions.IsImmediate(fn.Backend):
+				return s.runNow(ctx, ck, key, rec, events, fn, release)
 			case errors.Is(err, ErrNotFound):
 				return s.speculate(ctx, ck, key, rec, events, fn, release, window)
 			default:
