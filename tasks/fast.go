@@ -75,7 +75,7 @@ type speculation struct {
 // speculate runs rec's call (a slot is held) and stores the task once it
 // ends, or working when the window passes first. rec is submitted, with
 // events; key has no task yet.
-func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func(), window time.Duration) (*Record, error) {
+func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func(), window time.Duration) (*Record, error) {
 	id := rec.Task.ID
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	sp := &speculation{ready: make(chan struct{})}
@@ -127,6 +127,7 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	case <-sp.ready:
 		return s.storeEnded(ctx, key, rec, events, working, sp, log)
 	case <-timer.C:
+		in.watch(s.broker, id)
 		return s.storeRunning(ctx, key, rec, events, working, sp, cancel, log)
 	}
 }

@@ -23,6 +23,19 @@ type incoming struct {
 	push   *a2a.PushConfig
 	key    IdemKey
 	out    *Outcome
+	// wait says the sender waits for the new task to settle (a blocking
+	// send): sub is then its subscription to the task, made by watch.
+	wait bool
+	sub  *Subscription
+}
+
+// watch subscribes in to task id, the new task, if its sender waits for
+// it: just before id is stored unsettled, so that no event is missed. A
+// task stored settled needs none.
+func (in *incoming) watch(b *Broker, id string) {
+	if in.wait && in.sub == nil {
+		in.sub = b.Subscribe(id, 8)
+	}
 }
 
 // sendNew creates a task for a message that names none. Sends with the
@@ -56,7 +69,7 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			case errors.Is(err, ErrNotFound) && functions.IsImmediate(fn.Backend):
 				return s.runNow(ctx, ck, key, rec, events, fn, release)
 			case errors.Is(err, ErrNotFound):
-				return s.speculate(ctx, ck, key, rec, events, fn, release, window)
+				return s.speculate(ctx, in, ck, key, rec, events, fn, release, window)
 			default:
 				release()
 				s.ex.unreserve(ck)
@@ -75,6 +88,9 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			held = release
 			events = append(events, Event{Status: &working})
 		}
+	}
+	if !settled(rec.State()) {
+		in.watch(s.broker, id)
 	}
 	got, created, err := s.store.Create(ctx, key, rec, events)
 	if err != nil || !created {

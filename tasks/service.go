@@ -336,14 +336,17 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 	var sub *Subscription
 	if msg.TaskID == "" {
 		id := newID()
-		if blocking {
-			// Subscribe before the task exists, so that no event is
-			// missed and the final one hands over the record.
-			sub = s.broker.Subscribe(id, 8)
-			defer s.broker.Unsubscribe(sub)
-		}
+		// Subscribed before the task is stored (see watch), so that no
+		// event is missed and the final one hands over the record.
+		in.wait = blocking
+		defer func() {
+			if in.sub != nil {
+				s.broker.Unsubscribe(in.sub)
+			}
+		}()
 		in.push = p.PushConfig
 		rec, err = s.sendNew(ctx, in, id, window)
+		sub = in.sub
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
 			s.met.IdempotentReplay()
