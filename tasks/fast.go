@@ -154,26 +154,28 @@ func (s *Service) storeEnded(ctx context.Context, key IdemKey, rec *Record, even
 	if res.stopped { // shutting down before anything was stored
 		return nil, ErrClosed
 	}
-	final := *rec
+	// rec is this send's own, and the call is done with it: it is
+	// moved on in place, not copied.
+	final := rec
 	final.Task.Artifacts = nil
-	if err := s.move(&final, onStart, working); err != nil {
+	if err := s.move(final, onStart, working); err != nil {
 		return nil, err
 	}
 	// final is held whole: each artifact event is folded into it as it
 	// comes, so that the artifact limit counts what came before.
 	for _, p := range sp.pending {
-		evs, err := s.applyProgress(&final, p)
+		evs, err := s.applyProgress(final, p)
 		if err != nil {
 			break // a chunk past the artifact limit failed it
 		}
-		foldArtifacts(&final, evs)
+		foldArtifacts(final, evs)
 		events = append(events, evs...)
 	}
-	if evs, err := s.apply(&final, res); err == nil { // else failed by a chunk
-		foldArtifacts(&final, evs)
+	if evs, err := s.apply(final, res); err == nil { // else failed by a chunk
+		foldArtifacts(final, evs)
 		events = append(events, evs...)
 	}
-	got, created, err := s.store.Create(ctx, key, &final, events)
+	got, created, err := s.store.Create(ctx, key, final, events)
 	if err != nil || !created {
 		return got, err
 	}

@@ -92,7 +92,7 @@ func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Funct
 			return // canceled while queued, or shutting down: the task is as it should be
 		}
 		defer release()
-		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
+		working := s.status(a2a.StateWorking, nil)
 		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
 			if err := s.move(r, onStart, working); err != nil {
 				return nil, err
@@ -216,7 +216,7 @@ type callResult struct {
 // events returns the events that record res: the artifact, then the
 // status.
 func (res *callResult) events() []Event {
-	var out []Event
+	out := make([]Event, 0, 2)
 	if res.artifact != nil {
 		out = append(out, Event{Artifact: res.artifact, LastChunk: true})
 	}

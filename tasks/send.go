@@ -54,7 +54,9 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 		return nil, err
 	}
 	first := rec.Task.Status // a copy: a start moves rec on
-	events := []Event{{Status: &first}}
+	// Room for the statuses submitted and working, an artifact and the
+	// outcome: what a one-commit send stores.
+	events := append(make([]Event, 0, 4), Event{Status: &first})
 	var held func()
 	ck := caller.callKey()
 	if fn != nil {
