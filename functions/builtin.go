@@ -23,6 +23,16 @@ func (b *BuiltinBackend) Invoke(ctx context.Context, input json.RawMessage) (Res
 	return b.fn(ctx, input)
 }
 
+// Immediate reports whether the builtin returns at once without reading
+// its context: echo, fail and ask do; sleep waits, and reports progress.
+func (b *BuiltinBackend) Immediate() bool {
+	switch b.Name {
+	case "echo", "fail", "ask":
+		return true
+	}
+	return false
+}
+
 // builtins are the functions shipped in the binary:
 //
 //   - echo returns its input unchanged.

@@ -80,6 +80,22 @@ type Backend interface {
 	Invoke(ctx context.Context, input json.RawMessage) (Result, error)
 }
 
+// Immediate is a Backend that may say its calls return at once, without
+// blocking and without reading their context (neither its deadline nor
+// the Call, progress or process-group hooks attached to it): a caller may
+// then run them inline, with no deadline or goroutine of their own,
+// timing them out only if one took longer than the function's timeout.
+type Immediate interface {
+	Backend
+	Immediate() bool
+}
+
+// IsImmediate reports whether b is an Immediate backend that says so.
+func IsImmediate(b Backend) bool {
+	im, ok := b.(Immediate)
+	return ok && im.Immediate()
+}
+
 // Result is what a call returned.
 type Result struct {
 	// Output is the JSON value the function returned. It is nil when

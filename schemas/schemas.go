@@ -18,6 +18,7 @@ import (
 type Schema struct {
 	raw      json.RawMessage
 	compiled *jsonschema.Schema
+	shape    *shape // the schema as a shape, if it is one: see shape
 }
 
 // Problem is one way an instance fails its schema.
@@ -64,7 +65,7 @@ func Compile(name string, raw []byte) (*Schema, error) {
 	if err := json.Compact(compact, raw); err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
 	}
-	return &Schema{raw: compact.Bytes(), compiled: s}, nil
+	return &Schema{raw: compact.Bytes(), compiled: s, shape: shapeOf(doc)}, nil
 }
 
 func compileMessage(err error) string {
@@ -85,6 +86,14 @@ func (s *Schema) JSON() json.RawMessage { return s.raw }
 // Validate checks the JSON document instance and returns every problem,
 // ordered by path; none means it is valid.
 func (s *Schema) Validate(instance []byte) []Problem {
+	if s.shape != nil && s.shape.accepts(instance) {
+		return nil
+	}
+	return s.problems(instance)
+}
+
+// problems is Validate by the compiled schema.
+func (s *Schema) problems(instance []byte) []Problem {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(instance))
 	dec.UseNumber()

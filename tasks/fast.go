@@ -75,7 +75,7 @@ type speculation struct {
 // speculate runs rec's call (a slot is held) and stores the task once it
 // ends, or working when the window passes first. rec is submitted, with
 // events; key has no task yet.
-func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func(), window time.Duration) (*Record, error) {
+func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func(), window time.Duration) (*Record, error) {
 	id := rec.Task.ID
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	sp := &speculation{ready: make(chan struct{})}
@@ -127,8 +127,23 @@ func (s *Service) speculate(ctx context.Context, ck callKey, key IdemKey, rec *R
 	case <-sp.ready:
 		return s.storeEnded(ctx, key, rec, events, working, sp, log)
 	case <-timer.C:
+		in.watch(s.broker, id)
 		return s.storeRunning(ctx, key, rec, events, working, sp, cancel, log)
 	}
+}
+
+// runNow is speculate for a call of an immediate backend (see
+// functions.Immediate), which returns at once: it runs on this goroutine,
+// with no run, timer or deadline of its own (a call that took longer than
+// the function's timeout still times out), then gives back its slots
+// (held) and its place, and stores the task once, with its outcome.
+func (s *Service) runNow(ctx context.Context, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func()) (*Record, error) {
+	log := s.log.With().Str("task_id", rec.Task.ID).Str("function_id", fn.ID).Logger()
+	res := s.callNow(ctx, rec.Task.ID, fn, rec.Input, log)
+	held()
+	s.ex.unreserve(ck)
+	working := s.status(a2a.StateWorking, nil)
+	return s.storeEnded(ctx, key, rec, append(events, Event{Status: &working}), working, &speculation{res: &res}, log)
 }
 
 // storeEnded stores rec's task once its call ended within the window: in
@@ -139,26 +154,28 @@ func (s *Service) storeEnded(ctx context.Context, key IdemKey, rec *Record, even
 	if res.stopped { // shutting down before anything was stored
 		return nil, ErrClosed
 	}
-	final := *rec
+	// rec is this send's own, and the call is done with it: it is
+	// moved on in place, not copied.
+	final := rec
 	final.Task.Artifacts = nil
-	if err := s.move(&final, onStart, working); err != nil {
+	if err := s.move(final, onStart, working); err != nil {
 		return nil, err
 	}
 	// final is held whole: each artifact event is folded into it as it
 	// comes, so that the artifact limit counts what came before.
 	for _, p := range sp.pending {
-		evs, err := s.applyProgress(&final, p)
+		evs, err := s.applyProgress(final, p)
 		if err != nil {
 			break // a chunk past the artifact limit failed it
 		}
-		foldArtifacts(&final, evs)
+		foldArtifacts(final, evs)
 		events = append(events, evs...)
 	}
-	if evs, err := s.apply(&final, res); err == nil { // else failed by a chunk
-		foldArtifacts(&final, evs)
+	if evs, err := s.apply(final, res); err == nil { // else failed by a chunk
+		foldArtifacts(final, evs)
 		events = append(events, evs...)
 	}
-	got, created, err := s.store.Create(ctx, key, &final, events)
+	got, created, err := s.store.Create(ctx, key, final, events)
 	if err != nil || !created {
 		return got, err
 	}

@@ -192,3 +192,51 @@ func TestSpeculationWithACanceledRequest(t *testing.T) {
 		t.Fatalf("the same message afterwards: %v %+v", err, task)
 	}
 }
+
+// An immediate builtin's call runs inline and is stored once, with its
+// outcome; a retry finds the task without a commit, also one whose call
+// is still queued, and a reused messageId is refused.
+func TestImmediateCallIsOneCommit(t *testing.T) {
+	echo, err := functions.NewBuiltin("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	e := newEnv(t, tasks.Config{MaxConcurrent: 1}, fn(t, "demo::echo", echo, retrySafe), fn(t, "demo::slow", blockingBackend(release)))
+	before, _ := e.store.Counts()
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
+	if err != nil || task.Status.State != a2a.StateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("send: %v %+v", err, task)
+	}
+	if after, _ := e.store.Counts(); after-before != 1 {
+		t.Fatalf("%d commits for an immediate call, want 1", after-before)
+	}
+	if got := eventStates(t, e, task.ID); got != "[submitted working artifact completed]" {
+		t.Fatalf("events %s", got)
+	}
+	again, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":1}`)))
+	if err != nil || again.ID != task.ID || again.Status.State != a2a.StateCompleted {
+		t.Fatalf("retry: %v, %+v", err, again)
+	}
+	if n, _ := e.store.Counts(); n-before != 1 {
+		t.Fatalf("a retry committed: %d commits", n-before)
+	}
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "demo::echo", `{"a":2}`))); err != tasks.ErrMessageIDReused {
+		t.Fatalf("reused messageId: %v", err)
+	}
+	// With the one slot taken, m2 is stored submitted; its retry, with
+	// the slot free, finds it.
+	if _, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("s1", "demo::slow", `{}`))); err != nil {
+		t.Fatal(err)
+	}
+	queued, _, err := e.svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg("m2", "demo::echo", `{}`)))
+	if err != nil || queued.Status.State != a2a.StateSubmitted {
+		t.Fatalf("queued send: %v, %+v", err, queued)
+	}
+	release <- struct{}{}
+	retry, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m2", "demo::echo", `{}`)))
+	if err != nil || retry.ID != queued.ID || retry.Status.State != a2a.StateCompleted {
+		t.Fatalf("retry of a queued send: %v, %+v", err, retry)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
 // call is what a message asks for: a function and its input.
@@ -30,31 +31,33 @@ type call struct {
 // A message that matches neither names no function.
 func resolveCall(msg *a2a.Message) (call, *InputError) {
 	for i, p := range msg.Parts {
-		if p.Kind != a2a.PartData {
+		if p.Kind != a2a.PartData || !json.Valid(p.Data) {
 			continue
 		}
-		var d map[string]json.RawMessage
-		if err := json.Unmarshal(p.Data, &d); err != nil {
-			continue
-		}
+		// The members as decoding into a map finds them (the last of a
+		// repeated key), not copied; none if the data is no object.
+		d := jsonw.ObjectMembers(p.Data)
 		idKey, inKey := "skill", "input"
-		if _, ok := d[idKey]; !ok {
+		idVal := d.Get(idKey)
+		if idVal == nil {
 			idKey, inKey = "function_id", "payload"
-			if _, ok := d[idKey]; !ok {
+			if idVal = d.Get(idKey); idVal == nil {
 				continue
 			}
 		}
-		path := "/message/parts/" + strconv.Itoa(i) + "/data/"
-		var id string
-		if err := json.Unmarshal(d[idKey], &id); err != nil || firstNonSpace(d[idKey]) != '"' {
-			return call{}, invalid(path+idKey, "must be a string")
+		path := func() string { return "/message/parts/" + strconv.Itoa(i) + "/data/" + idKey }
+		if firstNonSpace(idVal) != '"' {
+			return call{}, invalid(path(), "must be a string")
 		}
+		id := jsonw.Unquote(idVal)
 		if id == "" {
-			return call{}, invalid(path+idKey, "must not be empty")
+			return call{}, invalid(path(), "must not be empty")
 		}
-		input := d[inKey]
+		input := d.Get(inKey)
 		if len(input) == 0 || string(input) == "null" {
 			input = json.RawMessage("{}")
+		} else {
+			input = bytes.Clone(input) // the call may outlive the message's bytes
 		}
 		return call{FunctionID: id, Input: input, Named: true}, nil
 	}

@@ -92,7 +92,7 @@ func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Funct
 			return // canceled while queued, or shutting down: the task is as it should be
 		}
 		defer release()
-		working := a2a.TaskStatus{State: a2a.StateWorking, Timestamp: a2a.Timestamp(s.cfg.Now())}
+		working := s.status(a2a.StateWorking, nil)
 		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
 			if err := s.move(r, onStart, working); err != nil {
 				return nil, err
@@ -216,7 +216,7 @@ type callResult struct {
 // events returns the events that record res: the artifact, then the
 // status.
 func (res *callResult) events() []Event {
-	var out []Event
+	out := make([]Event, 0, 2)
 	if res.artifact != nil {
 		out = append(out, Event{Artifact: res.artifact, LastChunk: true})
 	}
@@ -273,7 +273,30 @@ func (s *Service) call(ctx context.Context, c functions.Call, fn *functions.Func
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	endCall(span, callErr, timedOut, ctx.Err() != nil)
-	switch cause := context.Cause(ctx); {
+	return s.ended(context.Cause(ctx), id, fn, res, callErr, timedOut, begun, log)
+}
+
+// callNow is call for an immediate backend (see functions.Immediate),
+// inline: its context is ctx, and it times out if it took longer than fn's
+// timeout. It is one of the executor's runs only in that its end reads
+// their cause (a shutdown). Task id's call is not in the context: the
+// backend reads none of it.
+func (s *Service) callNow(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger) callResult {
+	begun := time.Now()
+	ctx, span := s.traceCall(ctx, id, fn)
+	s.met.CallRunning(fn.ID, 1)
+	res, callErr := fn.Backend.Invoke(ctx, input)
+	s.met.CallRunning(fn.ID, -1)
+	cause := context.Cause(s.ex.ctx)
+	timedOut := time.Since(begun) >= fn.Timeout && cause == nil
+	endCall(span, callErr, timedOut, cause != nil)
+	return s.ended(cause, id, fn, res, callErr, timedOut, begun, log)
+}
+
+// ended is what a call of task id that ended leaves for its task; cause is
+// the cause of the end of its run's context, if it ended.
+func (s *Service) ended(cause error, id string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, begun time.Time, log zerolog.Logger) callResult {
+	switch {
 	case errors.Is(cause, errShuttingDown):
 		log.Warn().Msg("call interrupted by shutdown; recovery settles the task, on another replica or at the next start")
 		return callResult{stopped: true}

@@ -23,6 +23,19 @@ type incoming struct {
 	push   *a2a.PushConfig
 	key    IdemKey
 	out    *Outcome
+	// wait says the sender waits for the new task to settle (a blocking
+	// send): sub is then its subscription to the task, made by watch.
+	wait bool
+	sub  *Subscription
+}
+
+// watch subscribes in to task id, the new task, if its sender waits for
+// it: just before id is stored unsettled, so that no event is missed. A
+// task stored settled needs none.
+func (in *incoming) watch(b *Broker, id string) {
+	if in.wait && in.sub == nil {
+		in.sub = b.Subscribe(id, 8)
+	}
 }
 
 // sendNew creates a task for a message that names none. Sends with the
@@ -41,7 +54,9 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 		return nil, err
 	}
 	first := rec.Task.Status // a copy: a start moves rec on
-	events := []Event{{Status: &first}}
+	// Room for the statuses submitted and working, an artifact and the
+	// outcome: what a one-commit send stores.
+	events := append(make([]Event, 0, 4), Event{Status: &first})
 	var held func()
 	ck := caller.callKey()
 	if fn != nil {
@@ -53,8 +68,10 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			// The call may run before its task is stored, unless this
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
+			case errors.Is(err, ErrNotFound) && functions.IsImmediate(fn.Backend):
+				return s.runNow(ctx, ck, key, rec, events, fn, release)
 			case errors.Is(err, ErrNotFound):
-				return s.speculate(ctx, ck, key, rec, events, fn, release, window)
+				return s.speculate(ctx, in, ck, key, rec, events, fn, release, window)
 			default:
 				release()
 				s.ex.unreserve(ck)
@@ -73,6 +90,9 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			held = release
 			events = append(events, Event{Status: &working})
 		}
+	}
+	if !settled(rec.State()) {
+		in.watch(s.broker, id)
 	}
 	got, created, err := s.store.Create(ctx, key, rec, events)
 	if err != nil || !created {

@@ -105,6 +105,7 @@ type Service struct {
 	sw      *sweeper  // leases, recovery, retention
 	relay   *relay    // other processes' commits on a shared store; nil if not shared
 	flights flights   // one send at a time per messageId
+	stamps  stamps    // the status timestamp last formatted
 
 	ctx    context.Context // the lifetime of waits and streams
 	cancel context.CancelCauseFunc
@@ -336,14 +337,17 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 	var sub *Subscription
 	if msg.TaskID == "" {
 		id := newID()
-		if blocking {
-			// Subscribe before the task exists, so that no event is
-			// missed and the final one hands over the record.
-			sub = s.broker.Subscribe(id, 8)
-			defer s.broker.Unsubscribe(sub)
-		}
+		// Subscribed before the task is stored (see watch), so that no
+		// event is missed and the final one hands over the record.
+		in.wait = blocking
+		defer func() {
+			if in.sub != nil {
+				s.broker.Unsubscribe(in.sub)
+			}
+		}()
 		in.push = p.PushConfig
 		rec, err = s.sendNew(ctx, in, id, window)
+		sub = in.sub
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
 			s.met.IdempotentReplay()
@@ -378,7 +382,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 
 func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
-	return a2a.TaskStatus{State: st, Message: m, Timestamp: a2a.Timestamp(s.cfg.Now())}
+	return a2a.TaskStatus{State: st, Message: m, Timestamp: s.stamps.format(s.cfg.Now())}
 }
 
 // move is advance at the service's clock: it moves r to st on on, if the
