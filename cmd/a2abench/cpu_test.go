@@ -44,7 +44,7 @@ func TestParseStatCPU(t *testing.T) {
 }
 
 func TestPrintSendResults(t *testing.T) {
-	o := options{mode: "send", servers: []string{"a2ad", "js", "sdk", "floor"}, clients: []int{16, 64}}
+	o := options{mode: "send", servers: []string{"a2ad", "js", "sdk", "sdk2", "floor"}, clients: []int{16, 64}}
 	s := func(ok int, p99 time.Duration, cpu time.Duration, known bool) stats {
 		return stats{ok: ok, elapsed: time.Second, p99: p99, used: usage{cpu: cpu, cpuKnown: known}}
 	}
@@ -54,6 +54,7 @@ func TestPrintSendResults(t *testing.T) {
 		{"a2ad", 64, s(12000, 9*time.Millisecond, time.Second, true)},
 		{"js", 16, s(3000, 8*time.Millisecond, 0, false)},
 		{"sdk", 16, s(1000, 30*time.Millisecond, 2*time.Second, true)},
+		{"sdk2", 16, s(2000, 20*time.Millisecond, time.Second, true)},
 		{"floor", 16, s(30000, 2*time.Millisecond, time.Second, true)},
 	}
 	var b bytes.Buffer
@@ -65,7 +66,8 @@ func TestPrintSendResults(t *testing.T) {
 		" a2ad 64 12000 0.00ms 9.00ms 0.00ms 0 83µs - - ",
 		" js 16 3000 0.00ms 8.00ms 0.00ms 0 - - - ",
 		" sdk 16 1000 0.00ms 30.00ms 0.00ms 0 2000µs - - ",
-		" clients a2ad/js a2ad/sdk a2ad/floor 16 3.33x 10.00x 0.33x 64 - - - ",
+		" sdk2 16 2000 0.00ms 20.00ms 0.00ms 0 500µs - - ",
+		" clients a2ad/js a2ad/sdk a2ad/sdk2 a2ad/floor 16 3.33x 10.00x 5.00x 0.33x 64 - - - - ",
 		" at 16 clients: >= 3x js >= 40% of floor p99 <= 5.00ms at 64 clients: more, no errors met missed met met",
 	} {
 		if !strings.Contains(out, want) {

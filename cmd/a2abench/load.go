@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -92,14 +91,16 @@ type op func(ctx context.Context, client *http.Client, n int64) (sample time.Dur
 // newOp makes one client's op against rpcURL.
 type newOp func(rpcURL string) op
 
-// sendOp is a blocking message/send; its sample is the request's
-// latency.
-func sendOp(rpcURL string) op {
-	var body bytes.Buffer
-	return func(ctx context.Context, client *http.Client, n int64) (time.Duration, int, error) {
-		start := time.Now()
-		err := sendOnce(ctx, client, rpcURL, &body, n)
-		return time.Since(start), 1, err
+// sendOp is a blocking send (message/send, or SendMessage in A2A 1.0);
+// its sample is the request's latency.
+func sendOp(p *protocol) newOp {
+	return func(rpcURL string) op {
+		var body bytes.Buffer
+		return func(ctx context.Context, client *http.Client, n int64) (time.Duration, int, error) {
+			start := time.Now()
+			err := sendOnce(ctx, client, rpcURL, p, &body, n)
+			return time.Since(start), 1, err
+		}
 	}
 }
 
@@ -246,21 +247,15 @@ func smoke(ctx context.Context, rpcURL string, mk newOp) error {
 	return err
 }
 
-// sendOnce sends one blocking message/send with a fresh messageId and
-// checks that the answer is a JSON-RPC result holding a completed task.
-func sendOnce(ctx context.Context, client *http.Client, rpcURL string, body *bytes.Buffer, id int64) error {
-	body.Reset()
-	body.WriteString(`{"jsonrpc":"2.0","id":`)
-	body.WriteString(strconv.FormatInt(id, 10))
-	body.WriteString(`,"method":"message/send","params":{"message":{"kind":"message","messageId":"`)
-	body.WriteString(newUUID())
-	body.WriteString(`","role":"user","parts":[{"kind":"data","data":{"skill":"demo::echo","input":{"message":"hello"}}}]},` +
-		`"configuration":{"blocking":true}}}`)
+// sendOnce sends one blocking send with a fresh messageId and checks
+// that the answer is a JSON-RPC result holding a completed task.
+func sendOnce(ctx context.Context, client *http.Client, rpcURL string, p *protocol, body *bytes.Buffer, id int64) error {
+	p.writeRequest(body, id, false)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rpcURL, bytes.NewReader(body.Bytes()))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	p.setHeaders(req)
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -273,19 +268,17 @@ func sendOnce(ctx context.Context, client *http.Client, rpcURL string, body *byt
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, b)
 	}
-	var r answer
-	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("decode response: %v: %.200s", err, b)
+	return p.checkSent(b, id)
+}
+
+// checkSent checks the answer b to send id: a completed task.
+func (p *protocol) checkSent(b []byte, id int64) error {
+	ev, err := p.decode(b, id, "response")
+	if err != nil {
+		return err
 	}
-	switch {
-	case r.Error != nil:
-		return fmt.Errorf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
-	case r.Result == nil:
-		return fmt.Errorf("no result: %.200s", b)
-	case string(r.ID) != strconv.FormatInt(id, 10):
-		return fmt.Errorf("response id %s, want %d", r.ID, id)
-	case r.Result.Kind != "task" || r.Result.Status.State != "completed":
-		return fmt.Errorf("result is a %q in state %q, want a completed task", r.Result.Kind, r.Result.Status.State)
+	if ev.kind != "task" || ev.state != "completed" {
+		return fmt.Errorf("result is a %q in state %q, want a completed task", ev.kind, ev.state)
 	}
 	return nil
 }

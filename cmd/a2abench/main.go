@@ -1,5 +1,6 @@
-// Command a2abench compares a2ad side by side with the official A2A Go SDK
-// and with a bare HTTP floor, in one run on one machine:
+// Command a2abench compares a2ad side by side with the official A2A SDKs
+// (JS, Go at A2A 0.3 and at 1.0) and with a bare HTTP floor, in one run on
+// one machine:
 //
 //	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,js,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench]
 //
@@ -11,23 +12,33 @@
 // prints requests/s, p50, p99 and max latency, errors and the server's CPU
 // time per request (utime and stime of its processes in /proc over the
 // measured window, so it does not depend on what else runs) per server
-// and concurrency, then the throughput ratios a2ad/js, a2ad/sdk and
-// a2ad/floor, and a2ad against the targets of issue 19 (printed, not
-// enforced).
+// and concurrency, then the throughput ratios a2ad/js, a2ad/sdk,
+// a2ad/sdk2 and a2ad/floor, and a2ad against the targets of issue 19
+// (printed, not enforced). It speaks A2A 0.3 (message/send, no A2A-Version
+// header) to every server but sdk2, which serves A2A 1.0 only: to it, it
+// sends SendMessage (message/stream: SendStreamingMessage) in the 1.0
+// form with A2A-Version: 1.0, and reads 1.0 answers.
 //
 // With -mode stream (default clients: 16), each client instead loops over
 // message/stream (Accept: text/event-stream) of the same data part and
 // reads every stream to its end. A stream counts as an error unless its
 // events are JSON-RPC results for the request and the last one is a
-// "final":true status-update in state completed. It prints streams/s,
-// events/s, events per stream, the time to first event (from sending the
-// request to reading the first complete data line) p50, p99 and max, and
-// errors, then a2ad/sdk and a2ad/floor in events/s and a2ad's TTFE p99,
+// "final":true status-update in state completed (in 1.0, which has no
+// final: a status-update in a terminal or interrupted state, completed).
+// It prints streams/s, events/s, events per stream, the time to first
+// event (from sending the request to reading the first complete data
+// line) p50, p99 and max, and errors, then a2ad/sdk, a2ad/sdk2 and
+// a2ad/floor in events/s and a2ad's TTFE p99,
 // against the targets (printed, not enforced): a2ad events/s at least 5x
 // the SDK's, and a2ad TTFE p99 under 10 ms at 16 clients.
 //
 //   - a2ad:  ./cmd/a2ad serve with examples/catalog.yaml and a fresh store
 //     file (fsync on, as in production; logging at info, the default).
+//   - a2ad-tmpfs: the same a2ad, its store file (and the store's
+//     write-ahead log, <store>.wal, beside it) in a fresh directory under
+//     /dev/shm, removed at the end: nothing is really fsynced, so it is
+//     the upper bound of what the disk costs. Skipped, with a line on
+//     stderr, when /dev/shm is not writable.
 //   - a2ad-pg, a2ad-pg2: the same a2ad, one replica or two, on a fresh
 //     schema (a2abench_<random>, dropped at the end) of the PostgreSQL
 //     server A2AD_BENCH_POSTGRES (else A2AD_TEST_POSTGRES, else the
@@ -37,8 +48,10 @@
 //     Express, its packages installed by npm ci from the committed
 //     lockfile) with its in-memory task store, the same echo executor, and
 //     its v0.3 compatibility layer on. Needs node (>= 20) and npm.
-//   - sdk:   ./cmd/a2abench/sdkserver, a2asrv with its in-memory task store
-//     and an echo executor.
+//   - sdk2:  ./cmd/a2abench/sdk2server, the a2a-go v2 server (A2A 1.0,
+//     JSON-RPC) with its in-memory task store and the same echo executor.
+//   - sdk:   ./cmd/a2abench/sdkserver, a2asrv of a2a-go v0.3 (A2A 0.3)
+//     with its in-memory task store and an echo executor.
 //   - floor: ./cmd/a2abench/floor, an Echo handler that decodes the request
 //     and returns a fixed completed task (message/send), or writes a
 //     fixed stream of 3 events: task, artifact-update, final
@@ -93,7 +106,7 @@ type options struct {
 	pgbench  bool
 }
 
-var knownServers = []string{"a2ad", "a2ad-pg", "a2ad-pg2", "js", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg2", "js", "sdk2", "sdk", "floor"}
 
 // defaultServers need no PostgreSQL.
 var defaultServers = []string{"a2ad", "js", "sdk", "floor"}
@@ -113,13 +126,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("a2abench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	servers := fs.String("servers", strings.Join(defaultServers, ","),
-		"servers to compare, in order: a2ad, a2ad-pg (one replica on PostgreSQL), a2ad-pg2 (two on one schema), js (the JS SDK server), sdk, floor")
+		"servers to compare, in order: a2ad, a2ad-tmpfs (its store on "+tmpfsRoot+": no real fsync), a2ad-pg (one replica on PostgreSQL), "+
+			"a2ad-pg2 (two on one schema), js (the JS SDK server), sdk2 (a2a-go v2, A2A 1.0), sdk (a2a-go v0.3), floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before each run")
 	fs.StringVar(&o.mode, "mode", "send", `load: "send" (blocking message/send) or "stream" (message/stream over SSE)`)
 	fs.StringVar(&o.logLevel, "a2ad-log-level", "info", "a2ad's --log-level (info is its default; its log goes to a pipe that is drained)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store; a2ad-tmpfs's store is removed)")
 	fs.BoolVar(&o.pgbench, "pgbench", false, "also run pgbench "+strings.Join(pgbenchArgs, " ")+" on the PostgreSQL server, in a scratch schema")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -233,6 +247,9 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
+	if o.servers = skipUnavailable(o.servers, stderr); len(o.servers) == 0 {
+		return errors.New("no server left to run")
+	}
 	fmt.Fprintf(stderr, "a2abench: building %s\n", strings.Join(o.servers, ", "))
 	bins, err := build(ctx, root, dir, o.servers)
 	if err != nil {
@@ -274,9 +291,9 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 			fmt.Fprintf(stderr, "a2abench: stop %s: %v\n", name, err)
 		}
 	}()
-	mk := sendOp
+	mk := sendOp(protocolOf(name))
 	if o.mode == "stream" {
-		mk = streamOp
+		mk = streamOp(protocolOf(name))
 	}
 	for _, u := range srv.urls() {
 		if err := smoke(ctx, u, mk); err != nil {
@@ -315,15 +332,15 @@ func printResults(w io.Writer, o options, results []result) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "clients\ta2ad/js\ta2ad/sdk\ta2ad/floor\t")
+	fmt.Fprintln(tw, "clients\ta2ad/js\ta2ad/sdk\ta2ad/sdk2\ta2ad/floor\t")
 	for _, c := range o.clients {
 		a, ok := byKey["a2ad/"+strconv.Itoa(c)]
 		if !ok {
 			continue
 		}
 		k := strconv.Itoa(c)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", c, ratio(a, byKey, "js/"+k, stats.rps),
-			ratio(a, byKey, "sdk/"+k, stats.rps), ratio(a, byKey, "floor/"+k, stats.rps))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", c, ratio(a, byKey, "js/"+k, stats.rps),
+			ratio(a, byKey, "sdk/"+k, stats.rps), ratio(a, byKey, "sdk2/"+k, stats.rps), ratio(a, byKey, "floor/"+k, stats.rps))
 	}
 	tw.Flush()
 	printSendTargets(w, byKey)
@@ -408,7 +425,7 @@ func printStreamResults(w io.Writer, o options, results []result) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "clients\tevents/s a2ad/sdk\ttarget >= %.0fx\tevents/s a2ad/floor\ta2ad TTFE p99\ttarget < %s at %d clients\t\n",
+	fmt.Fprintf(tw, "clients\tevents/s a2ad/sdk\ttarget >= %.0fx\tevents/s a2ad/sdk2\tevents/s a2ad/floor\ta2ad TTFE p99\ttarget < %s at %d clients\t\n",
 		targetEventsPerSDK, ms(targetTTFEp99), targetTTFEClients)
 	for _, c := range o.clients {
 		key := strconv.Itoa(c)
@@ -425,8 +442,8 @@ func printStreamResults(w io.Writer, o options, results []result) {
 		if c == targetTTFEClients && a.ok > 0 {
 			tTarget = metOrMissed(a.p99 < targetTTFEp99)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", c, ratio(a, byKey, "sdk/"+key, stats.eps), eTarget,
-			ratio(a, byKey, "floor/"+key, stats.eps), ms(a.p99), tTarget)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c, ratio(a, byKey, "sdk/"+key, stats.eps), eTarget,
+			ratio(a, byKey, "sdk2/"+key, stats.eps), ratio(a, byKey, "floor/"+key, stats.eps), ms(a.p99), tTarget)
 	}
 	tw.Flush()
 }

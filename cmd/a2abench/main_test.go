@@ -55,6 +55,14 @@ func TestParseFlagsStreamMode(t *testing.T) {
 	if joinInts(o.clients) != "4,16,64" || strings.Join(o.servers, ",") != "a2ad,sdk" || o.planned() != 18*time.Second {
 		t.Fatalf("stream with flags = %+v", o)
 	}
+	// The 1.0 SDK server and a2ad on tmpfs, by name, in the order given.
+	o, err = parseFlags([]string{"-servers", "a2ad, a2ad-tmpfs,js,sdk2,sdk,floor,sdk2"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.servers, ","); got != "a2ad,a2ad-tmpfs,js,sdk2,sdk,floor" {
+		t.Fatalf("servers %q", got)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -193,7 +201,7 @@ func TestReadStream(t *testing.T) {
 	} {
 		p := newSSEReader(nil)
 		p.reset(strings.NewReader(tc.in))
-		n, err := readStream(p, 7)
+		n, err := readStream(p, a2a03, 7)
 		if n != tc.events {
 			t.Errorf("%s: %d events, want %d", tc.name, n, tc.events)
 		}
@@ -207,10 +215,11 @@ func TestReadStream(t *testing.T) {
 }
 
 func TestPrintStreamResults(t *testing.T) {
-	o := options{mode: "stream", servers: []string{"a2ad", "sdk", "floor"}, clients: []int{16}}
+	o := options{mode: "stream", servers: []string{"a2ad", "sdk", "sdk2", "floor"}, clients: []int{16}}
 	results := []result{
 		{"a2ad", 16, stats{ok: 1000, events: 3000, elapsed: time.Second, p50: time.Millisecond, p99: 4 * time.Millisecond, max: 9 * time.Millisecond}},
 		{"sdk", 16, stats{ok: 100, events: 400, elapsed: time.Second, p99: 20 * time.Millisecond, errors: 1, firstErr: "boom"}},
+		{"sdk2", 16, stats{ok: 500, events: 2000, elapsed: time.Second}},
 		{"floor", 16, stats{ok: 3000, events: 9000, elapsed: time.Second}},
 	}
 	var b bytes.Buffer
@@ -225,8 +234,8 @@ func TestPrintStreamResults(t *testing.T) {
 		"\na2ad 16 1000 3000 3.00 1.00ms 4.00ms 9.00ms 0\n",
 		"\nsdk 16 100 400 4.00 0.00ms 20.00ms 0.00ms 1\n",
 		"\nfirst error of sdk at 16 clients: boom\n",
-		"\nclients events/s a2ad/sdk target >= 5x events/s a2ad/floor a2ad TTFE p99 target < 10.00ms at 16 clients\n",
-		"\n16 7.50x met 0.33x 4.00ms met\n",
+		"\nclients events/s a2ad/sdk target >= 5x events/s a2ad/sdk2 events/s a2ad/floor a2ad TTFE p99 target < 10.00ms at 16 clients\n",
+		"\n16 7.50x met 1.50x 0.33x 4.00ms met\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -243,7 +252,7 @@ func TestPrintStreamResults(t *testing.T) {
 	b.Reset()
 	printResults(&b, o, results)
 	out = strings.Join(strings.Fields(b.String()), " ")
-	for _, want := range []string{" 16 1.50x missed - 12.00ms missed ", " 64 - - - 40.00ms -"} {
+	for _, want := range []string{" 16 1.50x missed - - 12.00ms missed ", " 64 - - - - 40.00ms -"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
@@ -277,6 +286,16 @@ func TestServerCmd(t *testing.T) {
 	cmd, fixed, admin, err := serverCmd("js", "/src", "/src/cmd/a2abench/jsserver/server.mjs", "", "info")
 	if err != nil || fixed != "" || admin != "" || strings.Join(cmd.Args, " ") != "node /src/cmd/a2abench/jsserver/server.mjs -listen 127.0.0.1:0" {
 		t.Fatalf("js: %q %q %v", cmd.Args, fixed, err)
+	}
+	cmd, fixed, _, err = serverCmd("sdk2", "/src", "/tmp/sdk2", "", "info")
+	if err != nil || fixed != "" || strings.Join(cmd.Args, " ") != "/tmp/sdk2 -listen 127.0.0.1:0" {
+		t.Fatalf("sdk2: %q %q %v", cmd.Args, fixed, err)
+	}
+	// a2ad-tmpfs is a2ad with another store.
+	cmd, _, _, err = serverCmd("a2ad-tmpfs", "/src", "/tmp/a2ad", "/dev/shm/a2abench-1/a2ad-tmpfs.db", "info")
+	if err != nil || !strings.HasPrefix(strings.Join(cmd.Args, " "),
+		"/tmp/a2ad serve --catalog /src/examples/catalog.yaml --store /dev/shm/a2abench-1/a2ad-tmpfs.db --listen 127.0.0.1:0 ") {
+		t.Fatalf("a2ad-tmpfs: %q %v", cmd.Args, err)
 	}
 	cmd, fixed, _, err = serverCmd("floor", "/src", "/tmp/floor", "", "info")
 	if err != nil || fixed != "" || strings.Join(cmd.Args, " ") != "/tmp/floor -listen 127.0.0.1:0" {

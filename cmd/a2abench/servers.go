@@ -22,12 +22,14 @@ import (
 
 // packages are the main packages of the servers, by name.
 var packages = map[string]string{
-	"a2ad":     "./cmd/a2ad",
-	"a2ad-pg":  "./cmd/a2ad",
-	"a2ad-pg2": "./cmd/a2ad",
-	"sdk":      "./cmd/a2abench/sdkserver",
-	"floor":    "./cmd/a2abench/floor",
-	"js":       jsDir,
+	"a2ad":       "./cmd/a2ad",
+	"a2ad-tmpfs": "./cmd/a2ad",
+	"a2ad-pg":    "./cmd/a2ad",
+	"a2ad-pg2":   "./cmd/a2ad",
+	"sdk":        "./cmd/a2abench/sdkserver",
+	"sdk2":       "./cmd/a2abench/sdk2server",
+	"floor":      "./cmd/a2abench/floor",
+	"js":         jsDir,
 }
 
 // jsDir holds the JS SDK server: node runs its server.mjs, with the
@@ -345,19 +347,28 @@ func isLoopback(host string) bool {
 var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2}
 
 // group is the processes of one server name: one, or a2ad's replicas on
-// a schema of their own, which stop drops once they are stopped.
+// a schema of their own. Once they have stopped, stop drops that schema,
+// or removes a2ad-tmpfs's store directory.
 type group struct {
 	procs []*server
 	drop  func() error
 }
 
-// startGroup starts the server name: a2ad on a fresh file in dir, a2ad-pg
-// and a2ad-pg2 on a fresh schema of benchPostgres() (their second replica
-// once the first has made the tables), the others as they are.
+// startGroup starts the server name: a2ad on a fresh file in dir,
+// a2ad-tmpfs on one in a directory of its own under tmpfsRoot (removed
+// once it has stopped), a2ad-pg and a2ad-pg2 on a fresh schema of
+// benchPostgres() (their second replica once the first has made the
+// tables), the others as they are.
 func startGroup(ctx context.Context, name, root, dir, bin, logLevel string) (*group, error) {
 	g := &group{}
 	store := filepath.Join(dir, name+".db")
 	n := 1
+	if name == "a2ad-tmpfs" {
+		var err error
+		if store, g.drop, err = tmpfsStore(name); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	if r, ok := replicas[name]; ok {
 		dsn := benchPostgres()
 		schema, drop, err := newSchema(ctx, dsn, "a2abench")
@@ -389,7 +400,8 @@ func (g *group) urls() []string {
 	return u
 }
 
-// stop stops every process, then drops the schema.
+// stop stops every process, then drops the schema or removes the tmpfs
+// store.
 func (g *group) stop() error {
 	var errs []error
 	for _, s := range g.procs {

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -133,45 +131,17 @@ func (p *sseReader) readLine() ([]byte, error) {
 	}
 }
 
-// answer is the part of a JSON-RPC response that a2abench checks: the
-// answer to a message/send, or one event of a stream (only a status-update
-// event has final).
-type answer struct {
-	ID     json.RawMessage `json:"id"`
-	Result *struct {
-		Kind   string `json:"kind"`
-		Final  bool   `json:"final"`
-		Status struct {
-			State string `json:"state"`
-		} `json:"status"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // checkEvent checks one event's data: a JSON-RPC result for request id.
-// final reports a status-update with "final":true; such an event must
-// hold the completed state.
-func checkEvent(data []byte, id int64) (final bool, err error) {
-	var r answer
-	if err := json.Unmarshal(data, &r); err != nil {
-		return false, fmt.Errorf("decode event: %v: %.200s", err, data)
+// final reports the event that ends the stream (a 0.3 status-update with
+// "final":true, a 1.0 one in a terminal or interrupted state); such an
+// event must hold the completed state.
+func (p *protocol) checkEvent(data []byte, id int64) (final bool, err error) {
+	ev, err := p.decode(data, id, "event")
+	if err != nil || !ev.final {
+		return false, err
 	}
-	switch {
-	case r.Error != nil:
-		return false, fmt.Errorf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
-	case r.Result == nil:
-		return false, fmt.Errorf("event without a result: %.200s", data)
-	case string(r.ID) != strconv.FormatInt(id, 10):
-		return false, fmt.Errorf("event id %s, want %d", r.ID, id)
-	}
-	if r.Result.Kind != "status-update" || !r.Result.Final {
-		return false, nil
-	}
-	if r.Result.Status.State != "completed" {
-		return true, fmt.Errorf("final status-update in state %q, want completed", r.Result.Status.State)
+	if ev.state != "completed" {
+		return true, fmt.Errorf("final status-update in state %q, want completed", ev.state)
 	}
 	return true, nil
 }
@@ -179,7 +149,7 @@ func checkEvent(data []byte, id int64) (final bool, err error) {
 // readStream reads one stream's events for request id to the end. It
 // returns the number of events and an error unless the last event is a
 // final, completed status-update.
-func readStream(p *sseReader, id int64) (events int, err error) {
+func readStream(p *sseReader, proto *protocol, id int64) (events int, err error) {
 	final := false
 	for {
 		ev, err := p.next()
@@ -193,7 +163,7 @@ func readStream(p *sseReader, id int64) (events int, err error) {
 		if final {
 			return events, errors.New("an event after the final status-update")
 		}
-		if final, err = checkEvent(ev.data, id); err != nil {
+		if final, err = proto.checkEvent(ev.data, id); err != nil {
 			return events, err
 		}
 	}
@@ -203,32 +173,31 @@ func readStream(p *sseReader, id int64) (events int, err error) {
 	return events, nil
 }
 
-// streamOp is a message/stream whose task emits several events (for a2ad,
-// demo::echo: the task, an artifact-update and the final status-update).
-// Its sample is the time to first event: from sending the request to
-// reading the first complete data line.
-func streamOp(rpcURL string) op {
-	var body bytes.Buffer
-	p := newSSEReader(nil)
-	return func(ctx context.Context, client *http.Client, n int64) (time.Duration, int, error) {
-		return streamOnce(ctx, client, rpcURL, &body, p, n)
+// streamOp is a streaming send (message/stream, or SendStreamingMessage
+// in A2A 1.0) whose task emits several events (for a2ad, demo::echo: the
+// task, an artifact-update and the final status-update). Its sample is
+// the time to first event: from sending the request to reading the first
+// complete data line.
+func streamOp(proto *protocol) newOp {
+	return func(rpcURL string) op {
+		var body bytes.Buffer
+		p := newSSEReader(nil)
+		return func(ctx context.Context, client *http.Client, n int64) (time.Duration, int, error) {
+			return streamOnce(ctx, client, rpcURL, proto, &body, p, n)
+		}
 	}
 }
 
-// streamOnce sends one message/stream with a fresh messageId and reads
+// streamOnce sends one streaming send with a fresh messageId and reads
 // its events to the end of the stream.
-func streamOnce(ctx context.Context, client *http.Client, rpcURL string, body *bytes.Buffer, p *sseReader, id int64) (time.Duration, int, error) {
-	body.Reset()
-	body.WriteString(`{"jsonrpc":"2.0","id":`)
-	body.WriteString(strconv.FormatInt(id, 10))
-	body.WriteString(`,"method":"message/stream","params":{"message":{"kind":"message","messageId":"`)
-	body.WriteString(newUUID())
-	body.WriteString(`","role":"user","parts":[{"kind":"data","data":{"skill":"demo::echo","input":{"message":"hello"}}}]}}}`)
+func streamOnce(ctx context.Context, client *http.Client, rpcURL string, proto *protocol, body *bytes.Buffer, p *sseReader,
+	id int64) (time.Duration, int, error) {
+	proto.writeRequest(body, id, true)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rpcURL, bytes.NewReader(body.Bytes()))
 	if err != nil {
 		return 0, 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	proto.setHeaders(req)
 	req.Header.Set("Accept", "text/event-stream")
 	start := time.Now()
 	resp, err := client.Do(req)
@@ -242,7 +211,7 @@ func streamOnce(ctx context.Context, client *http.Client, rpcURL string, body *b
 		return 0, 0, fmt.Errorf("HTTP %d, Content-Type %q: %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	p.reset(resp.Body)
-	events, err := readStream(p, id)
+	events, err := readStream(p, proto, id)
 	if err != nil {
 		return 0, events, err
 	}

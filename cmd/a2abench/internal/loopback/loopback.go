@@ -1,6 +1,6 @@
-// Package loopback runs a2abench's reference servers (floor, sdkserver)
-// the way a2abench expects: on a loopback address only, printing the base
-// URL on stdout once listening, until SIGINT or SIGTERM.
+// Package loopback runs a2abench's reference servers (floor, sdkserver,
+// sdk2server) the way a2abench expects: on a loopback address only,
+// printing the base URL on stdout once listening, until SIGINT or SIGTERM.
 package loopback
 
 import (
