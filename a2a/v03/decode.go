@@ -77,7 +77,10 @@ func part(c *wire.Checker, path string, m jsonw.Members) a2a.Part {
 		} else if t := jsonw.TypeOf(d); t != jsonw.Object {
 			c.Add(path+"/data", "must be an object, not "+jsonw.Article(t))
 		} else {
-			p.Data = d
+			// A copy: d is the request's buffer, which goes back to a pool
+			// when the handler returns, while the message lives on in the
+			// task (a waiting retry encodes it later).
+			p.Data = append(json.RawMessage(nil), d...)
 		}
 	case a2a.PartFile:
 		if f := c.Object(path+"/file", m.Get("file"), true); f != nil {

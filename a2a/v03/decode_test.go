@@ -451,3 +451,7 @@ func TestAppendListTasksResult(t *testing.T) {
 		t.Fatal("a task that cannot be encoded: no error")
 	}
 }
+
+func TestDecodedDataIsOwned(t *testing.T) {
+	wiretest.DataOwned(t, `{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"data","data":{"a":1}}]}}`, v03.DecodeSendParams)
+}

@@ -702,3 +702,7 @@ func TestPushConfigCaps(t *testing.T) {
 		})
 	}
 }
+
+func TestDecodedDataIsOwned(t *testing.T) {
+	wiretest.DataOwned(t, `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"a":1}}]}}`, v1.DecodeSendParams)
+}

@@ -159,7 +159,8 @@ func part(c *wire.Checker, path string, m jsonw.Members) a2a.Part {
 			}
 			c.Add(path+"/data", "must be an object, not "+what)
 		} else {
-			p.Data = data
+			// A copy: data is the request's pooled buffer (see v03's part).
+			p.Data = append(json.RawMessage(nil), data...)
 		}
 	case !jsonw.Absent(text):
 		p.Kind = a2a.PartText
