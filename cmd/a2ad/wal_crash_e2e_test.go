@@ -42,7 +42,7 @@ const (
 	walSegmentEnv = "A2AD_TEST_WAL_SEGMENT_BYTES"
 	walSegment    = "65536"
 	// walCrashBound is how long the load may run before a step counts as
-	// never reached: a checkpoint comes about every 100 ms under load.
+	// never reached: a checkpoint comes about every 500 ms under load.
 	walCrashBound = 6 * time.Second
 	walStartBound = 30 * time.Second
 )

@@ -105,9 +105,9 @@ type Options struct {
 	// included. It runs on the single writer: it must be quick.
 	OnCommit func(writes int, d time.Duration)
 	// CheckpointEvery is how often changes kept in memory (and in the
-	// write-ahead log) are written to the file; default 100ms: short
-	// checkpoints keep the log's syncs from waiting long behind the
-	// file's, and cost no more CPU than long ones.
+	// write-ahead log) are written to the file; default 500ms. Each
+	// checkpoint rewrites the last pages of every bucket it touches: at
+	// 100ms a2ad spent 20% more CPU a request (BENCHMARKS.md).
 	CheckpointEvery time.Duration
 	// CheckpointBytes starts a checkpoint early once that much is kept in
 	// memory; default 16 MiB (so memory holds at most about twice that:
@@ -211,7 +211,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		opts.InitialMmapSize = 256 << 20
 	}
 	if opts.CheckpointEvery <= 0 {
-		opts.CheckpointEvery = 100 * time.Millisecond
+		opts.CheckpointEvery = 500 * time.Millisecond
 	}
 	if opts.CheckpointBytes <= 0 {
 		opts.CheckpointBytes = 16 << 20
