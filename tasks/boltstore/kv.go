@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"sync"
+	"unsafe"
 
 	"github.com/google/btree"
 	bolt "go.etcd.io/bbolt"
@@ -23,6 +25,14 @@ var buckets = [...][]byte{bucketTasks, bucketBody, bucketActive, bucketOwners, b
 const nBuckets = len(buckets)
 
 func bucketIndex(name []byte) int {
+	// The store passes its bucket variables: their bytes are the very
+	// ones in buckets.
+	p := unsafe.SliceData(name)
+	for i, n := range buckets {
+		if unsafe.SliceData(n) == p {
+			return i
+		}
+	}
 	for i, n := range buckets {
 		if bytes.Equal(n, name) {
 			return i
@@ -87,6 +97,23 @@ type txn struct {
 	w      *wstate
 	bk     [nBuckets]bucket
 	probe  item // a key to look up (one goroutine uses a txn)
+	// cs are the first cursors the txn hands out, kept with it (txns are
+	// pooled: see view), so that a read allocates none.
+	cs  [3]cursor
+	ncs int
+}
+
+var txnPool = sync.Pool{New: func() any { return new(txn) }}
+
+// reset readies a pooled t for a transaction over tx and the layers; it
+// keeps its buffers and its cursors' callbacks.
+func (t *txn) reset(tx *bolt.Tx, active, frozen *layer, w *wstate) {
+	t.tx, t.raw, t.active, t.frozen, t.w = tx, false, active, frozen, w
+	t.bk = [nBuckets]bucket{}
+	for i := range t.ncs {
+		t.cs[i].clear()
+	}
+	t.ncs = 0
 }
 
 // wrap passes bbolt transaction tx through.
@@ -135,7 +162,9 @@ func (b *bucket) Get(key []byte) []byte {
 	if b.t.raw {
 		return b.b.Get(key)
 	}
-	b.t.probe.k = key
+	// A copy: keeping key itself would make every caller's key escape
+	// (an allocation per read, layers or not).
+	b.t.probe.k = append(b.t.probe.k[:0], key...)
 	for _, l := range [2]*layer{b.t.active, b.t.frozen} {
 		if it, ok := l.get(b.i, &b.t.probe); ok {
 			if it.del {
@@ -251,8 +280,18 @@ func (b *bucket) KeyN() int {
 // Cursor returns a cursor over the bucket's keys, merged from the layers
 // and bbolt.
 func (b *bucket) Cursor() *cursor {
-	c := &cursor{b: b, bc: b.b.Cursor()}
-	if !b.t.raw {
+	var c *cursor
+	if t := b.t; t.ncs < len(t.cs) {
+		c = &t.cs[t.ncs]
+		t.ncs++
+	} else {
+		c = new(cursor)
+	}
+	c.b, c.bc = b, b.b.Cursor()
+	// A reader's layers never change: if neither holds a key of the
+	// bucket, the cursor is bbolt's.
+	c.pass = b.t.raw || (b.t.w == nil && emptyTree(b.t.active.tree(b.i)) && emptyTree(b.t.frozen.tree(b.i)))
+	if !c.pass && c.found == nil {
 		c.found = func(it *item) bool {
 			if c.skip != nil && bytes.Equal(it.k, c.skip) {
 				c.skip = nil
@@ -283,9 +322,18 @@ type cursor struct {
 	hit   *item
 	ok    bool
 	probe item
+	pass  bool // no layer to merge: bbolt's cursor alone
 }
 
-func (c *cursor) raw() bool { return c.b.t.raw }
+func (c *cursor) raw() bool { return c.pass }
+
+// clear empties c for reuse, keeping its callback (bound to c) and its
+// probe's buffer.
+func (c *cursor) clear() {
+	*c = cursor{found: c.found, probe: item{k: c.probe.k[:0]}}
+}
+
+func emptyTree(t *btree.BTreeG[*item]) bool { return t == nil || t.Len() == 0 }
 
 // First moves to the first key.
 func (c *cursor) First() ([]byte, []byte) {
@@ -442,9 +490,9 @@ func (c *cursor) ascend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, 
 	if from == nil {
 		return t.Min()
 	}
-	c.ok, c.skip, c.probe.k = false, nil, from
+	c.ok, c.skip, c.probe.k = false, nil, append(c.probe.k[:0], from...) // a copy, as in Get
 	if !incl {
-		c.skip = from // the first not below from is from itself: the next
+		c.skip = c.probe.k // the first not below from is from itself: the next
 	}
 	t.AscendGreaterOrEqual(&c.probe, c.found)
 	return c.hit, c.ok
@@ -456,9 +504,9 @@ func (c *cursor) descend(t *btree.BTreeG[*item], from []byte, incl bool) (*item,
 	if from == nil {
 		return t.Max()
 	}
-	c.ok, c.skip, c.probe.k = false, nil, from
+	c.ok, c.skip, c.probe.k = false, nil, append(c.probe.k[:0], from...)
 	if !incl {
-		c.skip = from
+		c.skip = c.probe.k
 	}
 	t.DescendLessOrEqual(&c.probe, c.found)
 	return c.hit, c.ok

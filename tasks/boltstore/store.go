@@ -152,6 +152,7 @@ type Store struct {
 	inFlight          bool
 	ckptErr           error
 	ws                wstate
+	wtxn              txn // the writer's, reused
 	onCheckpointError func(error)
 
 	closeOnce sync.Once

@@ -132,7 +132,9 @@ func (s *Store) commit(batch []*write) {
 	ws.reset()
 	ok := 0
 	err := viewGuarded(s.db, func(tx *bolt.Tx) error {
-		t := &txn{tx: tx, active: s.act, frozen: s.frozen, w: ws}
+		t := &s.wtxn
+		t.reset(tx, s.act, s.frozen, ws)
+		defer t.reset(nil, nil, nil, nil)
 		for _, w := range batch {
 			mark := len(ws.undo)
 			w.failed = false
@@ -215,13 +217,17 @@ func (s *Store) view(fn func(*txn) error) error {
 	for {
 		sn := s.snap.Load()
 		retry := false
+		t := txnPool.Get().(*txn)
 		err := viewGuarded(s.db, func(tx *bolt.Tx) error {
 			if s.committing.Load() > sn.freezes {
 				retry = true
 				return nil
 			}
-			return fn(&txn{tx: tx, active: sn.active, frozen: sn.frozen})
+			t.reset(tx, sn.active, sn.frozen, nil)
+			return fn(t)
 		})
+		t.reset(nil, nil, nil, nil) // hold no snapshot while pooled
+		txnPool.Put(t)
 		if !retry {
 			return err
 		}
