@@ -98,7 +98,11 @@ func SameAllocs(tb testing.TB, what string, slack float64, foreign, missing func
 		am, bm = min(am, a), min(bm, b)
 	}
 	tb.Logf("%s: foreign %.1f allocs %.0f B, missing %.1f allocs %.0f B per call", what, af, bf, am, bm)
-	if af > am+slack || af < am-slack || bf > bm+slack*64 || bf < bm-slack*64 {
+	bslack := slack * 64
+	if raceBuild { // pools drop at random: a transaction's 1 KB now and then
+		bslack = slack * 2048
+	}
+	if af > am+slack || af < am-slack || bf > bm+bslack || bf < bm-bslack {
 		tb.Errorf("%s: a foreign task costs %.1f allocations (%.0f B), a missing one %.1f (%.0f B)", what, af, bf, am, bm)
 	}
 }
