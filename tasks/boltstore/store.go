@@ -44,9 +44,11 @@
 // wire format: the wire codecs take no part in writing or reading them.
 //
 // Every change is one transaction. Writes from concurrent callers are
-// grouped into one commit (and one fsync) by a single writer goroutine,
-// without any added delay: whatever queued while the previous commit was
-// syncing goes into the next one.
+// grouped by a single writer goroutine into one record of the write-ahead
+// log and one fdatasync (wal.go), without any added delay: whatever queued
+// while the previous record was syncing goes into the next one. The
+// changes are kept in memory (kv.go) until a checkpoint writes them to the
+// file in one synced bbolt transaction (checkpoint.go).
 package boltstore
 
 import (
@@ -181,7 +183,7 @@ func (s *Store) queued(e *encoded) {
 // Stats counts commits, for metrics and benchmarks.
 type Stats struct {
 	mu      sync.Mutex
-	Commits uint64 // transactions committed
+	Commits uint64 // groups made durable (a log record and its sync each)
 	Writes  uint64 // writes grouped into them
 }
 
@@ -266,33 +268,6 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	return start(db, wal, opts), nil
-}
-
-// start runs the writer and the checkpointer of the store on db, opened
-// and recovered, with its log.
-func start(db *bolt.DB, wal *walLog, opts Options) *Store {
-	s := &Store{
-		db:       db,
-		maxBatch: opts.MaxBatch,
-		onCommit: opts.OnCommit,
-		moved:    opts.OnTransition,
-		writes:   make(chan *write, opts.MaxBatch),
-		flushes:  make(chan chan error),
-		stop:     make(chan struct{}),
-		wal:      wal,
-		ckptReq:  make(chan *layer, 1),
-		ckptDone: make(chan error, 1),
-
-		ckptEvery:         opts.CheckpointEvery,
-		ckptBytes:         opts.CheckpointBytes,
-		act:               new(layer),
-		onCheckpointError: opts.OnCheckpointError,
-	}
-	s.snap.Store(&snapshot{active: new(layer)})
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.writer() }()
-	go func() { defer s.wg.Done(); s.checkpointer() }()
-	return s
 }
 
 // createBuckets creates every bucket a store has, those that migrations

@@ -31,11 +31,13 @@ const DefaultToolLockTimeout = time.Second
 // called with the copy's length before the first byte is written (an HTTP
 // handler sets Content-Length from it). It returns the bytes written.
 //
-// Writers are not blocked, but the pages the copy reads are not reused
+// It checkpoints first, so that the file holds every change made before
+// it. Writers are not blocked, but the pages the copy reads are not reused
 // until it ends, so the file may grow meanwhile; and should the file
 // outgrow the memory map (Options.InitialMmapSize) during a copy, the
-// commit that grows it waits for the copy to end. Once ctx ends, the next
-// write to w fails with its error.
+// checkpoint that grows it waits for the copy to end (changes meanwhile
+// stay in the log and in memory). Once ctx ends, the next write to w fails
+// with its error.
 func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error) {
 	if err := s.Flush(); err != nil { // the copy is of the file
 		return 0, fmt.Errorf("back up task store: %w", err)

@@ -233,3 +233,30 @@ func (s *Store) view(fn func(*txn) error) error {
 		}
 	}
 }
+
+// start runs the writer and the checkpointer of the store on db, opened
+// and recovered, with its log.
+func start(db *bolt.DB, wal *walLog, opts Options) *Store {
+	s := &Store{
+		db:       db,
+		maxBatch: opts.MaxBatch,
+		onCommit: opts.OnCommit,
+		moved:    opts.OnTransition,
+		writes:   make(chan *write, opts.MaxBatch),
+		flushes:  make(chan chan error),
+		stop:     make(chan struct{}),
+		wal:      wal,
+		ckptReq:  make(chan *layer, 1),
+		ckptDone: make(chan error, 1),
+
+		ckptEvery:         opts.CheckpointEvery,
+		ckptBytes:         opts.CheckpointBytes,
+		act:               new(layer),
+		onCheckpointError: opts.OnCheckpointError,
+	}
+	s.snap.Store(&snapshot{active: new(layer)})
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.writer() }()
+	go func() { defer s.wg.Done(); s.checkpointer() }()
+	return s
+}
