@@ -1,4 +1,4 @@
-// Command sizes enforces the project's size habit (DEVELOPERS.md, issue
+// Command sizes enforces the project's size habit (CONTRIBUTING.md, issue
 // 14): no non-test function over 80 lines and no non-test file over 600
 // lines, unless the reason is written down. A file states its reason in a
 // comment line starting "// Long file:" anywhere in its top comments; a
