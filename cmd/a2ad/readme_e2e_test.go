@@ -378,7 +378,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 		setID: ex.attrs["setup"] != ""}
 	var script strings.Builder
 	script.WriteString(env.rewrite(readmePrelude, true))
-	fmt.Fprintf(&script, "__start_server() { a2ad serve %s >>server.log 2>&1 & __server=$!; __wait_ready; }\n", ex.attrs["server"])
+	fmt.Fprintf(&script, "__start_server() { __mark; a2ad serve %s >>server.log 2>&1 & __server=$!; __wait_ready; }\n", ex.attrs["server"])
 	if _, ok := ex.attrs["server"]; ok && ex.attrs["setup"] == "" {
 		script.WriteString("__start_server\n")
 	}
@@ -404,7 +404,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 		for j, l := range lines {
 			// In a transcript, a2ad serve shows what it prints as it ends.
 			if ex.lang != "" && foregroundServe.MatchString(l) {
-				lines[j] = l + " >>server.log 2>&1 &\n__wait_ready"
+				lines[j] = "__mark; " + l + " >>server.log 2>&1 &\n__wait_ready"
 			}
 		}
 		cmd := strings.Join(lines, "\n")
@@ -469,11 +469,25 @@ func splitSteps(out string) []string {
 }
 
 // readmePrelude is the script's start: helpers for the rewritten
-// commands, the step markers, and the cleanup.
+// commands, the step markers, and the cleanup. __wait_ready waits for a
+// new "a2ad serving" line of the server just started (__mark counts the
+// earlier ones) before it trusts /readyz: a port freePort found free can
+// be taken by another test's listener before a2ad binds it, and then
+// /readyz answered from that listener (an admin one, which has /readyz)
+// while a2ad had exited with "the address is in use", and the example's
+// calls went there (issue 30). Now the script fails, and runExample
+// retries on fresh ports.
 const readmePrelude = `
 __step() { printf '\0step\n'; }
+__mark() { __seen=$(grep -c '"a2ad serving"' server.log 2>/dev/null); __seen=${__seen:-0}; }
 __wait_ready() {
-  for _ in $(seq 100); do curl -sf --max-time 1 "$A2AD_URL/readyz" >/dev/null && return 0; sleep 0.1; done
+  local pid=$! n
+  for _ in $(seq 100); do
+    if ! kill -0 "$pid" 2>/dev/null; then echo "a2ad exited before it served" >&2; cat server.log >&2; exit 1; fi
+    n=$(grep -c '"a2ad serving"' server.log 2>/dev/null)
+    [ "${n:-0}" -gt "$__seen" ] && curl -sf --max-time 1 "$A2AD_URL/readyz" >/dev/null && return 0
+    sleep 0.1
+  done
   echo "a2ad did not become ready" >&2; cat server.log >&2; exit 1
 }
 __stop_server() { kill "$__server"; wait "$__server"; }
@@ -550,5 +564,37 @@ func TestReadmeWritesAreIgnored(t *testing.T) {
 		if path, ok := strings.CutPrefix(line, "::\t"); ok {
 			t.Errorf("%s, which the README's examples write, is not in .gitignore", path)
 		}
+	}
+}
+
+// TestReadmeWaitReadyTrustsOnlyItsServer: when the port the example's
+// server was given is taken by another listener that answers /readyz (an
+// admin listener of another test's a2ad), and the server exits with "the
+// address is in use", __wait_ready fails instead of taking that listener
+// for the example's server (which sent the example's calls to it).
+func TestReadmeWaitReadyTrustsOnlyItsServer(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("needs curl")
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"status":"ready"}`))
+	}))
+	defer other.Close()
+	dir := t.TempDir()
+	// A stand-in a2ad that fails as a2ad does when its port is held.
+	fake := "#!/bin/sh\necho '{\"level\":\"error\",\"message\":\"--listen 127.0.0.1:1: the address is in use\"}' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "a2ad"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := readmePrelude + "__start_server() { __mark; a2ad serve >>server.log 2>&1 & __server=$!; __wait_ready; }\n__start_server\necho example-went-on\n"
+	c := exec.Command("bash", "-c", script)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "A2AD_URL="+other.URL)
+	out, err := c.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "example-went-on") {
+		t.Fatalf("__wait_ready took another listener's /readyz for the example's server: err %v, output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "a2ad exited before it served") || !strings.Contains(string(out), "the address is in use") {
+		t.Errorf("output does not say the server exited, with its log:\n%s", out)
 	}
 }
