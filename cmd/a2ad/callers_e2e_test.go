@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,10 +23,17 @@ import (
 // TestTwoAudiences serves a partner and an internal caller from one
 // process: each sees its own card and may call only its own skills.
 func TestTwoAudiences(t *testing.T) {
-	// pricing::quote's backend is 127.0.0.1:8099, where the README's
-	// quoteserver may run: a token it refuses makes the call fail either way.
-	t.Setenv("QUOTE_TOKEN", "a-token-no-quoteserver-takes")
-	k := startKeyed(t, nil)
+	// pricing::quote's backend is the README's quoteserver on the fixed
+	// 127.0.0.1:8099, where a developer's own service may listen: the test
+	// points it at a backend of its own, which refuses the call.
+	var quotes atomic.Int32
+	quote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		quotes.Add(1)
+		http.Error(w, "refused", http.StatusUnauthorized)
+	}))
+	defer quote.Close()
+	catalog := exampleCatalogWithQuote(t, quote.URL+"/quote")
+	k := startKeyed(t, func(c *Config) { c.Catalog = catalog })
 
 	pub := getCard(t, k.base)
 	if got := cardSkills(t, pub); len(got) != 0 {
@@ -67,16 +76,47 @@ func TestTwoAudiences(t *testing.T) {
 	if state(task) != "rejected" || statusMessage(task) != "Function 'demo::echo' is not an available skill" {
 		t.Errorf("ops's echo: %s %q", state(task), statusMessage(task))
 	}
-	// ops may call pricing::quote: it runs (its backend is not up here,
-	// or refuses the token, so it fails), it is not rejected; acme may not.
+	// ops may call pricing::quote: it runs (its backend refuses it, so it
+	// fails), it is not rejected; acme may not.
 	task = resultTask(t, k.ok(t, k.ops, "message/send", sendParams("m-2", "pricing::quote", map[string]any{"sku": "A-1", "quantity": 1}, true)))
-	if state(task) != "failed" {
-		t.Errorf("ops's quote: %s %q", state(task), statusMessage(task))
+	if state(task) != "failed" || quotes.Load() != 1 {
+		t.Errorf("ops's quote: %s %q, %d backend calls", state(task), statusMessage(task), quotes.Load())
 	}
 	task = resultTask(t, k.ok(t, k.acme, "message/send", sendParams("m-2", "pricing::quote", map[string]any{"sku": "A-1", "quantity": 1}, true)))
-	if state(task) != "rejected" {
-		t.Errorf("acme's quote: %s", state(task))
+	if state(task) != "rejected" || quotes.Load() != 1 {
+		t.Errorf("acme's quote: %s, %d backend calls", state(task), quotes.Load())
 	}
+}
+
+// exampleCatalogWithQuote is a copy of the example catalogue whose
+// pricing::quote calls url instead of the quoteserver's fixed port: no
+// test may reach a fixed port (issue 30).
+func exampleCatalogWithQuote(tb testing.TB, url string) string {
+	tb.Helper()
+	src, err := os.ReadFile(exampleCatalog)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const fixed = "url: http://127.0.0.1:8099/quote"
+	if !bytes.Contains(src, []byte(fixed)) {
+		tb.Fatalf("%s no longer has %q", exampleCatalog, fixed)
+	}
+	dir := tb.TempDir()
+	// Its schemas and scripts are relative to the catalogue.
+	for _, sub := range []string{"schemas", "bin"} {
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(exampleCatalog), sub))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, sub)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(path, bytes.Replace(src, []byte(fixed), []byte("url: "+url), 1), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
 
 func TestAuthentication(t *testing.T) {
