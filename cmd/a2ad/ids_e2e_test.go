@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -51,6 +53,10 @@ func longIDsAttack(t *testing.T, store string) {
 		}
 	}
 	checkRPCError("0.3 message/send", rpc(t, p.base, "message/send", sendParams(long, "demo::echo", map[string]any{"message": "hi"}, true)), wantMsg)
+	// 500 KB that do not compress: PostgreSQL's index refused them (-32603).
+	noise := make([]byte, 250<<10)
+	_, _ = rand.Read(noise)
+	checkRPCError("0.3 message/send, 500 KB", rpc(t, p.base, "message/send", sendParams(hex.EncodeToString(noise), "demo::echo", map[string]any{"message": "hi"}, true)), wantMsg)
 	withCtx := sendParams("ids-ctx", "demo::echo", map[string]any{"message": "hi"}, true)
 	withCtx["message"].(map[string]any)["contextId"] = long
 	checkRPCError("0.3 contextId", rpc(t, p.base, "message/send", withCtx), "Invalid parameters: /message/contextId: must be at most 256 bytes")
