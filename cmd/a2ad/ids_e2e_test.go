@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +122,75 @@ func longIDsAttack(t *testing.T, store string) {
 	q := startBinary(t, exampleCatalog, store)
 	if got := resultTask(t, rpc(t, q.base, "tasks/get", map[string]any{"id": before["id"]})); state(got) != "completed" {
 		t.Errorf("after a restart, the task sent before the attack: %v", got)
+	}
+}
+
+// chattyScript reports 200 progress notes of 8 KB each (1.6 MB), then
+// waits: a running call whose writes only a quota can stop.
+const chattyScript = `#!/bin/sh
+cat >/dev/null
+note=$(head -c 8000 /dev/zero | tr '\0' p)
+i=1
+while [ $i -le 200 ]; do
+	printf '{"a2a.progress": "%d %s"}\n' $i "$note"
+	i=$((i+1))
+done
+sleep 60
+echo '{}'
+`
+
+// TestQuotaStopsARunningCallOverHTTP: on the real server, a key whose
+// quota is 256 KiB calls a function that reports 1.6 MB of progress: the
+// task fails with the -32055 words (a2ad.failure quota_exceeded), the
+// call is stopped, the key's usage stays within its quota and one small
+// write, and the audit record says quota_exceeded. Before, each report
+// was stored: the key passed its quota six times over.
+func TestQuotaStopsARunningCallOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real server and a child process")
+	}
+	const quota = 256 << 10
+	dir := t.TempDir()
+	script := filepath.Join(dir, "chatty.sh")
+	putScript(t, script, chattyScript)
+	catalog := filepath.Join(dir, "catalog.yaml")
+	putFile(t, catalog, `functions:
+  - id: exec::chatty
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    timeout: 90s
+    exec: {argv: ["`+script+`"]}
+`)
+	k := startKeyed(t, func(c *Config) {
+		c.Catalog = catalog
+		c.QuotaBytes = quota
+	})
+	start := time.Now()
+	task := resultTask(t, k.ok(t, k.acme, "message/send", sendParams("chatty-1", "exec::chatty", map[string]any{}, true)))
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the call took %v: it was not stopped", took)
+	}
+	quotaRE := regexp.MustCompile(`^Storage quota exceeded: (\d+) of 262144 bytes stored; wait for old tasks to expire or ask the operator for more$`)
+	if state(task) != "failed" || !quotaRE.MatchString(statusMessage(task)) {
+		t.Fatalf("task: %s %q, want failed with the quota's words", state(task), statusMessage(task))
+	}
+	meta, _ := task["status"].(map[string]any)["message"].(map[string]any)["metadata"].(map[string]any)
+	if meta["a2ad.failure"] != "quota_exceeded" {
+		t.Errorf("failure class %v, want quota_exceeded", meta["a2ad.failure"])
+	}
+	u, err := boltOf(t, k.m).Usage(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Bytes > quota+2048 {
+		t.Errorf("acme stores %d bytes under a quota of %d", u.Bytes, quota)
+	}
+	var reasons []string
+	for _, r := range k.auditRecords(t) {
+		if r["rpc_method"] == "message/send" {
+			reasons = append(reasons, fmt.Sprint(r["outcome"], "/", r["reason"]))
+		}
+	}
+	if len(reasons) != 1 || reasons[0] != "client_error/quota_exceeded" {
+		t.Errorf("audit of the send: %v, want client_error/quota_exceeded", reasons)
 	}
 }
