@@ -33,6 +33,23 @@ type TaskIDParams struct {
 	Metadata map[string]any
 }
 
+// The longest identifiers a caller chooses, in bytes: a message's
+// messageId, contextId, taskId and each of its referenceTaskIds, a push
+// config's id, the task and context ids a request names, and each key of
+// a metadata object (the top-level keys: the values are payload). Every
+// binding's decoder refuses a longer one with -32602 naming the field,
+// before anything is stored.
+//
+// 256 bytes is seven UUIDs: room for any id scheme in use (UUIDs are 36
+// bytes, ULIDs 26, prefixed or composite ids rarely pass 100), while the
+// stores' keys built from them (owner and message id, task and config
+// id) stay far under bbolt's 32 KiB key limit and PostgreSQL's 2,704-byte
+// btree row limit, and what a task's records repeat stays small.
+const (
+	MaxIDBytes          = 256
+	MaxMetadataKeyBytes = 256
+)
+
 // The longest push config strings a2ad takes, in bytes: each is stored
 // with the task and sent with every notification.
 const (

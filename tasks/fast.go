@@ -93,7 +93,7 @@ func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key I
 				return
 			}
 			sp.mu.Unlock()
-			s.progress(runCtx, rec.Owner, id, p, log)
+			s.progress(runCtx, rec.Owner, key.Quota, id, p, log)
 		}
 		started := func(g functions.ProcessGroup) {
 			sp.mu.Lock()
@@ -210,7 +210,7 @@ func (s *Service) storeRunning(ctx context.Context, key IdemKey, rec *Record, ev
 		s.storeGroup(ctx, rec.Owner, id, *sp.group, log)
 	}
 	for _, p := range sp.pending {
-		s.progress(ctx, rec.Owner, id, p, log)
+		s.progress(ctx, rec.Owner, key.Quota, id, p, log)
 	}
 	sp.pending = nil
 	res := sp.res

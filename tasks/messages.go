@@ -25,6 +25,7 @@ const (
 	FailureOutput      = "invalid_output"   // the output broke its schema
 	FailureInterrupted = "interrupted"      // a restart cut the call short
 	FailureTooLarge    = "output_too_large" // the output passed the task's artifact limit
+	FailureQuota       = "quota_exceeded"   // the output passed the caller's storage quota
 )
 
 // failure is the agent message of a failed task, with its class.

@@ -141,6 +141,12 @@ type Record struct {
 	// read's Scope asked for. In an UpdateFunc it counts the stored
 	// messages, and Task.History holds only those fn appends.
 	HistoryLen int `json:"-"`
+	// WriteQuota, set by an UpdateFunc of an Update that binds no key (a
+	// running call's progress or result), is the quota the change is
+	// checked against: a change that would take the owner past its Bytes
+	// is not written, and Update returns a *QuotaError. Never stored;
+	// zero checks nothing.
+	WriteQuota Quota `json:"-"`
 }
 
 // ArtifactSize is one artifact's id and size, as ArtifactBytes counts it.
@@ -329,8 +335,9 @@ type Store interface {
 	// the message differs or names another task); otherwise the key is
 	// bound to the task along with fn's changes, unless they would take
 	// key.Owner past key.Quota.Bytes: then nothing is written and Update
-	// returns a *QuotaError. (Writes without a key are never refused for
-	// the quota, but counted.) Returns ErrNotFound for an unknown or
+	// returns a *QuotaError. (A write without a key is refused so only
+	// when fn sets rec.WriteQuota; it is always counted.) Returns
+	// ErrNotFound for an unknown or
 	// foreign task (before reading any of it), and fn's error unchanged.
 	Update(ctx context.Context, owner, id string, key *IdemKey, sc Scope, fn UpdateFunc) (rec *Record, events []Event, dup bool, err error)
 	// PushConfigs applies fn to the webhooks of the task id owned by

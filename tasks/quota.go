@@ -1,8 +1,11 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"fmt"
+
+	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
@@ -168,4 +171,36 @@ func (s *Service) resultTooLarge(r *Record, art *a2a.Artifact) (a2a.TaskStatus, 
 	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
 			"the output was not stored", n, limit), FailureTooLarge)), true
+}
+
+// errQuotaExceeded stops a call whose progress would have taken its
+// caller past its storage quota.
+var errQuotaExceeded = errors.New("output past the caller's storage quota")
+
+// overQuota fails task id, whose running call reported what would take
+// owner past its quota (qe: nothing of the report was stored), and stops
+// the call. The failed status, small and bounded, is the one write past
+// the quota: a task must be able to end. Its message is the -32055
+// refusal's (a2a.QuotaExceeded), classed FailureQuota.
+func (s *Service) overQuota(ctx context.Context, owner, id string, qe *QuotaError, log zerolog.Logger) {
+	text := a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit).Message
+	_, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+		if err := s.may(r, a2a.StateWorking, onProgress); err != nil {
+			return nil, err
+		}
+		st := s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, text, FailureQuota))
+		if err := s.move(r, onProgress, st); err != nil {
+			return nil, err
+		}
+		return []Event{{Status: &st}}, nil
+	})
+	switch {
+	case errors.Is(err, errSkip): // no longer working: nothing to fail
+	case err != nil:
+		log.Error().Err(err).Msg("store call failed over quota")
+	default:
+		s.broker.Publish(id, evs)
+	}
+	log.Warn().Int64("used", qe.Used).Int64("limit", qe.Limit).Msg("call stopped: its output would pass the caller's storage quota")
+	s.ex.stop(id, errQuotaExceeded)
 }

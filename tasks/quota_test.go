@@ -234,3 +234,56 @@ func TestArtifactCapStopsAStreamingCall(t *testing.T) {
 		t.Fatal("the call was not stopped")
 	}
 }
+
+// TestQuotaStopsARunningCall: a running call's progress that would take
+// its caller past the byte quota is not stored; the task fails with the
+// -32055 refusal's words (a2ad.failure quota_exceeded) and the call is
+// stopped, so the caller's usage stays within the quota but for the
+// failed status (issue 25: 32 calls reporting progress took a key to
+// 1.18 GB of a 1 GiB quota, the writes counted and never refused).
+func TestQuotaStopsARunningCall(t *testing.T) {
+	const note = 10 << 10 // each report's bytes
+	stopped := make(chan error, 1)
+	b := &Backend{Fn: func(ctx context.Context, _ json.RawMessage) (functions.Result, error) {
+		text := strings.Repeat("p", note)
+		for range 100 { // 1 MB in all, 30 times the quota
+			if ctx.Err() != nil {
+				break
+			}
+			functions.ReportProgress(ctx, functions.Progress{Message: text})
+		}
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return functions.Result{Output: json.RawMessage(`{}`)}, nil
+	}}
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::chatty", b, notRetrySafe))
+	const limit = 32 << 10
+	acme := tasks.Caller{ID: "acme", Quota: tasks.Quota{Bytes: limit}}
+	task, _, err := e.svc.Send(ctx, acme, send(dataMsg("m-1", "demo::chatty", `{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.State != a2a.StateFailed {
+		t.Fatalf("task = %s %q, want failed", task.Status.State, statusText(task))
+	}
+	var used int64
+	if _, err := fmt.Sscanf(statusText(task), "Storage quota exceeded: %d of", &used); err != nil || used > limit {
+		t.Fatalf("status text %q: want the quota's words with at most %d used (%v)", statusText(task), limit, err)
+	}
+	want := fmt.Sprintf("Storage quota exceeded: %d of %d bytes stored; wait for old tasks to expire or ask the operator for more", used, limit)
+	if statusText(task) != want || task.Status.Message.Metadata[tasks.FailureKey] != tasks.FailureQuota {
+		t.Fatalf("status %q %v, want %q classed %q", statusText(task), task.Status.Message.Metadata, want, tasks.FailureQuota)
+	}
+	if cause := <-stopped; cause == nil {
+		t.Fatal("the call was not stopped")
+	}
+	// Within the quota, but for the failed status: one small write.
+	u, err := e.store.Usage(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Bytes > limit+2048 {
+		t.Fatalf("usage %d bytes, want at most the quota %d and the failed status (2 KiB)", u.Bytes, limit)
+	}
+	t.Logf("usage %d of %d bytes; %d used when the report was refused", u.Bytes, limit, used)
+}

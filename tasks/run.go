@@ -22,13 +22,15 @@ import (
 // start runs rec's call c in the background; a place was reserved for it
 // under k. held, when not nil, releases the slots the call already holds:
 // its task was stored working, so the run goes straight to the call. The
-// run is traced under the span in ctx, the request's that started it.
-func (s *Service) start(ctx context.Context, k callKey, rec *Record, c functions.Call, fn *functions.Function, held func()) {
+// run is traced under the span in ctx, the request's that started it. q
+// is the quota of the caller that asked for the call, which its progress
+// is checked against (see progress); zero for a call recovery resumed.
+func (s *Service) start(ctx context.Context, k callKey, q Quota, rec *Record, c functions.Call, fn *functions.Function, held func()) {
 	unfollow := s.relay.follow(rec.Task.ID, rec.Seq) // a cancel may come from another process
 	traced := s.traceRun(ctx)
 	s.ex.spawn(rec.Task.ID, fn.ID, k, func(ctx context.Context) {
 		defer unfollow()
-		s.run(traced(ctx), c, fn, rec.Input, held)
+		s.run(traced(ctx), c, q, fn, rec.Input, held)
 	})
 }
 
@@ -79,7 +81,7 @@ func withRecord(evs []Event, rec *Record) []Event {
 // slots (unless held), moves the task to working, calls fn and stores the
 // result. Each step goes through the state machine, so a step the task
 // moved past (a cancel, say) is dropped.
-func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Function, input json.RawMessage, held func()) {
+func (s *Service) run(ctx context.Context, c functions.Call, q Quota, fn *functions.Function, input json.RawMessage, held func()) {
 	owner, id := c.Caller, c.TaskID
 	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	if held != nil {
@@ -107,7 +109,7 @@ func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Funct
 		}
 		s.broker.Publish(id, events)
 	}
-	report := func(p functions.Progress) { s.progress(ctx, owner, id, p, log) }
+	report := func(p functions.Progress) { s.progress(ctx, owner, q, id, p, log) }
 	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
 	if res := s.call(ctx, c, fn, input, log, report, started); !res.stopped {
 		s.finish(ctx, owner, id, res, log)
@@ -117,13 +119,18 @@ func (s *Service) run(ctx context.Context, c functions.Call, fn *functions.Funct
 // progress stores a report of a running call as an event, unless the task
 // is no longer working.
 // A chunk that takes the task's artifacts past MaxTaskArtifactBytes fails
-// the task instead, and stops the call.
-func (s *Service) progress(ctx context.Context, owner, id string, p functions.Progress, log zerolog.Logger) {
+// the task instead, and stops the call; so does a report that would take
+// owner past q, its caller's quota, in bytes (see overQuota).
+func (s *Service) progress(ctx context.Context, owner string, q Quota, id string, p functions.Progress, log zerolog.Logger) {
 	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+		r.WriteQuota = Quota{Bytes: q.Bytes}
 		return s.applyProgress(r, p)
 	})
+	var qe *QuotaError
 	switch {
 	case errors.Is(err, errSkip):
+	case errors.As(err, &qe):
+		s.overQuota(ctx, owner, id, qe, log)
 	case err != nil:
 		log.Error().Err(err).Msg("store call progress")
 	case rec.State() == a2a.StateFailed:
@@ -303,7 +310,7 @@ func (s *Service) ended(cause error, id string, fn *functions.Function, res func
 	case errors.Is(cause, errCanceledByClient):
 		log.Info().Msg("call stopped: task canceled")
 		return callResult{stopped: true}
-	case errors.Is(cause, errOutputTooLarge):
+	case errors.Is(cause, errOutputTooLarge), errors.Is(cause, errQuotaExceeded):
 		return callResult{stopped: true} // the task is failed already
 	}
 	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)

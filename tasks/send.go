@@ -112,7 +112,7 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.start(ctx, ck, got, callOf(got, key.MessageID, 1), fn, held)
+		s.start(ctx, ck, key.Quota, got, callOf(got, key.MessageID, 1), fn, held)
 	}
 	return got, nil
 }
@@ -280,7 +280,7 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 	}
 	s.broker.Publish(id, events)
 	if fn != nil {
-		s.start(ctx, caller.callKey(), rec, callOf(rec, msg.MessageID, 1), fn, nil)
+		s.start(ctx, caller.callKey(), caller.Quota, rec, callOf(rec, msg.MessageID, 1), fn, nil)
 	}
 	return rec, nil
 }

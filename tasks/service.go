@@ -228,7 +228,7 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 	if !s.ex.hold(ck) {
 		return false
 	}
-	s.start(context.Background(), ck, rec, recoveredCall(rec), fn, nil) // recovered: no request to trace it under
+	s.start(context.Background(), ck, Quota{}, rec, recoveredCall(rec), fn, nil) // recovered: no request to trace it under, no caller's quota
 	return true
 }
 

@@ -177,6 +177,7 @@ var failureVerdicts = map[string]verdict{
 	tasks.FailureTimeout:     {audit.OutcomeFunctionError, audit.ReasonInvokeTimeout},
 	tasks.FailureOutput:      {audit.OutcomeFunctionError, audit.ReasonInvalidOutput},
 	tasks.FailureTooLarge:    {audit.OutcomeFunctionError, audit.ReasonTooLarge},
+	tasks.FailureQuota:       {audit.OutcomeClientError, audit.ReasonQuota}, // the caller's quota, not the function's fault
 	tasks.FailureInterrupted: {audit.OutcomeServerError, audit.ReasonInterrupted},
 }
 

@@ -42,7 +42,7 @@ func message(c *wire.Checker, path string, m jsonw.Members) a2a.Message {
 	if k, ok := c.Str(path+"/kind", m.Get("kind"), false); ok && k != "message" {
 		c.Add(path+"/kind", `must be "message"`)
 	}
-	msg.MessageID = c.NonEmpty(path+"/messageId", m.Get("messageId"), true)
+	msg.MessageID = c.NonEmptyID(path+"/messageId", m.Get("messageId"), true)
 	if r, ok := c.Str(path+"/role", m.Get("role"), true); ok {
 		switch a2a.Role(r) {
 		case a2a.RoleUser, a2a.RoleAgent:
@@ -51,9 +51,9 @@ func message(c *wire.Checker, path string, m jsonw.Members) a2a.Message {
 			c.Add(path+"/role", `must be "user" or "agent"`)
 		}
 	}
-	msg.ContextID, _ = c.Str(path+"/contextId", m.Get("contextId"), false)
-	msg.TaskID, _ = c.Str(path+"/taskId", m.Get("taskId"), false)
-	msg.ReferenceTaskIDs = c.Strings(path+"/referenceTaskIds", m.Get("referenceTaskIds"))
+	msg.ContextID, _ = c.ID(path+"/contextId", m.Get("contextId"), false)
+	msg.TaskID, _ = c.ID(path+"/taskId", m.Get("taskId"), false)
+	msg.ReferenceTaskIDs = c.IDs(path+"/referenceTaskIds", m.Get("referenceTaskIds"))
 	msg.Extensions = c.Strings(path+"/extensions", m.Get("extensions"))
 	msg.Metadata = c.AnyMap(path+"/metadata", m.Get("metadata"))
 	msg.Parts = c.Parts(path, m, func(path string, pm jsonw.Members) a2a.Part { return part(c, path, pm) })
@@ -159,7 +159,7 @@ func schemes(c *wire.Checker, path string, auth jsonw.Members) []string {
 func DecodePushSet(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
 	var c wire.Checker
 	return wire.Read(&c, raw, func(params jsonw.Members) (p a2a.PushConfigParams) {
-		p.TaskID, _ = c.Str("/taskId", params.Get("taskId"), true)
+		p.TaskID, _ = c.ID("/taskId", params.Get("taskId"), true)
 		if pc := c.Object("/pushNotificationConfig", params.Get("pushNotificationConfig"), true); pc != nil {
 			p.Config = pushConfig(&c, "/pushNotificationConfig", pc)
 		}
@@ -173,7 +173,7 @@ func DecodePushRef(raw json.RawMessage, needConfig bool) (a2a.PushConfigParams, 
 	var c wire.Checker
 	return wire.Read(&c, raw, func(params jsonw.Members) (p a2a.PushConfigParams) {
 		p.TaskID = c.TaskID(params)
-		p.ConfigID, _ = c.Str("/pushNotificationConfigId", params.Get("pushNotificationConfigId"), needConfig)
+		p.ConfigID, _ = c.ID("/pushNotificationConfigId", params.Get("pushNotificationConfigId"), needConfig)
 		return p
 	})
 }
@@ -192,7 +192,7 @@ func DecodePushRef(raw json.RawMessage, needConfig bool) (a2a.PushConfigParams, 
 func DecodeListTasks(raw json.RawMessage) (a2a.ListTasksParams, *a2a.Error) {
 	var c wire.Checker
 	return wire.ReadOptional(&c, raw, func(params jsonw.Members) (p a2a.ListTasksParams) {
-		p.ContextID, _ = c.Str("/context_id", params.Get("context_id"), false)
+		p.ContextID, _ = c.ID("/context_id", params.Get("context_id"), false)
 		if s, ok := c.Str("/status", params.Get("status"), false); ok && s != "" {
 			if st, known := states[s]; known {
 				p.Status = st

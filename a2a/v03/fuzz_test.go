@@ -21,6 +21,11 @@ func FuzzDecodeSendParams(f *testing.F) {
 	f.Add([]byte(sendParams(map[string]string{"parts": `[{"kind":"file","file":{"uri":"https://example.com/a"}},{"kind":"data","data":{}}]`},
 		`"configuration":{"blocking":false,"historyLength":0,"acceptedOutputModes":["text/plain"]},"metadata":{}`)))
 
+	// Ids and metadata keys at and past their caps (issue 25).
+	long := `"` + strings.Repeat("i", a2a.MaxIDBytes) + `"`
+	f.Add([]byte(sendParams(map[string]string{"messageId": long, "contextId": long, "taskId": long, "metadata": `{` + long + `:1}`}, "")))
+	f.Add([]byte(sendParams(map[string]string{"messageId": `"x` + long[1:]}, `"metadata":{"x`+long[1:]+`:1}`)))
+
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		p, err := v03.DecodeSendParams(raw)
 		if err != nil {

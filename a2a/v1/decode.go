@@ -126,8 +126,8 @@ func DecodePushCreate(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
 func DecodePushRef(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) {
 	var c wire.Checker
 	return decode(&c, raw, func(params jsonw.Members) (p a2a.PushConfigParams) {
-		p.TaskID = c.NonEmpty("/taskId", field(&c, "", params, "taskId"), true)
-		p.ConfigID = c.NonEmpty("/id", params.Get("id"), true)
+		p.TaskID = c.NonEmptyID("/taskId", field(&c, "", params, "taskId"), true)
+		p.ConfigID = c.NonEmptyID("/id", params.Get("id"), true)
 		return p
 	})
 }
@@ -146,7 +146,7 @@ type PushListParams struct {
 func DecodePushList(raw json.RawMessage) (PushListParams, *a2a.Error) {
 	var c wire.Checker
 	return decode(&c, raw, func(params jsonw.Members) (p PushListParams) {
-		p.TaskID = c.NonEmpty("/taskId", field(&c, "", params, "taskId"), true)
+		p.TaskID = c.NonEmptyID("/taskId", field(&c, "", params, "taskId"), true)
 		if n := protoInt32(&c, "/pageSize", field(&c, "", params, "pageSize")); n != nil {
 			p.PageSize = *n
 		}
@@ -179,7 +179,7 @@ func DecodeListTasks(raw json.RawMessage) (a2a.ListTasksParams, *a2a.Error) {
 	var c wire.Checker
 	return wire.ReadOptional(&c, raw, func(params jsonw.Members) (p a2a.ListTasksParams) {
 		tenant(&c, "/tenant", params)
-		p.ContextID, _ = c.Str("/contextId", field(&c, "", params, "contextId"), false)
+		p.ContextID, _ = c.ID("/contextId", field(&c, "", params, "contextId"), false)
 		p.Status = stateFilter(&c, "/status", params.Get("status"))
 		if n := protoInt32(&c, "/pageSize", field(&c, "", params, "pageSize")); n != nil {
 			p.PageSize = c.PageRange("/pageSize", *n)

@@ -57,6 +57,10 @@ func FuzzDecodeSendParamsV1(f *testing.F) {
 			`"taskPushNotificationConfig":{"url":"https://x","authentication":{"scheme":"Bearer"}}}}`))
 	}
 	f.Add([]byte(withPartsV1(`[{"raw":"-_8"},{"url":"u","filename":"f","mediaType":"m"},{"data":{ "a" : 1 }}]`)))
+	// Ids and metadata keys at and past their caps (issue 25).
+	long := `"` + strings.Repeat("i", a2a.MaxIDBytes) + `"`
+	f.Add([]byte(wiretest.SendParams10(map[string]string{"messageId": long, "contextId": long, "referenceTaskIds": `[` + long + `]`}, "")))
+	f.Add([]byte(wiretest.SendParams10(map[string]string{"taskId": `"x` + long[1:]}, `"metadata":{"x`+long[1:]+`:1}`)))
 
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		orig := bytes.Clone(raw)

@@ -121,14 +121,14 @@ func stateFilter(c *wire.Checker, path string, raw json.RawMessage) a2a.TaskStat
 
 func message(c *wire.Checker, path string, m jsonw.Members) a2a.Message {
 	var msg a2a.Message
-	msg.MessageID = c.NonEmpty(path+"/messageId", field(c, path, m, "messageId"), true)
-	msg.ContextID, _ = c.Str(path+"/contextId", field(c, path, m, "contextId"), false)
-	msg.TaskID, _ = c.Str(path+"/taskId", field(c, path, m, "taskId"), false)
+	msg.MessageID = c.NonEmptyID(path+"/messageId", field(c, path, m, "messageId"), true)
+	msg.ContextID, _ = c.ID(path+"/contextId", field(c, path, m, "contextId"), false)
+	msg.TaskID, _ = c.ID(path+"/taskId", field(c, path, m, "taskId"), false)
 	msg.Role = role(c, path+"/role", m.Get("role"))
 	msg.Parts = c.Parts(path, m, func(path string, pm jsonw.Members) a2a.Part { return part(c, path, pm) })
 	msg.Metadata = c.AnyMap(path+"/metadata", m.Get("metadata"))
 	msg.Extensions = c.Strings(path+"/extensions", m.Get("extensions"))
-	msg.ReferenceTaskIDs = c.Strings(path+"/referenceTaskIds", field(c, path, m, "referenceTaskIds"))
+	msg.ReferenceTaskIDs = c.IDs(path+"/referenceTaskIds", field(c, path, m, "referenceTaskIds"))
 	return msg
 }
 
@@ -192,9 +192,9 @@ func pushConfig(c *wire.Checker, path string, m jsonw.Members, needTask bool) (a
 	tenant(c, path+"/tenant", m)
 	var taskID string
 	if needTask {
-		taskID = c.NonEmpty(path+"/taskId", field(c, path, m, "taskId"), true)
+		taskID = c.NonEmptyID(path+"/taskId", field(c, path, m, "taskId"), true)
 	} else {
-		taskID, _ = c.Str(path+"/taskId", field(c, path, m, "taskId"), false)
+		taskID, _ = c.ID(path+"/taskId", field(c, path, m, "taskId"), false)
 	}
 	return c.PushConfig(path, m, true, func(path string, auth jsonw.Members) []string { return scheme(c, path, auth) }), taskID
 }

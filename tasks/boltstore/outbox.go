@@ -10,6 +10,8 @@ import (
 	"math"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
@@ -73,13 +75,20 @@ type queuedDelivery struct {
 }
 
 // deliveries returns the deliveries a transition of rec from prev
-// queues: one per webhook.
+// queues: one per webhook, but for a webhook whose id makes a pending key
+// past bbolt's key limit. The decoders cap ids at a2a.MaxIDBytes; such a
+// webhook (set before the cap) gets no deliveries, so that the
+// transitions of its task, which queue them, still write: a webhook must
+// never strand its task in a state no transition can leave.
 func deliveries(rec *tasks.Record, prev a2a.TaskState) ([]queuedDelivery, error) {
 	if len(rec.PushConfigs) == 0 || !tasks.Notifies(prev, rec.State()) {
 		return nil, nil
 	}
 	out := make([]queuedDelivery, 0, len(rec.PushConfigs))
 	for _, c := range rec.PushConfigs {
+		if len(pendingKey(rec.Task.ID, c.ID)) > bolt.MaxKeySize {
+			continue
+		}
 		e, err := json.Marshal(outboxEntry{TaskID: rec.Task.ID, ConfigID: c.ID, NextAt: rec.UpdatedAt, CreatedAt: rec.UpdatedAt})
 		if err != nil {
 			return nil, err

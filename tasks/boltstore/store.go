@@ -495,7 +495,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 			if s.lease.runner(id) != runner {
 				return errStale // taken over meanwhile
 			}
-			if err := putChange(tx, owner, id, rt.head, key, grow, e, prev); err != nil {
+			if err := putChange(tx, owner, id, rt.head, key, r.WriteQuota, grow, e, prev); err != nil {
 				return err
 			}
 			s.lease.set(id, r.Runner)
@@ -519,9 +519,11 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 }
 
 // putChange writes change e of task id, read with head, in tx: errStale
-// if the task changed since, errBound if key was bound meanwhile. grow is
-// what the change adds besides the body's new keys.
-func putChange(tx *txn, owner, id string, head []byte, key *tasks.IdemKey, grow int64, e *encoded, prev a2a.TaskState) error {
+// if the task changed since, errBound if key was bound meanwhile, a
+// *tasks.QuotaError past key's quota, or, without a key, past q (the
+// record's WriteQuota). grow is what the change adds besides the body's
+// new keys.
+func putChange(tx *txn, owner, id string, head []byte, key *tasks.IdemKey, q tasks.Quota, grow int64, e *encoded, prev a2a.TaskState) error {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
 		return tasks.ErrNotFound
@@ -542,6 +544,8 @@ func putChange(tx *txn, owner, id string, head []byte, key *tasks.IdemKey, grow 
 		if err := putIdem(tx, *key, id); err != nil {
 			return err
 		}
+	} else if err := checkQuota(tx, owner, q, false, grow); err != nil {
+		return err
 	}
 	if err := addUsage(tx, owner, grow); err != nil {
 		return err

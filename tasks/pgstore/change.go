@@ -161,15 +161,26 @@ func (c *change) encodeHead() error {
 	return nil
 }
 
+// maxOutboxConfigID is the longest webhook id the outbox queues a
+// delivery for: its (task_id, config_id) index takes rows of at most
+// 2,704 bytes. The decoders cap ids at a2a.MaxIDBytes; a webhook with a
+// longer id (set before the cap) gets no deliveries, so that the
+// transitions of its task, which queue them, still write: a webhook must
+// never strand its task in a state no transition can leave.
+const maxOutboxConfigID = 2048
+
 // deliveries names the webhooks a transition of c.rec from prev queues a
-// delivery for: each of them, if it reaches a terminal or interrupted
-// state.
+// delivery for: each of them (but one whose id is past
+// maxOutboxConfigID), if it reaches a terminal or interrupted state.
 func (c *change) deliveries(prev a2a.TaskState) {
 	if len(c.rec.PushConfigs) == 0 || !tasks.Notifies(prev, c.rec.State()) {
 		return
 	}
 	seen := map[string]bool{}
 	for _, cfg := range c.rec.PushConfigs {
+		if len(cfg.ID) > maxOutboxConfigID {
+			continue
+		}
 		if !seen[cfg.ID] {
 			seen[cfg.ID] = true
 			c.configs = append(c.configs, []byte(cfg.ID))

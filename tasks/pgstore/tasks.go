@@ -190,7 +190,7 @@ func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey
 	if key != nil {
 		grow += idemBytes(key, id)
 	}
-	err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, key, grow) })
+	err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, key, r.WriteQuota, grow) })
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -202,8 +202,10 @@ func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey
 }
 
 // writeChange writes c, a change of the task read as rw, if its version
-// is still rw's, binding key (if not nil) to it; grow is what it adds.
-func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, key *tasks.IdemKey, grow int64) error {
+// is still rw's, binding key (if not nil) to it; grow is what it adds,
+// checked against key's quota or, without a key, against q (the record's
+// WriteQuota).
+func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, key *tasks.IdemKey, q tasks.Quota, grow int64) error {
 	id, owner := c.rec.Task.ID, c.rec.Owner
 	args := append([]any{[]byte(id), rw.version, c.input}, c.rowValues(rw.stored+grow)...)
 	tag, err := tx.Exec(ctx, updateTask, args...)
@@ -224,6 +226,8 @@ func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, 
 		if err := checkQuota(ctx, tx, owner, key.Quota, false, grow); err != nil {
 			return err
 		}
+	} else if err := checkQuota(ctx, tx, owner, q, false, grow); err != nil {
+		return err
 	}
 	b := &pgx.Batch{}
 	c.queueRows(b)

@@ -332,6 +332,29 @@ func quotaBytes(t *testing.T, sub *Subject) {
 	if _, _, _, err := s.Update(ctx, "alice", "t-1", nil, tasks.Whole, message(5000)); err != nil {
 		t.Fatalf("a result past the quota = %v, want it stored", err)
 	}
+	// Unless its UpdateFunc sets WriteQuota (a running call's progress):
+	// then past the quota it is a *QuotaError and stores nothing; within
+	// it, it is stored.
+	charged := func(q tasks.Quota, n int) tasks.UpdateFunc {
+		return func(r *tasks.Record) ([]tasks.Event, error) {
+			r.WriteQuota = q
+			return message(n)(r)
+		}
+	}
+	before, err = s.Get(ctx, "alice", "t-1", tasks.Whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = s.Update(ctx, "alice", "t-1", nil, tasks.Whole, charged(tight, 10))
+	if qe := refused(t, "a keyless write with WriteQuota past the quota", err); qe.Which != tasks.QuotaBytes || qe.Used < used+5100 || qe.Limit != tight.Bytes {
+		t.Fatalf("a keyless write with WriteQuota past the quota = %+v", *qe)
+	}
+	if after, err := s.Get(ctx, "alice", "t-1", tasks.Whole); err != nil || after.Seq != before.Seq || after.HistoryLen != before.HistoryLen {
+		t.Fatalf("a refused keyless write changed the task: %+v, %v", after, err)
+	}
+	if _, _, _, err := s.Update(ctx, "alice", "t-1", nil, tasks.Whole, charged(tasks.Quota{Bytes: 1 << 40}, 10)); err != nil {
+		t.Fatalf("a keyless write with WriteQuota within the quota = %v", err)
+	}
 	// A new task of a single byte is refused now, with the bytes used.
 	_, _, err = s.Create(ctx, quotaKey("alice", "m-t-3", tight), NewRecord("t-3", "alice", a2a.StateSubmitted, time.Now()), nil)
 	if qe := refused(t, "a new task over the byte quota", err); qe.Which != tasks.QuotaBytes || qe.Used < used+5100 || qe.Limit != tight.Bytes {

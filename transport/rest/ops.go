@@ -32,6 +32,9 @@ var (
 
 // dispatch serves the operation t with the call's body, and answers.
 func (s *Server) dispatch(c echo.Context, cl *transport.Call, t target, body []byte) error {
+	if e := pathIDs(t); e != nil {
+		return s.fail(c, cl, e)
+	}
 	switch t.op {
 	case opStream, opSubscribe:
 		return s.stream(c, cl, t, body)
@@ -272,4 +275,32 @@ func (s *Server) stream(c echo.Context, cl *transport.Call, t target, body []byt
 		return s.writeError(c, st.HTTP, st, e)
 	}
 	return nil
+}
+
+// pathIDs reads the ids of t's path that no decoder reads on the way of
+// its operation (cancel, subscribe, a push config's get and delete)
+// through the 1.0 decoders, as the other operations' ids and the other
+// bindings' are: an id longer than a2a.MaxIDBytes is a -32602 (400)
+// naming it (/id; /taskId and /id for a push config). An empty id is
+// left to the operation, which answers it as not found.
+func pathIDs(t target) *a2a.Error {
+	var e *a2a.Error
+	switch {
+	case t.taskID == "":
+	case t.op == opCancel || t.op == opSubscribe:
+		_, e = v1.DecodeTaskIDParams(idsJSON("id", t.taskID, "", ""))
+	case (t.op == opPushGet || t.op == opPushDelete) && t.configID != "":
+		_, e = v1.DecodePushRef(idsJSON("taskId", t.taskID, "id", t.configID))
+	}
+	return e
+}
+
+// idsJSON is the JSON object {k1: s1} or {k1: s1, k2: s2} (k2 "").
+func idsJSON(k1, s1, k2, s2 string) json.RawMessage {
+	m := map[string]string{k1: s1}
+	if k2 != "" {
+		m[k2] = s2
+	}
+	b, _ := json.Marshal(m) // strings always encode
+	return b
 }

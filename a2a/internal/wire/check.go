@@ -114,9 +114,37 @@ func (c *Checker) NonEmpty(path string, raw json.RawMessage, required bool) stri
 	return s
 }
 
+// ID reads an identifier the caller chose: a string of at most
+// a2a.MaxIDBytes. Every id a decoder reads goes through ID, NonEmptyID or
+// IDs, so that no binding stores, or looks up, a longer one.
+func (c *Checker) ID(path string, raw json.RawMessage, required bool) (s string, ok bool) {
+	s, ok = c.Str(path, raw, required)
+	c.MaxLen(path, s, a2a.MaxIDBytes)
+	return s, ok
+}
+
+// NonEmptyID is ID for an id that, when present, must not be empty.
+func (c *Checker) NonEmptyID(path string, raw json.RawMessage, required bool) string {
+	s := c.NonEmpty(path, raw, required)
+	c.MaxLen(path, s, a2a.MaxIDBytes)
+	return s
+}
+
+// IDs reads an array of ids (referenceTaskIds), each at most
+// a2a.MaxIDBytes; nil when absent.
+func (c *Checker) IDs(path string, raw json.RawMessage) []string {
+	ids := c.Strings(path, raw)
+	for i, id := range ids {
+		if len(id) > a2a.MaxIDBytes {
+			c.MaxLen(path+"/"+strconv.Itoa(i), id, a2a.MaxIDBytes)
+		}
+	}
+	return ids
+}
+
 // TaskID reads the required, non-empty "id" of params that name a task.
 func (c *Checker) TaskID(params jsonw.Members) string {
-	return c.NonEmpty("/id", params.Get("id"), true)
+	return c.NonEmptyID("/id", params.Get("id"), true)
 }
 
 // TaskIDParams reads params that name one task, with their metadata:
@@ -175,8 +203,20 @@ func (c *Checker) AnyMap(path string, raw json.RawMessage) map[string]any {
 		c.Add(path, "must be an object")
 		return nil
 	}
+	for k := range m {
+		if len(k) > a2a.MaxMetadataKeyBytes {
+			// One problem for the object, not one per key, and the key
+			// itself left out: it may be as long as the body.
+			c.Add(path, metadataKeyProblem)
+			return nil
+		}
+	}
 	return m
 }
+
+// metadataKeyProblem is the problem of a metadata object with a key
+// longer than a2a.MaxMetadataKeyBytes.
+var metadataKeyProblem = "must have keys of at most " + strconv.Itoa(a2a.MaxMetadataKeyBytes) + " bytes"
 
 // Strings reads an array of strings; nil when absent.
 func (c *Checker) Strings(path string, raw json.RawMessage) []string {

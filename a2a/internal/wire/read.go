@@ -41,10 +41,10 @@ func (c *Checker) Parts(path string, msg jsonw.Members, part func(path string, m
 // url (required; also non-empty when nonEmptyURL), token and
 // authentication, whose schemes are read by schemes (a closure over c)
 // and whose credentials follow them. URL, token and credentials are
-// capped.
+// capped, as the id is (a2a.MaxIDBytes).
 func (c *Checker) PushConfig(path string, m jsonw.Members, nonEmptyURL bool, schemes func(path string, auth jsonw.Members) []string) a2a.PushConfig {
 	var pc a2a.PushConfig
-	pc.ID, _ = c.Str(path+"/id", m.Get("id"), false)
+	pc.ID, _ = c.ID(path+"/id", m.Get("id"), false)
 	if nonEmptyURL {
 		pc.URL = c.NonEmpty(path+"/url", m.Get("url"), true)
 	} else {

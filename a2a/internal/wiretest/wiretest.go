@@ -158,7 +158,8 @@ func listParamsEqual(a, b a2a.ListTasksParams) bool {
 // CheckAccepted checks what a decoder of send params accepted meets the
 // core rules: a message id, a role, parts of the three kinds (data a JSON
 // object, a file exactly one of bytes, standard padded base64, and uri),
-// and no negative history length.
+// no negative history length, and no id or metadata key past its cap
+// (a2a.MaxIDBytes, a2a.MaxMetadataKeyBytes).
 func CheckAccepted(tb testing.TB, decoder string, raw []byte, p a2a.SendParams) {
 	tb.Helper()
 	m := p.Message
@@ -189,6 +190,27 @@ func CheckAccepted(tb testing.TB, decoder string, raw []byte, p a2a.SendParams) 
 	}
 	if p.HistoryLength != nil && *p.HistoryLength < 0 {
 		tb.Fatalf("negative historyLength %d accepted", *p.HistoryLength)
+	}
+	// Every id a caller chooses, and every metadata key, within its cap.
+	ids := append([]string{m.MessageID, m.ContextID, m.TaskID}, m.ReferenceTaskIDs...)
+	if p.PushConfig != nil {
+		ids = append(ids, p.PushConfig.ID)
+	}
+	for _, id := range ids {
+		if len(id) > a2a.MaxIDBytes {
+			tb.Fatalf("%s(%q) accepted an id of %d bytes", decoder, raw, len(id))
+		}
+	}
+	metas := []map[string]any{m.Metadata, p.Metadata}
+	for _, part := range m.Parts {
+		metas = append(metas, part.Metadata)
+	}
+	for _, meta := range metas {
+		for k := range meta {
+			if len(k) > a2a.MaxMetadataKeyBytes {
+				tb.Fatalf("%s(%q) accepted a metadata key of %d bytes", decoder, raw, len(k))
+			}
+		}
 	}
 }
 
