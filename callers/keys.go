@@ -112,7 +112,7 @@ type Keys struct {
 	callers map[string]struct{} // the caller ids
 	entries int                 // caller entries
 	version int                 // the file's format version
-	// bySubject maps each tls_subjects item to its caller's part of the
+	// bySubject maps each tls_subjects item, as dn.Name.String writes it, to its caller's part of the
 	// entry: no key of its own.
 	bySubject map[string]Key
 }

@@ -2,9 +2,9 @@ package callers
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/dn"
 	"github.com/a2ad/a2ad/internal/yamlnode"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -17,14 +17,21 @@ import (
 // removing the entry ends them.
 
 // AuthenticateSubject returns the caller part of the enabled entry whose
-// tls_subjects hold subject (as RFC 2253 writes it, e.g.
-// "CN=partner-a,O=Acme"): a Key with no ID nor Hash, since no key was
-// presented. It returns false if no enabled entry holds subject.
+// tls_subjects hold subject (as RFC 4514 writes it, e.g.
+// "CN=partner-a,O=Acme"; see package dn): a Key with no ID nor Hash,
+// since no key was presented. Subjects match as encoded: the same RDNs in
+// the same order, each with the same attributes and values (a
+// multi-valued RDN matches only an entry that writes one). It returns
+// false if no enabled entry holds subject.
 func (k *Keys) AuthenticateSubject(subject string) (Key, bool) {
 	if k == nil || subject == "" {
 		return Key{}, false
 	}
-	key, found := k.bySubject[subject]
+	n, err := dn.Parse(subject)
+	if err != nil {
+		return Key{}, false
+	}
+	key, found := k.bySubject[n.String()]
 	if !found || !key.Enabled {
 		return Key{}, false
 	}
@@ -49,14 +56,18 @@ func (l *keyLoader) tlsSubjects(v *yaml.Node, ptr string) []string {
 		if !ok {
 			continue
 		}
-		first, dup := l.subjects[s]
+		n, err := dn.Parse(s)
+		if err != nil {
+			l.Add(item, ip, `%s must be a distinguished name such as "CN=partner-a,O=Acme" (RFC 4514), got %q: %v`, il, s, err)
+			continue
+		}
+		canon := n.String()
+		first, dup := l.subjects[canon]
 		switch {
-		case !strings.Contains(s, "="):
-			l.Add(item, ip, `%s must be a distinguished name such as "CN=partner-a,O=Acme", got %q`, il, s)
 		case dup:
 			l.Add(item, ip, "%s: subject %q is already caller %q's (line %d)", il, s, first.callerID, first.line)
 		default:
-			l.subjects[s] = firstUse{l.ID, item.Line}
+			l.subjects[canon] = firstUse{l.ID, item.Line}
 			out = append(out, s)
 		}
 	}
@@ -75,6 +86,7 @@ func (k *Keys) addSubjects(entry []Key) {
 		k.bySubject = map[string]Key{}
 	}
 	for _, s := range caller.TLSSubjects {
-		k.bySubject[s] = caller
+		n, _ := dn.Parse(s) // the loader has parsed each
+		k.bySubject[n.String()] = caller
 	}
 }

@@ -52,11 +52,11 @@ func TestTLSSubjectsProblems(t *testing.T) {
   - id: a
     hash: "`+hashPartner+`"
     tiers: [public]
-    tls_subjects: ["CN=a", "partner-a", 7, [x]]
+    tls_subjects: ["CN=a", "partner-a", 7, [x], "subject=CN = a, O = Acme"]
   - id: b
     hash: "`+hashBilling+`"
     tiers: [public]
-    tls_subjects: ["CN=a"]
+    tls_subjects: ["cn=a"]
   - id: c
     hash: "`+hashOld+`"
     tiers: [public]
@@ -72,10 +72,11 @@ func TestTLSSubjectsProblems(t *testing.T) {
 		got = append(got, p.String())
 	}
 	want := []string{
-		`5:28: /keys/0/tls_subjects/1 (caller "a"): tls_subjects[1] must be a distinguished name such as "CN=partner-a,O=Acme", got "partner-a"`,
+		`5:28: /keys/0/tls_subjects/1 (caller "a"): tls_subjects[1] must be a distinguished name such as "CN=partner-a,O=Acme" (RFC 4514), got "partner-a": "partner-a" has no "="`,
 		`5:41: /keys/0/tls_subjects/2 (caller "a"): tls_subjects[2] must be a string, got an integer; quote it to make it a string`,
 		`5:44: /keys/0/tls_subjects/3 (caller "a"): tls_subjects[3] must be a string, got a list`,
-		`9:20: /keys/1/tls_subjects/0 (caller "b"): tls_subjects[0]: subject "CN=a" is already caller "a"'s (line 5)`,
+		`5:49: /keys/0/tls_subjects/4 (caller "a"): tls_subjects[4] must be a distinguished name such as "CN=partner-a,O=Acme" (RFC 4514), got "subject=CN = a, O = Acme": this is openssl's default form, whose RDNs are in the other order: copy what openssl x509 -noout -subject -nameopt RFC2253 prints`,
+		`9:20: /keys/1/tls_subjects/0 (caller "b"): tls_subjects[0]: subject "cn=a" is already caller "a"'s (line 5)`,
 		`13:19: /keys/2/tls_subjects (caller "c"): tls_subjects must be a list of certificate subjects, got a string`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -8,7 +8,9 @@
 // caller id and one to the caller's tiers. It uses github.com/coreos/go-oidc
 // for discovery and the claims' checks, and a key set of its own (KeySet)
 // so that a token naming an unknown key fetches the JWKS at most once per
-// interval: a flood of bad tokens cannot hammer the issuer. Every fetch
+// interval: a flood of bad tokens cannot hammer the issuer. Fetches after
+// the first run in the key set's own goroutine, so that no token waits
+// for a slow issuer beyond a short bound (KeyWait). Every fetch
 // goes to the issuer's URLs, never a URL a token names, and is bounded in
 // time and size. Tokens never appear in errors or logs.
 package oidc

@@ -27,22 +27,32 @@ var errNoKey = errors.New("no key of the issuer verifies the token's signature")
 // KeySet is the issuer's signing keys, fetched from its JWKS and cached.
 // The cache is fetched again when it is older than MaxAge, or when a token
 // names a key it lacks (the issuer rotated its keys), but at most once per
-// MinInterval whatever the tokens say. It implements go-oidc's KeySet.
+// MinInterval whatever the tokens say. Fetches after the first run in the
+// KeySet's own goroutine (Start, Close): a token never waits for one
+// because the cache is old (the old keys serve meanwhile), and a token of
+// an unknown key waits at most KeyWait for the fetch it asks for, so a
+// forged key id never holds a request for a slow issuer's timeout. It
+// implements go-oidc's KeySet.
 type KeySet struct {
 	url         string
 	client      *http.Client
 	maxBytes    int64
 	minInterval time.Duration
 	maxAge      time.Duration
+	keyWait     time.Duration
 	now         func() time.Time
 	log         zerolog.Logger
 
-	fetchMu sync.Mutex // one fetch at a time
+	fetchMu sync.Mutex    // one fetch at a time
+	kick    chan struct{} // asks the refresher for a fetch (buffer 1)
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu        sync.Mutex // guards what follows
 	keys      []jose.JSONWebKey
-	fetchedAt time.Time // the last good fetch
-	triedAt   time.Time // the last fetch, good or not
+	fetchedAt time.Time     // the last good fetch
+	triedAt   time.Time     // the last fetch, good or not
+	pending   chan struct{} // closed when the refresher has handled the kicks so far
 }
 
 // VerifySignature returns the payload of the compact JWS token if a key of
@@ -58,15 +68,25 @@ func (ks *KeySet) VerifySignature(ctx context.Context, token string) ([]byte, er
 	kid := jws.Signatures[0].Header.KeyID
 	keys, stale := ks.cached()
 	if stale {
-		keys = ks.refresh(ctx)
+		ks.requestRefresh() // in the background: the cached keys serve meanwhile
 	}
 	if payload, found, ok := verifyWith(jws, keys, kid); ok {
 		return payload, nil
 	} else if found {
 		return nil, errNoKey // the key is known: a fetch would not help
 	}
-	// A key id we do not know: the issuer may have rotated its keys.
-	if payload, _, ok := verifyWith(jws, ks.refresh(ctx), kid); ok {
+	// A key id we do not know: the issuer may have rotated its keys. Wait
+	// a little for the fetch (none if one was tried within MinInterval).
+	done := ks.requestRefresh()
+	t := time.NewTimer(ks.keyWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	keys, _ = ks.cached()
+	if payload, _, ok := verifyWith(jws, keys, kid); ok {
 		return payload, nil
 	}
 	return nil, errNoKey
@@ -95,33 +115,88 @@ func (ks *KeySet) cached() ([]jose.JSONWebKey, bool) {
 	return ks.keys, ks.now().Sub(ks.fetchedAt) > ks.maxAge
 }
 
+// Start starts the goroutine that fetches the JWKS when asked; Close
+// stops it.
+func (ks *KeySet) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	ks.kick, ks.cancel = make(chan struct{}, 1), cancel
+	ks.wg.Add(1)
+	go func() {
+		defer ks.wg.Done()
+		ks.refresher(ctx)
+	}()
+}
+
+// Close stops the refresher, ending a fetch under way, and waits for it.
+func (ks *KeySet) Close() error {
+	if ks.cancel != nil {
+		ks.cancel()
+		ks.wg.Wait()
+	}
+	return nil
+}
+
+// requestRefresh asks the refresher for a fetch, and returns a channel
+// closed once it has handled the request (fetched, failed, or found a
+// fetch tried within MinInterval).
+func (ks *KeySet) requestRefresh() <-chan struct{} {
+	ks.mu.Lock()
+	if ks.pending == nil {
+		ks.pending = make(chan struct{})
+	}
+	done := ks.pending
+	ks.mu.Unlock()
+	select {
+	case ks.kick <- struct{}{}:
+	default: // asked already: the request is in that one
+	}
+	return done
+}
+
+// refresher fetches the JWKS each time it is asked, until ctx ends.
+func (ks *KeySet) refresher(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ks.kick:
+		}
+		ks.mu.Lock()
+		done := ks.pending
+		ks.pending = nil
+		ks.mu.Unlock()
+		ks.refresh(ctx)
+		if done != nil {
+			close(done)
+		}
+	}
+}
+
 // refresh fetches the JWKS unless a fetch was tried less than MinInterval
-// ago, and returns the keys then in the cache. A failed fetch keeps the
-// keys the cache has.
-func (ks *KeySet) refresh(ctx context.Context) []jose.JSONWebKey {
+// ago. A failed fetch keeps the keys the cache has.
+func (ks *KeySet) refresh(ctx context.Context) {
 	ks.fetchMu.Lock()
 	defer ks.fetchMu.Unlock()
 	ks.mu.Lock()
 	if now := ks.now(); now.Sub(ks.triedAt) < ks.minInterval {
-		keys := ks.keys
 		ks.mu.Unlock()
-		return keys
+		return
 	} else {
 		ks.triedAt = now
 	}
 	ks.mu.Unlock()
 
-	// The fetch outlives a request that gives up: others may wait for it.
-	keys, err := ks.fetch(context.WithoutCancel(ctx))
+	keys, err := ks.fetch(ctx)
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	if err != nil {
-		// At most one a MinInterval: the fetches are.
-		ks.log.Warn().Err(err).Str("jwks_uri", ks.url).Msg("oidc: cannot fetch the issuer's keys; the cached ones stay in use")
-		return ks.keys
+		if ctx.Err() == nil {
+			// At most one a MinInterval: the fetches are.
+			ks.log.Warn().Err(err).Str("jwks_uri", ks.url).Msg("oidc: cannot fetch the issuer's keys; the cached ones stay in use")
+		}
+		return
 	}
 	ks.keys, ks.fetchedAt = keys, ks.now()
-	return keys
 }
 
 // Fetch fetches the JWKS now and puts its keys in the cache. It returns

@@ -37,6 +37,10 @@ type Config struct {
 	// (1 minute); MaxAge is the age at which the keys are fetched again
 	// (1 hour).
 	MinRefresh, MaxAge time.Duration
+	// KeyWait is how long a token of a key id the cache lacks waits for
+	// the fetch it asks for (1 s); a fetch still under way then goes on,
+	// and the token is refused.
+	KeyWait time.Duration
 	// Timeout bounds each fetch (10 s) and MaxBytes what it reads (1 MiB).
 	Timeout  time.Duration
 	MaxBytes int64
@@ -55,6 +59,7 @@ const (
 	DefaultSkew        = time.Minute
 	DefaultMinRefresh  = time.Minute
 	DefaultMaxAge      = time.Hour
+	DefaultKeyWait     = time.Second
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxBytes    = 1 << 20
 )
@@ -99,10 +104,11 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, fmt.Errorf("oidc: the discovery document at %s has no jwks_uri", wellKnown)
 	}
 	ks := &KeySet{url: doc.JWKSURI, client: cfg.Client, maxBytes: cfg.MaxBytes, minInterval: cfg.MinRefresh,
-		maxAge: cfg.MaxAge, now: cfg.Now, log: cfg.Logger}
+		maxAge: cfg.MaxAge, keyWait: cfg.KeyWait, now: cfg.Now, log: cfg.Logger}
 	if err := ks.Fetch(ctx); err != nil {
 		return nil, fmt.Errorf("oidc: %w", err)
 	}
+	ks.Start()
 	algs := make([]string, len(algorithms))
 	for i, a := range algorithms {
 		algs[i] = string(a)
@@ -133,6 +139,9 @@ func setDefaults(cfg *Config) {
 	if cfg.MaxAge == 0 {
 		cfg.MaxAge = DefaultMaxAge
 	}
+	if cfg.KeyWait == 0 {
+		cfg.KeyWait = DefaultKeyWait
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -147,6 +156,9 @@ func setDefaults(cfg *Config) {
 	}
 }
 
+// Close stops the goroutine that fetches the issuer's keys.
+func (v *Verifier) Close() error { return v.keys.Close() }
+
 // Verify checks token (signature, issuer, audience, expiry, not-before)
 // and returns the identity it asserts: the caller id from CallerClaim, the
 // tiers from TiersClaim. The error says which check failed; it never holds
@@ -159,6 +171,15 @@ func (v *Verifier) Verify(ctx context.Context, token string) (callers.Identity, 
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
 		return callers.Identity{}, fmt.Errorf("the token's claims: %w", err)
+	}
+	// go-oidc reads a time claim given as a string of digits as the
+	// number, and a2ad read an nbf of any other type as none.
+	for _, c := range []string{"exp", "nbf", "iat"} {
+		if val, ok := claims[c]; ok {
+			if _, isNum := val.(float64); !isNum {
+				return callers.Identity{}, fmt.Errorf("the token's %s claim must be a number (seconds since 1970), got %s", c, jsonKind(val))
+			}
+		}
 	}
 	now := v.cfg.Now()
 	if idt.Expiry.IsZero() {
@@ -181,6 +202,23 @@ func (v *Verifier) Verify(ctx context.Context, token string) (callers.Identity, 
 		return callers.Identity{}, fmt.Errorf("the token's %s claim: %w", v.cfg.TiersClaim, err)
 	}
 	return callers.Identity{CallerID: id, Tiers: tiers, Token: true}, nil
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func unixTime(sec float64) time.Time {

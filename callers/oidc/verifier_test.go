@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func newVerifier(tb testing.TB, is *oidctest.Issuer, clock *testkit.Clock) *oidc
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { _ = v.Close() })
 	return v
 }
 
@@ -75,6 +77,9 @@ func TestVerifyRefuses(t *testing.T) {
 		{"expired beyond the skew", is.Token(t, with("exp", expired.Unix())), "the token expired at " + expired.UTC().Format(time.RFC3339)},
 		{"not yet valid beyond the skew", is.Token(t, with("nbf", notYet.Unix())), "the token is not valid before " + notYet.UTC().Format(time.RFC3339)},
 		{"no exp", is.Token(t, with("exp", nil)), "the token has no exp"},
+		{"nbf as a string", is.Token(t, with("nbf", strconv.FormatInt(notYet.Unix(), 10))), "the token's nbf claim must be a number (seconds since 1970), got a string"},
+		{"exp as a string", is.Token(t, with("exp", strconv.FormatInt(now.Add(time.Hour).Unix(), 10))), "the token's exp claim must be a number (seconds since 1970), got a string"},
+		{"iat as a string", is.Token(t, with("iat", strconv.FormatInt(now.Unix(), 10))), "the token's iat claim must be a number (seconds since 1970), got a string"},
 		{"signed by another key", oidctest.Sign(t, foreign, with("sub", "acme")), "failed to verify signature: no key of the issuer verifies the token's signature"},
 		{"no tiers", is.Token(t, with("a2a_tiers", nil)), "the token's a2a_tiers claim: missing"},
 		{"empty tiers", is.Token(t, with("a2a_tiers", []string{})), "the token's a2a_tiers claim: lists no tier"},
@@ -252,5 +257,102 @@ func TestAuthenticatorWithTokens(t *testing.T) {
 	}
 	if _, err := identify("not-a-jwt"); !errors.Is(err, callers.ErrBadKey) || err != callers.ErrBadKey {
 		t.Errorf("unknown key: %v, want ErrBadKey itself (no token check)", err)
+	}
+}
+
+// TestUnknownKeyDoesNotWaitForASlowIssuer: while the issuer's JWKS is slow
+// (held), a token of a key id the cache lacks asks for a fetch but waits
+// at most KeyWait (1 s) for it, not the fetch's 10 s timeout; tokens of a
+// cached key are not held at all; and Close ends the fetch under way.
+func TestUnknownKeyDoesNotWaitForASlowIssuer(t *testing.T) {
+	is := oidctest.NewIssuer(t)
+	clock := testkit.NewClock(time.Now())
+	v := newVerifier(t, is, clock)
+	clock.Advance(2 * time.Minute) // past the least interval between fetches
+	hits := is.JWKSHits()
+	release := is.HoldJWKS(t)
+	forged := oidctest.Sign(t, oidctest.NewKey(t, "forged"), is.Claims(audience, "acme", "partner"))
+	start := time.Now()
+	_, err := v.Verify(context.Background(), forged)
+	if took := time.Since(start); took > oidc.DefaultTimeout/2 {
+		t.Errorf("a token of an unknown key was answered in %v while the JWKS was slow, want about %v", took, oidc.DefaultKeyWait)
+	}
+	if want := "failed to verify signature: no key of the issuer verifies the token's signature"; err == nil || err.Error() != want {
+		t.Fatalf("Verify(forged) = %v, want %q", err, want)
+	}
+	// The fetch goes on: a good token meanwhile is served from the cache.
+	start = time.Now()
+	if _, err := v.Verify(context.Background(), is.Token(t, is.Claims(audience, "acme", "partner"))); err != nil {
+		t.Fatalf("a good token during the fetch: %v", err)
+	}
+	if took := time.Since(start); took > oidc.DefaultKeyWait/2 {
+		t.Errorf("a good token waited %v during the fetch", took)
+	}
+	waitHits(t, is, hits+1)
+	start = time.Now()
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > oidc.DefaultTimeout/2 {
+		t.Errorf("Close took %v with a fetch under way", took)
+	}
+	release()
+}
+
+// TestStaleKeysServeWhileTheyAreFetched: once the cache is older than
+// MaxAge, tokens are verified with it at once while a fetch runs in the
+// background (they never queue on the fetch), and the fetched keys serve
+// once it ends: a key the issuer dropped stops working then.
+func TestStaleKeysServeWhileTheyAreFetched(t *testing.T) {
+	is := oidctest.NewIssuer(t)
+	clock := testkit.NewClock(time.Now())
+	v := newVerifier(t, is, clock)
+	claims := is.Claims(audience, "acme", "partner")
+	claims["exp"] = clock.Now().Add(3 * time.Hour).Unix() // valid past the clock's advance
+	old := is.Token(t, claims)
+	is.Rotate(t, false) // k1 dropped; the cache has it for up to MaxAge
+	clock.Advance(oidc.DefaultMaxAge + time.Minute)
+	hits := is.JWKSHits()
+	release := is.HoldJWKS(t)
+	start := time.Now()
+	for range 20 {
+		if _, err := v.Verify(context.Background(), old); err != nil {
+			t.Fatalf("a token of a cached key while the stale keys are fetched: %v", err)
+		}
+	}
+	if took := time.Since(start); took > oidc.DefaultTimeout/2 {
+		t.Errorf("20 tokens took %v while the stale keys were fetched, want no wait", took)
+	}
+	waitHits(t, is, hits+1)
+	release()
+	// Once the fetch ends, k1 is gone and k2 serves.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := v.Verify(context.Background(), old)
+		if err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped key still verifies 10 s after the fetch was released")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := v.Verify(context.Background(), is.Token(t, claims)); err != nil {
+		t.Fatalf("a token of the new key after the fetch: %v", err)
+	}
+	if got := is.JWKSHits() - hits; got != 1 {
+		t.Errorf("%d JWKS fetches, want 1", got)
+	}
+}
+
+// waitHits waits until the issuer's JWKS has had n requests.
+func waitHits(t *testing.T, is *oidctest.Issuer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for is.JWKSHits() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d JWKS requests, want %d", is.JWKSHits(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

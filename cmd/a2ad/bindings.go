@@ -88,7 +88,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Revoked:        m.revoked,
 	}})
 	m.srv = srv
-	rest.Mount(srv.Echo(), restPath, srv.Core())
+	rest.Mount(srv.Echo(), restPath, srv.Core(), cors)
 	m.addMainRoutes(srv.Echo())
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)

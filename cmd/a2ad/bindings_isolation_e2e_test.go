@@ -102,9 +102,7 @@ func TestCrossCallerIsolationOverREST(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Authorization", "Bearer "+k.ops)
-		if body != nil {
-			req.Header.Set("Content-Type", "application/a2a+json")
-		}
+		req.Header.Set("Content-Type", "application/a2a+json") // as the official clients send, with a body or not
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
@@ -239,6 +237,7 @@ func TestForeignTaskCostsWhatAMissingOneDoesOverBindings(t *testing.T) {
 			return func() {
 				req, _ := http.NewRequest(method, k.base+restPath+strings.ReplaceAll(path, "{id}", taskID), nil)
 				req.Header.Set("Authorization", "Bearer "+k.bob)
+				req.Header.Set("Content-Type", "application/json")
 				if resp, body := roundTrip(t, hc, req); resp.StatusCode != http.StatusNotFound {
 					t.Fatalf("%s %s: %d %s, want 404", method, path, resp.StatusCode, body)
 				}

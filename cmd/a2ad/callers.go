@@ -290,6 +290,7 @@ func (m *Main) openCredentials(ctx context.Context) error {
 		return fmt.Errorf("oidc-issuer: %w", err)
 	}
 	m.tokens = v
+	m.onClose("oidc key refresher", func(context.Context) error { return v.Close() })
 	return nil
 }
 

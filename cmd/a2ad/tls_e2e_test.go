@@ -3,11 +3,13 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptrace"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -247,4 +249,86 @@ func errText(t *testing.T, out map[string]any) string {
 	t.Helper()
 	code, msg := rpcError(t, out)
 	return fmt.Sprintf("%d %s", code, msg)
+}
+
+// TestClientCertificateSubjectsAsEncoded runs the real binary with mutual
+// TLS: a certificate's subject matches an entry only as encoded (the same
+// RDNs in the same order), so a reordered subject and a multi-valued RDN
+// of partner-a's attributes are refused, while an entry that names a
+// multi-valued RDN matches it, and an entry copied from openssl's own
+// RFC 2253 output (an OU, an emailAddress and the "subject=" openssl
+// prints) matches its certificate.
+func TestClientCertificateSubjectsAsEncoded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl is not installed: skipping the test of subjects as openssl prints them")
+	}
+	s := newTLSSetup(t) // partner-a: "CN=partner-a,O=Acme"
+	attr := func(oid asn1.ObjectIdentifier, v string) pkix.AttributeTypeAndValue {
+		return pkix.AttributeTypeAndValue{Type: oid, Value: v}
+	}
+	cn, o, ou := asn1.ObjectIdentifier{2, 5, 4, 3}, asn1.ObjectIdentifier{2, 5, 4, 10}, asn1.ObjectIdentifier{2, 5, 4, 11}
+	email := asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}
+	exact := s.ca.ClientRDNs(t, pkix.RDNSequence{{attr(o, "Acme")}, {attr(cn, "partner-a")}})
+	reordered := s.ca.ClientRDNs(t, pkix.RDNSequence{{attr(cn, "partner-a")}, {attr(o, "Acme")}})
+	multi := s.ca.ClientRDNs(t, pkix.RDNSequence{{attr(o, "Acme"), attr(cn, "partner-a")}})
+	multiM := s.ca.ClientRDNs(t, pkix.RDNSequence{{attr(o, "Acme"), attr(cn, "partner-m")}})
+	withOU := s.ca.ClientRDNs(t, pkix.RDNSequence{{attr(o, "Acme, Inc.")}, {attr(ou, "R&D")}, {attr(cn, "partner-b")}, {attr(email, "b@acme.example")}})
+	out, err := exec.Command("openssl", "x509", "-noout", "-subject", "-nameopt", "RFC2253", "-in", withOU.CertFile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("openssl x509: %v\n%s", err, out)
+	}
+	printed := strings.TrimSpace(string(out))
+	if want := `subject=emailAddress=b@acme.example,CN=partner-b,OU=R&D,O=Acme\, Inc.`; printed != want {
+		t.Fatalf("openssl printed %q, want %q", printed, want)
+	}
+	keyOf := map[string]string{"partner-a": s.partnerKey, "partner-b": mustAppendKey(t, s.keys, "partner-b", "partner"),
+		"partner-m": mustAppendKey(t, s.keys, "partner-m", "partner")}
+	b, err := os.ReadFile(s.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for id, subject := range map[string]string{"partner-b": printed, "partner-m": "CN=partner-m+O=Acme"} {
+		q, _ := json.Marshal(subject)
+		text = strings.Replace(text, "id: "+id+"\n", "id: "+id+"\n    tls_subjects: ["+string(q)+"]\n", 1)
+	}
+	putFile(t, s.keys, text)
+	if _, err := callers.LoadKeys(s.keys); err != nil {
+		t.Fatal(err)
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--keys", s.keys,
+		"--tls-cert", s.certFile, "--tls-key", s.keyFile, "--tls-client-ca", s.ca.PEMFile)
+	for _, tt := range []struct {
+		name   string
+		cert   testkit.Issued
+		caller string // "" for refused
+	}{
+		{"exact", exact, "partner-a"},
+		{"reordered", reordered, ""},
+		{"multi-valued", multi, ""},
+		{"multi-valued named by an entry", multiM, "partner-m"},
+		{"OU, emailAddress, as openssl prints", withOU, "partner-b"},
+	} {
+		code, out := tlsEcho(t, s.client(tt.cert.TLS), p.base, nil)
+		if tt.caller == "" {
+			if code != 401 || errText(t, out) != "-32054 Invalid API key" {
+				t.Errorf("%s: %d %v, want 401 -32054 Invalid API key", tt.name, code, out)
+			}
+			continue
+		}
+		if code != 200 || out["result"] == nil {
+			t.Errorf("%s: %d %v, want %s's task", tt.name, code, out, tt.caller)
+			continue
+		}
+		// The task is the caller's: its key reads it.
+		get := rpcBody("tasks/get", map[string]any{"id": out["result"].(map[string]any)["id"]})
+		if _, body := postURL(t, s.client(), p.base+"/a2a", get, bearer(keyOf[tt.caller])); !strings.Contains(string(body), `"state":"completed"`) {
+			t.Errorf("%s: %s's key reads the task: %s", tt.name, tt.caller, body)
+		}
+	}
+	waitLogged(t, p, `"tls_subject":"O=Acme,CN=partner-a"`)
+	waitLogged(t, p, `"tls_subject":"O=Acme+CN=partner-a"`)
 }

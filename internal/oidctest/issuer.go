@@ -25,6 +25,7 @@ type Issuer struct {
 
 	srv      *httptest.Server
 	jwksHits atomic.Int64
+	held     atomic.Pointer[chan struct{}] // while set, the JWKS waits for it to close
 
 	mu        sync.Mutex
 	signing   jose.JSONWebKey   // the key tokens are signed with
@@ -48,6 +49,13 @@ func NewIssuer(tb testing.TB) *Issuer {
 	})
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		is.jwksHits.Add(1)
+		if h := is.held.Load(); h != nil {
+			select {
+			case <-*h:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		is.mu.Lock()
 		set := jose.JSONWebKeySet{}
 		for _, k := range is.published {
@@ -95,6 +103,24 @@ func NewKey(tb testing.TB, kid string) jose.JSONWebKey {
 		tb.Fatal(err)
 	}
 	return jose.JSONWebKey{Key: priv, KeyID: kid, Algorithm: string(jose.ES256), Use: "sig"}
+}
+
+// HoldJWKS makes the JWKS answer no request until release is called (or
+// the request ends): an issuer whose keys are slow to fetch. The test's
+// end releases it.
+func (is *Issuer) HoldJWKS(tb testing.TB) (release func()) {
+	tb.Helper()
+	ch := make(chan struct{})
+	is.held.Store(&ch)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			is.held.Store(nil)
+			close(ch)
+		})
+	}
+	tb.Cleanup(release)
+	return release
 }
 
 // JWKSHits is how many times the JWKS was fetched.

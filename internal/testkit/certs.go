@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -81,12 +82,30 @@ func (ca *CA) Client(tb testing.TB, subject pkix.Name) Issued {
 	return ca.issue(tb, subject, x509.ExtKeyUsageClientAuth)
 }
 
+// ClientRDNs issues a client certificate whose subject is rdns as
+// encoded, in that order, with any multi-valued RDN: pkix.Name would
+// sort the attributes and give each its own RDN.
+func (ca *CA) ClientRDNs(tb testing.TB, rdns pkix.RDNSequence) Issued {
+	tb.Helper()
+	raw, err := asn1.Marshal(rdns)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ca.issueRaw(tb, pkix.Name{}, raw, x509.ExtKeyUsageClientAuth)
+}
+
 func (ca *CA) issue(tb testing.TB, subject pkix.Name, usage x509.ExtKeyUsage) Issued {
+	tb.Helper()
+	return ca.issueRaw(tb, subject, nil, usage)
+}
+
+func (ca *CA) issueRaw(tb testing.TB, subject pkix.Name, rawSubject []byte, usage x509.ExtKeyUsage) Issued {
 	tb.Helper()
 	key := newKey(tb)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(tb),
 		Subject:      subject,
+		RawSubject:   rawSubject,
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

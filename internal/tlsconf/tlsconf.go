@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/a2ad/a2ad/internal/dn"
 )
 
 // Files names the PEM files of the server's TLS.
@@ -126,15 +128,21 @@ func (l *listenerConfig) forClient(*tls.ClientHelloInfo) (*tls.Config, error) {
 }
 
 // ClientSubject returns the subject of the client certificate a
-// handshake verified against the client CAs, as RFC 2253 writes it (e.g.
+// handshake verified against the client CAs, as RFC 4514 writes it (e.g.
 // "CN=partner-a,O=Acme", the last RDN first, as `openssl x509 -subject
-// -nameopt RFC2253` prints it). It returns false for a plain connection,
-// and for one whose client sent no certificate.
+// -nameopt RFC2253` prints it), read from the certificate as encoded
+// (dn.FromDER): not Go's pkix.Name.String, which re-sorts attributes and
+// merges RDNs. It returns false for a plain connection, and for one whose
+// client sent no certificate or one whose subject does not parse.
 func ClientSubject(cs *tls.ConnectionState) (string, bool) {
 	if cs == nil || len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
 		return "", false
 	}
-	return cs.VerifiedChains[0][0].Subject.String(), true
+	n, err := dn.FromDER(cs.VerifiedChains[0][0].RawSubject)
+	if err != nil || len(n) == 0 {
+		return "", false
+	}
+	return n.String(), true
 }
 
 // load reads the files.

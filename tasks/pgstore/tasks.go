@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,9 +93,11 @@ func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, e
 }
 
 // readTask reads task id of owner with what sc asks for, in one
-// statement (one snapshot). The owner is checked before the history or
-// artifacts are read: a foreign task is ErrNotOwner, at the cost of its
-// row.
+// statement (one snapshot). A task of another owner is ErrNotOwner and a
+// missing one ErrNotFound, each answered by the same statement as a row
+// of the same shape with nothing of the task in it (see readQuery), so
+// that the two cost the same: nothing of a foreign task is sent, scanned
+// or decoded.
 func (s *Store) readTask(ctx context.Context, owner, id string, sc tasks.Scope) (*row, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
@@ -108,19 +111,34 @@ func (s *Store) readTask(ctx context.Context, owner, id string, sc tasks.Scope) 
 	switch {
 	case err != nil:
 		return nil, s.failed(err)
-	case len(rs) == 0:
+	case len(rs) == 0 || rs[0].seq == seqMissing:
 		return nil, tasks.ErrNotFound
-	case string(rs[0].owner) != owner:
+	case rs[0].seq == seqForeign:
 		return nil, tasks.ErrNotOwner
 	}
 	return rs[0], nil
 }
 
-// readQuery reads task id, and what sc asks for if owner's.
+// The seq of readQuery's row for a task that is not the reader's: a
+// task's own is never negative.
+const (
+	seqForeign = -1
+	seqMissing = -2
+)
+
+// readQuery reads task id, with what sc asks for, if owner's; if not, a
+// row of the same columns holding only seqForeign or seqMissing (a
+// task's id is its primary key: the second part probes the same index
+// entry as the first).
 func readQuery(owner, id string, sc tasks.Scope) (string, []any) {
 	var q query
 	guard := ownerGuard(&q, owner)
-	return selectTasks(columns(&q, sc, guard, false), taskWhere(&q, id), ""), q.args
+	where := taskWhere(&q, id) + " AND " + guard
+	none := `
+	UNION ALL SELECT NULL::bytea, NULL::bytea, '', 0, CASE WHEN EXISTS (SELECT FROM tasks t WHERE ` + taskWhere(&q, id) + `)
+		THEN ` + strconv.Itoa(seqForeign) + ` ELSE ` + strconv.Itoa(seqMissing) + ` END, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL
+	WHERE NOT EXISTS (SELECT FROM tasks t WHERE ` + where + `)`
+	return selectTasks(columns(&q, sc, "", false), where, none), q.args
 }
 
 // activeQuery reads the non-terminal tasks, from tasks_active.

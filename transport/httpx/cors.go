@@ -67,6 +67,12 @@ func NewCORS(list []string) (*CORS, error) {
 	return c, nil
 }
 
+// Allows reports whether origin (an Origin header) is one the policy
+// lists; false for none, and for a nil policy.
+func (c *CORS) Allows(origin string) bool {
+	return c != nil && origin != "" && c.origins[origin]
+}
+
 // parseOrigin returns s as a browser serialises an origin in its Origin
 // header: the scheme and host lower case, without a default port.
 func parseOrigin(s string) (string, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
+	"github.com/a2ad/a2ad/transport/httpx"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
@@ -90,7 +91,7 @@ func TestCalls(t *testing.T) {
 		t.Errorf("GET historyLength=x = %d\n got %s\nwant %s", code, body, want)
 	}
 
-	code, _, body = call(t, "POST", base+"/tasks/t1:cancel", "", "")
+	code, _, body = call(t, "POST", base+"/tasks/t1:cancel", "application/json", "")
 	want = `{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Task cannot be canceled","details":[` +
 		`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org"}]}}`
 	if code != 400 || body != want {
@@ -275,4 +276,52 @@ type denyAll struct{}
 
 func (denyAll) Authenticate(*http.Request, string) (transport.Principal, transport.AuthResult) {
 	return transport.Principal{}, transport.NoCredentials
+}
+
+// TestWritesNeedJSONOrAListedOrigin: a POST that changes a task with no
+// body must still say it is JSON, as a browser's cross-origin "simple"
+// request (no preflight) cannot, unless its Origin is one --cors-origins
+// lists; a read, a POST subscription and a DELETE need no type.
+func TestWritesNeedJSONOrAListedOrigin(t *testing.T) {
+	var canceled []string
+	fake := &transporttest.Service{
+		CancelFn: func(id string) (*a2a.Task, error) {
+			canceled = append(canceled, id)
+			return task(id, a2a.StateCanceled), nil
+		},
+		GetFn:   func(id string, _ *int) (*a2a.Task, error) { return task(id, a2a.StateWorking), nil },
+		WatchFn: func(string, *uint64, func(tasks.StreamEvent) error) error { return nil },
+	}
+	cors, err := httpx.NewCORS([]string{"https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := serve(t, fake, func(c *jsonrpc.Config) { c.CORS = cors })
+	base := ts.URL + "/a2a/rest"
+	const refused = `{"error":{"code":415,"status":"INVALID_ARGUMENT","message":"Content-Type must be application/a2a+json or application/json","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_REQUEST","domain":"github.com/a2ad/a2ad"}]}}`
+	for _, tt := range []struct {
+		name, ct string
+		header   []string
+		code     int
+	}{
+		{"no type, no origin", "", nil, 415},
+		{"form type from another origin", "application/x-www-form-urlencoded", []string{"Origin", "https://evil.example"}, 415},
+		{"text/plain from another origin", "text/plain", []string{"Origin", "https://evil.example"}, 415},
+		{"no type from another origin", "", []string{"Origin", "https://evil.example"}, 415},
+		{"JSON", "application/json", nil, 200},
+		{"a2a+json", "application/a2a+json", nil, 200},
+		{"no type from a listed origin", "", []string{"Origin", "https://app.example"}, 200},
+	} {
+		canceled = nil
+		code, _, body := call(t, "POST", base+"/tasks/t1:cancel", tt.ct, "", tt.header...)
+		if code != tt.code || (code == 415) != (body == refused) || (code == 415) == (len(canceled) == 1) {
+			t.Errorf("%s: %d %s, canceled %v; want %d", tt.name, code, body, canceled, tt.code)
+		}
+	}
+	if code, _, body := call(t, "GET", base+"/tasks/t1", "", ""); code != 200 {
+		t.Errorf("GET with no type: %d %s", code, body)
+	}
+	if code, _, body := call(t, "POST", base+"/tasks/t1:subscribe", "", ""); code != 200 {
+		t.Errorf("POST :subscribe with no type: %d %s", code, body)
+	}
 }

@@ -27,23 +27,25 @@ const (
 )
 
 // opInfo is what the binding knows of an operation: its 1.0 method name
-// (the audit record's and the metrics' method), and whether its answer
-// tells how a task ended (see transport.Call.SetMethod).
+// (the audit record's and the metrics' method), whether its answer tells
+// how a task ended (see transport.Call.SetMethod), and whether it changes
+// a task (see Server.typeAccepted).
 var ops = [...]struct {
 	name     string
 	stateful bool
+	writes   bool
 }{
-	opSend:       {"SendMessage", true},
-	opStream:     {"SendStreamingMessage", true},
-	opGet:        {"GetTask", false},
-	opList:       {"ListTasks", false},
-	opCancel:     {"CancelTask", true},
-	opSubscribe:  {"SubscribeToTask", true},
-	opPushCreate: {"CreateTaskPushNotificationConfig", false},
-	opPushList:   {"ListTaskPushNotificationConfigs", false},
-	opPushGet:    {"GetTaskPushNotificationConfig", false},
-	opPushDelete: {"DeleteTaskPushNotificationConfig", false},
-	opCard:       {"GetExtendedAgentCard", false},
+	opSend:       {"SendMessage", true, true},
+	opStream:     {"SendStreamingMessage", true, true},
+	opGet:        {"GetTask", false, false},
+	opList:       {"ListTasks", false, false},
+	opCancel:     {"CancelTask", true, true},
+	opSubscribe:  {"SubscribeToTask", true, false},
+	opPushCreate: {"CreateTaskPushNotificationConfig", false, true},
+	opPushList:   {"ListTaskPushNotificationConfigs", false, false},
+	opPushGet:    {"GetTaskPushNotificationConfig", false, false},
+	opPushDelete: {"DeleteTaskPushNotificationConfig", false, true},
+	opCard:       {"GetExtendedAgentCard", false, false},
 }
 
 // target is a request's operation, and the ids its path names. An id

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/internal/jsonw"
 	"github.com/a2ad/a2ad/transport"
+	"github.com/a2ad/a2ad/transport/httpx"
 )
 
 // transportName names the binding in audit records and metrics.
@@ -32,12 +33,14 @@ const (
 type Server struct {
 	core *transport.Core
 	base string
+	cors *httpx.CORS
 }
 
 // Mount adds the binding's routes to e under base (such as "/a2a/rest"),
-// serving every call through core.
-func Mount(e *echo.Echo, base string, core *transport.Core) *Server {
-	s := &Server{core: core, base: strings.TrimSuffix(base, "/")}
+// serving every call through core; cors is the listener's policy (nil for
+// none), whose origins may POST without a JSON Content-Type.
+func Mount(e *echo.Echo, base string, core *transport.Core, cors *httpx.CORS) *Server {
+	s := &Server{core: core, base: strings.TrimSuffix(base, "/"), cors: cors}
 	e.Any(s.base, s.serve)
 	e.Any(s.base+"/*", s.serve)
 	return s
@@ -62,7 +65,7 @@ func (s *Server) serve(c echo.Context) error {
 	if rerr == nil {
 		cl.SetMethod(ops[t.op].name, a2a.V10, ops[t.op].stateful)
 	}
-	if r.ContentLength != 0 && !transport.IsJSON(r.Header.Get(echo.HeaderContentType)) {
+	if !s.typeAccepted(r, rerr == nil && ops[t.op].writes) {
 		transport.LeaveBody(c.Response(), r)
 		e := &a2a.Error{Code: a2a.CodeInvalidRequest, Message: "Content-Type must be application/a2a+json or application/json"}
 		cl.NoteError(e, nil)
@@ -93,6 +96,25 @@ func (s *Server) serve(c echo.Context) error {
 		return s.refuse(c, ref)
 	}
 	return s.dispatch(c, cl, t, body)
+}
+
+// typeAccepted reports whether r's Content-Type may go on: a body must be
+// JSON, and so must a POST without one of an operation that changes a
+// task (writes: a cancel), unless it comes from a page of an origin
+// --cors-origins lists. A browser sends a POST whose type is not JSON, or
+// that has none, from any page without asking the server first (a
+// "simple" request): without this rule any page could make its visitor's
+// browser cancel tasks on a server without keys. Other verbs need no
+// rule: a browser asks first (a preflight) for a cross-origin DELETE,
+// which only a listed origin passes, and GET and HEAD change nothing.
+func (s *Server) typeAccepted(r *http.Request, writes bool) bool {
+	if transport.IsJSON(r.Header.Get(echo.HeaderContentType)) {
+		return true
+	}
+	if r.ContentLength != 0 {
+		return false
+	}
+	return !writes || r.Method != http.MethodPost || s.cors.Allows(r.Header.Get(echo.HeaderOrigin))
 }
 
 // noRoute answers a path that names no operation (404) or a verb the

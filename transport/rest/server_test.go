@@ -36,7 +36,7 @@ func serve(tb testing.TB, fake *transporttest.Service, opts ...func(*jsonrpc.Con
 		o(&cfg)
 	}
 	srv := jsonrpc.New(cfg)
-	rest.Mount(srv.Echo(), "/a2a/rest", srv.Core())
+	rest.Mount(srv.Echo(), "/a2a/rest", srv.Core(), cfg.CORS)
 	ts := httptest.NewServer(srv.Handler())
 	tb.Cleanup(ts.Close)
 	return ts, auditLog
