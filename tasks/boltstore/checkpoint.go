@@ -90,6 +90,9 @@ func (s *Store) startCheckpoint() {
 func (s *Store) checkpointed(err error) {
 	s.inFlight = false
 	s.ckptErr = err
+	if err != nil && permanent(err) && s.stopped.Load() == nil {
+		s.stopped.Store(&StoppedError{Path: s.db.Path(), Cause: err})
+	}
 	if err != nil {
 		if s.onCheckpointError != nil {
 			s.onCheckpointError(err)

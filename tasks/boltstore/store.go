@@ -153,6 +153,7 @@ type Store struct {
 	freezes           uint64
 	inFlight          bool
 	ckptErr           error
+	stopped           atomic.Pointer[StoppedError] // set once a checkpoint fails for good
 	ws                wstate
 	wtxn              txn // the writer's, reused
 	onCheckpointError func(error)
@@ -246,7 +247,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	})
 	var wal *walLog
 	if err == nil {
-		wal, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync)
+		wal, _, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync, recoverMode{server: true})
 	}
 	if err == nil {
 		err = migrate(db)
@@ -288,7 +289,10 @@ func (s *Store) Close() error {
 		s.closed = true
 		close(s.stop)
 		s.mu.Unlock()
-		s.wg.Wait() // the writer checkpoints everything and sets closeErr
+		s.wg.Wait()            // the writer checkpoints everything and sets closeErr
+		if s.closeErr == nil { // the file holds every change: it needs no log
+			s.closeErr = markOpen(s.db, false)
+		}
 		if err := s.db.Close(); s.closeErr == nil {
 			s.closeErr = err
 		}
@@ -318,6 +322,9 @@ const appendFill = 0.9
 func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
 	r := *rec
 	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
+	if err := checkConfigIDs(&r, nil); err != nil {
+		return nil, false, err
+	}
 	e, err := encodeNew(&r, events)
 	if err != nil {
 		return nil, false, err
@@ -469,8 +476,12 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		read := r.Task
 		r.Task.History, r.Task.Artifacts = nil, nil
 		prev, listed := r.State(), listKey(r)
+		had := r.PushConfigs // fn replaces the slice to change it
 		evs, err := fn(r)
 		if err != nil {
+			return nil, nil, false, err
+		}
+		if err := checkConfigIDs(r, had); err != nil {
 			return nil, nil, false, err
 		}
 		if evs == nil && key == nil {

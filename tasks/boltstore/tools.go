@@ -42,7 +42,17 @@ func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) (int6
 	if err := s.Flush(); err != nil { // the copy is of the file
 		return 0, fmt.Errorf("back up task store: %w", err)
 	}
-	return backup(ctx, s.db, w, size)
+	// The copy holds every change, and needs no log: it is taken without
+	// the file's mark that a server has the log open (recover.go), which
+	// the file gets back after.
+	if err := markOpen(s.db, false); err != nil {
+		return 0, fmt.Errorf("back up task store: %w", err)
+	}
+	n, err := backup(ctx, s.db, w, size)
+	if merr := markOpen(s.db, true); err == nil && merr != nil {
+		err = fmt.Errorf("back up task store: %w", merr)
+	}
+	return n, err
 }
 
 // BackupFile is Backup of the store file at path, which no process may be
@@ -123,6 +133,10 @@ func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 	}
 	if err != nil {
 		return nil, openError(path, err)
+	}
+	if err := missingLog(db, path); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }
@@ -265,6 +279,9 @@ func compactInto(src *bolt.DB, dst string, mode os.FileMode) (used int64, err er
 		return 0, err
 	}
 	err = guard(src.Path(), func() error { return bolt.Compact(db, src, compactTxSize) })
+	if err == nil {
+		err = markOpen(db, false) // the log was applied before the copy
+	}
 	if err == nil {
 		err = db.Sync() // one sync at the end instead of one per commit
 	}

@@ -121,6 +121,12 @@ func (s *Store) writer() {
 // how it went once the record is synced.
 func (s *Store) commit(batch []*write) {
 	start := time.Now()
+	if e := s.stopped.Load(); e != nil {
+		for _, w := range batch {
+			w.done <- e
+		}
+		return
+	}
 	if s.ckptErr != nil && s.act.size > s.ckptBytes*4 {
 		err := fmt.Errorf("the store cannot write to its file (%v): refusing more changes until it can", s.ckptErr)
 		for _, w := range batch {
