@@ -411,13 +411,7 @@ func uvarintBytes(p []byte) (b, rest []byte, ok bool) {
 // *LogError, unless mode lets it leave that out (rec says what it did).
 func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recoverMode) (*walLog, *recovery, error) {
 	rec := &recovery{le: LogError{Path: db.Path(), Dir: dir}}
-	var last, open uint64
-	var marked bool
-	err := db.View(func(tx *bolt.Tx) error {
-		last = applied(tx)
-		marked = tx.Bucket(bucketMeta).Get(keyWALOpen) != nil
-		return nil
-	})
+	last, marked, err := walMark(db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,7 +428,7 @@ func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recov
 	if err != nil {
 		return nil, nil, fmt.Errorf("write-ahead log: %w", err)
 	}
-	open = last
+	open := last
 	var dmg *LogDamage
 	if len(segs) > 0 || marked != mode.server || rec.le.Missing {
 		err = db.Update(func(tx *bolt.Tx) error {
@@ -484,20 +478,25 @@ func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recov
 		crashpoint.Hit("recover.commit")
 	}
 	if dmg != nil {
-		// Keep the damaged segment and those after it aside: the records
-		// the file now holds are before the damage.
-		k := slices.IndexFunc(segs, func(s walSeg) bool { return filepath.Base(s.path) == dmg.Segment })
-		rec.aside = filepath.Join(dir, fmt.Sprintf("damaged-%s", time.Now().UTC().Format("20060102T150405Z")))
-		if err := setAside(rec.aside, segs[k:]); err != nil {
+		if rec.aside, segs, err = setAside(dir, segs, dmg.Segment); err != nil {
 			return nil, nil, fmt.Errorf("write-ahead log: keep the damaged segments aside: %w", err)
 		}
-		segs = segs[:k]
 	}
 	w := &walLog{dir: dir, segBytes: segBytes, noSync: noSync, segs: segs, spares: spares, nspare: nspare, next: last + 1}
 	if err := w.close(); err != nil { // every segment is in the file now
 		return nil, nil, fmt.Errorf("write-ahead log: %w", err)
 	}
 	return w, rec, nil
+}
+
+// walMark reads the last record the file of db holds, and whether it
+// says a server has the log open.
+func walMark(db *bolt.DB) (last uint64, open bool, err error) {
+	err = db.View(func(tx *bolt.Tx) error {
+		last, open = applied(tx), tx.Bucket(bucketMeta).Get(keyWALOpen) != nil
+		return nil
+	})
+	return last, open, err
 }
 
 // setOpen marks the log open in the file (a server has it), or not.
@@ -508,20 +507,27 @@ func setOpen(tx *bolt.Tx, open bool) error {
 	return tx.Bucket(bucketMeta).Delete(keyWALOpen)
 }
 
-// setAside moves segs into the new directory aside.
-func setAside(aside string, segs []walSeg) error {
-	if err := os.Mkdir(aside, 0o700); err != nil {
-		return err
+// setAside moves the segment named damaged and those after it (the
+// file holds every record before the damage) into a new directory of
+// dir, which it returns with the segments left.
+func setAside(dir string, segs []walSeg, damaged string) (string, []walSeg, error) {
+	k := slices.IndexFunc(segs, func(s walSeg) bool { return filepath.Base(s.path) == damaged })
+	if k < 0 {
+		return "", segs, nil
 	}
-	for _, s := range segs {
+	aside := filepath.Join(dir, "damaged-"+time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.Mkdir(aside, 0o700); err != nil {
+		return "", nil, err
+	}
+	for _, s := range segs[k:] {
 		if err := os.Rename(s.path, filepath.Join(aside, filepath.Base(s.path))); err != nil {
-			return err
+			return "", nil, err
 		}
 	}
 	if err := syncdir.Sync(aside); err != nil {
-		return err
+		return "", nil, err
 	}
-	return syncdir.Sync(filepath.Dir(aside))
+	return aside, segs[:k], syncdir.Sync(dir)
 }
 
 // replayPending applies to the file at path what its write-ahead log holds
