@@ -85,6 +85,9 @@ type Main struct {
 	// storeProbe is /readyz's ping of a database; nil for a bbolt file,
 	// which cannot go away under a2ad.
 	storeProbe *admin.StoreProbe
+	// storeWritable is nil while a bbolt store takes writes, or why it
+	// stopped; nil for a database.
+	storeWritable func() error
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
 	reloadMu sync.Mutex         // one reload at a time
@@ -127,6 +130,9 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	defer sd.Close()
 	m := &Main{Config: cfg, Logger: log, notify: sd}
 	if err := m.Open(ctx); err != nil {
+		if code := logDamaged(stderr, err, cfg.Store); code >= 0 {
+			return code
+		}
 		if code := damaged(stderr, err, "", restoreAdvice(cfg.Store)); code >= 0 {
 			return code
 		}

@@ -12,7 +12,9 @@ import (
 // one synced transaction, with the last log record it holds, and recycles
 // the log segments that holds. Until then readers read the frozen layer
 // over the file. One checkpoint runs at a time; one that fails is tried
-// again at the next tick, its layer kept and its log records too.
+// again at the next tick, its layer kept and its log records too, unless
+// bbolt refused what it holds (permanent): then the store stops taking
+// writes (a *StoppedError) and trying.
 
 // checkpointer writes each layer it is given; it runs until ckptReq is
 // closed.
@@ -90,8 +92,12 @@ func (s *Store) startCheckpoint() {
 func (s *Store) checkpointed(err error) {
 	s.inFlight = false
 	s.ckptErr = err
-	if err != nil && permanent(err) && s.stopped.Load() == nil {
-		s.stopped.Store(&StoppedError{Path: s.db.Path(), Cause: err})
+	if err != nil && permanent(err) {
+		// Trying again cannot mend it: stop taking writes (and trying).
+		if s.stopped.Load() == nil {
+			s.stopped.Store(&StoppedError{Path: s.db.Path(), Cause: err})
+		}
+		err = s.stopped.Load()
 	}
 	if err != nil {
 		if s.onCheckpointError != nil {
@@ -108,7 +114,7 @@ func (s *Store) checkpointed(err error) {
 // tried again on a tick.
 func (s *Store) maybeFreeze(tick bool) {
 	switch {
-	case s.inFlight:
+	case s.inFlight, s.stopped.Load() != nil:
 	case s.frozen != nil:
 		if tick {
 			s.startCheckpoint()
