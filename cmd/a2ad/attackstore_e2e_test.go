@@ -115,7 +115,7 @@ func TestStoreThatMetTheLongIDAttack(t *testing.T) {
 		"%[3]s; %[4]s; every other write is intact: to apply the log without those ops, run a2ad store repair --store %[1]s\n",
 		store, wal, attackBadOps[0], attackBadOps[1])
 
-	code, _, stderr := runBinary(t, "serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "")
+	code, _, stderr := runRefused(t, "serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "")
 	if code != exitDamaged || stderr != bad {
 		t.Fatalf("a2ad serve = %d:\n%s\nwant %d:\n%s", code, stderr, exitDamaged, bad)
 	}

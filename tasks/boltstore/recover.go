@@ -249,7 +249,13 @@ func readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn uint64, ops []
 		if err != nil {
 			return last, nil, err
 		}
-		for k, rec := range r.recs {
+		recs := r.recs
+		if len(r.later) > 0 && r.next <= last {
+			// The damage is in a record the file holds already: those
+			// after it are read on.
+			recs = append(recs, r.later...)
+		}
+		for k, rec := range recs {
 			if rec.lsn <= last {
 				continue // in the file already
 			}
@@ -260,7 +266,7 @@ func readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn uint64, ops []
 					dmg.Segment, dmg.Offset = filepath.Base(s.path), rec.off
 					dmg.What = fmt.Sprintf("records %d to %d are missing", last+1, rec.lsn-1)
 				}
-				return last, dmg, lostAfter(dmg, r.recs[k:], segs[i+1:])
+				return last, dmg, lostAfter(dmg, recs[k:], segs[i+1:])
 			}
 			if err := fn(s, rec.lsn, rec.ops); err != nil {
 				return last, nil, err

@@ -260,6 +260,29 @@ func TestLogFlippedByte(t *testing.T) {
 	wantTasks(t, c, 0, 12)
 }
 
+// TestLogDamageInAppliedRecord: damage in a record the file holds
+// already loses nothing: the records after it are applied.
+func TestLogDamageInAppliedRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	s, err := Open(path, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	createN(t, s, 0, 10)
+	if err := s.Flush(); err != nil { // the file holds records 1 to 10
+		t.Fatal(err)
+	}
+	createN(t, s, 10, 15)
+	out := damagedCopy(t, s, path, 5)
+	c, err := Open(out, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wantTasks(t, c, 0, 15)
+}
+
 // TestLogMissingDir: a store whose log directory is gone after a crash
 // (the file says a server had it open) is refused, naming the last record
 // the file holds; after a clean close, or for a backup, the log is not
