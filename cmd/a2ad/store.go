@@ -1,6 +1,6 @@
 package main
 
-// a2ad store backup|compact|check|migrate: the operator's tools for the
+// a2ad store backup|compact|check|repair|migrate: the operator's tools for the
 // store file. A running server's store is copied through its admin listener
 // (admin.Client.Backup).
 
@@ -50,10 +50,12 @@ Usage:
                                                 the rows of each kind are compared at the end
 
 A backup is written to a temporary file, synced, checked, and only then
-renamed to --out. Exit codes: 0 done (check: no problems), 1 failed or
+renamed to --out. A write-ahead log that cannot be applied as it is (a
+damaged record with others after it, an op bbolt refuses, a missing log)
+ends serve and check with exit code 3 and one line that says what a2ad
+store repair would do. Exit codes: 0 done (check: no problems), 1 failed or
 problems found, 2 bad usage, 3 the store file is damaged (cut short, or
-pages that cannot be read): restore the last backup; or its write-ahead
-log cannot be applied as it is: the line says what a2ad store repair does.
+pages that cannot be read): restore the last backup.
 `
 
 // exitDamaged is the exit code of serve and of the store tools when the

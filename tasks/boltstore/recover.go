@@ -421,7 +421,8 @@ func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recov
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && marked {
+	// (Open checks before it marks the file.)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && marked && !mode.server {
 		rec.le.Missing, rec.le.Applied = true, last
 		if !mode.acceptLoss {
 			return nil, nil, &rec.le

@@ -235,16 +235,23 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if err := createBuckets(tx); err != nil {
-			return err
-		}
-		meta := tx.Bucket(bucketMeta)
-		if meta.Get(keySchema) == nil {
-			return meta.Put(keySchema, []byte(schemaVersion))
-		}
-		return nil
-	})
+	// A log gone where the file says a server had it open is refused
+	// before the file is marked open again (recover.go).
+	err = missingLog(db, path)
+	if err == nil {
+		err = db.Update(func(tx *bolt.Tx) error {
+			if err := createBuckets(tx); err != nil {
+				return err
+			}
+			meta := tx.Bucket(bucketMeta)
+			if meta.Get(keySchema) == nil {
+				if err := meta.Put(keySchema, []byte(schemaVersion)); err != nil {
+					return err
+				}
+			}
+			return setOpen(tx, true)
+		})
+	}
 	var wal *walLog
 	if err == nil {
 		wal, _, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync, recoverMode{server: true})
