@@ -235,23 +235,7 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	// A log gone where the file says a server had it open is refused
-	// before the file is marked open again (recover.go).
-	err = missingLog(db, path)
-	if err == nil {
-		err = db.Update(func(tx *bolt.Tx) error {
-			if err := createBuckets(tx); err != nil {
-				return err
-			}
-			meta := tx.Bucket(bucketMeta)
-			if meta.Get(keySchema) == nil {
-				if err := meta.Put(keySchema, []byte(schemaVersion)); err != nil {
-					return err
-				}
-			}
-			return setOpen(tx, true)
-		})
-	}
+	err = prepare(db, path)
 	var wal *walLog
 	if err == nil {
 		wal, _, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync, recoverMode{server: true})
@@ -276,6 +260,27 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	return start(db, wal, opts), nil
+}
+
+// prepare creates the buckets of the file of db, at path, and its schema
+// version if it is new, and marks its log open (recover.go); a log gone
+// where the file says a server had it open is refused first.
+func prepare(db *bolt.DB, path string) error {
+	if err := missingLog(db, path); err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := createBuckets(tx); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta.Get(keySchema) == nil {
+			if err := meta.Put(keySchema, []byte(schemaVersion)); err != nil {
+				return err
+			}
+		}
+		return setOpen(tx, true)
+	})
 }
 
 // createBuckets creates every bucket a store has, those that migrations
