@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
 // attackStoreDir holds a store that met issue 25's long-messageId attack
@@ -222,4 +226,25 @@ func getURL(t *testing.T, url string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestNotReadyWhenStoreStopsTakingWrites: /readyz's reason once the bbolt
+// store stopped taking writes (a checkpoint met a change bbolt refuses):
+// the balancer sends no more calls to a server that would refuse them.
+func TestNotReadyWhenStoreStopsTakingWrites(t *testing.T) {
+	m := &Main{}
+	m.catalog.Store(&functions.Catalog{})
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "a2ad.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m.store, m.storeWritable = s, s.Writable
+	if got := m.notReady(); got != "" {
+		t.Fatalf("notReady = %q, want ready", got)
+	}
+	m.storeWritable = func() error { return &boltstore.StoppedError{Path: "a2ad.db", Cause: errors.New("key too large")} }
+	if got := m.notReady(); got != "store stopped taking writes" {
+		t.Fatalf("notReady = %q, want the store's stop", got)
+	}
 }
