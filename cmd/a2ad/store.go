@@ -244,8 +244,13 @@ func (f *storeFlags) writeBackup(stdout, stderr io.Writer, from string, copyTo f
 		fmt.Fprintf(stderr, "a2ad: store backup from %s: %v; %s was not written\n", from, err, f.out)
 		return 1
 	}
-	// Check the copy before it takes the place of an earlier backup.
-	r, err := boltstore.Check(tmp.Name(), f.lockTimeout)
+	// Check the copy before it takes the place of an earlier backup. It
+	// holds every change: it needs no log, whatever its source said.
+	err = boltstore.SealCopy(tmp.Name())
+	var r *boltstore.Report
+	if err == nil {
+		r, err = boltstore.Check(tmp.Name(), f.lockTimeout)
+	}
 	var de *boltstore.DamagedError
 	switch {
 	case f.store != "" && errors.As(err, &de):

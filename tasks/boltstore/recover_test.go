@@ -340,3 +340,56 @@ func TestLogMissingDir(t *testing.T) {
 	defer c.Close()
 	wantTasks(t, c, 0, 10)
 }
+
+// TestBackupNeedsNoLog: a backup taken while the server runs, and a copy
+// SealCopy sealed, open without a log; an empty file is left as it is.
+func TestBackupNeedsNoLog(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(filepath.Join(dir, "a2ad.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	createN(t, s, 0, 3)
+	f, err := os.Create(filepath.Join(dir, "backup.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Backup(context.Background(), f, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	createN(t, s, 3, 5) // the store is marked open again
+	raw := crashCopy(t, filepath.Join(dir, "a2ad.db"))
+	if err := os.RemoveAll(walDir(raw)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(raw, Options{}); !errors.Is(err, ErrLog) {
+		t.Fatalf("Open of a copy of the live file without its log = %v, want a *LogError", err)
+	}
+	if err := SealCopy(raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "backup.db"), raw} {
+		c, err := Open(p, Options{})
+		if err != nil {
+			t.Fatalf("Open(%s) = %v", p, err)
+		}
+		for i := range 3 { // the raw copy may hold more: what a checkpoint put in
+			if _, err := c.Get(context.Background(), "o", fmt.Sprintf("t-%03d", i), tasks.Whole); err != nil {
+				t.Fatalf("%s: t-%03d: %v", p, i, err)
+			}
+		}
+		c.Close()
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := SealCopy(empty); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(empty); fi.Size() != 0 {
+		t.Fatalf("SealCopy wrote %d bytes into an empty file", fi.Size())
+	}
+}

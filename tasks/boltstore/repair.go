@@ -3,11 +3,37 @@ package boltstore
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
+
+// SealCopy clears, in the copy of a store file at path (a backup being
+// written, which no one else holds), the mark that a server had its log
+// open: a copy holds every change, and needs no log. An empty file is
+// left as it is (Check says so); for one that is no store, the error is
+// a *DamagedError.
+func SealCopy(path string) error {
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		return err
+	}
+	db, err := openDB(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyWALOpen) != nil {
+			return m.Delete(keyWALOpen)
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // RepairOptions say what Repair may give up.
 type RepairOptions struct {
