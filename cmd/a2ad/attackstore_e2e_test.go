@@ -248,3 +248,20 @@ func TestNotReadyWhenStoreStopsTakingWrites(t *testing.T) {
 		t.Fatalf("notReady = %q, want the store's stop", got)
 	}
 }
+
+// TestStoreToolsOnTheAttackStore: backup --store and compact refuse the attack's store with the same line as check, and exit code 3.
+func TestStoreToolsOnTheAttackStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	store := copyAttackStore(t)
+	for _, args := range [][]string{
+		{"store", "backup", "--store", store, "--out", filepath.Join(filepath.Dir(store), "backup.db")},
+		{"store", "compact", "--store", store},
+	} {
+		code, _, stderr := runBinary(t, args...)
+		if want := "a2ad: the store file " + store + " cannot be opened as it is: "; code != exitDamaged || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "run a2ad store repair --store "+store+"\n") {
+			t.Errorf("a2ad %s = %d:\n%s", strings.Join(args[:2], " "), code, stderr)
+		}
+	}
+}

@@ -130,9 +130,6 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	defer sd.Close()
 	m := &Main{Config: cfg, Logger: log, notify: sd}
 	if err := m.Open(ctx); err != nil {
-		if code := logDamaged(stderr, err, cfg.Store); code >= 0 {
-			return code
-		}
 		if code := damaged(stderr, err, "", restoreAdvice(cfg.Store)); code >= 0 {
 			return code
 		}

@@ -66,9 +66,13 @@ const exitDamaged = 3
 
 // damaged prints the one line for a damaged store file, followed by
 // advice, and returns exitDamaged; it returns -1 if err is not a damaged
-// store. The line names the store file the error names, or subject if not
+// store. A log that cannot be applied as it is gets logDamaged's line. The line names the store file the error names, or subject if not
 // "" (the store a copy was taken from).
 func damaged(stderr io.Writer, err error, subject, advice string) int {
+	var le *boltstore.LogError
+	if errors.As(err, &le) { // its own line and advice
+		return logDamaged(stderr, err, le.Path)
+	}
 	var de *boltstore.DamagedError
 	if !errors.As(err, &de) {
 		return -1
