@@ -91,7 +91,6 @@ func (s *Store) startCheckpoint() {
 // the file, or stays (to be tried again) if err.
 func (s *Store) checkpointed(err error) {
 	s.inFlight = false
-	s.ckptErr = err
 	if err != nil && permanent(err) {
 		// Trying again cannot mend it: stop taking writes (and trying).
 		if s.stopped.Load() == nil {
@@ -99,6 +98,7 @@ func (s *Store) checkpointed(err error) {
 		}
 		err = s.stopped.Load()
 	}
+	s.ckptErr = err
 	if err != nil {
 		if s.onCheckpointError != nil {
 			s.onCheckpointError(err)
