@@ -60,6 +60,11 @@ func (s *Store) checkpoint(f *layer) error {
 		if err := putApplied(tx, f.lsn); err != nil {
 			return err
 		}
+		if f.mark != 0 {
+			if err := setOpen(tx, f.mark > 0); err != nil {
+				return err
+			}
+		}
 		crashpoint.Hit("checkpoint.apply")
 		return nil
 	})
@@ -77,6 +82,14 @@ func (s *Store) freeze() {
 	s.freezes++
 	f := s.act
 	f.no = s.freezes
+	// The file says its log is open while the log may hold what the file
+	// does not; the last checkpoint of a close clears it.
+	switch {
+	case s.closing && s.marked:
+		f.mark, s.marked = -1, false
+	case !s.closing && !s.marked:
+		f.mark, s.marked = 1, true
+	}
 	s.frozen, s.act = f, new(layer)
 	s.snap.Store(&snapshot{active: new(layer), frozen: f, freezes: s.freezes})
 	s.startCheckpoint()

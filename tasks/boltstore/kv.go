@@ -67,6 +67,7 @@ type layer struct {
 	lsn  uint64 // the last log record whose changes it holds
 	size int64  // bytes of keys and values put, to time checkpoints
 	no   uint64 // which freeze this is (frozen layers)
+	mark int8   // its checkpoint sets (1) or clears (-1) the log's mark
 }
 
 // get finds probe's key in bucket i.

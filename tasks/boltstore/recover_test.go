@@ -359,7 +359,10 @@ func TestBackupNeedsNoLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	createN(t, s, 3, 5) // the store is marked open again
+	createN(t, s, 3, 5)
+	if err := s.Flush(); err != nil { // its checkpoint marks the log open again
+		t.Fatal(err)
+	}
 	raw := crashCopy(t, filepath.Join(dir, "a2ad.db"))
 	if err := os.RemoveAll(walDir(raw)); err != nil {
 		t.Fatal(err)

@@ -135,7 +135,7 @@ type Store struct {
 	moved    func(from, to a2a.TaskState)
 
 	writes  chan *write
-	flushes chan chan error
+	flushes chan flushReq
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
@@ -154,6 +154,8 @@ type Store struct {
 	inFlight          bool
 	ckptErr           error
 	stopped           atomic.Pointer[StoppedError] // set once a checkpoint fails for good
+	marked            bool                         // the file says its log is open (recover.go)
+	closing           bool
 	ws                wstate
 	wtxn              txn // the writer's, reused
 	onCheckpointError func(error)
@@ -301,10 +303,7 @@ func (s *Store) Close() error {
 		s.closed = true
 		close(s.stop)
 		s.mu.Unlock()
-		s.wg.Wait()            // the writer checkpoints everything and sets closeErr
-		if s.closeErr == nil { // the file holds every change: it needs no log
-			s.closeErr = markOpen(s.db, false)
-		}
+		s.wg.Wait() // the writer checkpoints everything and sets closeErr
 		if err := s.db.Close(); s.closeErr == nil {
 			s.closeErr = err
 		}
