@@ -39,6 +39,8 @@
 //	                                          has not finished goes to
 //	        "usage"                         → "1" once usage is kept;
 //	                                          a store without it gets it at open
+//	        "wal", "walopen"                → the last log record the file holds;
+//	                                          set while a server has the log open (recover.go)
 //
 // The JSON values are the store's record format (package record), not the A2A
 // wire format: the wire codecs take no part in writing or reading them.
