@@ -36,8 +36,6 @@ import (
 //
 // Repair applies such a log as far as it can, saying what it leaves out.
 
-var keyWALOpen = []byte("walopen")
-
 // LogError says that the write-ahead log holds writes recovery cannot
 // apply as they are. Nothing was applied: Repair applies the rest.
 type LogError struct {
@@ -489,29 +487,26 @@ func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recov
 			return nil, nil, fmt.Errorf("write-ahead log: keep the damaged segments aside: %w", err)
 		}
 	}
-	w := &walLog{dir: dir, segBytes: segBytes, noSync: noSync, segs: segs, spares: spares, nspare: nspare, next: last + 1}
+	w := &walLog{dir: dir, segBytes: segBytes, noSync: noSync, segs: segs, spares: freshSpares(spares, last), nspare: nspare, next: last + 1}
 	if err := w.close(); err != nil { // every segment is in the file now
 		return nil, nil, fmt.Errorf("write-ahead log: %w", err)
 	}
 	return w, rec, nil
 }
 
-// walMark reads the last record the file of db holds, and whether it
-// says a server has the log open.
-func walMark(db *bolt.DB) (last uint64, open bool, err error) {
-	err = db.View(func(tx *bolt.Tx) error {
-		last, open = applied(tx), tx.Bucket(bucketMeta).Get(keyWALOpen) != nil
-		return nil
-	})
-	return last, open, err
-}
-
-// setOpen marks the log open in the file (a server has it), or not.
-func setOpen(tx *bolt.Tx, open bool) error {
-	if open {
-		return tx.Bucket(bucketMeta).Put(keyWALOpen, []byte{1})
+// freshSpares removes the spares that may hold records numbered above
+// last, and returns the others: records a new segment's would follow
+// could be taken for damage (readSegment).
+func freshSpares(spares []string, last uint64) []string {
+	kept := spares[:0]
+	for _, sp := range spares {
+		if _, upTo, ok := parseSpare(filepath.Base(sp)); ok && upTo <= last {
+			kept = append(kept, sp)
+			continue
+		}
+		_ = os.Remove(sp)
 	}
-	return tx.Bucket(bucketMeta).Delete(keyWALOpen)
+	return kept
 }
 
 // setAside moves the segment named damaged and those after it (the
@@ -561,30 +556,4 @@ func replayPending(path string, lockTimeout time.Duration) error {
 		err = fmt.Errorf("open task store %s: apply its write-ahead log: %w", path, err)
 	}
 	return err
-}
-
-// missingLog is the *LogError of the store file of db, at path, whose
-// log directory is missing although the file says a server had it open;
-// nil if the log is there or the file was closed cleanly (or is a copy).
-func missingLog(db *bolt.DB, path string) error {
-	if _, err := os.Stat(walDir(path)); !errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	var le *LogError
-	_ = db.View(func(tx *bolt.Tx) error {
-		if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyWALOpen) != nil {
-			le = &LogError{Path: path, Dir: walDir(path), Missing: true, Applied: applied(tx)}
-		}
-		return nil
-	})
-	if le == nil {
-		return nil
-	}
-	return le
-}
-
-// markOpen sets the file's mark that a server has its log open, or
-// clears it (a clean close; a copy, which needs no log).
-func markOpen(db *bolt.DB, open bool) error {
-	return db.Update(func(tx *bolt.Tx) error { return setOpen(tx, open) })
 }

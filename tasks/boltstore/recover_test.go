@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -394,5 +395,58 @@ func TestBackupNeedsNoLog(t *testing.T) {
 	}
 	if fi, _ := os.Stat(empty); fi.Size() != 0 {
 		t.Fatalf("SealCopy wrote %d bytes into an empty file", fi.Size())
+	}
+}
+
+// TestRestoredBackupBesideNewerLog: a backup put in place of the store,
+// beside the log of the newer store it copied (README: restore), goes on
+// from its own records: the log's spares, which hold the newer store's
+// records, are not reused, so that a torn last record of the restored
+// store is not taken for damage with (old) records after it.
+func TestRestoredBackupBesideNewerLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a2ad.db")
+	opts := Options{WALSegmentBytes: 4096, CheckpointEvery: time.Millisecond, CheckpointBytes: 1, LockTimeout: time.Second}
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createN(t, s, 0, 5)
+	f, err := os.Create(filepath.Join(dir, "backup.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Backup(context.Background(), f, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	createN(t, s, 5, 120) // the spares hold records of these
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "backup.db"), path); err != nil {
+		t.Fatal(err)
+	}
+	opts.CheckpointEvery, opts.CheckpointBytes = time.Hour, 1<<40 // the new records stay in the log
+	c, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	createN(t, c, 200, 215)
+	if len(c.wal.segs) != 2 {
+		t.Fatalf("%d segments, want 2 (where the spares would go)", len(c.wal.segs))
+	}
+	last := c.wal.segs[len(c.wal.segs)-1]
+	out := damagedCopy(t, c, path, c.wal.next-1) // the last record torn
+	r, err := Open(out, opts)
+	if err != nil {
+		t.Fatalf("Open after a torn last record = %v, want it dropped", err)
+	}
+	defer r.Close()
+	for i := 200; i < 214; i++ {
+		if _, err := r.Get(context.Background(), "o", fmt.Sprintf("t-%03d", i), tasks.Whole); err != nil {
+			t.Fatalf("t-%03d: %v (segment %s)", i, err, filepath.Base(last.path))
+		}
 	}
 }

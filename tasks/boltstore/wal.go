@@ -169,19 +169,22 @@ func (w *walLog) trim(lsn uint64) {
 		k++
 	}
 	for _, s := range w.segs[:k] {
-		w.recycle(s.path)
+		w.recycle(s.path, lsn)
 	}
 	w.segs = append(w.segs[:0], w.segs[k:]...)
 }
 
-// recycle keeps segment path as a spare, or removes it. Called with mu.
-func (w *walLog) recycle(path string) {
+// recycle keeps segment path, whose records are all at or below upTo, as
+// a spare, or removes it. Called with mu. The spare's name keeps upTo:
+// recovery reuses no spare whose old records might be taken for records
+// after the file's (a file restored from a backup beside a newer log).
+func (w *walLog) recycle(path string, upTo uint64) {
 	if len(w.spares) >= walSpares {
 		_ = os.Remove(path)
 		return
 	}
 	w.nspare++
-	spare := filepath.Join(w.dir, fmt.Sprintf("%s%d", sparePrefix, w.nspare))
+	spare := filepath.Join(w.dir, fmt.Sprintf("%s%d-%016x", sparePrefix, w.nspare, upTo))
 	if os.Rename(path, spare) != nil {
 		_ = os.Remove(path)
 		return
@@ -197,7 +200,7 @@ func (w *walLog) close() error {
 	}
 	w.mu.Lock()
 	for _, s := range w.segs {
-		w.recycle(s.path)
+		w.recycle(s.path, w.next-1)
 	}
 	w.segs = nil
 	w.mu.Unlock()
@@ -246,6 +249,24 @@ func putApplied(tx *bolt.Tx, lsn uint64) error {
 	return tx.Bucket(bucketMeta).Put(keyWAL, binary.BigEndian.AppendUint64(nil, lsn))
 }
 
+// parseSpare reads a spare's name: its number, and the last record it may
+// hold (ok false for a name that is no spare's; upTo is the largest number
+// for a spare of a2ad before it was kept).
+func parseSpare(name string) (n int, upTo uint64, ok bool) {
+	num, hex, found := strings.Cut(strings.TrimPrefix(name, sparePrefix), "-")
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, 0, false
+	}
+	upTo = ^uint64(0)
+	if found {
+		if upTo, err = strconv.ParseUint(hex, 16, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return n, upTo, true
+}
+
 // listWAL reads dir's segments (oldest first) and spares; a missing dir is
 // an empty log.
 func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error) {
@@ -266,7 +287,7 @@ func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error)
 			}
 		case strings.HasPrefix(name, sparePrefix):
 			spares = append(spares, filepath.Join(dir, name))
-			if n, perr := strconv.Atoi(strings.TrimPrefix(name, sparePrefix)); perr == nil && n > nspare {
+			if n, _, ok := parseSpare(name); ok && n > nspare {
 				nspare = n
 			}
 		}
