@@ -62,6 +62,8 @@ func (m *Main) notReady() string {
 		return "no catalogue loaded"
 	case m.store == nil || m.store.Closed():
 		return "store closed"
+	case m.storeWritable != nil && m.storeWritable() != nil:
+		return "store stopped taking writes"
 	case m.storeProbe != nil:
 		return m.storeProbe.NotReady()
 	}

@@ -50,9 +50,9 @@ Usage:
                           run one function locally as the server would: no server, no store
   a2ad keys create|revoke|list
                           manage the API keys file (see "a2ad keys help")
-  a2ad store backup|compact|check|migrate [flags]
-                          back up (also while the server runs), compact or check the store file, or copy it
-                          into PostgreSQL (flags only; see "a2ad store help")
+  a2ad store backup|compact|check|repair|migrate [flags]
+                          back up (also while the server runs), compact, check or repair the store file, or
+                          copy it into PostgreSQL (flags only; see "a2ad store help")
   a2ad tasks list|get|cancel [flags]
                           inspect or cancel the tasks of a running a2ad (see "a2ad tasks help")
   a2ad reload [--server URL]

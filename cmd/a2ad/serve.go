@@ -85,6 +85,9 @@ type Main struct {
 	// storeProbe is /readyz's ping of a database; nil for a bbolt file,
 	// which cannot go away under a2ad.
 	storeProbe *admin.StoreProbe
+	// storeWritable is nil while a bbolt store takes writes, or why it
+	// stopped; nil for a database.
+	storeWritable func() error
 	// draining is set when shutdown begins: /readyz fails from then on.
 	draining atomic.Bool
 	reloadMu sync.Mutex         // one reload at a time

@@ -1,6 +1,6 @@
 package main
 
-// a2ad store backup|compact|check|migrate: the operator's tools for the
+// a2ad store backup|compact|check|repair|migrate: the operator's tools for the
 // store file. A running server's store is copied through its admin listener
 // (admin.Client.Backup).
 
@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a2ad/a2ad/admin"
@@ -33,6 +34,13 @@ Usage:
                                                 decodes, every index agrees with the tasks
   a2ad store check   --store postgres://...     check a PostgreSQL store, writing nothing (servers
                                                 may run): schema version, indexes, invariants
+  a2ad store repair  --store FILE [--accept-loss]
+                                                apply the write-ahead log of a store file no
+                                                server holds as far as it can: every write but
+                                                the ops bbolt refuses, each named; with
+                                                --accept-loss, a damaged log up to the damage
+                                                (the damaged segments kept aside) or a missing
+                                                log; then check the file
   a2ad store migrate --from FILE --to postgres://... [--force]
                                                 copy a store file no server holds into a
                                                 PostgreSQL database no server serves: every
@@ -42,7 +50,10 @@ Usage:
                                                 the rows of each kind are compared at the end
 
 A backup is written to a temporary file, synced, checked, and only then
-renamed to --out. Exit codes: 0 done (check: no problems), 1 failed or
+renamed to --out. A write-ahead log that cannot be applied as it is (a
+damaged record with others after it, an op bbolt refuses, a missing log)
+ends serve and check with exit code 3 and one line that says what a2ad
+store repair would do. Exit codes: 0 done (check: no problems), 1 failed or
 problems found, 2 bad usage, 3 the store file is damaged (cut short, or
 pages that cannot be read): restore the last backup.
 `
@@ -55,9 +66,13 @@ const exitDamaged = 3
 
 // damaged prints the one line for a damaged store file, followed by
 // advice, and returns exitDamaged; it returns -1 if err is not a damaged
-// store. The line names the store file the error names, or subject if not
+// store. A log that cannot be applied as it is gets logDamaged's line. The line names the store file the error names, or subject if not
 // "" (the store a copy was taken from).
 func damaged(stderr io.Writer, err error, subject, advice string) int {
+	var le *boltstore.LogError
+	if errors.As(err, &le) { // its own line and advice
+		return logDamaged(stderr, err, le.Path)
+	}
 	var de *boltstore.DamagedError
 	if !errors.As(err, &de) {
 		return -1
@@ -66,6 +81,29 @@ func damaged(stderr io.Writer, err error, subject, advice string) int {
 		subject = "the store file " + de.Path
 	}
 	fmt.Fprintf(stderr, "a2ad: %s is damaged: %s; %s\n", subject, de.What, advice)
+	return exitDamaged
+}
+
+// logDamaged prints the one line for a store whose write-ahead log
+// cannot be applied as it is (a *boltstore.LogError), with what a2ad
+// store repair would do about it, and returns exitDamaged; -1 if err is
+// no such error.
+func logDamaged(stderr io.Writer, err error, path string) int {
+	var le *boltstore.LogError
+	if !errors.As(err, &le) {
+		return -1
+	}
+	repair := "a2ad store repair --store " + path
+	var advice string
+	switch {
+	case le.Missing:
+		advice = "put the directory back if it was moved; if the file is a copy (made otherwise than by a2ad store backup), nothing is lost; to go on without the log, accepting that loss: " + repair + " --accept-loss"
+	case le.Damage != nil:
+		advice = "put the segment back from a copy if there is one; to apply the log up to the damage, accepting that loss (the damaged segments are kept aside in " + le.Dir + "): " + repair + " --accept-loss"
+	default:
+		advice = "every other write is intact: to apply the log without those ops, run " + repair
+	}
+	fmt.Fprintf(stderr, "a2ad: %v; %s\n", le, advice)
 	return exitDamaged
 }
 
@@ -89,6 +127,8 @@ func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runStoreCheck(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		return runStoreMigrate(ctx, args[1:], stdout, stderr)
+	case "repair":
+		return runStoreRepair(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, storeUsage)
 		return 0
@@ -208,8 +248,13 @@ func (f *storeFlags) writeBackup(stdout, stderr io.Writer, from string, copyTo f
 		fmt.Fprintf(stderr, "a2ad: store backup from %s: %v; %s was not written\n", from, err, f.out)
 		return 1
 	}
-	// Check the copy before it takes the place of an earlier backup.
-	r, err := boltstore.Check(tmp.Name(), f.lockTimeout)
+	// Check the copy before it takes the place of an earlier backup. It
+	// holds every change: it needs no log, whatever its source said.
+	err = boltstore.SealCopy(tmp.Name())
+	var r *boltstore.Report
+	if err == nil {
+		r, err = boltstore.Check(tmp.Name(), f.lockTimeout)
+	}
 	var de *boltstore.DamagedError
 	switch {
 	case f.store != "" && errors.As(err, &de):
@@ -305,6 +350,8 @@ func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case errors.Is(err, boltstore.ErrLocked):
 		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: check a copy instead (a2ad store backup --server URL --out FILE copies it and checks the copy)\n", f.store)
 		return 1
+	case errors.Is(err, boltstore.ErrLog):
+		return logDamaged(stderr, err, f.store)
 	case errors.Is(err, boltstore.ErrDamaged):
 		return damaged(stderr, err, "", "restore the last backup")
 	case err != nil:
@@ -343,4 +390,63 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+func runStoreRepair(args []string, stdout, stderr io.Writer) int {
+	f := newStoreFlags("repair", stderr)
+	f.fs.StringVar(&f.store, "store", "", "store file whose write-ahead log to apply; no server may hold it")
+	accept := f.fs.Bool("accept-loss", false, "apply a damaged log up to the damage (keeping the damaged segments aside), or go on without a missing log: the writes the first run names are lost")
+	if code := f.parse(args, stderr); code >= 0 {
+		return code
+	}
+	switch {
+	case f.store == "":
+		return usageError(stderr, "store repair: give the store file with --store")
+	case isPostgres(f.store):
+		return usageError(stderr, notForPostgres("store repair", f.store, "a database has no write-ahead log of a2ad's").Error())
+	}
+	res, err := boltstore.Repair(f.store, boltstore.RepairOptions{AcceptLoss: *accept, LockTimeout: f.lockTimeout})
+	var le *boltstore.LogError
+	switch {
+	case errors.Is(err, boltstore.ErrLocked):
+		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: stop it first (repair writes the file offline)\n", f.store)
+		return 1
+	case errors.As(err, &le):
+		fmt.Fprintf(stderr, "a2ad: %v; nothing was changed: to accept that loss, run a2ad store repair --store %s --accept-loss\n", le, f.store)
+		return 1
+	case errors.Is(err, boltstore.ErrDamaged):
+		return damaged(stderr, err, "", restoreAdvice(f.store)+"; nothing was changed")
+	case err != nil:
+		fmt.Fprintf(stderr, "a2ad: store repair: %v; nothing was changed\n", err)
+		return 1
+	}
+	printRepair(stdout, f.store, res)
+	r, err := boltstore.Check(f.store, f.lockTimeout)
+	if err != nil {
+		fmt.Fprintln(stderr, "a2ad: store check after the repair:", err)
+		return 1
+	}
+	return printReport(stdout, stderr, f.store, r)
+}
+
+// printRepair says what Repair did to the store at path.
+func printRepair(stdout io.Writer, path string, res *boltstore.RepairResult) {
+	fmt.Fprintf(stdout, "repaired %s: it holds the write-ahead log to record %d (it held %d)\n", path, res.Applied, res.Before)
+	for _, op := range res.Skipped {
+		fmt.Fprintf(stdout, "left out %v: bbolt refuses it; the other ops of the record were applied\n", op)
+	}
+	if n := res.SkippedCount - len(res.Skipped); n > 0 {
+		fmt.Fprintf(stdout, "left out %d more such ops\n", n)
+	}
+	if res.SkippedCount > 0 {
+		fmt.Fprintln(stdout, "each caller's stored bytes are counted again when a2ad next opens the store")
+	}
+	if d := res.Damage; d != nil {
+		fmt.Fprintf(stdout, "lost: record %d (segment %s, byte %d: %s) and the %d after it (%d to %d), writing %d tasks: %s\n",
+			d.Record, d.Segment, d.Offset, d.What, d.Lost, d.First, d.Last, d.TaskCount, strings.Join(d.Tasks, " "))
+		fmt.Fprintf(stdout, "kept the damaged segments in %s\n", res.Aside)
+	}
+	if res.Missing {
+		fmt.Fprintln(stdout, "lost: whatever the missing write-ahead log held after that record; a new, empty log was made")
+	}
 }

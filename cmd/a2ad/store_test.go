@@ -459,7 +459,7 @@ func TestStoreUsage(t *testing.T) {
 			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want %d and %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 		}
 	}
-	if code, stdout, _ := runA2AD(t, nil, "help"); code != 0 || !strings.Contains(stdout, "a2ad store backup|compact|check|migrate [flags]") {
+	if code, stdout, _ := runA2AD(t, nil, "help"); code != 0 || !strings.Contains(stdout, "a2ad store backup|compact|check|repair|migrate [flags]") {
 		t.Errorf("a2ad help does not name the store tools: %q", stdout)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -90,6 +91,10 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
 		OnCheckpointError: func(err error) {
 			// Changes stay in the write-ahead log and in memory meanwhile.
+			if errors.Is(err, boltstore.ErrStopped) {
+				m.Logger.Error().Err(err).Str("store", cfg.Store).Msg("store stopped taking writes")
+				return
+			}
 			m.Logger.Error().Err(err).Str("store", cfg.Store).Msg("store checkpoint failed; trying again")
 		},
 		// Crash tests make segments small, to reach the log's rotation.
@@ -100,6 +105,7 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 	}
 	in := s.Inspector()
 	m.inspector, m.stateCountLimit, m.backup = in, in.StateCountLimit, s
+	m.storeWritable = s.Writable
 	return s, nil
 }
 

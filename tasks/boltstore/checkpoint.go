@@ -12,7 +12,9 @@ import (
 // one synced transaction, with the last log record it holds, and recycles
 // the log segments that holds. Until then readers read the frozen layer
 // over the file. One checkpoint runs at a time; one that fails is tried
-// again at the next tick, its layer kept and its log records too.
+// again at the next tick, its layer kept and its log records too, unless
+// bbolt refused what it holds (permanent): then the store stops taking
+// writes (a *StoppedError) and trying.
 
 // checkpointer writes each layer it is given; it runs until ckptReq is
 // closed.
@@ -58,6 +60,11 @@ func (s *Store) checkpoint(f *layer) error {
 		if err := putApplied(tx, f.lsn); err != nil {
 			return err
 		}
+		if f.mark != 0 {
+			if err := setOpen(tx, f.mark > 0); err != nil {
+				return err
+			}
+		}
 		crashpoint.Hit("checkpoint.apply")
 		return nil
 	})
@@ -75,6 +82,14 @@ func (s *Store) freeze() {
 	s.freezes++
 	f := s.act
 	f.no = s.freezes
+	// The file says its log is open while the log may hold what the file
+	// does not; the last checkpoint of a close clears it.
+	switch {
+	case s.closing && s.marked:
+		f.mark, s.marked = -1, false
+	case !s.closing && !s.marked:
+		f.mark, s.marked = 1, true
+	}
 	s.frozen, s.act = f, new(layer)
 	s.snap.Store(&snapshot{active: new(layer), frozen: f, freezes: s.freezes})
 	s.startCheckpoint()
@@ -89,6 +104,13 @@ func (s *Store) startCheckpoint() {
 // the file, or stays (to be tried again) if err.
 func (s *Store) checkpointed(err error) {
 	s.inFlight = false
+	if err != nil && permanent(err) {
+		// Trying again cannot mend it: stop taking writes (and trying).
+		if s.stopped.Load() == nil {
+			s.stopped.Store(&StoppedError{Path: s.db.Path(), Cause: err})
+		}
+		err = s.stopped.Load()
+	}
 	s.ckptErr = err
 	if err != nil {
 		if s.onCheckpointError != nil {
@@ -105,7 +127,7 @@ func (s *Store) checkpointed(err error) {
 // tried again on a tick.
 func (s *Store) maybeFreeze(tick bool) {
 	switch {
-	case s.inFlight:
+	case s.inFlight, s.stopped.Load() != nil:
 	case s.frozen != nil:
 		if tick {
 			s.startCheckpoint()

@@ -67,6 +67,7 @@ type layer struct {
 	lsn  uint64 // the last log record whose changes it holds
 	size int64  // bytes of keys and values put, to time checkpoints
 	no   uint64 // which freeze this is (frozen layers)
+	mark int8   // its checkpoint sets (1) or clears (-1) the log's mark
 }
 
 // get finds probe's key in bucket i.
@@ -175,10 +176,15 @@ func (b *bucket) Get(key []byte) []byte {
 	return b.b.Get(key)
 }
 
-// Put sets key to value; both are copied.
+// Put sets key to value; both are copied. A key or value bbolt would
+// refuse is a *LimitError, and nothing changes: it must never reach the
+// log, which the checkpoint could then not apply (limits.go).
 func (b *bucket) Put(key, value []byte) error {
 	if b.t.raw {
 		return b.rawb().Put(key, value)
+	}
+	if err := checkPut(b.i, key, value); err != nil {
+		return err
 	}
 	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)

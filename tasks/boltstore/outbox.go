@@ -524,7 +524,11 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 		if err != nil {
 			return nil, err
 		}
+		old := r.PushConfigs
 		r.PushConfigs = cfgs
+		if err := checkConfigIDs(r, old); err != nil {
+			return nil, err
+		}
 		v, err := appendHeadValue(make([]byte, 0, len(rt.head)+256), r, uint64(r.HistoryLen), arts)
 		if err != nil {
 			return nil, fmt.Errorf("encode task: %w", err)

@@ -39,6 +39,8 @@
 //	                                          has not finished goes to
 //	        "usage"                         → "1" once usage is kept;
 //	                                          a store without it gets it at open
+//	        "wal", "walopen"                → the last log record the file holds;
+//	                                          set while a server has the log open (recover.go)
 //
 // The JSON values are the store's record format (package record), not the A2A
 // wire format: the wire codecs take no part in writing or reading them.
@@ -135,7 +137,7 @@ type Store struct {
 	moved    func(from, to a2a.TaskState)
 
 	writes  chan *write
-	flushes chan chan error
+	flushes chan flushReq
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
@@ -153,6 +155,9 @@ type Store struct {
 	freezes           uint64
 	inFlight          bool
 	ckptErr           error
+	stopped           atomic.Pointer[StoppedError] // set once a checkpoint fails for good
+	marked            bool                         // the file says its log is open (recover.go)
+	closing           bool
 	ws                wstate
 	wtxn              txn // the writer's, reused
 	onCheckpointError func(error)
@@ -234,19 +239,10 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if err := createBuckets(tx); err != nil {
-			return err
-		}
-		meta := tx.Bucket(bucketMeta)
-		if meta.Get(keySchema) == nil {
-			return meta.Put(keySchema, []byte(schemaVersion))
-		}
-		return nil
-	})
+	err = prepare(db, path)
 	var wal *walLog
 	if err == nil {
-		wal, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync)
+		wal, _, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync, recoverMode{server: true})
 	}
 	if err == nil {
 		err = migrate(db)
@@ -268,6 +264,27 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
 	return start(db, wal, opts), nil
+}
+
+// prepare creates the buckets of the file of db, at path, and its schema
+// version if it is new, and marks its log open (recover.go); a log gone
+// where the file says a server had it open is refused first.
+func prepare(db *bolt.DB, path string) error {
+	if err := missingLog(db, path); err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := createBuckets(tx); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta.Get(keySchema) == nil {
+			if err := meta.Put(keySchema, []byte(schemaVersion)); err != nil {
+				return err
+			}
+		}
+		return setOpen(tx, true)
+	})
 }
 
 // createBuckets creates every bucket a store has, those that migrations
@@ -318,6 +335,9 @@ const appendFill = 0.9
 func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record, events []tasks.Event) (*tasks.Record, bool, error) {
 	r := *rec
 	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
+	if err := checkConfigIDs(&r, nil); err != nil {
+		return nil, false, err
+	}
 	e, err := encodeNew(&r, events)
 	if err != nil {
 		return nil, false, err
@@ -469,8 +489,12 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 		read := r.Task
 		r.Task.History, r.Task.Artifacts = nil, nil
 		prev, listed := r.State(), listKey(r)
+		had := r.PushConfigs // fn replaces the slice to change it
 		evs, err := fn(r)
 		if err != nil {
+			return nil, nil, false, err
+		}
+		if err := checkConfigIDs(r, had); err != nil {
 			return nil, nil, false, err
 		}
 		if evs == nil && key == nil {

@@ -39,10 +39,18 @@ const DefaultToolLockTimeout = time.Second
 // stay in the log and in memory). Once ctx ends, the next write to w fails
 // with its error.
 func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error) {
-	if err := s.Flush(); err != nil { // the copy is of the file
+	// The copy is of the file, with every change, so it needs no log: it
+	// is taken without the file's mark that a server has the log open
+	// (recover.go), which the next checkpoint sets again.
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	tx, err := s.flushFor(true)
+	if err != nil {
 		return 0, fmt.Errorf("back up task store: %w", err)
 	}
-	return backup(ctx, s.db, w, size)
+	defer tx.Rollback()
+	return copyTx(ctx, tx, w, size)
 }
 
 // BackupFile is Backup of the store file at path, which no process may be
@@ -62,15 +70,20 @@ func backup(ctx context.Context, db *bolt.DB, w io.Writer, size func(int64)) (in
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	var n int64
-	err := db.View(func(tx *bolt.Tx) error {
-		if size != nil {
-			size(tx.Size())
-		}
-		var err error
-		n, err = tx.WriteTo(ctxWriter{ctx: ctx, w: w})
-		return err
-	})
+	tx, err := db.Begin(false)
+	if err != nil {
+		return 0, fmt.Errorf("back up task store: %w", err)
+	}
+	defer tx.Rollback()
+	return copyTx(ctx, tx, w, size)
+}
+
+// copyTx writes the file as read transaction tx sees it to w.
+func copyTx(ctx context.Context, tx *bolt.Tx, w io.Writer, size func(int64)) (int64, error) {
+	if size != nil {
+		size(tx.Size())
+	}
+	n, err := tx.WriteTo(ctxWriter{ctx: ctx, w: w})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr // bbolt does not wrap the writer's error
@@ -123,6 +136,10 @@ func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 	}
 	if err != nil {
 		return nil, openError(path, err)
+	}
+	if err := missingLog(db, path); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }
@@ -265,6 +282,9 @@ func compactInto(src *bolt.DB, dst string, mode os.FileMode) (used int64, err er
 		return 0, err
 	}
 	err = guard(src.Path(), func() error { return bolt.Compact(db, src, compactTxSize) })
+	if err == nil {
+		err = markOpen(db, false) // the log was applied before the copy
+	}
 	if err == nil {
 		err = db.Sync() // one sync at the end instead of one per commit
 	}

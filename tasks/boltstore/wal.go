@@ -12,10 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/a2ad/a2ad/internal/crashpoint"
 	"github.com/a2ad/a2ad/internal/syncdir"
@@ -46,7 +44,8 @@ import (
 //
 // where bucket indexes buckets (kv.go). Reading a segment stops at the
 // first record that is not whole, not valid or not the next number: a
-// torn last write, zeros, or a recycled segment's old records.
+// torn last write, zeros, or a recycled segment's old records; or damage,
+// which recovery (recover.go) tells from those.
 
 const (
 	walMagic     = 0xA2AD10C5
@@ -170,19 +169,22 @@ func (w *walLog) trim(lsn uint64) {
 		k++
 	}
 	for _, s := range w.segs[:k] {
-		w.recycle(s.path)
+		w.recycle(s.path, lsn)
 	}
 	w.segs = append(w.segs[:0], w.segs[k:]...)
 }
 
-// recycle keeps segment path as a spare, or removes it. Called with mu.
-func (w *walLog) recycle(path string) {
+// recycle keeps segment path, whose records are all at or below upTo, as
+// a spare, or removes it. Called with mu. The spare's name keeps upTo:
+// recovery reuses no spare whose old records might be taken for records
+// after the file's (a file restored from a backup beside a newer log).
+func (w *walLog) recycle(path string, upTo uint64) {
 	if len(w.spares) >= walSpares {
 		_ = os.Remove(path)
 		return
 	}
 	w.nspare++
-	spare := filepath.Join(w.dir, fmt.Sprintf("%s%d", sparePrefix, w.nspare))
+	spare := filepath.Join(w.dir, fmt.Sprintf("%s%d-%016x", sparePrefix, w.nspare, upTo))
 	if os.Rename(path, spare) != nil {
 		_ = os.Remove(path)
 		return
@@ -198,7 +200,7 @@ func (w *walLog) close() error {
 	}
 	w.mu.Lock()
 	for _, s := range w.segs {
-		w.recycle(s.path)
+		w.recycle(s.path, w.next-1)
 	}
 	w.segs = nil
 	w.mu.Unlock()
@@ -247,6 +249,24 @@ func putApplied(tx *bolt.Tx, lsn uint64) error {
 	return tx.Bucket(bucketMeta).Put(keyWAL, binary.BigEndian.AppendUint64(nil, lsn))
 }
 
+// parseSpare reads a spare's name: its number, and the last record it may
+// hold (ok false for a name that is no spare's; upTo is the largest number
+// for a spare of a2ad before it was kept).
+func parseSpare(name string) (n int, upTo uint64, ok bool) {
+	num, hex, found := strings.Cut(strings.TrimPrefix(name, sparePrefix), "-")
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, 0, false
+	}
+	upTo = ^uint64(0)
+	if found {
+		if upTo, err = strconv.ParseUint(hex, 16, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return n, upTo, true
+}
+
 // listWAL reads dir's segments (oldest first) and spares; a missing dir is
 // an empty log.
 func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error) {
@@ -267,7 +287,7 @@ func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error)
 			}
 		case strings.HasPrefix(name, sparePrefix):
 			spares = append(spares, filepath.Join(dir, name))
-			if n, perr := strconv.Atoi(strings.TrimPrefix(name, sparePrefix)); perr == nil && n > nspare {
+			if n, _, ok := parseSpare(name); ok && n > nspare {
 				nspare = n
 			}
 		}
@@ -282,173 +302,4 @@ func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error)
 		return 0
 	})
 	return segs, spares, nspare, nil
-}
-
-// readSegment calls fn for each record of the segment at path, from its
-// first (numbered first) to the first that is not whole, valid and next.
-func readSegment(path string, first uint64, fn func(lsn uint64, ops []byte) error) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	want := first
-	for off := 0; off+walHeader <= len(data); {
-		h := data[off:]
-		n := int(binary.BigEndian.Uint32(h[4:8]))
-		if binary.BigEndian.Uint32(h[:4]) != walMagic || n > len(data)-off-walHeader {
-			return nil
-		}
-		lsn := binary.BigEndian.Uint64(h[8:16])
-		ops := h[walHeader : walHeader+n]
-		if lsn != want || crc32.Update(crc32.Checksum(h[8:16], crcTable), crcTable, ops) != binary.BigEndian.Uint32(h[16:20]) {
-			return nil
-		}
-		if err := fn(lsn, ops); err != nil {
-			return err
-		}
-		want++
-		off += walHeader + n
-	}
-	return nil
-}
-
-// recoverWAL applies to db the log records in dir that it does not hold
-// yet, in one synced transaction, recycles every segment and returns the
-// log, ready to append after the last record.
-func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool) (*walLog, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("write-ahead log: %w", err)
-	}
-	segs, spares, nspare, err := listWAL(dir)
-	if err != nil {
-		return nil, fmt.Errorf("write-ahead log: %w", err)
-	}
-	var last uint64
-	err = db.View(func(tx *bolt.Tx) error { last = applied(tx); return nil })
-	if err != nil {
-		return nil, err
-	}
-	if len(segs) > 0 {
-		err = db.Update(func(tx *bolt.Tx) error {
-			from := last
-			for _, s := range segs {
-				err := readSegment(s.path, s.first, func(lsn uint64, ops []byte) error {
-					switch {
-					case lsn <= from:
-						return nil
-					case lsn != last+1:
-						return &DamagedError{Path: db.Path(), What: fmt.Sprintf("its write-ahead log %s lacks records %d to %d", dir, last+1, lsn-1)}
-					}
-					if err := applyOps(tx, ops); err != nil {
-						return &DamagedError{Path: db.Path(), What: fmt.Sprintf("record %d of its write-ahead log %s: %v", lsn, dir, err)}
-					}
-					last = lsn
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			if last == from {
-				return nil
-			}
-			if err := putApplied(tx, last); err != nil {
-				return err
-			}
-			crashpoint.Hit("recover.apply")
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		crashpoint.Hit("recover.commit")
-	}
-	w := &walLog{dir: dir, segBytes: segBytes, noSync: noSync, segs: segs, spares: spares, nspare: nspare, next: last + 1}
-	if err := w.close(); err != nil { // every segment is in the file now
-		return nil, fmt.Errorf("write-ahead log: %w", err)
-	}
-	return w, nil
-}
-
-// applyOps applies one record's ops to tx.
-func applyOps(tx *bolt.Tx, p []byte) error {
-	for len(p) > 0 {
-		if len(p) < 2 || int(p[1]) >= nBuckets {
-			return errors.New("an op is cut short or names no bucket")
-		}
-		op, name := p[0], buckets[p[1]]
-		p = p[2:]
-		b := tx.Bucket(name)
-		if f, ok := fills[string(name)]; ok {
-			b.FillPercent = f
-		}
-		if op == opSeq {
-			n, m := binary.Uvarint(p)
-			if m <= 0 {
-				return errors.New("a sequence is cut short")
-			}
-			p = p[m:]
-			if err := b.SetSequence(n); err != nil {
-				return err
-			}
-			continue
-		}
-		k, rest, ok := uvarintBytes(p)
-		if !ok {
-			return errors.New("a key is cut short")
-		}
-		p = rest
-		switch op {
-		case opDelete:
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		case opPut:
-			v, rest, ok := uvarintBytes(p)
-			if !ok {
-				return errors.New("a value is cut short")
-			}
-			p = rest
-			if err := b.Put(k, v); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("unknown op %d", op)
-		}
-	}
-	return nil
-}
-
-func uvarintBytes(p []byte) (b, rest []byte, ok bool) {
-	n, m := binary.Uvarint(p)
-	if m <= 0 || n > uint64(len(p)-m) {
-		return nil, nil, false
-	}
-	return p[m : m+int(n)], p[m+int(n):], true
-}
-
-// replayPending applies to the file at path what its write-ahead log holds
-// beyond it, if anything: a server that stopped without closing the store
-// (a crash, a kill) leaves its last changes there, and the offline tools
-// read the file. It takes the file's exclusive lock for it.
-func replayPending(path string, lockTimeout time.Duration) error {
-	segs, _, _, err := listWAL(walDir(path))
-	if err != nil || len(segs) == 0 {
-		return err
-	}
-	db, err := openDB(path, 0o600, &bolt.Options{Timeout: lockTimeout, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return fmt.Errorf("open task store %s: %w", path, ErrLocked)
-	}
-	if err != nil {
-		return fmt.Errorf("open task store %s to apply its write-ahead log (a2ad stopped without closing it; start a2ad on it once): %w", path, err)
-	}
-	_, err = recoverWAL(db, walDir(path), defaultSegMB<<20, false)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil && !errors.Is(err, ErrDamaged) {
-		err = fmt.Errorf("open task store %s: apply its write-ahead log: %w", path, err)
-	}
-	return err
 }

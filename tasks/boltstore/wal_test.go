@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,12 +190,18 @@ func TestLogMissingSegment(t *testing.T) {
 	}
 	out := crashCopy(t, path)
 	gone := s.wal.segs[1]
+	r0, err := readSegment(s.wal.segs[0].path, s.wal.segs[0].first)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(filepath.Join(walDir(out), filepath.Base(gone.path))); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(out, opts)
-	want := fmt.Sprintf("open task store %s: the store file %s is damaged: its write-ahead log %s lacks records %d to %d", out, out, walDir(out), gone.first, s.wal.segs[2].first-1)
-	if !errors.Is(err, ErrDamaged) || err.Error() != want {
+	next := s.wal.segs[2].first
+	want := fmt.Sprintf("open task store %s: the store file %s cannot be opened as it is: its write-ahead log %s is damaged: segment %s, record %d at byte %d: records %d to %d are missing: the next segment, %s, begins with record %d; after it the log holds %d acknowledged records (%d to 60) that cannot be applied without it, writing %d tasks: t-%03d",
+		out, out, walDir(out), filepath.Base(s.wal.segs[0].path), gone.first, r0.stop, gone.first, next-1, filepath.Base(s.wal.segs[2].path), next, 60-next+1, next, 60-next+1, next-1)
+	if !errors.Is(err, ErrDamaged) || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("Open = %v, want %q", err, want)
 	}
 }

@@ -55,15 +55,54 @@ func (s *Store) update(ctx context.Context, fn func(tx *txn) error) error {
 // returns when it is there: for whoever reads the file itself (DB, a
 // backup).
 func (s *Store) Flush() error {
+	_, err := s.flushFor(false)
+	return err
+}
+
+// flushReq asks the writer to checkpoint everything; with copy, also for
+// a read transaction of the file as it is then, without the mark that
+// the log is open (a copy needs no log).
+type flushReq struct {
+	copy bool
+	done chan flushAns
+}
+
+type flushAns struct {
+	tx  *bolt.Tx
+	err error
+}
+
+func (s *Store) flushFor(copy bool) (*bolt.Tx, error) {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
-		return tasks.ErrClosed
+		return nil, tasks.ErrClosed
 	}
-	ch := make(chan error, 1)
-	s.flushes <- ch
+	r := flushReq{copy: copy, done: make(chan flushAns, 1)}
+	s.flushes <- r
 	s.mu.RUnlock()
-	return <-ch
+	a := <-r.done
+	return a.tx, a.err
+}
+
+// answer runs flush request r on the writer. For a copy it clears the
+// file's mark, unless cleared already, and begins the read transaction
+// before any checkpoint can set it again (freeze).
+func (s *Store) answer(r flushReq) {
+	err := s.flush()
+	if err != nil || !r.copy {
+		r.done <- flushAns{err: err}
+		return
+	}
+	if s.marked {
+		if err := markOpen(s.db, false); err != nil {
+			r.done <- flushAns{err: err}
+			return
+		}
+		s.marked = false
+	}
+	tx, err := s.db.Begin(false)
+	r.done <- flushAns{tx: tx, err: err}
 }
 
 func (s *Store) writer() {
@@ -80,8 +119,8 @@ func (s *Store) writer() {
 		case <-tick.C:
 			s.maybeFreeze(true)
 			continue
-		case ch := <-s.flushes:
-			ch <- s.flush()
+		case r := <-s.flushes:
+			s.answer(r)
 			continue
 		case <-s.stop:
 			// Senders hold mu.RLock while sending and closed is set
@@ -95,8 +134,14 @@ func (s *Store) writer() {
 					break drain
 				}
 			}
+			s.closing = true // the last checkpoint clears the mark
 			s.closeErr = s.flush()
 			close(s.ckptReq)
+			if s.closeErr == nil && s.marked { // nothing to checkpoint
+				if s.closeErr = markOpen(s.db, false); s.closeErr == nil {
+					s.marked = false
+				}
+			}
 			if s.closeErr == nil {
 				s.closeErr = s.wal.close()
 			}
@@ -121,6 +166,12 @@ func (s *Store) writer() {
 // how it went once the record is synced.
 func (s *Store) commit(batch []*write) {
 	start := time.Now()
+	if e := s.stopped.Load(); e != nil {
+		for _, w := range batch {
+			w.done <- e
+		}
+		return
+	}
 	if s.ckptErr != nil && s.act.size > s.ckptBytes*4 {
 		err := fmt.Errorf("the store cannot write to its file (%v): refusing more changes until it can", s.ckptErr)
 		for _, w := range batch {
@@ -243,7 +294,8 @@ func start(db *bolt.DB, wal *walLog, opts Options) *Store {
 		onCommit: opts.OnCommit,
 		moved:    opts.OnTransition,
 		writes:   make(chan *write, opts.MaxBatch),
-		flushes:  make(chan chan error),
+		flushes:  make(chan flushReq),
+		marked:   true, // by Open
 		stop:     make(chan struct{}),
 		wal:      wal,
 		ckptReq:  make(chan *layer, 1),
