@@ -76,10 +76,12 @@ type queuedDelivery struct {
 
 // deliveries returns the deliveries a transition of rec from prev
 // queues: one per webhook, but for a webhook whose id makes a pending key
-// past bbolt's key limit. The decoders cap ids at a2a.MaxIDBytes; such a
-// webhook (set before the cap) gets no deliveries, so that the
-// transitions of its task, which queue them, still write: a webhook must
-// never strand its task in a state no transition can leave.
+// past bbolt's key limit. The decoders cap ids at a2a.MaxIDBytes and the
+// store refuses such a webhook when it is set (TestPushConfigIDOverKeyLimitRefused);
+// one in a task written before both checks (its record holds it; only a
+// transition's pending key could not be written) gets no deliveries, so
+// that the transitions of its task, which queue them, still write: a
+// webhook must never strand its task in a state no transition can leave.
 func deliveries(rec *tasks.Record, prev a2a.TaskState) ([]queuedDelivery, error) {
 	if len(rec.PushConfigs) == 0 || !tasks.Notifies(prev, rec.State()) {
 		return nil, nil
