@@ -347,6 +347,9 @@ func (s *Service) finish(ctx context.Context, owner, id string, res callResult, 
 		}
 		select {
 		case <-stop:
+			if s.ex.ctx.Err() == nil && errors.Is(context.Cause(ctx), errFenced) {
+				continue // fenced while it waited: it tries on
+			}
 			log.Warn().Msg("call result not stored: shutdown while the store was unavailable; recovery settles the task at the next start")
 			return
 		case <-time.After(wait):
