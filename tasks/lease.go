@@ -18,7 +18,9 @@ import (
 //     good beat started less than 2/3 of a ttl ago; past that it renews
 //     before it takes any, and refuses work (ErrStoreUnavailable) while
 //     it cannot.
-//   - fenced: once its last good beat started 1.5 ttl ago, its lease may
+//   - fenced (on a store several processes share; a process that holds
+//     its store alone keeps its runs whatever the pause): once its last
+//     good beat started 1.5 ttl ago, its lease may
 //     have lapsed half a ttl ago: it stops its runs, which report nothing,
 //     and goes on under a new replica id, so that what it ran becomes the
 //     orphans of a replica that is gone. A result that a call produced

@@ -174,9 +174,11 @@ func New(cfg Config) *Service {
 		ttl:    cfg.LeaseTTL,
 		rerun:  s.rerun,
 		resume: s.resume,
-		fenced: func() { s.ex.stopAll(errFenced) },
 		ctx:    swCtx,
 		cancel: swCancel,
+	}
+	if s.relay != nil {
+		s.sw.fenced = func() { s.ex.stopAll(errFenced) }
 	}
 	return s
 }

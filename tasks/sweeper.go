@@ -41,7 +41,9 @@ type sweeper struct {
 	// resume starts the call of rec, resubmitted, again; false if the
 	// service closed meanwhile (the next start recovers it).
 	resume func(rec *Record, fn *functions.Function) bool
-	// fenced stops the runs of this replica, whose lease may have lapsed.
+	// fenced stops the runs of this replica, whose lease may have lapsed;
+	// nil on a store one process holds, where no other replica could take
+	// them over (a process that was suspended keeps its runs).
 	fenced func()
 
 	ctx    context.Context // the lifetime of the loops
@@ -54,10 +56,13 @@ const orphanBatch = 256
 
 // start runs the retention and lease loops until Close.
 func (sw *sweeper) start() {
-	sw.wg.Add(3)
+	sw.wg.Add(2)
 	go func() { defer sw.wg.Done(); sw.loop() }()
 	go func() { defer sw.wg.Done(); sw.leaseLoop() }()
-	go func() { defer sw.wg.Done(); sw.fenceLoop() }()
+	if sw.fenced != nil {
+		sw.wg.Add(1)
+		go func() { defer sw.wg.Done(); sw.fenceLoop() }()
+	}
 }
 
 // Close stops the loops and waits for them. The lease stays held until
