@@ -56,8 +56,10 @@ func BenchmarkSendEcho(b *testing.B) {
 type memStore struct{ tasks.Store }
 
 func (memStore) Heartbeat(context.Context, string, time.Duration) error { return nil }
-func (memStore) Orphans(context.Context, int) ([]*tasks.Record, error)  { return nil, nil }
-func (memStore) Expire(context.Context, time.Time, int) (int, error)    { return 0, nil }
+func (memStore) Orphans(context.Context, time.Duration, int) ([]*tasks.Record, error) {
+	return nil, nil
+}
+func (memStore) Expire(context.Context, time.Time, int) (int, error) { return 0, nil }
 func (memStore) Lookup(context.Context, tasks.IdemKey) (*tasks.Record, error) {
 	return nil, tasks.ErrNotFound
 }

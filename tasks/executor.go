@@ -147,6 +147,15 @@ func (ex *executor) stop(id string, cause error) {
 	}
 }
 
+// stopAll cancels every running call with cause.
+func (ex *executor) stopAll(cause error) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	for _, r := range ex.runs {
+		r.cancel(cause)
+	}
+}
+
 // running counts the spawned runs (queued or running) per function.
 func (ex *executor) running() map[string]int {
 	ex.mu.Lock()

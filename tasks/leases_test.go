@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -79,8 +80,16 @@ const testLeaseTTL = 300 * time.Millisecond
 // retry-safe call and one that is not. Once A's lease lapses, another
 // replica runs the retry-safe call again, exactly once between B and C,
 // and fails the other with "interrupted: replica lost"; B's own running
-// call is never touched, by B's peers or by a replica that starts.
+// call is never touched, by B's peers or by a replica that starts. The
+// same holds with the replicas' clocks an hour apart: leases are timed by
+// the database's clock, and each replica measures only durations.
 func TestReplicaLostCallsAreTakenOver(t *testing.T) {
+	for _, skew := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("skew=%v", skew), func(t *testing.T) { replicaLostCallsAreTakenOver(t, skew) })
+	}
+}
+
+func replicaLostCallsAreTakenOver(t *testing.T, skew time.Duration) {
 	dsn := pgtest.Schema(t)
 	backend, srv := newCounted(t)
 	httpFn := func(id, path string, retrySafe bool) *functions.Function {
@@ -88,8 +97,10 @@ func TestReplicaLostCallsAreTakenOver(t *testing.T) {
 	}
 	fns := []*functions.Function{httpFn("demo::retry", "/retry", true), httpFn("demo::once", "/once", false),
 		httpFn("demo::live", "/live", false)}
-	cfg := tasks.Config{LeaseTTL: testLeaseTTL}
-	a, b := openReplica(t, dsn, true, cfg, fns...), openReplica(t, dsn, true, cfg, fns...)
+	clock := func(d time.Duration) tasks.Config {
+		return tasks.Config{LeaseTTL: testLeaseTTL, Now: func() time.Time { return time.Now().Add(d) }}
+	}
+	a, b := openReplica(t, dsn, true, clock(skew), fns...), openReplica(t, dsn, true, clock(-skew), fns...)
 
 	send := func(r *replica, msgID, skill string) string {
 		t.Helper()
@@ -110,7 +121,7 @@ func TestReplicaLostCallsAreTakenOver(t *testing.T) {
 	a.svc.Crash()
 	// C starts while A's lease still holds: at its start it touches
 	// nothing (a failed task would never be working again).
-	c := openReplica(t, dsn, true, cfg, fns...)
+	c := openReplica(t, dsn, true, clock(2*skew), fns...)
 	awaitState(t, c, once, a2a.StateWorking)
 
 	done := awaitState(t, b, retry, a2a.StateCompleted)

@@ -367,7 +367,8 @@ type Store interface {
 // Leases is what the sweeper needs of a store that replicas share: each
 // replica holds a lease while it lives, renewed by its heartbeats, on
 // the calls it runs (the tasks whose Record.Runner it is); a task whose
-// runner's lease lapsed is an orphan, which another replica takes over.
+// runner holds no lease, or whose lease lapsed long enough ago, is an
+// orphan, which another replica takes over (the rule is the sweeper's).
 // Leases are timed by the store's clock, so that replicas whose clocks
 // differ agree on which have lapsed.
 type Leases interface {
@@ -375,7 +376,8 @@ type Leases interface {
 	// less ends it at once (a replica that stops).
 	Heartbeat(ctx context.Context, replica string, ttl time.Duration) error
 	// Orphans returns up to limit tasks, head and input, that are
-	// submitted or working and whose Runner holds no lease now: it
-	// lapsed, was never held, or the task has no runner.
-	Orphans(ctx context.Context, limit int) ([]*Record, error)
+	// submitted or working and whose Runner holds no lease: the task has
+	// no runner, the runner never held a lease or ended it, or its lease
+	// lapsed at least grace ago (by the store's clock).
+	Orphans(ctx context.Context, grace time.Duration, limit int) ([]*Record, error)
 }

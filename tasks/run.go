@@ -310,6 +310,9 @@ func (s *Service) ended(cause error, id string, fn *functions.Function, res func
 	case errors.Is(cause, errCanceledByClient):
 		log.Info().Msg("call stopped: task canceled")
 		return callResult{stopped: true}
+	case errors.Is(cause, errFenced):
+		log.Warn().Msg("call stopped: the replica's lease may have lapsed; another replica takes the task over")
+		return callResult{stopped: true}
 	case errors.Is(cause, errOutputTooLarge), errors.Is(cause, errQuotaExceeded):
 		return callResult{stopped: true} // the task is failed already
 	}
@@ -322,6 +325,10 @@ func (s *Service) ended(cause error, id string, fn *functions.Function, res func
 // the cancel). While the store is unavailable it tries again, backing off,
 // until the store takes it or the run is stopped (shutdown: recovery at
 // the next start settles the task): a result is not lost to an outage.
+// A fence (errFenced) does not stop it: the result is stored unless
+// another replica adopted the task meanwhile. The tries are at most a
+// quarter of the lease's ttl apart, so that one lands before a replica
+// back from an outage every one shared may adopt the task.
 func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
 	var (
 		rec *Record
@@ -341,13 +348,20 @@ func (s *Service) finish(ctx context.Context, owner, id string, res callResult, 
 		if tries == 0 {
 			log.Warn().Err(err).Msg("store unavailable: the call's result is kept and stored again until it takes")
 		}
+		stop := ctx.Done()
+		if errors.Is(context.Cause(ctx), errFenced) {
+			stop = s.ex.ctx.Done()
+		}
 		select {
-		case <-ctx.Done():
+		case <-stop:
+			if s.ex.ctx.Err() == nil && errors.Is(context.Cause(ctx), errFenced) {
+				continue // fenced while it waited: it tries on
+			}
 			log.Warn().Msg("call result not stored: shutdown while the store was unavailable; recovery settles the task at the next start")
 			return
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 5*time.Second)
+		wait = min(2*wait, 5*time.Second, s.cfg.LeaseTTL/4)
 	}
 	switch {
 	case errors.Is(err, errSkip):

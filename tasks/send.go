@@ -64,11 +64,17 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			return nil, err
 		}
 		release, ok := s.acquire(ctx, fn, false)
-		if ok && window > 0 && fn.RetrySafe {
+		// On a store other processes share, a send on another replica
+		// may claim the messageId meanwhile (in one process, flights make
+		// sends of one messageId take turns): there, a call that reaches
+		// a backend waits for its task, so that a message makes one call,
+		// under its task's key. An immediate call reaches none.
+		immediate := functions.IsImmediate(fn.Backend)
+		if ok && window > 0 && fn.RetrySafe && (s.relay == nil || immediate) {
 			// The call may run before its task is stored, unless this
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
-			case errors.Is(err, ErrNotFound) && functions.IsImmediate(fn.Backend):
+			case errors.Is(err, ErrNotFound) && immediate:
 				return s.runNow(ctx, ck, key, rec, events, fn, release)
 			case errors.Is(err, ErrNotFound):
 				return s.speculate(ctx, in, ck, key, rec, events, fn, release, window)

@@ -100,7 +100,6 @@ type Service struct {
 	log    zerolog.Logger
 	met    Metrics
 
-	replica string    // this replica's id among those sharing the store, new at each start
 	ex      *executor // places, slots and runs of calls
 	sw      *sweeper  // leases, recovery, retention
 	relay   *relay    // other processes' commits on a shared store; nil if not shared
@@ -151,13 +150,9 @@ func New(cfg Config) *Service {
 		broker: NewBroker(),
 		log:    cfg.Logger,
 		met:    cfg.Metrics,
-		// A new id at each start: a replica that comes back is another
-		// one, and its predecessor's calls are orphans once its lease
-		// lapses.
-		replica: newID(),
-		ex:      newExecutor(cfg.MaxConcurrent, cfg.MaxQueue),
-		ctx:     ctx,
-		cancel:  cancel,
+		ex:     newExecutor(cfg.MaxConcurrent, cfg.MaxQueue),
+		ctx:    ctx,
+		cancel: cancel,
 	}
 	if sh, ok := cfg.Store.(Shared); ok {
 		stop := func(id string) { s.ex.stop(id, errCanceledByClient) }
@@ -172,12 +167,18 @@ func New(cfg Config) *Service {
 		retention: cfg.Retention,
 		interval:  cfg.RetentionInterval,
 		batch:     cfg.RetentionBatch,
-		replica:   s.replica,
-		ttl:       cfg.LeaseTTL,
-		rerun:     s.rerun,
-		resume:    s.resume,
-		ctx:       swCtx,
-		cancel:    swCancel,
+		// A new id at each start: a replica that comes back is another
+		// one, and its predecessor's calls are orphans once its lease
+		// lapses.
+		lease:  &lease{ttl: cfg.LeaseTTL, id: newID()},
+		ttl:    cfg.LeaseTTL,
+		rerun:  s.rerun,
+		resume: s.resume,
+		ctx:    swCtx,
+		cancel: swCancel,
+	}
+	if s.relay != nil {
+		s.sw.fenced = func() { s.ex.stopAll(errFenced) }
 	}
 	return s
 }
@@ -203,6 +204,15 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	s.sw.start()
 	return nil
+}
+
+// NotReady says why this replica takes no new work, "" while it does:
+// its lease may have lapsed, and it has not renewed it yet (see lease).
+func (s *Service) NotReady() string {
+	if !s.sw.lease.held(time.Now()) {
+		return "the replica's lease is not held: renewing it"
+	}
+	return ""
 }
 
 // Sweep deletes the terminal tasks older than the retention period, in
@@ -323,6 +333,11 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 // send is Send; window is how long a retry-safe call may run before its
 // task is stored (0: store it first); the policy's decision goes to out.
 func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration, out *Outcome) (*a2a.Task, error) {
+	// A replica that may have lost its lease takes no work until it
+	// holds one again: another replica could adopt the call at once.
+	if err := s.sw.ensure(ctx); err != nil {
+		return nil, err
+	}
 	msg := p.Message
 	key := KeyFor(caller.ID, &msg)
 	key.Quota = caller.Quota
@@ -388,13 +403,13 @@ func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
 // move is advance at the service's clock: it moves r to st on on, if the
 // state machine allows it (see transition for its errors).
 func (s *Service) move(r *Record, on trigger, st a2a.TaskStatus) error {
-	return advance(r, on, st, s.cfg.Now(), s.replica)
+	return advance(r, on, st, s.cfg.Now(), s.sw.lease.runnerOf(r.Runner, on))
 }
 
 // may reports whether on may take r to the state to on this replica, as
 // advance would, without moving it (see runs and transition).
 func (s *Service) may(r *Record, to a2a.TaskState, on trigger) error {
-	if err := runs(r, on, s.replica); err != nil {
+	if err := runs(r, on, s.sw.lease.runnerOf(r.Runner, on)); err != nil {
 		return err
 	}
 	return transition(r.State(), to, on)

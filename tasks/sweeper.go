@@ -31,7 +31,7 @@ type sweeper struct {
 	retention time.Duration // how long terminal tasks are kept
 	interval  time.Duration // how often they are swept
 	batch     int           // tasks deleted per transaction
-	replica   string        // this replica, the runner of the calls it runs
+	lease     *lease        // this replica's id, the runner of the calls it runs, and its lease
 	ttl       time.Duration // how long its lease lasts without a heartbeat
 
 	// rerun returns the function of rec, a task a restart cut short, if
@@ -41,6 +41,10 @@ type sweeper struct {
 	// resume starts the call of rec, resubmitted, again; false if the
 	// service closed meanwhile (the next start recovers it).
 	resume func(rec *Record, fn *functions.Function) bool
+	// fenced stops the runs of this replica, whose lease may have lapsed;
+	// nil on a store one process holds, where no other replica could take
+	// them over (a process that was suspended keeps its runs).
+	fenced func()
 
 	ctx    context.Context // the lifetime of the loops
 	cancel context.CancelFunc
@@ -55,6 +59,10 @@ func (sw *sweeper) start() {
 	sw.wg.Add(2)
 	go func() { defer sw.wg.Done(); sw.loop() }()
 	go func() { defer sw.wg.Done(); sw.leaseLoop() }()
+	if sw.fenced != nil {
+		sw.wg.Add(1)
+		go func() { defer sw.wg.Done(); sw.fenceLoop() }()
+	}
 }
 
 // Close stops the loops and waits for them. The lease stays held until
@@ -69,17 +77,9 @@ func (sw *sweeper) Close() {
 func (sw *sweeper) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := sw.store.Heartbeat(ctx, sw.replica, 0); err != nil && !errors.Is(err, ErrClosed) {
+	if err := sw.store.Heartbeat(ctx, sw.lease.replica(), 0); err != nil && !errors.Is(err, ErrClosed) {
 		sw.log.Warn().Err(err).Msg("end the replica's lease; other replicas wait for it to lapse")
 	}
-}
-
-// heartbeat renews this replica's lease.
-func (sw *sweeper) heartbeat(ctx context.Context) error {
-	if err := sw.store.Heartbeat(ctx, sw.replica, sw.ttl); err != nil {
-		return fmt.Errorf("renew the replica's lease: %w", err)
-	}
-	return nil
 }
 
 // leaseLoop renews the lease and settles the orphans every third of its
@@ -97,7 +97,8 @@ func (sw *sweeper) leaseLoop() {
 }
 
 // recover settles the orphans, the tasks left unfinished by a replica
-// whose lease lapsed (an earlier process of this one included): calls
+// whose lease lapsed (an earlier process of this one included; see lease
+// for when a lapse is one): calls
 // that were submitted or working fail with "interrupted: replica lost"
 // ("server restarted" when no runner was recorded, as in a store one
 // process holds), unless their function is retry-safe, in which case they
@@ -112,7 +113,7 @@ func (sw *sweeper) recover(ctx context.Context) error {
 		}
 	}()
 	for {
-		orphans, err := sw.store.Orphans(ctx, orphanBatch)
+		orphans, err := sw.store.Orphans(ctx, sw.lease.grace(time.Now()), orphanBatch)
 		if err != nil {
 			return fmt.Errorf("read orphaned tasks: %w", err)
 		}
@@ -134,8 +135,9 @@ func (sw *sweeper) settleAll(ctx context.Context, orphans []*Record) (failed, re
 		mu  sync.Mutex
 		sem = make(chan struct{}, 64)
 	)
+	self := sw.lease.replica()
 	for _, rec := range orphans {
-		if rec.Runner == sw.replica {
+		if rec.Runner == self {
 			continue // this replica's own lease lapsed: another may take them, not it
 		}
 		sem <- struct{}{}
@@ -195,7 +197,7 @@ func (sw *sweeper) settle(ctx context.Context, rec *Record) (retried, settled bo
 		status = a2a.TaskStatus{State: a2a.StateSubmitted, Timestamp: status.Timestamp,
 			Message: agentText(rec.Task.ID, rec.Task.ContextID, "Resubmitted: "+why)}
 	}
-	st, sc := rec.State(), Head
+	st, sc, self := rec.State(), Head, sw.lease.replica()
 	if fn != nil {
 		sc = Scope{History: -1} // the call's attempt and key come from its history
 	}
@@ -203,7 +205,7 @@ func (sw *sweeper) settle(ctx context.Context, rec *Record) (retried, settled bo
 		if r.State() != st || r.Runner != rec.Runner { // moved on, or taken over, since Orphans read it
 			return nil, errSkip
 		}
-		if err := advance(r, onRecover, status, sw.now(), sw.replica); err != nil {
+		if err := advance(r, onRecover, status, sw.now(), self); err != nil {
 			return nil, err
 		}
 		r.Group = nil

@@ -52,8 +52,8 @@ func (m *Main) newAdmin() *admin.Server {
 }
 
 // notReady is why a2ad takes no work, "" while it does: the store is
-// open (and a database answers), a catalogue is loaded and it is not
-// draining.
+// open (and a database answers), the replica holds its lease, a
+// catalogue is loaded and it is not draining.
 func (m *Main) notReady() string {
 	switch {
 	case m.draining.Load():
@@ -65,7 +65,12 @@ func (m *Main) notReady() string {
 	case m.storeWritable != nil && m.storeWritable() != nil:
 		return "store stopped taking writes"
 	case m.storeProbe != nil:
-		return m.storeProbe.NotReady()
+		if why := m.storeProbe.NotReady(); why != "" {
+			return why
+		}
+	}
+	if m.service != nil {
+		return m.service.NotReady()
 	}
 	return ""
 }

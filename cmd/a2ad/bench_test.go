@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -45,6 +47,33 @@ func BenchmarkHTTPSendEchoPostgres(b *testing.B) {
 			sendEchoes(b, m)
 		})
 	}
+}
+
+// BenchmarkHTTPSendQuickPostgres is BenchmarkHTTPSendEchoPostgres (quota
+// off) of a retry-safe HTTP function whose backend (httptest) answers at
+// once: on a shared store its task is stored working before the call
+// and completed after it (two commits), so that a message makes one call
+// whichever replica its sends reach (issue 26).
+func BenchmarkHTTPSendQuickPostgres(b *testing.B) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	b.Cleanup(backend.Close)
+	catalog := filepath.Join(b.TempDir(), "catalog.yaml")
+	putFile(b, catalog, `functions:
+  - id: demo::echo
+    metadata: {"a2a.expose": true}
+    retry_safe: true
+    http: {url: `+backend.URL+`}
+`)
+	m := startMain(b, func(c *Config) {
+		c.Catalog, c.Store = catalog, pgtest.Schema(b)
+		c.RatePerSecond, c.RateBytes, c.MaxInFlightPerCaller, c.MaxCallsPerCaller = 0, 0, 0, 0
+		c.QuotaTasks, c.QuotaBytes = 0, 0
+	})
+	sendEchoes(b, m)
 }
 
 // sendEchoes sends b.N blocking sends of demo::echo to m from 16

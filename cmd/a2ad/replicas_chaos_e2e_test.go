@@ -7,51 +7,37 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2ad/a2ad/internal/pgtest"
 )
 
-// chaosBackend answers a call after 50 to 400 ms, counting the calls of
-// each key, or gives up when its caller dies.
-type chaosBackend struct {
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (b *chaosBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var in struct{ Key string }
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Key == "" {
-		http.Error(w, "no key", http.StatusBadRequest)
-		return
-	}
-	b.mu.Lock()
-	b.calls[in.Key]++
-	b.mu.Unlock()
-	select {
-	case <-time.After(time.Duration(50+rand.IntN(350)) * time.Millisecond):
-	case <-r.Context().Done():
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"key":%q}`, in.Key)
-}
-
-func (b *chaosBackend) count(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.calls[key]
-}
-
-// chaosFleet is three replicas, one of which the test kills and restarts.
+// chaosFleet is three replicas, one of which the test kills and restarts;
+// cut, behind a proxy, is never killed.
 type chaosFleet struct {
 	mu       sync.Mutex
 	replicas []*process
+	cut      *process
+	outage   atomic.Bool // a refused send is expected
+	// excused: while cut was cut off, and just before each kill (see
+	// checkBut).
+	excused []span
+}
+
+// ready waits until every replica is ready.
+func (f *chaosFleet) ready(t *testing.T) {
+	f.mu.Lock()
+	rs := slices.Clone(f.replicas)
+	f.mu.Unlock()
+	for _, r := range rs {
+		waitReady(t, r, 30*time.Second)
+	}
 }
 
 func (f *chaosFleet) pick() string {
@@ -66,33 +52,31 @@ type chaosTask struct {
 	again   bool // of the retry-safe function
 }
 
-// TestReplicasChaos (A2AD_CHAOS=1) runs 8 clients over three replicas for
-// 30 s while one replica is SIGKILLed and restarted, twice. By the end
-// every acknowledged task exists and is terminal, the function that is not
-// retry-safe ran at most once per task, and the retry-safe one ran again
-// only for calls its replica's death interrupted (counted and logged).
+// TestReplicasChaos (A2AD_CHAOS=1) runs 8 clients over three replicas on
+// a PostgreSQL server of its own for about 50 s while one replica is
+// SIGKILLed and restarted, twice, then PostgreSQL stops for 2.5 times the
+// ttl, then one replica's connections are cut as long, with calls sent to
+// every replica right after each. By the end every acknowledged task
+// exists and is terminal, the function that is not retry-safe ran at most
+// once per task, the retry-safe one ran again only for calls a death or
+// an outage interrupted (counted and logged), no two attempts of a call
+// overlapped, no task failed "replica lost" while its call completed, and
+// the calls sent right after an outage each ran once.
 func TestReplicasChaos(t *testing.T) {
 	if os.Getenv("A2AD_CHAOS") != "1" {
-		t.Skip("set A2AD_CHAOS=1 to run the 30 s chaos run")
+		t.Skip("set A2AD_CHAOS=1 to run the 50 s chaos run")
 	}
-	dsn := pgtest.Schema(t)
-	backend := &chaosBackend{calls: map[string]int{}}
-	server := httptest.NewServer(backend)
-	t.Cleanup(server.Close)
-	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
-	putFile(t, catalog, fmt.Sprintf(`functions:
-  - id: work::again
-    metadata: {"a2a.expose": true}
-    retry_safe: true
-    http: {url: %[1]s}
-  - id: work::once
-    metadata: {"a2a.expose": true}
-    http: {url: %[1]s}
-`, server.URL))
+	pg := pgtest.StartPrivate(t)
+	dsn := pg.DSN()
+	backend, url := newTimedBackend(t)
+	catalog := leaseCatalog(t, url)
 	// The clients all come from 127.0.0.1: one anonymous caller, whom the
 	// default rate limit would hold back.
 	flags := []string{"--lease-ttl", "1s", "--rate", "0"}
-	fleet := &chaosFleet{replicas: startReplicas(t, catalog, dsn, 3, flags...)}
+	proxy := pgtest.NewProxy(t, dsn)
+	fleet := &chaosFleet{replicas: startReplicas(t, catalog, dsn, 2, flags...)}
+	fleet.cut = startBinary(t, catalog, proxy.DSN(dsn), flags...)
+	fleet.replicas = append(fleet.replicas, fleet.cut)
 
 	stop := make(chan struct{})
 	var (
@@ -101,6 +85,9 @@ func TestReplicasChaos(t *testing.T) {
 		acked    []chaosTask
 		refusals []string
 		lost     int // sends whose replica died before it answered
+		refused  int // sends refused during an outage
+		after    []leaseCall
+		deads    []*process
 	)
 	for c := range 8 {
 		wg.Add(1)
@@ -115,11 +102,14 @@ func TestReplicasChaos(t *testing.T) {
 				key := fmt.Sprintf("c%d-%d", c, i)
 				again := rand.IntN(2) == 0
 				fn := map[bool]string{true: "work::again", false: "work::once"}[again]
+				outage := fleet.outage.Load()
 				task, refusal, err := chaosSend(fleet.pick(), key, fn, rand.IntN(2) == 0)
 				mu.Lock()
 				switch {
 				case err != nil:
 					lost++
+				case refusal != "" && (outage || fleet.outage.Load()):
+					refused++
 				case refusal != "":
 					refusals = append(refusals, refusal)
 				default:
@@ -131,35 +121,83 @@ func TestReplicasChaos(t *testing.T) {
 	}
 	for round := range 2 {
 		time.Sleep(9 * time.Second)
-		victim := round + rand.IntN(2) // one of the first two, the other's turn may come
 		fleet.mu.Lock()
+		victim := slices.IndexFunc(fleet.replicas, func(p *process) bool { return p != fleet.cut })
 		dead := fleet.replicas[victim]
-		fleet.replicas = append(fleet.replicas[:victim:victim], fleet.replicas[victim+1:]...)
+		fleet.replicas = slices.Delete(fleet.replicas, victim, victim+1)
 		fleet.mu.Unlock()
 		dead.kill(t)
-		t.Logf("round %d: SIGKILLed a replica", round+1)
+		fleet.excused = append(fleet.excused, span{time.Now().Add(-500 * time.Millisecond), time.Now()})
+		deads = append(deads, dead)
+		t.Logf("%s round %d: SIGKILLed a replica", time.Now().Format("15:04:05.000"), round+1)
 		time.Sleep(2 * time.Second)
 		fresh := startBinary(t, catalog, dsn, flags...)
 		fleet.mu.Lock()
 		fleet.replicas = append(fleet.replicas, fresh)
 		fleet.mu.Unlock()
 	}
-	time.Sleep(8 * time.Second)
+	time.Sleep(4 * time.Second)
+	after = append(after, chaosOutage(t, fleet, "db", pg.Stop, pg.Start)...)
+	time.Sleep(4 * time.Second)
+	var cutAt time.Time
+	cut := func() { cutAt = time.Now(); proxy.Cut() }
+	restore := func() { proxy.Restore(); fleet.excused = append(fleet.excused, span{cutAt, time.Now()}) }
+	after = append(after, chaosOutage(t, fleet, "cut", cut, restore)...)
+	time.Sleep(5 * time.Second)
 	close(stop)
 	wg.Wait()
 	if len(refusals) > 0 {
 		t.Errorf("%d sends refused, first: %s", len(refusals), refusals[0])
 	}
 	checkChaos(t, fleet, backend, acked)
-	t.Logf("%d tasks acknowledged, %d sends lost with their replica", len(acked), lost)
+	if t.Failed() && testing.Verbose() {
+		for _, r := range append(fleet.replicas, deads...) {
+			r.mu.Lock()
+			for _, l := range strings.Split(r.logs.String(), "\n") {
+				if strings.Contains(l, `"level":"warn"`) || strings.Contains(l, `"level":"error"`) {
+					t.Log(r.base, l)
+				}
+			}
+			r.mu.Unlock()
+		}
+	}
+	checkLeaseCalls(t, fleet.pick(), backend, after, true)
+	t.Logf("%d tasks acknowledged, %d sends lost with their replica, %d refused during an outage", len(acked), lost, refused)
+}
+
+// chaosOutage takes the database away from the fleet (or from one
+// replica) for 2.5 s, 2.5 times the ttl, with stop and start, waits until
+// every replica is ready again and sends each of them a call of each
+// function at once, which it returns.
+func chaosOutage(t *testing.T, fleet *chaosFleet, name string, stop, start func()) []leaseCall {
+	fleet.outage.Store(true)
+	stop()
+	t.Logf("%s %s: outage begins", time.Now().Format("15:04:05.000"), name)
+	time.Sleep(2500 * time.Millisecond)
+	start()
+	fleet.ready(t)
+	fleet.mu.Lock()
+	rs := slices.Clone(fleet.replicas)
+	fleet.mu.Unlock()
+	var calls []leaseCall
+	for i, r := range rs {
+		calls = append(calls,
+			sendLease(t, r.base, fmt.Sprintf("%s-again-%d", name, i), "work::again", 1500),
+			sendLease(t, r.base, fmt.Sprintf("%s-once-%d", name, i), "work::once", 1500))
+	}
+	time.Sleep(500 * time.Millisecond) // sends under way when the replicas came back
+	fleet.outage.Store(false)
+	t.Logf("%s %s: outage over, %d calls sent", time.Now().Format("15:04:05.000"), name, len(calls))
+	return calls
 }
 
 // chaosSend sends one message to base; it returns the task's id, or the
 // JSON-RPC error, or the transport error of a replica that died.
 func chaosSend(base, key, fn string, blocking bool) (id, refusal string, err error) {
 	hc := &http.Client{Timeout: 20 * time.Second}
+	input := map[string]any{"key": key, "ms": 50 + rand.IntN(350)}
 	resp, err := hc.Post(base+"/a2a", "application/json",
-		bytes.NewReader(rpcBody("message/send", sendParams(key, fn, map[string]any{"key": key}, blocking))))
+		bytes.NewReader(rpcBody("message/send", sendParams(key, fn, input, blocking))))
 	if err != nil {
 		return "", "", err
 	}
@@ -180,7 +218,7 @@ func chaosSend(base, key, fn string, blocking bool) (id, refusal string, err err
 
 // checkChaos waits for every acknowledged task to end, then checks how it
 // ended and how often its function ran.
-func checkChaos(t *testing.T, fleet *chaosFleet, backend *chaosBackend, acked []chaosTask) {
+func checkChaos(t *testing.T, fleet *chaosFleet, backend *timedBackend, acked []chaosTask) {
 	t.Helper()
 	base := fleet.pick()
 	deadline := time.Now().Add(30 * time.Second)
@@ -200,6 +238,9 @@ func checkChaos(t *testing.T, fleet *chaosFleet, backend *chaosBackend, acked []
 		}
 		st, calls := state(got), backend.count(task.key)
 		ended[st]++
+		for _, bad := range backend.checkBut(task.key, st, statusMessage(got), fleet.excused) {
+			t.Error(bad)
+		}
 		switch {
 		case task.again && (st != "completed" || calls < 1 || calls > 3):
 			t.Errorf("retry-safe task %s: %s after %d calls, want completed after 1 to 3", task.key, st, calls)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -195,6 +197,24 @@ func TestReplicasOneTaskPerMessage(t *testing.T) {
 `, backend.URL))
 	rs := startReplicas(t, catalog, dsn, 3)
 
+	sendAtOnce(t, rs, "same-message", "work::slow")
+	time.Sleep(300 * time.Millisecond) // a second call would have arrived
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("the function ran %d times, want 1", got)
+	}
+	for i, r := range rs {
+		res := resultTask(t, rpc(t, r.base, "tasks/list", map[string]any{"page_size": 50}))
+		if res["total_size"] != float64(1) {
+			t.Fatalf("replica %d lists %v tasks, want 1", i, res["total_size"])
+		}
+	}
+}
+
+// sendAtOnce sends message msgID, calling fn, 20 times at once spread
+// over rs, blocking, and fails the test unless every answer is the same
+// completed task, whose id it returns.
+func sendAtOnce(t *testing.T, rs []*process, msgID, fn string) string {
+	t.Helper()
 	const n = 20
 	ids := make([]string, n)
 	states := make([]string, n)
@@ -205,8 +225,8 @@ func TestReplicasOneTaskPerMessage(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			resp, err := http.Post(rs[i%3].base+"/a2a", "application/json",
-				bytes.NewReader(rpcBody("message/send", sendParams("same-message", "work::slow", map[string]any{}, true))))
+			resp, err := http.Post(rs[i%len(rs)].base+"/a2a", "application/json",
+				bytes.NewReader(rpcBody("message/send", sendParams(msgID, fn, map[string]any{}, true))))
 			if err != nil {
 				t.Error(err)
 				return
@@ -229,17 +249,65 @@ func TestReplicasOneTaskPerMessage(t *testing.T) {
 	wg.Wait()
 	for i := range n {
 		if ids[i] == "" || ids[i] != ids[0] || states[i] != "completed" {
-			t.Fatalf("send %d (on replica %d): task %q %q, want every send the one completed task %q", i, i%3, ids[i], states[i], ids[0])
+			t.Fatalf("send %d (on replica %d): task %q %q, want every send the one completed task %q", i, i%len(rs), ids[i], states[i], ids[0])
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // a second call would have arrived
-	if got := calls.Load(); got != 1 {
-		t.Fatalf("the function ran %d times, want 1", got)
+	return ids[0]
+}
+
+// TestReplicasOneCallPerMessageQuick: as TestReplicasOneTaskPerMessage,
+// for a retry-safe function that answers at once (within the window in
+// which a call may run before its task is stored): the backend is called
+// once, under the task's Idempotency-Key and id, for each of 5 messages.
+func TestReplicasOneCallPerMessageQuick(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	var (
+		mu    sync.Mutex
+		calls = map[string][]string{} // Idempotency-Key → the task ids called under it
+	)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		key := r.Header.Get("Idempotency-Key")
+		calls[key] = append(calls[key], r.Header.Get("A2A-Task-Id"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	t.Cleanup(backend.Close)
+	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+	putFile(t, catalog, fmt.Sprintf(`functions:
+  - id: work::quick
+    metadata: {"a2a.expose": true}
+    retry_safe: true
+    http: {url: %s}
+`, backend.URL))
+	rs := startReplicas(t, catalog, dsn, 3, "--rate", "0")
+	want := map[string]string{} // the task's Idempotency-Key → its id
+	for m := range 5 {
+		msgID := fmt.Sprintf("message-%d", m)
+		id := sendAtOnce(t, rs, msgID, "work::quick")
+		h := sha256.Sum256([]byte(id + "\x00" + msgID)) // the README's derivation
+		want[hex.EncodeToString(h[:16])] = id
 	}
-	for i, r := range rs {
-		res := resultTask(t, rpc(t, r.base, "tasks/list", map[string]any{"page_size": 50}))
-		if res["total_size"] != float64(1) {
-			t.Fatalf("replica %d lists %v tasks, want 1", i, res["total_size"])
+	time.Sleep(300 * time.Millisecond) // a late call would have arrived
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for key, ids := range calls {
+		n += len(ids)
+		if len(ids) > 1 {
+			t.Errorf("Idempotency-Key %s: %d calls (tasks %v), want 1", key, len(ids), ids)
 		}
+		if id, ok := want[key]; !ok || ids[0] != id {
+			t.Errorf("a call under Idempotency-Key %s for task %s, which is no task's key (want the task's own)", key, ids[0])
+		}
+	}
+	if len(calls) != 5 || n != 5 {
+		t.Errorf("5 messages made %d calls under %d keys, want 5 under 5", n, len(calls))
+	}
+	res := resultTask(t, rpc(t, rs[0].base, "tasks/list", map[string]any{"page_size": 50}))
+	if res["total_size"] != float64(5) {
+		t.Fatalf("%v tasks listed, want 5", res["total_size"])
 	}
 }

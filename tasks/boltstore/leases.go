@@ -58,11 +58,13 @@ func (l *leases) undo(id, runner, prev string) {
 	}
 }
 
-// live reports whether replica's lease holds at now.
-func (l *leases) live(replica string, now time.Time) bool {
+// held reports whether replica holds a lease that lapsed less than
+// grace before now, or lives.
+func (l *leases) held(replica string, now time.Time, grace time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return now.Before(l.until[replica])
+	until, ok := l.until[replica]
+	return ok && now.Add(-grace).Before(until)
 }
 
 // Heartbeat implements tasks.Leases.
@@ -87,7 +89,7 @@ func (s *Store) Heartbeat(ctx context.Context, replica string, ttl time.Duration
 }
 
 // Orphans implements tasks.Leases, from the non-terminal index.
-func (s *Store) Orphans(ctx context.Context, limit int) ([]*tasks.Record, error) {
+func (s *Store) Orphans(ctx context.Context, grace time.Duration, limit int) ([]*tasks.Record, error) {
 	active, err := s.Active(ctx)
 	if err != nil {
 		return nil, err
@@ -101,7 +103,7 @@ func (s *Store) Orphans(ctx context.Context, limit int) ([]*tasks.Record, error)
 		if st := r.State(); st != a2a.StateSubmitted && st != a2a.StateWorking {
 			continue
 		}
-		if r.Runner == "" || !s.lease.live(r.Runner, now) {
+		if r.Runner == "" || !s.lease.held(r.Runner, now, grace) {
 			out = append(out, r)
 		}
 	}

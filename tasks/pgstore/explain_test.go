@@ -68,7 +68,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		{"Lookup", lookupQuery, []any{[]byte("o5"), []byte("m105")}, "idem_pkey"},
 		{"Events", eventsQuery, []any{[]byte("t105"), int64(1)}, "events_pkey"},
 		{"Active", activeQuery, nil, "tasks_active"},
-		{"Orphans", orphansQuery, []any{256}, "tasks_active"},
+		{"Orphans", orphansQuery, []any{256, int64(15_000_000)}, "tasks_active"},
 		{"ActiveStates", `SELECT state, count(*) FROM tasks WHERE NOT terminal GROUP BY state`, nil, "tasks_active"},
 		{"List page after a cursor", page, pageArgs, "tasks_listing"},
 		{"List by context", byCtx, byCtxArgs, "tasks_listing_context"},

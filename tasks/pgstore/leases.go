@@ -39,13 +39,15 @@ func (s *Store) Heartbeat(ctx context.Context, replica string, ttl time.Duration
 }
 
 // orphansQuery reads up to $1 orphans, from tasks_active: submitted or
-// working tasks whose runner holds no live lease.
+// working tasks whose runner holds no lease, or one that lapsed at least
+// $2 microseconds ago.
 const orphansQuery = `SELECT ` + headCols + `, NULL::bytea[], NULL::bytea[], t.input FROM tasks t
 	WHERE NOT t.terminal AND t.state IN ('submitted', 'working')
-	AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.replica = t.runner AND l.until > now())
+	AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.replica = t.runner
+		AND l.until > now() - $2::bigint * interval '1 microsecond')
 	LIMIT $1`
 
 // Orphans implements tasks.Leases.
-func (s *Store) Orphans(ctx context.Context, limit int) ([]*tasks.Record, error) {
-	return s.records(ctx, orphansQuery, limit)
+func (s *Store) Orphans(ctx context.Context, grace time.Duration, limit int) ([]*tasks.Record, error) {
+	return s.records(ctx, orphansQuery, limit, grace.Microseconds())
 }

@@ -55,9 +55,10 @@ func testRunnerIsKept(t *testing.T, sub *Subject) {
 }
 
 // testOrphansHaveNoLiveLease: Orphans returns the submitted and working
-// tasks whose runner holds no lease (never held, ended, lapsed) or that
-// have none, with their input, up to its limit; a task whose runner's
-// lease lives, and a task in any other state, is no orphan.
+// tasks whose runner holds no lease (never held, ended, lapsed at least
+// grace ago) or that have none, with their input, up to its limit; a task
+// whose runner's lease lives or lapsed less than grace ago, and a task in
+// any other state, is no orphan.
 func testOrphansHaveNoLiveLease(t *testing.T, sub *Subject) {
 	s := sub.Store
 	now := time.Now()
@@ -84,9 +85,14 @@ func testOrphansHaveNoLiveLease(t *testing.T, sub *Subject) {
 			t.Fatalf("Heartbeat(%s, %v): %v", replica, ttl, err)
 		}
 	}
+	var orphansAfter func(grace time.Duration, limit int, want ...string)
 	orphans := func(limit int, want ...string) {
 		t.Helper()
-		got, err := s.Orphans(ctx, limit)
+		orphansAfter(0, limit, want...)
+	}
+	orphansAfter = func(grace time.Duration, limit int, want ...string) {
+		t.Helper()
+		got, err := s.Orphans(ctx, grace, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +105,7 @@ func testOrphansHaveNoLiveLease(t *testing.T, sub *Subject) {
 		}
 		slices.Sort(ids)
 		if !slices.Equal(ids, want) {
-			t.Fatalf("Orphans(%d) = %v, want %v", limit, ids, want)
+			t.Fatalf("Orphans(%v, %d) = %v, want %v", grace, limit, ids, want)
 		}
 	}
 	beat("replica-live", time.Minute)
@@ -110,9 +116,13 @@ func testOrphansHaveNoLiveLease(t *testing.T, sub *Subject) {
 	orphans(100, "ended", "never", "none")
 	time.Sleep(600 * time.Millisecond)
 	orphans(100, "ended", "lapsing", "never", "none")
+	// A lease that lapsed less than grace ago still holds its tasks; one
+	// never held or ended holds none.
+	orphansAfter(time.Minute, 100, "ended", "never", "none")
+	orphansAfter(200*time.Millisecond, 100, "ended", "lapsing", "never", "none")
 	beat("replica-lapsing", time.Minute) // back: its lease holds again
 	orphans(100, "ended", "never", "none")
-	if got, err := s.Orphans(ctx, 2); err != nil || len(got) != 2 {
+	if got, err := s.Orphans(ctx, 0, 2); err != nil || len(got) != 2 {
 		t.Fatalf("Orphans(2) = %d tasks, %v; want 2", len(got), err)
 	}
 	sub.check(t)
