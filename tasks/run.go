@@ -94,13 +94,7 @@ func (s *Service) run(ctx context.Context, c functions.Call, q Quota, fn *functi
 			return // canceled while queued, or shutting down: the task is as it should be
 		}
 		defer release()
-		working := s.status(a2a.StateWorking, nil)
-		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-			if err := s.move(r, onStart, working); err != nil {
-				return nil, err
-			}
-			return []Event{{Status: &working}}, nil
-		})
+		events, err := s.storeWorking(ctx, owner, id, log)
 		if err != nil {
 			if !errors.Is(err, errSkip) {
 				log.Error().Err(err).Msg("store working state")
@@ -113,6 +107,38 @@ func (s *Service) run(ctx context.Context, c functions.Call, q Quota, fn *functi
 	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
 	if res := s.call(ctx, c, fn, input, log, report, started); !res.stopped {
 		s.finish(ctx, owner, id, res, log)
+	}
+}
+
+// storeWorking moves the task to working before its call starts. While
+// the store is unavailable it tries again, backing off, until the write
+// takes or the run is stopped (a cancel, a fence, shutdown): a run that
+// gave up at once left its task submitted under a live runner, which no
+// recovery takes over (TestPostgresRestartedUnderLoad saw one).
+func (s *Service) storeWorking(ctx context.Context, owner, id string, log zerolog.Logger) ([]Event, error) {
+	working := s.status(a2a.StateWorking, nil)
+	for wait, tries := 100*time.Millisecond, 0; ; tries++ {
+		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+			if err := s.move(r, onStart, working); err != nil {
+				return nil, err
+			}
+			return []Event{{Status: &working}}, nil
+		})
+		if !errors.Is(err, ErrStoreUnavailable) {
+			if tries > 0 && err == nil {
+				log.Info().Int("tries", tries+1).Msg("call started once the store was back")
+			}
+			return events, err
+		}
+		if tries == 0 {
+			log.Warn().Err(err).Msg("store unavailable: the call starts once its task is stored as working")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second, s.cfg.LeaseTTL/4)
 	}
 }
 
