@@ -63,6 +63,10 @@ const (
 	ReasonTooLarge      Reason = "output_too_large"
 	ReasonInterrupted   Reason = "interrupted"
 
+	// ReasonClientCanceled: the client went away (canceled the call or
+	// closed its connection) before the answer; nothing a2ad did wrong.
+	ReasonClientCanceled Reason = "client_canceled"
+
 	ReasonShuttingDown  Reason = "shutting_down"
 	ReasonInternalError Reason = "internal_error"
 )

@@ -29,6 +29,7 @@ type Call struct {
 	refused   int  // throttled: the refusals the record stands for; 0: no record
 	revoked   bool // a stream ended by the revocation of its key
 	bodyLate  bool // the body missed the read timeout or the rate floor
+	gone      bool // the client canceled the call before its answer
 	rpcErr    *a2a.Error
 	notOwner  bool
 	state     a2a.TaskState // the task's state when the call ended
@@ -103,6 +104,14 @@ func (ac *Call) NoteError(e *a2a.Error, err error) {
 	}
 }
 
+// NoteBodyLate records that the request's body (a gRPC call's message)
+// missed the read timeout: the call is audited body_timeout.
+func (ac *Call) NoteBodyLate() { ac.bodyLate = true }
+
+// NoteClientCanceled records that the client canceled the call (or went
+// away) before its answer: the call is audited client_canceled.
+func (ac *Call) NoteClientCanceled() { ac.gone = true }
+
 // throttled reports whether the request was refused by the throttle of
 // failed authentications.
 func (ac *Call) throttled() bool { return ac.denial != nil && ac.denial.Scope == "auth" }
@@ -111,6 +120,9 @@ func (ac *Call) throttled() bool { return ac.denial != nil && ac.denial.Scope ==
 func (ac *Call) classify() (audit.Outcome, audit.Reason) {
 	if r := ac.transportDenial(); r != "" {
 		return audit.OutcomeTransportDenied, r
+	}
+	if ac.gone {
+		return audit.OutcomeClientError, audit.ReasonClientCanceled
 	}
 	if ac.rpcErr != nil {
 		return classifyError(ac.rpcErr, ac.notOwner)

@@ -149,7 +149,9 @@ func (c *Core) logFor(ctx context.Context, cl *Call) *zerolog.Logger {
 
 // Fail converts the service (or encoding) error err of cl for the wire,
 // in the call's version (a 1.0 call's problems are located with 1.0's
-// names), and notes it in the call's audit record. Anything unexpected is
+// names), and notes it in the call's audit record. A call whose client
+// canceled it (ctx is canceled, err is context.Canceled) is audited
+// client_canceled and logged at debug level; anything else unexpected is
 // logged once and answered with a bare "Internal error".
 func (c *Core) Fail(ctx context.Context, cl *Call, err error) *a2a.Error {
 	if cl.version == a2a.V10 {
@@ -160,6 +162,13 @@ func (c *Core) Fail(ctx context.Context, cl *Call, err error) *a2a.Error {
 		return e
 	}
 	cl.NoteError(a2a.ErrInternal, err)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// The client canceled the call or went away: its error, not
+		// a2ad's, and nobody reads the answer.
+		cl.NoteClientCanceled()
+		c.logFor(ctx, cl).Debug().Err(err).Str("rpc_method", cl.method).Str("transport", cl.transport).Msg("call canceled by its client")
+		return a2a.ErrInternal
+	}
 	c.logFor(ctx, cl).Error().Err(err).Str("rpc_method", cl.method).Str("transport", cl.transport).Msg("internal error")
 	return a2a.ErrInternal
 }

@@ -7,9 +7,7 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -36,18 +34,22 @@ const EventIDKey = "a2ad.eventId"
 // Server is the gRPC server of the binding. Build it with New.
 type Server struct {
 	a2apb.UnimplementedA2AServiceServer
-	core *transport.Core
-	srv  *grpc.Server
+	core    *transport.Core
+	srv     *grpc.Server
+	limits  Limits
+	methods map[string]string // full method name -> name
 }
 
 var _ a2apb.A2AServiceServer = (*Server)(nil)
 
-// New builds the server, serving every call through core. Messages
-// larger than the core's body cap are refused with RESOURCE_EXHAUSTED.
-func New(core *transport.Core, opts ...grpc.ServerOption) *Server {
-	s := &Server{core: core}
-	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes())),
-		grpc.ChainUnaryInterceptor(s.unaryRequest), grpc.ChainStreamInterceptor(s.streamRequest)}, opts...)
+// New builds the server, serving every call through core, guarded by
+// lim (see Limits). Messages larger than the core's body cap are refused
+// with RESOURCE_EXHAUSTED.
+func New(core *transport.Core, lim Limits, opts ...grpc.ServerOption) *Server {
+	s := &Server{core: core, limits: lim.withDefaults(), methods: methodNames()}
+	opts = append(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes())),
+		grpc.ChainUnaryInterceptor(s.unaryRequest), grpc.ChainStreamInterceptor(s.streamRequest)},
+		s.options(s.limits)...), opts...)
 	s.srv = grpc.NewServer(opts...)
 	a2apb.RegisterA2AServiceServer(s.srv, s)
 	return s
@@ -62,45 +64,37 @@ func (s *Server) GracefulStop() { s.srv.GracefulStop() }
 // Stop ends every call and connection at once.
 func (s *Server) Stop() { s.srv.Stop() }
 
-// call is one call's passage: the core's record of it, and the
-// admission it holds.
+// call is one call's passage: the core's record of it, the admission it
+// holds, and the request its credentials were read from.
 type call struct {
 	cl      *transport.Call
 	release func()
 	reqID   string
+	req     *http.Request
 }
 
-// begin authenticates and admits a call to method with request req, and
-// starts its audit record (and its span, a child of the traceparent in
-// the call's metadata, in the context returned: serve the call with it);
-// end (always to be called) writes it. A refused call's error is
-// returned.
+// begin admits a call to method with request req, its message read (the
+// tap authenticated it from its headers), and starts its audit record
+// (and its span, a child of the traceparent in the call's metadata, in
+// the context returned: serve the call with it); end (always to be
+// called) writes it. A refused call's error is returned.
 func (s *Server) begin(ctx context.Context, method string, stateful bool, req proto.Message) (context.Context, *call, error) {
-	addr := ""
-	r := &http.Request{Header: http.Header{}, Method: http.MethodPost}
-	if p, ok := peer.FromContext(ctx); ok {
-		if p.Addr != nil {
-			addr = p.Addr.String()
-			if host, _, err := net.SplitHostPort(addr); err == nil {
-				addr = host
-			}
-		}
-		// Over TLS, the client's certificate identifies it as over HTTPS.
-		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
-			r.TLS = &info.State
-		}
-	}
-	c := &call{cl: s.core.Begin(transportName, addr), release: func() {}, reqID: requestID(ctx)}
-	c.cl.SetMethod(method, a2a.V10, stateful)
 	md, _ := metadata.FromIncomingContext(ctx)
-	ctx = s.core.Trace(ctx, c.cl, mdCarrier(md))
-	for _, k := range []string{"authorization", "x-api-key"} {
-		for _, v := range md.Get(k) {
-			r.Header.Add(k, v)
-		}
+	g := guardOf(ctx)
+	var c *call
+	if g != nil {
+		g.hand()
+		c = g.c
+	} else { // no tap ran (a server built without New's options)
+		c = s.open(ctx, md)
 	}
-	if ref := s.core.Authenticate(c.cl, r); ref != nil {
-		return ctx, c, refusalError(ref)
+	c.reqID = requestID(ctx)
+	c.cl.SetMethod(method, a2a.V10, stateful)
+	ctx = s.core.Trace(ctx, c.cl, mdCarrier(md))
+	if g == nil {
+		if ref := s.core.Authenticate(c.cl, c.req); ref != nil {
+			return ctx, c, refusalError(ref)
+		}
 	}
 	// Every call is admitted, one in a version a2ad does not speak too,
 	// as over the other bindings.

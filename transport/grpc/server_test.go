@@ -35,6 +35,13 @@ const testMaxBody = 1024
 // buffer.
 func serve(tb testing.TB, fake *transporttest.Service, opts ...func(*transport.Config)) (a2apb.A2AServiceClient, *testkit.SyncBuffer) {
 	tb.Helper()
+	conn, auditLog := serveConn(tb, fake, opts...)
+	return a2apb.NewA2AServiceClient(conn), auditLog
+}
+
+// serveConn is serve's, giving the client's connection.
+func serveConn(tb testing.TB, fake *transporttest.Service, opts ...func(*transport.Config)) (*grpc.ClientConn, *testkit.SyncBuffer) {
+	tb.Helper()
 	fake.TB = tb
 	auditLog := &testkit.SyncBuffer{}
 	cfg := transport.Config{Tasks: fake, Lister: fake, Streams: fake, Push: fake, MaxBodyBytes: testMaxBody,
@@ -42,7 +49,7 @@ func serve(tb testing.TB, fake *transporttest.Service, opts ...func(*transport.C
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv := a2agrpc.New(transport.New(cfg))
+	srv := a2agrpc.New(transport.New(cfg), a2agrpc.Limits{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -61,7 +68,7 @@ func serve(tb testing.TB, fake *transporttest.Service, opts ...func(*transport.C
 		srv.Stop()
 		<-done
 	})
-	return a2apb.NewA2AServiceClient(conn), auditLog
+	return conn, auditLog
 }
 
 func task(id string, state a2a.TaskState) *a2a.Task {
@@ -156,10 +163,15 @@ func TestLimits(t *testing.T) {
 	ctx := context.Background()
 	big := textMessage("m1")
 	big.Parts[0].Content = &a2apb.Part_Text{Text: strings.Repeat("a", testMaxBody)}
-	if _, err := client.SendMessage(ctx, &a2apb.SendMessageRequest{Message: big}); status.Code(err) != codes.ResourceExhausted {
+	keyed := metadata.AppendToOutgoingContext(ctx, "x-api-key", "k1")
+	if _, err := client.SendMessage(keyed, &a2apb.SendMessageRequest{Message: big}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("a message over the cap: %v, want RESOURCE_EXHAUSTED", err)
 	}
-	_, err := client.GetTask(ctx, &a2apb.GetTaskRequest{Id: "t1"})
+	// Without a key, the call is refused from its headers, its message
+	// unread.
+	_, err := client.SendMessage(ctx, &a2apb.SendMessageRequest{Message: big})
+	checkStatus(t, "a message over the cap, no key", err, codes.Unauthenticated, a2a.ErrNoCredentials.Message, "UNAUTHENTICATED", "github.com/a2ad/a2ad")
+	_, err = client.GetTask(ctx, &a2apb.GetTaskRequest{Id: "t1"})
 	checkStatus(t, "no key", err, codes.Unauthenticated, a2a.ErrNoCredentials.Message, "UNAUTHENTICATED", "github.com/a2ad/a2ad")
 	for _, md := range [][]string{{"x-api-key", "k1"}, {"authorization", "Bearer k1"}} {
 		if _, err := client.GetTask(metadata.AppendToOutgoingContext(ctx, md...), &a2apb.GetTaskRequest{Id: "t1"}); err != nil {

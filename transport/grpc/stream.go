@@ -2,6 +2,7 @@ package grpc
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -65,7 +66,7 @@ func (s *Server) stream(stream grpc.ServerStreamingServer[a2apb.StreamResponse],
 	if e := s.core.StreamsRefused(); e != nil {
 		return s.fail(c, e)
 	}
-	sk := &sink{stream: stream}
+	sk := &sink{stream: stream, g: guardOf(ctx), writeTimeout: s.limits.WriteTimeout}
 	e := s.core.Stream(ctx, c.cl, func(ctx context.Context) (transport.Opened, *a2a.Error) { return open(ctx, c.cl) }, sk)
 	if e != nil {
 		if c.cl.Err() == nil {
@@ -78,9 +79,12 @@ func (s *Server) stream(stream grpc.ServerStreamingServer[a2apb.StreamResponse],
 
 // sink writes a stream's events to a gRPC server stream.
 type sink struct {
-	stream  grpc.ServerStreamingServer[a2apb.StreamResponse]
-	started bool
-	failed  error // the status the stream ends with
+	stream grpc.ServerStreamingServer[a2apb.StreamResponse]
+	// g bounds each write by writeTimeout; nil: no bound.
+	g            *guard
+	writeTimeout time.Duration
+	started      bool
+	failed       error // the status the stream ends with
 }
 
 var _ transport.Sink = (*sink)(nil)
@@ -94,7 +98,13 @@ func (sk *sink) Event(e tasks.StreamEvent) error {
 	}
 	setEventID(out, e.Seq)
 	sk.started = true
-	if err := sk.stream.Send(out); err != nil {
+	send := func() error { return sk.stream.Send(out) }
+	if sk.g != nil {
+		err = sk.g.send(sk.writeTimeout, send)
+	} else {
+		err = send()
+	}
+	if err != nil {
 		return transport.ErrWrite
 	}
 	return nil

@@ -1,0 +1,80 @@
+package grpc_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/transport/transporttest"
+)
+
+// rawCodec sends its []byte as the message, unchecked: a client of
+// garbage.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error)   { return *(v.(*[]byte)), nil }
+func (rawCodec) Unmarshal(b []byte, v any) error { *(v.(*[]byte)) = b; return nil }
+func (rawCodec) Name() string                    { return "proto" }
+
+// TestRefusedByGRPC: what grpc-go refuses before a2ad's handler sees
+// the call (an unknown method, a message that is not protobuf) is
+// audited as over the other bindings, and a call its client cancels is
+// audited client_canceled, not server_error.
+func TestRefusedByGRPC(t *testing.T) {
+	fake := &transporttest.Service{
+		SendCtx: func(ctx context.Context) { <-ctx.Done() }, // waits for the client to give up
+		SendFn: func(a2a.SendParams) (*a2a.Task, error) {
+			return nil, context.Canceled // as the service answers a canceled call
+		},
+	}
+	conn, auditLog := serveConn(t, fake)
+	ctx := context.Background()
+	in, out := []byte{}, []byte{}
+	err := conn.Invoke(ctx, "/lf.a2a.v1.A2AService/NoSuchMethod", &in, &out, grpc.ForceCodec(rawCodec{}))
+	if status.Code(err) != codes.Unimplemented {
+		t.Errorf("an unknown method: %v, want UNIMPLEMENTED", err)
+	}
+	garbage := []byte{0xff, 0xff, 0xff, 0xff}
+	err = conn.Invoke(ctx, "/lf.a2a.v1.A2AService/GetTask", &garbage, &out, grpc.ForceCodec(rawCodec{}))
+	if status.Code(err) != codes.Internal {
+		t.Errorf("a message that is not protobuf: %v, want INTERNAL", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = a2apb.NewA2AServiceClient(conn).SendMessage(cctx, &a2apb.SendMessageRequest{Message: textMessage("m1")})
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("a canceled call: %v, want DEADLINE_EXCEEDED", err)
+	}
+	want := []string{
+		`"rpc_method":"/lf.a2a.v1.A2AService/NoSuchMethod","task_id":"","function_id":"","decision":"","outcome":"client_error","reason":"invalid_request","code":-32601`,
+		`"rpc_method":"GetTask","task_id":"","function_id":"","decision":"","outcome":"client_error","reason":"invalid_request","code":-32700`,
+		`"rpc_method":"SendMessage","task_id":"","function_id":"","decision":"","outcome":"client_error","reason":"client_canceled"`,
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		recs := auditLog.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(recs, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("audit records lack %s:\n%s", missing, recs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(auditLog.String(), "server_error") {
+		t.Errorf("a refusal audited server_error:\n%s", auditLog.String())
+	}
+}
