@@ -3,6 +3,7 @@ package push
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -50,6 +51,19 @@ type Delivery struct {
 	Wire a2a.Version
 	// Seq is the task's event sequence that Task reports.
 	Seq uint64
+}
+
+// DeliveryIDHeader carries DeliveryID on every POST, so that a receiver
+// can drop the copies that at-least-once delivery may send.
+const DeliveryIDHeader = "A2AD-Delivery-Id"
+
+// DeliveryID names what d notifies: its task, its webhook and the task's
+// event sequence that the body reports, "<task id>:<config id>:<seq>".
+// It is read from stored data, never from the attempt, so every attempt
+// and every replica sending the same state sends the same value, and a
+// newer state (a transition folded into a waiting delivery) a new one.
+func (d *Delivery) DeliveryID() string {
+	return d.TaskID + ":" + d.ConfigID + ":" + strconv.FormatUint(d.Seq, 10)
 }
 
 // Body returns the JSON to POST for d and its media type: the Task for a

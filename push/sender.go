@@ -479,6 +479,7 @@ func (s *Sender) post(d Delivery) (outcome senderOutcome, lastErr, retryAfter st
 	}
 	req.Header.Set("Content-Type", ct)
 	req.Header.Set("User-Agent", "a2ad")
+	req.Header.Set(DeliveryIDHeader, d.DeliveryID())
 	if d.Token != "" {
 		req.Header.Set("X-A2A-Notification-Token", d.Token)
 	}

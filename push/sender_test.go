@@ -164,9 +164,9 @@ func wantHits(tb testing.TB, hits *atomic.Int32, want int32) {
 // the Task as application/json: the sender encodes what Request read.
 func TestSenderHeaders(t *testing.T) {
 	type request struct {
-		Method, Path, ContentType, UserAgent, Token, Authorization string
-		HasToken, HasAuthorization                                 bool
-		Body                                                       string
+		Method, Path, ContentType, UserAgent, Token, Authorization, DeliveryID string
+		HasToken, HasAuthorization                                             bool
+		Body                                                                   string
 	}
 	var (
 		mu   sync.Mutex
@@ -181,7 +181,7 @@ func TestSenderHeaders(t *testing.T) {
 			Method: r.Method, Path: r.URL.RequestURI(), ContentType: r.Header.Get("Content-Type"),
 			UserAgent: r.Header.Get("User-Agent"), Token: r.Header.Get("X-A2A-Notification-Token"),
 			Authorization: r.Header.Get("Authorization"), HasToken: hasToken, HasAuthorization: hasAuth,
-			Body: string(body),
+			DeliveryID: r.Header.Get("A2AD-Delivery-Id"), Body: string(body),
 		})
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
@@ -191,12 +191,12 @@ func TestSenderHeaders(t *testing.T) {
 	id1 := o.Add(push.Delivery{
 		TaskID: "t1", ConfigID: "c1", URL: srv.URL + "/hook?x=1", Token: "tok-123",
 		Auth: &push.Auth{Schemes: []string{"Bearer", "Basic"}, Credentials: "s3cr3t"},
-		Task: &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, Wire: a2a.V10,
+		Task: &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, Wire: a2a.V10, Seq: 7,
 	})
 	id2 := o.Add(push.Delivery{
 		TaskID: "t2", ConfigID: "c1", URL: srv.URL + "/plain",
 		Auth: &push.Auth{Schemes: []string{"Bearer"}}, // no credentials: no header
-		Task: &a2a.Task{ID: "t2", ContextID: "c2", Status: a2a.TaskStatus{State: a2a.StateCompleted}},
+		Task: &a2a.Task{ID: "t2", ContextID: "c2", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, Seq: 3,
 	})
 	MustStartSender(t, testSenderConfig(o))
 	waitFor(t, "2 deliveries", func() bool { return len(o.DeliveredIDs()) == 2 })
@@ -207,9 +207,9 @@ func TestSenderHeaders(t *testing.T) {
 	slices.SortFunc(got, func(a, b request) int { return strings.Compare(a.Path, b.Path) })
 	want := []request{
 		{Method: "POST", Path: "/hook?x=1", ContentType: "application/a2a+json", UserAgent: "a2ad",
-			Token: "tok-123", HasToken: true, Authorization: "Bearer s3cr3t", HasAuthorization: true,
+			Token: "tok-123", HasToken: true, Authorization: "Bearer s3cr3t", HasAuthorization: true, DeliveryID: "t1:c1:7",
 			Body: `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`},
-		{Method: "POST", Path: "/plain", ContentType: "application/json", UserAgent: "a2ad", Body: `{"kind":"task","id":"t2","contextId":"c2","status":{"state":"completed"}}`},
+		{Method: "POST", Path: "/plain", ContentType: "application/json", UserAgent: "a2ad", DeliveryID: "t2:c1:3", Body: `{"kind":"task","id":"t2","contextId":"c2","status":{"state":"completed"}}`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -221,6 +221,34 @@ func TestSenderHeaders(t *testing.T) {
 	slices.Sort(ids)
 	if diff := cmp.Diff([]uint64{id1, id2}, ids); diff != "" {
 		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+// Every attempt of one delivery carries the same A2AD-Delivery-Id, so a
+// receiver can drop a copy; another notification carries another.
+func TestSenderDeliveryIDStableAcrossAttempts(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		ids []string
+	)
+	srv := MustReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		ids = append(ids, r.Header.Get("A2AD-Delivery-Id"))
+		if len(ids) <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	o := NewMemOutbox()
+	o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}, Seq: 5})
+	MustStartSender(t, testSenderConfig(o))
+	waitFor(t, "first delivery", func() bool { return len(o.DeliveredIDs()) == 1 })
+	o.Add(push.Delivery{TaskID: "t1", ConfigID: "c1", URL: srv.URL, Task: &a2a.Task{ID: "t1"}, Seq: 9})
+	waitFor(t, "second delivery", func() bool { return len(o.DeliveredIDs()) == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"t1:c1:5", "t1:c1:5", "t1:c1:5", "t1:c1:9"}, ids); diff != "" {
+		t.Errorf("A2AD-Delivery-Id per attempt (-want +got):\n%s", diff)
 	}
 }
 
