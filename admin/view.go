@@ -168,6 +168,18 @@ type ReloadReport struct {
 	// TLS is absent without --tls-cert (not null, so that the answers
 	// of servers without TLS read as before).
 	TLS *TLSReload `json:"tls,omitempty"`
+	// CardKeys is absent without --card-signing-key.
+	CardKeys *CardKeysReload `json:"cardKeys,omitempty"`
+}
+
+// CardKeysReload is the card signing keys' part of a reload: the key
+// files, read again.
+type CardKeysReload struct {
+	// Reloaded is false when a file has a problem: the keys in force stay.
+	Reloaded bool     `json:"reloaded"`
+	Problems []string `json:"problems"`
+	// KeyIDs are the kids of the keys that sign the card after the reload.
+	KeyIDs []string `json:"keyIds"`
 }
 
 // TLSReload is the TLS part of a reload: the certificate, its key and the

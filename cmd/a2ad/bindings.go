@@ -64,7 +64,7 @@ func (m *Main) openHTTP(context.Context) error {
 	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
 		c, _ := m.cards.view(nil, true) // built at start: never fails
 		return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
-	}, Config: transport.Config{
+	}, CardKeys: m.cardKeys, Config: transport.Config{
 		Tasks:        m.service,
 		Auth:         auth,
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},

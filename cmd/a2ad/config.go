@@ -107,6 +107,8 @@ type Config struct {
 	TLSKey      string // its PEM private key
 	TLSClientCA string // PEM CAs of client certificates (mutual TLS); "" for none
 
+	CardSigningKeys []string // PEM private keys that sign the card, each in turn; none for an unsigned card
+
 	// Format is the output format of the skills command: text or json.
 	Format string
 }
@@ -241,6 +243,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to serve TLS with on every listener, reloaded on SIGHUP; TLS 1.2 at least; empty for plain HTTP")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert, reloaded with it")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
+	fs.Var(fileList{&c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 }
 
@@ -303,6 +306,9 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 	var envErr error
 	final.VisitAll(func(f *flag.Flag) {
 		if v, ok := lookupEnv(envName(f.Name)); ok && envErr == nil {
+			if r, ok := f.Value.(resetter); ok {
+				r.reset() // the environment replaces the file's list
+			}
 			if err := final.Set(f.Name, v); err != nil {
 				envErr = fmt.Errorf("environment %s=%q: %v", envName(f.Name), v, err)
 			}
@@ -311,7 +317,12 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 	if envErr != nil {
 		return Config{}, nil, envErr
 	}
-	fs.Visit(func(f *flag.Flag) { _ = final.Set(f.Name, f.Value.String()) })
+	fs.Visit(func(f *flag.Flag) {
+		if r, ok := final.Lookup(f.Name).Value.(resetter); ok {
+			r.reset() // the command line replaces the list
+		}
+		_ = final.Set(f.Name, f.Value.String())
+	})
 	cfg.ConfigFile = file
 	return cfg, fs.Args(), nil
 }

@@ -57,3 +57,31 @@ func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 	}
 	return &flagError{command: fs.Name(), problem: problem}
 }
+
+// fileList is a flag that may be given more than once (or as a
+// comma-separated list, which is how the config file's lists and the
+// environment set it); each source replaces what an earlier one set (see
+// resetter), so that the command line overrides the environment.
+type fileList struct{ list *[]string }
+
+func (f fileList) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f fileList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*f.list = append(*f.list, s)
+		}
+	}
+	return nil
+}
+
+func (f fileList) reset() { *f.list = nil }
+
+// resetter is a flag value that Set appends to: ParseConfig resets it
+// before a later source sets it.
+type resetter interface{ reset() }

@@ -15,7 +15,7 @@ import (
 // logs every problem; Reload returns an error when a part failed. Calls
 // already running finish on the function definitions they started with;
 // new calls see the new catalogue. The card changes (and with it its
-// ETag) only when the skills it shows do.
+// ETag) only when the skills it shows or the keys that sign it do.
 func (m *Main) Reload() (*admin.ReloadReport, error) {
 	m.reloadMu.Lock()
 	defer m.reloadMu.Unlock()
@@ -85,6 +85,9 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		r.AuditLogReopened = &ok
 	}
 	if err := m.reloadTLS(r); err != nil {
+		errs = append(errs, err)
+	}
+	if err := m.reloadCardKeys(r); err != nil {
 		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
+	"github.com/a2ad/a2ad/agentcard/cardsign"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
@@ -46,19 +47,21 @@ type Main struct {
 	// transport.DefaultBodyGrace. Tests set it before Open.
 	bodyGrace time.Duration
 
-	catalog  atomic.Pointer[functions.Catalog]
-	cards    *cards
-	registry *callers.Registry // nil without a keys file
-	tokens   *oidc.Verifier    // nil without --oidc-issuer
-	usage    callers.Usage     // the keys' last use
-	gate     *callers.Gate
-	throttle *callers.Throttle // nil without keys, or with --auth-fail-rate 0
-	srv      *jsonrpc.Server
-	grpc     *a2agrpc.Server // nil without --grpc-listen
-	grpcLn   net.Listener
-	grpcAddr string       // host:port the card gives for gRPC
-	tracer   trace.Tracer // nil unless traces are exported (see openTracing)
-	audit    *auditLog    // nil unless the audit trail has its own file
+	catalog atomic.Pointer[functions.Catalog]
+	cards   *cards
+	// cardSigner signs the cards; nil without --card-signing-key.
+	cardSigner atomic.Pointer[cardsign.Signer]
+	registry   *callers.Registry // nil without a keys file
+	tokens     *oidc.Verifier    // nil without --oidc-issuer
+	usage      callers.Usage     // the keys' last use
+	gate       *callers.Gate
+	throttle   *callers.Throttle // nil without keys, or with --auth-fail-rate 0
+	srv        *jsonrpc.Server
+	grpc       *a2agrpc.Server // nil without --grpc-listen
+	grpcLn     net.Listener
+	grpcAddr   string       // host:port the card gives for gRPC
+	tracer     trace.Tracer // nil unless traces are exported (see openTracing)
+	audit      *auditLog    // nil unless the audit trail has its own file
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
@@ -282,6 +285,9 @@ func (m *Main) openCallers(ctx context.Context) error {
 		DocumentationURL: cfg.DocumentationURL, IconURL: cfg.IconURL,
 	}
 	security := m.cardSecurity()
+	if err := m.openCardSigner(); err != nil {
+		return err
+	}
 	policy := cfg.Policy()
 	m.cards = &cards{build: func(tiers []string, public bool) (*agentcard.Card, error) {
 		opts := agentcard.Options{
@@ -300,7 +306,11 @@ func (m *Main) openCallers(ctx context.Context) error {
 			opts.CallerTiers = cfg.anonymousTiers()
 			opts.NoSkills = m.authenticates() && !cfg.AllowAnonymous
 		}
-		return agentcard.Build(m.catalog.Load(), opts)
+		card, err := agentcard.Build(m.catalog.Load(), opts)
+		if s := m.cardSigner.Load(); s != nil && err == nil {
+			return s.Sign(card)
+		}
+		return card, err
 	}}
 	if _, err := m.cards.view(nil, true); err != nil {
 		return err

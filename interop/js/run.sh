@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Interop check: the official A2A JS SDK client (@a2a-js/sdk, pinned by
 # package-lock.json) against the real a2ad binary, started with the README's
-# run command on the shipped example catalogue. Needs Go, Node >= 20 and npm.
+# run command on the shipped example catalogue; then the SDK's card signature
+# verifier (signed.mjs) against a second a2ad with an API key and three card
+# signing keys (ES256, RS256, EdDSA). Needs Go, Node >= 20 and npm.
 # Exits non-zero when the build, the server or any check fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
 pid=
-cleanup() {
+stop() {
 	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	pid=
+}
+cleanup() {
+	stop
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -23,27 +29,57 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 	npm ci --no-audit --no-fund
 fi
 
-# Random loopback ports, the admin listener's too (a fixed one would clash
-# with an a2ad already running, the README's on 8080 and 8081 say): the
-# base URL comes from the "a2ad serving" log line.
-cd "$root"
-"$tmp/a2ad" serve --catalog examples/catalog.yaml --store "$tmp/a2ad.db" --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 >"$tmp/log" 2>&1 &
-pid=$!
-url=
-for _ in $(seq 1 100); do
-	if ! kill -0 "$pid" 2>/dev/null; then break; fi
-	url=$(sed -n 's/.*"base_url":"\([^"]*\)".*"message":"a2ad serving".*/\1/p' "$tmp/log")
-	if [ -n "$url" ]; then break; fi
-	sleep 0.1
-done
-if [ -z "$url" ] || ! node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$url/healthz"; then
-	echo "FAIL server: a2ad did not start or did not answer ${url:-its base URL}/healthz; its log:"; cat "$tmp/log"; exit 1
-fi
+# start LOG ARGS...: runs a2ad serve on the example catalogue with ARGS, on
+# random loopback ports, the admin listener's too (a fixed one would clash
+# with an a2ad already running, the README's on 8080 and 8081 say), and sets
+# url from the "a2ad serving" log line.
+start() {
+	local log=$1
+	shift
+	cd "$root"
+	"$tmp/a2ad" serve --catalog examples/catalog.yaml --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 "$@" >"$log" 2>&1 &
+	pid=$!
+	url=
+	for _ in $(seq 1 100); do
+		if ! kill -0 "$pid" 2>/dev/null; then break; fi
+		url=$(sed -n 's/.*"base_url":"\([^"]*\)".*"message":"a2ad serving".*/\1/p' "$log")
+		if [ -n "$url" ]; then break; fi
+		sleep 0.1
+	done
+	if [ -z "$url" ] || ! node -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' "$url/healthz"; then
+		echo "FAIL server: a2ad did not start or did not answer ${url:-its base URL}/healthz; its log:"; cat "$log"; exit 1
+	fi
+}
+
+start "$tmp/log" --store "$tmp/a2ad.db"
 
 cd "$here"
 status=0
 node check.mjs "$url" || status=$?
 if [ "$status" -ne 0 ]; then
 	echo "# a2ad log (last 20 lines):"; tail -n 20 "$tmp/log"
+fi
+stop
+
+# Signed cards: one key file per algorithm, made by Node; an API key for
+# the extended card; the kids from the "agent card signed" log line.
+cd "$tmp"
+node -e '
+const c = require("node:crypto"), fs = require("node:fs");
+const pem = (k) => k.privateKey.export({ type: "pkcs8", format: "pem" });
+fs.writeFileSync("es256.pem", pem(c.generateKeyPairSync("ec", { namedCurve: "P-256" })));
+fs.writeFileSync("rs256.pem", pem(c.generateKeyPairSync("rsa", { modulusLength: 2048 })));
+fs.writeFileSync("eddsa.pem", pem(c.generateKeyPairSync("ed25519")));'
+secret=$("$tmp/a2ad" keys create --keys "$tmp/keys.yaml" --id interop --tier partner 2>/dev/null | tail -n 1)
+start "$tmp/signed.log" --store "$tmp/signed.db" --keys "$tmp/keys.yaml" --allow-anonymous --anonymous-tier partner \
+	--card-signing-key "$tmp/es256.pem" --card-signing-key "$tmp/rs256.pem" --card-signing-key "$tmp/eddsa.pem"
+kids=$(sed -n 's/.*"kids":\[\([^]]*\)\].*"message":"agent card signed".*/\1/p' "$tmp/signed.log" | tr -d '"' | tr ',' ' ')
+cd "$here"
+signed=0
+# shellcheck disable=SC2086 # one argument per kid
+node signed.mjs "$url" "$secret" $kids || signed=$?
+if [ "$signed" -ne 0 ]; then
+	echo "# a2ad (signed cards) log (last 20 lines):"; tail -n 20 "$tmp/signed.log"
+	status=$signed
 fi
 exit "$status"

@@ -16,7 +16,24 @@ type CardSource func() transport.Card
 const (
 	CardPath       = "/.well-known/agent-card.json"
 	LegacyCardPath = "/.well-known/agent.json"
+	// CardKeysPath is the JWKS of the keys that sign the card: the jku
+	// of its signatures names it.
+	CardKeysPath = "/.well-known/a2ad-card-keys.json"
 )
+
+// cardKeys serves the JWKS of the card's signing keys, cached as long as
+// the card.
+func (s *Server) cardKeys(c echo.Context) error {
+	var keys []byte
+	if s.cfg.CardKeys != nil {
+		keys = s.cfg.CardKeys()
+	}
+	if keys == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "the card is not signed")
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.CardMaxAge.Seconds())))
+	return c.Blob(http.StatusOK, "application/jwk-set+json", keys)
+}
 
 // card serves the card at both paths, GET and HEAD, with its ETag.
 func (s *Server) card(c echo.Context) error {

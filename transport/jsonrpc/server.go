@@ -28,6 +28,9 @@ type Config struct {
 	CORS *httpx.CORS
 	// CardMaxAge is the card's Cache-Control max-age; 0 means 5 minutes.
 	CardMaxAge time.Duration
+	// CardKeys returns the JWKS of the keys that sign the card, served
+	// at CardKeysPath; nil returns, or a nil CardKeys, answer 404.
+	CardKeys func() []byte
 }
 
 // Server serves the routes. Build it with New.
@@ -52,12 +55,13 @@ func New(cfg Config) *Server {
 	if cfg.CORS != nil {
 		// On the Echo, not a group: preflights of every route, those to
 		// come included, go through it (see httpx.CORS.Middleware).
-		e.Use(cfg.CORS.Middleware(CardPath, LegacyCardPath))
+		e.Use(cfg.CORS.Middleware(CardPath, LegacyCardPath, CardKeysPath))
 	}
 
 	// Every GET route answers HEAD too (httpx.GET).
 	httpx.GET(e, CardPath, s.card)
 	httpx.GET(e, LegacyCardPath, s.card)
+	httpx.GET(e, CardKeysPath, s.cardKeys)
 	httpx.GET(e, "/healthz", func(c echo.Context) error {
 		return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
 	})

@@ -1,0 +1,97 @@
+// signed.mjs: verifies a2ad's signed agent cards with the official A2A JS
+// SDK's verifier (@a2a-js/sdk's verifyAgentCardSignature, pinned by
+// package-lock.json), against an a2ad started with --card-signing-key and
+// --keys (run.sh starts one):
+//
+//   node signed.mjs BASE_URL API_KEY KID...
+//
+// The SDK's card resolver reads the public card; the extended card comes
+// from GetExtendedAgentCard (JSON-RPC 1.0) with API_KEY. Each card must
+// verify with the SDK's verifier taking the public key from the JWKS its
+// signatures' jku names, with each KID's signatures alone (so every key
+// signs, in the form the SDK computes), and must stop verifying once a
+// skill's name is changed. Prints "ok <name>" or "FAIL <name>: <why>";
+// exits 1 on any failure.
+import { readFileSync } from 'node:fs';
+import { verifyAgentCardSignature, canonicalizeAgentCard } from '@a2a-js/sdk';
+import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+
+const [base, apiKey, ...kids] = process.argv.slice(2);
+if (!base || !apiKey || kids.length === 0) {
+  console.log('usage: node signed.mjs BASE_URL API_KEY KID...');
+  process.exit(2);
+}
+const sdk = JSON.parse(readFileSync(new URL('./node_modules/@a2a-js/sdk/package.json', import.meta.url)));
+const jku = `${base}/.well-known/a2ad-card-keys.json`;
+console.log(`# @a2a-js/sdk ${sdk.version} verifyAgentCardSignature against ${base} (kids ${kids.join(', ')})`);
+// The SDK logs each signature that does not verify (a2ad signs each key's
+// card twice, once per canonical form: one of the two never verifies here).
+console.debug = () => {};
+
+let failures = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    console.log(`ok ${name}`);
+  } catch (err) {
+    failures++;
+    console.log(`FAIL ${name}: ${err?.message ?? err}`);
+  }
+}
+function expect(cond, why) {
+  if (!cond) throw new Error(why);
+}
+
+const fetched = [];
+const verifier = verifyAgentCardSignature(async (kid, url) => {
+  expect(url === jku, `jku is ${url}, want ${jku}`);
+  fetched.push(kid);
+  const res = await fetch(url);
+  expect(res.ok, `GET ${url}: HTTP ${res.status}`);
+  const set = await res.json();
+  const jwk = set.keys.find((k) => k.kid === kid);
+  expect(jwk, `kid ${kid} is not in the JWKS at ${url}`);
+  return jwk;
+});
+const headerOf = (sig) => JSON.parse(Buffer.from(sig.protected, 'base64url').toString());
+
+async function expectVerifies(card, what) {
+  expect((card.signatures ?? []).length === 2 * kids.length, `${what}: ${card.signatures?.length ?? 0} signatures, want 2 per key (${2 * kids.length})`);
+  for (const kid of kids) {
+    const own = card.signatures.filter((s) => headerOf(s).kid === kid);
+    expect(own.length === 2, `${what}: kid ${kid} has ${own.length} signatures, want 2`);
+    for (const s of own) {
+      const h = headerOf(s);
+      expect(h.typ === 'JOSE' && h.alg && h.jku === jku, `${what}: protected header ${JSON.stringify(h)}, want alg, kid, typ JOSE, jku ${jku}`);
+    }
+    await verifier({ ...card, signatures: own }).catch((err) => {
+      throw new Error(`${what}: the signatures of kid ${kid} do not verify (${err.message}); the SDK's canonical form: ${canonicalizeAgentCard(card).slice(0, 400)}…`);
+    });
+  }
+  const tampered = structuredClone(card);
+  tampered.skills[0].name += ' (changed)';
+  let verified = true;
+  await verifier(tampered).catch(() => (verified = false));
+  expect(!verified, `${what}: a card whose skill ${tampered.skills[0].id} was renamed still verifies`);
+}
+
+await check('public card (DefaultAgentCardResolver)', async () => {
+  const card = await new DefaultAgentCardResolver().resolve(base);
+  expect((card.skills ?? []).length > 0, 'the public card lists no skill');
+  await expectVerifies(card, 'public card');
+  expect(kids.every((k) => fetched.includes(k)), `the verifier asked for kids ${fetched}, want each of ${kids}`);
+});
+
+await check('extended card (GetExtendedAgentCard, 1.0)', async () => {
+  const res = await fetch(`${base}/a2a`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetExtendedAgentCard', params: {} }),
+  });
+  const body = await res.json();
+  expect(res.ok && body.result, `HTTP ${res.status}: ${JSON.stringify(body).slice(0, 400)}`);
+  await expectVerifies(body.result, 'extended card');
+});
+
+console.log(failures ? `# ${failures} check(s) failed` : '# all checks passed');
+process.exit(failures ? 1 : 0);
