@@ -41,7 +41,7 @@ type Limits struct {
 	Idle time.Duration
 	// RecvTimeout bounds the time a call's request message may take to
 	// arrive once its headers are in (--read-timeout over HTTP); a late
-	// call ends with DEADLINE_EXCEEDED, audited body_timeout. Default
+	// call is canceled (the client sees CANCELLED), audited body_timeout. Default
 	// DefaultRecvTimeout.
 	RecvTimeout time.Duration
 	// WriteTimeout bounds one event's write to a stream (the SSE
