@@ -33,10 +33,12 @@ const (
 )
 
 // hookAttempt is one request a flakyHook got: the state of the task it
-// reported and the status it was answered (0: its sender died first).
+// reported, the status it was answered (0: its sender died first) and
+// its A2AD-Delivery-Id.
 type hookAttempt struct {
 	state  string
 	status int
+	id     string
 }
 
 func (a hookAttempt) String() string { return fmt.Sprintf("%s:%d", a.state, a.status) }
@@ -85,7 +87,7 @@ func newFlakyHook(t *testing.T) *flakyHook {
 			}
 		}
 		h.mu.Lock()
-		h.attempts = append(h.attempts, hookAttempt{task.Status.State, status})
+		h.attempts = append(h.attempts, hookAttempt{task.Status.State, status, r.Header.Get("A2AD-Delivery-Id")})
 		if status == http.StatusOK {
 			h.okAt = append(h.okAt, time.Now())
 		}
@@ -178,6 +180,7 @@ func TestReplicasWebhookDelivererKilled(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // a duplicate would have arrived
 	checkHookAttempts(t, hook)
+	checkDeliveryIDs(t, hook, id)
 	for i, r := range survivors {
 		if code, raw, list := getDeadLetters(t, r.admin, ""); code != http.StatusOK || len(list.DeadLetters) != 0 {
 			t.Fatalf("survivor %d: dead letters: HTTP %d %s", i, code, raw)
@@ -211,6 +214,32 @@ func checkHookAttempts(t *testing.T, hook *flakyHook) {
 	if want := []string{"input-required", "completed"}; !slices.Equal(acked, want) || cut != 1 {
 		t.Fatalf("the receiver acknowledged %v and saw %d attempts cut by the kill (all: %v), want %v and 1", acked, cut, seen, want)
 	}
+}
+
+// checkDeliveryIDs checks that the receiver can tell each copy: every
+// attempt at one state, from whichever replica, carried the same
+// A2AD-Delivery-Id, "<task>:<config>:<seq>", and each state its own.
+func checkDeliveryIDs(t *testing.T, hook *flakyHook, task string) {
+	t.Helper()
+	seen, _ := hook.seen()
+	byState := map[string]string{}
+	for _, at := range seen {
+		parts := strings.Split(at.id, ":")
+		if len(parts) != 3 || parts[0] != task || parts[1] == "" {
+			t.Fatalf("attempt %v: A2AD-Delivery-Id %q, want %q:<config>:<seq>", at, at.id, task)
+		}
+		if _, err := strconv.ParseUint(parts[2], 10, 64); err != nil {
+			t.Fatalf("attempt %v: A2AD-Delivery-Id %q: the sequence is not a number", at, at.id)
+		}
+		if prev, ok := byState[at.state]; ok && prev != at.id {
+			t.Fatalf("two attempts at %s carried %q and %q: a receiver could not drop the copy", at.state, prev, at.id)
+		}
+		byState[at.state] = at.id
+	}
+	if len(byState) != 2 || byState["input-required"] == byState["completed"] {
+		t.Fatalf("delivery ids by state %v: want one for each of input-required and completed, different", byState)
+	}
+	t.Logf("delivery ids: %v", byState)
 }
 
 // socketOwner returns the index in rs of the replica whose TCP socket
