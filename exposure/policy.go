@@ -25,7 +25,29 @@ const (
 	CatalogError Reason = "catalog_error"
 )
 
-// The metadata keys the policy reads. They are literal keys, not paths.
+// Protocol is one of the protocols a2ad publishes functions over. Opt-in
+// and tier are per protocol, so a function can be an A2A skill and not an
+// MCP tool, or the reverse; the hard floor is the same for both.
+type Protocol string
+
+// The protocols.
+const (
+	A2A Protocol = "a2a"
+	MCP Protocol = "mcp"
+)
+
+// Protocols lists every protocol, in the order views show them.
+var Protocols = []Protocol{A2A, MCP}
+
+// ExposeKey is the metadata key that opts a function into p: "a2a.expose"
+// or "mcp.expose".
+func (p Protocol) ExposeKey() string { return string(p) + ".expose" }
+
+// TierKey is the metadata key naming the tiers that may see a function
+// over p: "a2a.tier" or "mcp.tier".
+func (p Protocol) TierKey() string { return string(p) + ".tier" }
+
+// The A2A metadata keys the policy reads. They are literal keys, not paths.
 const (
 	MetaExpose = "a2a.expose"
 	MetaTier   = "a2a.tier"
@@ -45,8 +67,10 @@ type Decision struct {
 // Policy decides exposure. The zero value exposes only opted-in functions
 // outside the hard floor, with no tier filter.
 type Policy struct {
-	// ExposeAll exposes every function outside the floor, without
-	// opt-in. Tier filtering still applies.
+	// ExposeAll exposes every function outside the floor over A2A,
+	// without opt-in. Tier filtering still applies. It does not reach
+	// MCP: a tool is always an explicit "mcp.expose", since MCP hosts hand
+	// tools to models, a reach the operator chooses function by function.
 	ExposeAll bool
 	// Tier is the server-wide tier; "" means no tier filter.
 	Tier string
@@ -70,35 +94,42 @@ func (p Policy) Hidden(id string) bool {
 	return false
 }
 
-// Decide applies the three gates, in order, to a function with the given
-// id and metadata: the floor, the opt-in, the tier.
-//
-// "a2a.expose" counts only as the JSON boolean true (the string "true"
-// does not). "a2a.tier" is a string, or an array of strings for a
-// function offered to several tiers; it must equal the tier in force
-// exactly (case-sensitive). With no tier in force it is ignored. Any other
-// type never matches a tier.
+// Decide is DecideIn over A2A for a caller without tiers.
 func (p Policy) Decide(id string, meta map[string]any) Decision {
-	return p.DecideFor(id, meta, nil)
+	return p.DecideIn(A2A, id, meta, nil)
 }
 
-// DecideFor is Decide for a caller in callerTiers (nil or empty for a
-// caller without tiers). A caller with tiers may see a function that names
-// any one of them. When the server has a tier too, the function must also
-// name it: the server-wide tier caps every caller.
+// DecideFor is DecideIn over A2A.
 func (p Policy) DecideFor(id string, meta map[string]any, callerTiers []string) Decision {
+	return p.DecideIn(A2A, id, meta, callerTiers)
+}
+
+// DecideIn is the one decision: it applies the three gates, in order, to
+// a function with the given id and metadata, for a caller in callerTiers
+// (nil or empty for a caller without tiers) over proto: the floor, the
+// opt-in, the tier.
+//
+// "<proto>.expose" counts only as the JSON boolean true (the string "true"
+// does not). "<proto>.tier" is a string, or an array of strings for a
+// function offered to several tiers; it must equal the tier in force
+// exactly (case-sensitive). With no tier in force it is ignored. Any other
+// type never matches a tier. A caller with tiers may see a function that
+// names any one of them. When the server has a tier too, the function must
+// also name it: the server-wide tier caps every caller.
+func (p Policy) DecideIn(proto Protocol, id string, meta map[string]any, callerTiers []string) Decision {
 	if p.Hidden(id) {
 		return Decision{Reason: HiddenPrefix}
 	}
-	if !p.ExposeAll {
-		if v, ok := meta[MetaExpose].(bool); !ok || !v {
+	if !p.ExposeAll || proto != A2A {
+		if v, ok := meta[proto.ExposeKey()].(bool); !ok || !v {
 			return Decision{Reason: NotOptedIn}
 		}
 	}
-	if p.Tier != "" && !tierMatches(meta[MetaTier], p.Tier) {
+	tier := meta[proto.TierKey()]
+	if p.Tier != "" && !tierMatches(tier, p.Tier) {
 		return Decision{Reason: TierMismatch}
 	}
-	if len(callerTiers) > 0 && !anyTierMatches(meta[MetaTier], callerTiers) {
+	if len(callerTiers) > 0 && !anyTierMatches(tier, callerTiers) {
 		return Decision{Reason: TierMismatch}
 	}
 	return Decision{Exposed: true, Reason: Exposed}
@@ -137,12 +168,17 @@ func tierMatches(v any, tier string) bool {
 // for an unknown id, and an error when the catalogue cannot be read.
 type Lookup func(id string) (meta map[string]any, found bool, err error)
 
-// Check decides for a call: the floor first (without asking the
-// catalogue), then the lookup, then the gates. A lookup error denies the
-// call (fail closed) with CatalogError. Callers must show UnknownFunction
-// and the opt-in and tier denials alike, so that no caller can learn which
-// ids exist.
+// Check is CheckIn over A2A.
 func (p Policy) Check(id string, callerTiers []string, lookup Lookup) Decision {
+	return p.CheckIn(A2A, id, callerTiers, lookup)
+}
+
+// CheckIn decides for a call over proto: the floor first (without asking
+// the catalogue), then the lookup, then the gates. A lookup error denies
+// the call (fail closed) with CatalogError. Callers must show
+// UnknownFunction and the opt-in and tier denials alike, so that no caller
+// can learn which ids exist.
+func (p Policy) CheckIn(proto Protocol, id string, callerTiers []string, lookup Lookup) Decision {
 	if p.Hidden(id) {
 		return Decision{Reason: HiddenPrefix}
 	}
@@ -153,5 +189,5 @@ func (p Policy) Check(id string, callerTiers []string, lookup Lookup) Decision {
 	if !found {
 		return Decision{Reason: UnknownFunction}
 	}
-	return p.DecideFor(id, meta, callerTiers)
+	return p.DecideIn(proto, id, meta, callerTiers)
 }

@@ -51,40 +51,61 @@ func TestDecideTruthTable(t *testing.T) {
 		{"true", true, true, nil},
 		{`""`, "", true, nil},
 	}
-	for _, id := range ids {
-		for _, ex := range exposeVals {
-			for _, tv := range tierVals {
-				for _, exposeAll := range []bool{false, true} {
-					for _, tier := range []string{"", "partner", "internal"} {
-						meta := map[string]any{}
-						if ex.set {
-							meta[exposure.MetaExpose] = ex.v
-						}
-						if tv.set {
-							meta[exposure.MetaTier] = tv.v
-						}
-						p := exposure.Policy{ExposeAll: exposeAll, Tier: tier}
-						got := p.Decide(id.id, meta)
-
-						var want exposure.Decision
-						switch {
-						case id.floor:
-							want = exposure.Decision{Reason: exposure.HiddenPrefix}
-						case !exposeAll && !ex.optIn:
-							want = exposure.Decision{Reason: exposure.NotOptedIn}
-						case tier != "" && !tv.matches[tier]:
-							want = exposure.Decision{Reason: exposure.TierMismatch}
-						default:
-							want = exposure.Decision{Exposed: true, Reason: exposure.Exposed}
-						}
-						if got != want {
-							t.Errorf("Decide(%s, expose=%s, tier-meta=%s, --expose-all=%v, --tier=%q) = %+v, want %+v",
-								id.id, ex.name, tv.name, exposeAll, tier, got, want)
+	for _, proto := range exposure.Protocols {
+		for _, id := range ids {
+			for _, ex := range exposeVals {
+				for _, tv := range tierVals {
+					for _, exposeAll := range []bool{false, true} {
+						for _, tier := range []string{"", "partner", "internal"} {
+							checkDecision(t, proto, id.id, id.floor, ex.set, ex.v, ex.optIn, tv.set, tv.v, tv.matches[tier], exposeAll, tier)
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// checkDecision checks one cell of the truth table over proto. The other
+// protocol's keys are set to what would expose the function there, to
+// show that each protocol reads only its own.
+func checkDecision(t *testing.T, proto exposure.Protocol, id string, floor, exSet bool, exV any, optIn, tierSet bool, tierV any, tierMatches, exposeAll bool, tier string) {
+	t.Helper()
+	meta := map[string]any{}
+	for _, other := range exposure.Protocols {
+		if other != proto {
+			meta[other.ExposeKey()] = true
+			meta[other.TierKey()] = []any{"partner", "internal"}
+		}
+	}
+	if exSet {
+		meta[proto.ExposeKey()] = exV
+	}
+	if tierSet {
+		meta[proto.TierKey()] = tierV
+	}
+	p := exposure.Policy{ExposeAll: exposeAll, Tier: tier}
+	got := p.DecideIn(proto, id, meta, nil)
+	if proto == exposure.A2A {
+		if d := p.Decide(id, meta); d != got {
+			t.Errorf("Decide(%s) = %+v, DecideIn(a2a) = %+v", id, d, got)
+		}
+	}
+
+	var want exposure.Decision
+	switch {
+	case floor:
+		want = exposure.Decision{Reason: exposure.HiddenPrefix}
+	case !(exposeAll && proto == exposure.A2A) && !optIn: // --expose-all never reaches MCP
+		want = exposure.Decision{Reason: exposure.NotOptedIn}
+	case tier != "" && !tierMatches:
+		want = exposure.Decision{Reason: exposure.TierMismatch}
+	default:
+		want = exposure.Decision{Exposed: true, Reason: exposure.Exposed}
+	}
+	if got != want {
+		t.Errorf("DecideIn(%s, %s, expose=%v(set %v), tier-meta=%v(set %v), --expose-all=%v, --tier=%q) = %+v, want %+v",
+			proto, id, exV, exSet, tierV, tierSet, exposeAll, tier, got, want)
 	}
 }
 
@@ -104,9 +125,6 @@ func TestExtraPrefixesAddToTheFloor(t *testing.T) {
 }
 
 func TestCallerTierIsCappedByServerTier(t *testing.T) {
-	meta := func(tier any) map[string]any {
-		return map[string]any{exposure.MetaExpose: true, exposure.MetaTier: tier}
-	}
 	tests := []struct {
 		server string
 		caller []string
@@ -128,10 +146,13 @@ func TestCallerTierIsCappedByServerTier(t *testing.T) {
 		// An empty tier name matches nothing.
 		{"", []string{""}, "", exposure.TierMismatch},
 	}
-	for _, tt := range tests {
-		got := exposure.Policy{Tier: tt.server}.DecideFor("demo::x", meta(tt.tier), tt.caller)
-		if got.Reason != tt.want {
-			t.Errorf("DecideFor(server=%q, caller=%v, meta=%v) = %s, want %s", tt.server, tt.caller, tt.tier, got.Reason, tt.want)
+	for _, proto := range exposure.Protocols {
+		for _, tt := range tests {
+			meta := map[string]any{proto.ExposeKey(): true, proto.TierKey(): tt.tier}
+			got := exposure.Policy{Tier: tt.server}.DecideIn(proto, "demo::x", meta, tt.caller)
+			if got.Reason != tt.want {
+				t.Errorf("DecideIn(%s, server=%q, caller=%v, meta=%v) = %s, want %s", proto, tt.server, tt.caller, tt.tier, got.Reason, tt.want)
+			}
 		}
 	}
 }
@@ -140,6 +161,7 @@ func TestCheck(t *testing.T) {
 	cat := map[string]map[string]any{
 		"demo::echo":  {exposure.MetaExpose: true, exposure.MetaTier: "partner"},
 		"demo::quiet": {},
+		"demo::tool":  {"mcp.expose": true, "mcp.tier": "partner"},
 	}
 	lookups := 0
 	lookup := func(id string) (map[string]any, bool, error) {
@@ -163,6 +185,21 @@ func TestCheck(t *testing.T) {
 	for _, tt := range tests {
 		if got := p.Check(tt.id, nil, tt.lookup); got.Reason != tt.want || got.Exposed != (tt.want == exposure.Exposed) {
 			t.Errorf("Check(%s) = %+v, want %s", tt.id, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		id       string
+		a2a, mcp exposure.Reason
+	}{
+		{"demo::echo", exposure.Exposed, exposure.NotOptedIn},
+		{"demo::tool", exposure.NotOptedIn, exposure.Exposed},
+		{"demo::missing", exposure.UnknownFunction, exposure.UnknownFunction},
+	} {
+		if got := p.CheckIn(exposure.A2A, tt.id, nil, lookup); got.Reason != tt.a2a {
+			t.Errorf("CheckIn(a2a, %s) = %+v, want %s", tt.id, got, tt.a2a)
+		}
+		if got := p.CheckIn(exposure.MCP, tt.id, nil, lookup); got.Reason != tt.mcp {
+			t.Errorf("CheckIn(mcp, %s) = %+v, want %s", tt.id, got, tt.mcp)
 		}
 	}
 	before := lookups

@@ -3,6 +3,7 @@ package functions
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/internal/yamlnode"
 	"github.com/a2ad/a2ad/schemas"
 	yaml "go.yaml.in/yaml/v3"
@@ -126,15 +128,51 @@ func (l *loader) load() []*Function {
 	}
 
 	var fns []*Function
+	var tools []toolEntry
 	firstLine := map[string]int{}
 	for i, item := range list.Content {
 		ptr := "/functions/" + strconv.Itoa(i)
-		f := l.function(ptr, yamlnode.Resolve(item), firstLine)
+		n := yamlnode.Resolve(item)
+		f := l.function(ptr, n, firstLine)
 		if f != nil {
 			fns = append(fns, f)
+			if v, _ := f.Metadata[exposure.MCP.ExposeKey()].(bool); v {
+				_, idVal := yamlnode.Lookup(n, "id")
+				tools = append(tools, toolEntry{f.ID, idVal, ptr + "/id"})
+			}
 		}
 	}
+	l.toolNames(tools)
 	return fns
+}
+
+// toolEntry is a function opted into MCP, and where its id is written.
+type toolEntry struct {
+	id   string
+	node *yaml.Node
+	ptr  string
+}
+
+// toolNames records a problem for each function opted into MCP whose tool
+// name collides with an earlier one's or is too long for MCP.
+func (l *loader) toolNames(tools []toolEntry) {
+	ids := make([]string, len(tools))
+	at := make(map[string]toolEntry, len(tools))
+	for i, t := range tools {
+		ids[i] = t.id
+		at[t.id] = t
+	}
+	_, problems := exposure.ToolNames(ids)
+	for _, p := range problems {
+		t := at[p.ID]
+		l.ID = p.ID
+		msg := p.String()
+		if p.Other != "" {
+			msg = fmt.Sprintf("%s (line %d)", msg, at[p.Other].node.Line)
+		}
+		l.Add(t.node, t.ptr, "%s", msg)
+	}
+	l.ID = ""
 }
 
 // function checks one entry of the functions list. It returns nil if the

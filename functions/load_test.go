@@ -479,6 +479,22 @@ func TestLoad_Problems(t *testing.T) {
 			want: functions.Problem{Line: 5, Column: 34, Pointer: "/functions/0/exec/env/B", FunctionID: "a::b",
 				Message: "exec.env.B references ${UNSET}, which is not set"},
 		},
+		// MCP tool names: only functions opted into MCP are checked.
+		{
+			name: "MCP tool names collide",
+			yaml: "functions:\n  - id: pricing::quote\n    builtin: echo\n    metadata: {mcp.expose: true}\n" +
+				"  - id: pricing.quote\n    builtin: echo\n    metadata: {mcp.expose: true}\n" +
+				"  - id: pricing:quote\n    builtin: echo\n",
+			want: functions.Problem{Line: 5, Column: 9, Pointer: "/functions/1/id", FunctionID: "pricing.quote",
+				Message: `MCP tool name "pricing.quote" is also the name of "pricing::quote": ids that differ only in characters MCP does not allow in a tool name collide; rename one (line 2)`},
+		},
+		{
+			name: "MCP tool name too long",
+			yaml: "functions:\n  - id: " + strings.Repeat("n", 129) + "\n    builtin: echo\n    metadata: {mcp.expose: true}\n" +
+				"  - id: " + strings.Repeat("m", 129) + "\n    builtin: echo\n    metadata: {a2a.expose: true}\n",
+			want: functions.Problem{Line: 2, Column: 9, Pointer: "/functions/0/id", FunctionID: strings.Repeat("n", 129),
+				Message: `MCP tool name "` + strings.Repeat("n", 129) + `" is 129 bytes, over MCP's 128`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

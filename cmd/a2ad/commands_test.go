@@ -490,3 +490,65 @@ func TestKeysCreateForce(t *testing.T) {
 		t.Errorf("after --force: %d entries, %d keys, new key valid: %v; want 1, 1, true", ks.Len(), len(ks.List()), ok)
 	}
 }
+
+// TestSkills_MCPView pins `a2ad skills --protocol mcp`: each protocol reads
+// its own opt-in and tier, --expose-all reaches A2A only, and the MCP view
+// names each function's tool.
+func TestSkills_MCPView(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(path, []byte(`functions:
+  - id: pricing::quote
+    builtin: echo
+    metadata: {a2a.expose: true, a2a.tier: internal, mcp.expose: true, mcp.tier: partner}
+  - id: demo::echo
+    builtin: echo
+    metadata: {a2a.expose: true, a2a.tier: partner}
+  - id: tools::lookup
+    builtin: echo
+    metadata: {mcp.expose: true}
+  - id: mcp::self
+    builtin: echo
+    metadata: {mcp.expose: true}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runA2AD(t, nil, "skills", "--catalog", path, "--tier", "partner", "--protocol", "mcp", "--expose-all")
+	if code != 0 {
+		t.Fatalf("a2ad skills --protocol mcp = %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var fields [][]string
+	for _, l := range lines[2:] {
+		fields = append(fields, strings.Fields(l))
+	}
+	want := [][]string{
+		{"FUNCTION", "TOOL", "BACKEND", "EXPOSED", "REASON"},
+		{"pricing::quote", "pricing.quote", "builtin", "yes", "exposed"},
+		{"demo::echo", "demo.echo", "builtin", "no", "not_opted_in"},
+		{"tools::lookup", "tools.lookup", "builtin", "no", "tier_mismatch"},
+		{"mcp::self", "mcp.self", "builtin", "no", "hidden_prefix"},
+	}
+	if diff := cmp.Diff(want, fields); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	if !strings.HasSuffix(lines[0], "tier partner, MCP: 1 of 4 functions exposed as tools") {
+		t.Errorf("summary %q", lines[0])
+	}
+	// The A2A view of the same catalogue is unchanged by the MCP keys.
+	_, out, _ = runA2AD(t, nil, "skills", "--catalog", path, "--tier", "partner")
+	if _, got := parseSkillsTable(t, out); got["pricing::quote"].Reason != "tier_mismatch" || !got["demo::echo"].Exposed || got["tools::lookup"].Reason != "not_opted_in" {
+		t.Errorf("A2A view: %v", got)
+	}
+	code, out, _ = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "mcp", "--format", "json")
+	var doc struct {
+		Protocol  string      `json:"protocol"`
+		Functions []skillView `json:"functions"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Protocol != "mcp" || len(doc.Functions) != 4 || doc.Functions[2] != (skillView{ID: "tools::lookup", Tool: "tools.lookup", Backend: "builtin", Exposed: true, Reason: "exposed"}) {
+		t.Errorf("json view = %d, %v: %s", code, err, out)
+	}
+	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "smtp")
+	if code != 2 || errOut != "a2ad: protocol: must be a2a or mcp, not \"smtp\"\n" {
+		t.Errorf("bad protocol = %d, stderr %q", code, errOut)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -111,6 +110,8 @@ type Config struct {
 
 	// Format is the output format of the skills command: text or json.
 	Format string
+	// Protocol is the protocol whose view the skills command shows.
+	Protocol string
 }
 
 // DefaultConfig returns the defaults.
@@ -160,6 +161,7 @@ func DefaultConfig() Config {
 		PushMaxAttempts:      8,
 		PushConcurrency:      16,
 		Format:               "text",
+		Protocol:             "a2a",
 	}
 }
 
@@ -245,6 +247,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
 	fs.Var(fileList{&c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
+	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "skills view: a2a (skills on the agent card) or mcp (MCP tools)")
 }
 
 // envName is the environment variable of a flag: A2AD_ and the name in
@@ -256,7 +259,7 @@ func envName(flagName string) string {
 // commandFlags are the flags of the commands that read only some
 // settings; serve takes every flag but these commands' own.
 var commandFlags = map[string][]string{
-	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format"},
+	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format", "protocol"},
 	"validate": {"config", "catalog"},
 	"call":     {"config", "catalog", "log-level", "log-format"},
 }
@@ -268,7 +271,7 @@ func takesFlag(command, name string) bool {
 	if own, ok := commandFlags[command]; ok {
 		return slices.Contains(own, name)
 	}
-	return name != "format"
+	return name != "format" && name != "protocol"
 }
 
 // ParseConfig reads args, the environment and the config file into a
@@ -404,6 +407,7 @@ func (c *Config) Validate() error {
 		failIf(c.BaseURL == "" && bindsAll(c.Listen), "listen %s: listening on all addresses needs --base-url, the URL clients reach a2ad at", c.Listen),
 		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
 		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
+		failIf(c.Protocol != "a2a" && c.Protocol != "mcp", "protocol: must be a2a or mcp, not %q", c.Protocol),
 		failIf(c.LogFormat != "json" && c.LogFormat != "console", "log-format: must be json or console, not %q", c.LogFormat),
 		positive("max-body-bytes", c.MaxBodyBytes),
 		positive("max-concurrent", c.MaxConcurrent),
@@ -560,20 +564,6 @@ func (c *Config) cors() (*httpx.CORS, error) {
 		return nil, fmt.Errorf("cors-origins: %v", err)
 	}
 	return p, nil
-}
-
-// bindsAll reports whether addr, a listen address, binds every address
-// of the host: 0.0.0.0, [::] or no host at all (":8080").
-func bindsAll(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false // net.Listen says what is wrong
-	}
-	if host == "" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsUnspecified()
 }
 
 func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }

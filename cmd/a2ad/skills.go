@@ -5,23 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 )
 
 // skillView is one line of `a2ad skills`: a function and the policy's
-// decision for the tier in force.
+// decision for the tier in force, over the protocol shown.
 type skillView struct {
 	ID      string `json:"id"`
+	Tool    string `json:"tool,omitempty"` // its MCP tool name, in the MCP view
 	Backend string `json:"backend"`
 	Exposed bool   `json:"exposed"`
 	Reason  string `json:"reason"`
 }
 
-// skills prints, for the tier in force, which functions are exposed and,
-// for each hidden one, the policy's reason.
+// skills prints, for the tier in force and the protocol asked for, which
+// functions are exposed and, for each hidden one, the policy's reason.
 func skills(cfg Config, stdout, stderr io.Writer) int {
 	if cfg.Catalog == "" {
 		fmt.Fprintln(stderr, "a2ad: catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
@@ -29,6 +32,11 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	}
 	if cfg.Format != "text" && cfg.Format != "json" {
 		fmt.Fprintf(stderr, "a2ad: format: must be text or json, not %q\n", cfg.Format)
+		return 2
+	}
+	proto := exposure.Protocol(cfg.Protocol)
+	if !slices.Contains(exposure.Protocols, proto) {
+		fmt.Fprintf(stderr, "a2ad: protocol: must be a2a or mcp, not %q\n", cfg.Protocol)
 		return 2
 	}
 	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
@@ -40,16 +48,21 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	views := make([]skillView, 0, len(cat.Functions))
 	exposed := 0
 	for _, f := range cat.Functions {
-		d := policy.Decide(f.ID, f.Metadata)
+		d := policy.DecideIn(proto, f.ID, f.Metadata, nil)
 		if d.Exposed {
 			exposed++
 		}
-		views = append(views, skillView{ID: f.ID, Backend: f.Backend.Kind(), Exposed: d.Exposed, Reason: string(d.Reason)})
+		v := skillView{ID: f.ID, Backend: f.Backend.Kind(), Exposed: d.Exposed, Reason: string(d.Reason)}
+		if proto == exposure.MCP {
+			v.Tool = exposure.ToolName(f.ID)
+		}
+		views = append(views, v)
 	}
 	if cfg.Format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"tier": cfg.Tier, "exposeAll": cfg.ExposeAll, "functions": views}); err != nil {
+		doc := map[string]any{"tier": cfg.Tier, "exposeAll": cfg.ExposeAll, "protocol": proto, "functions": views}
+		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintln(stderr, "a2ad:", err)
 			return 1
 		}
@@ -59,16 +72,30 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	if tier == "" {
 		tier = "(none)"
 	}
-	fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, expose-all %v: %d of %d functions exposed\n\n",
-		cfg.Catalog, cat.Version, tier, cfg.ExposeAll, exposed, len(cat.Functions))
+	if proto == exposure.MCP {
+		// --expose-all reaches A2A only: MCP tools are always opted in.
+		fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, MCP: %d of %d functions exposed as tools\n\n",
+			cfg.Catalog, cat.Version, tier, exposed, len(cat.Functions))
+	} else {
+		fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, expose-all %v: %d of %d functions exposed\n\n",
+			cfg.Catalog, cat.Version, tier, cfg.ExposeAll, exposed, len(cat.Functions))
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FUNCTION\tBACKEND\tEXPOSED\tREASON")
+	if proto == exposure.MCP {
+		fmt.Fprintln(tw, "FUNCTION\tTOOL\tBACKEND\tEXPOSED\tREASON")
+	} else {
+		fmt.Fprintln(tw, "FUNCTION\tBACKEND\tEXPOSED\tREASON")
+	}
 	for _, v := range views {
 		yes := "no"
 		if v.Exposed {
 			yes = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Backend, yes, v.Reason)
+		if proto == exposure.MCP {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, v.Tool, v.Backend, yes, v.Reason)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Backend, yes, v.Reason)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return 1
