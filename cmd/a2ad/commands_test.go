@@ -83,6 +83,8 @@ func TestRun_BadFlags(t *testing.T) {
 		{[]string{"keys", "create", "--tiers", "partner"}, "a2ad keys create: unknown flag --tiers (did you mean --tier?)"},
 		{[]string{"store", "backup", "--out"}, "a2ad store backup: flag needs an argument: --out"},
 		{[]string{"tasks", "list", "--sate", "working"}, "a2ad tasks list: unknown flag --sate (did you mean --state?)"},
+		{[]string{"push", "retry", "--al"}, "a2ad push retry: unknown flag --al (did you mean --all?)"},
+		{[]string{"push", "list", "--server"}, "a2ad push list: flag needs an argument: --server"},
 	} {
 		code, out, errOut := runA2AD(t, nil, tc.args...)
 		cmd := tc.want[:strings.Index(tc.want, ":")]

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,60 +30,31 @@ http://127.0.0.1:8081, or A2AD_ADMIN_URL). Exit codes: 0 done, 1 failed
 (unknown dead letter, server unreachable), 2 bad usage.
 `
 
+// pushCommand is a2ad push.
+var pushCommand = adminCommand{name: "push", usage: pushUsage, subs: []string{"list", "retry", "drop"},
+	flags: func(sub string, fs *flag.FlagSet) {
+		switch sub {
+		case "list":
+			fs.Bool("json", false, `print the dead letters as JSON, {"deadLetters": [...]}`)
+		case "retry":
+			fs.Bool("all", false, "retry every dead letter")
+		}
+	}}
+
 // pushCmd runs "a2ad push <sub> ..." and returns the exit code.
 func pushCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, pushUsage)
-		return 2
+	run, code := pushCommand.start(args, lookupEnv, stdout, stderr)
+	if run == nil {
+		return code
 	}
-	sub := args[0]
-	switch sub {
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, pushUsage)
-		return 0
-	case "list", "retry", "drop":
-	default:
-		fmt.Fprintf(stderr, "a2ad: unknown push command %q\n\n%s", sub, pushUsage)
-		return 2
-	}
-	fs := flag.NewFlagSet("a2ad push "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	server := admin.DefaultURL
-	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
-		server = v
-	}
-	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
-	var asJSON, all bool
-	switch sub {
-	case "list":
-		fs.BoolVar(&asJSON, "json", false, `print the dead letters as JSON, {"deadLetters": [...]}`)
-	case "retry":
-		fs.BoolVar(&all, "all", false, "retry every dead letter")
-	}
-	var pos []string
-	for rest := args[1:]; ; rest = fs.Args()[1:] {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-	}
-	c, err := admin.NewClient(server)
-	if err != nil {
-		return usageError(stderr, fmt.Sprintf("push %s: --server: want the admin listener's base URL, e.g. %s, not %q", sub, admin.DefaultURL, server))
-	}
-	defer c.Close()
-	p := &pushRun{c: c, what: "push " + sub, stdout: stdout, stderr: stderr}
+	defer run.c.Close()
+	sub, pos, all := run.sub, run.pos, flagBool(run.fs, "all")
+	p := &pushRun{c: run.c, what: "push " + sub, stdout: stdout, stderr: stderr}
 	switch {
 	case sub == "list" && len(pos) > 0:
 		return usageError(stderr, fmt.Sprintf("push list: unexpected argument %q", pos[0]))
 	case sub == "list":
-		return p.list(ctx, asJSON)
+		return p.list(ctx, flagBool(run.fs, "json"))
 	case all && len(pos) > 0:
 		return usageError(stderr, "push retry: give a dead letter id or --all, not both")
 	case all:

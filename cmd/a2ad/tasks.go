@@ -38,31 +38,30 @@ http://127.0.0.1:8081, or A2AD_ADMIN_URL). Exit codes: 0 done, 1 failed
 (unknown task, not cancelable, server unreachable), 2 bad usage.
 `
 
+// tasksCommand is a2ad tasks.
+var tasksCommand = adminCommand{name: "tasks", usage: tasksUsage, subs: []string{"list", "get", "cancel"},
+	flags: func(sub string, fs *flag.FlagSet) {
+		if sub != "cancel" {
+			fs.Bool("json", false, "print the endpoint's JSON")
+		}
+		if sub == "list" {
+			fs.String("state", "", "only tasks in this state")
+			fs.String("function", "", "only tasks that call this function")
+			fs.String("caller", "", `only this caller's tasks ("" for the anonymous caller)`)
+			fs.Int("limit", 0, "tasks per page, 1 to 1000 (default 100)")
+			fs.String("page-token", "", "the next page token a previous page printed")
+		}
+	}}
+
 // tasksCmd runs "a2ad tasks <sub> ..." and returns the exit code.
 func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, tasksUsage)
-		return 2
-	}
-	sub := args[0]
-	switch sub {
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, tasksUsage)
-		return 0
-	case "list", "get", "cancel":
-	default:
-		fmt.Fprintf(stderr, "a2ad: unknown tasks command %q\n\n%s", sub, tasksUsage)
-		return 2
-	}
-	o, pos, code := parseTasksArgs(sub, args[1:], lookupEnv, stderr)
-	if code >= 0 {
+	run, code := tasksCommand.start(args, lookupEnv, stdout, stderr)
+	if run == nil {
 		return code
 	}
-	c, err := admin.NewClient(o.server)
-	if err != nil {
-		return usageError(stderr, fmt.Sprintf("tasks %s: --server: want the admin listener's base URL, e.g. %s, not %q", sub, admin.DefaultURL, o.server))
-	}
-	defer c.Close()
+	defer run.c.Close()
+	c, sub, pos := run.c, run.sub, run.pos
+	o := tasksOptions{asJSON: flagBool(run.fs, "json"), filter: taskFilter(run.fs)}
 	what := "tasks " + sub
 
 	if sub == "list" {
@@ -92,65 +91,31 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 
 // tasksOptions are the flags of a2ad tasks; the filter is list's only.
 type tasksOptions struct {
-	server string
 	asJSON bool
 	filter admin.TaskFilter
 }
 
-// parseTasksArgs parses the arguments of a2ad tasks sub: its flags, which
-// may come before or after the id, and the ids. code is the exit code if
-// parsing ends the command (help, bad flags), else -1.
-func parseTasksArgs(sub string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (o tasksOptions, pos []string, code int) {
-	fs := flag.NewFlagSet("a2ad tasks "+sub, flag.ContinueOnError)
-	o.server = admin.DefaultURL
-	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
-		o.server = v
-	}
-	fs.StringVar(&o.server, "server", o.server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
-	var (
-		state, function, caller, pageTok string
-		limit                            int
-	)
-	if sub != "cancel" {
-		fs.BoolVar(&o.asJSON, "json", false, "print the endpoint's JSON")
-	}
-	if sub == "list" {
-		fs.StringVar(&state, "state", "", "only tasks in this state")
-		fs.StringVar(&function, "function", "", "only tasks that call this function")
-		fs.StringVar(&caller, "caller", "", `only this caller's tasks ("" for the anonymous caller)`)
-		fs.IntVar(&limit, "limit", 0, "tasks per page, 1 to 1000 (default 100)")
-		fs.StringVar(&pageTok, "page-token", "", "the next page token a previous page printed")
-	}
-	for rest := args; ; rest = fs.Args()[1:] {
-		if err := parseFlags(fs, rest, stderr); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return o, nil, 0
-			}
-			fmt.Fprintln(stderr, err)
-			return o, nil, 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-	}
-	// A filter is set only when its flag is given: --caller "" is the
-	// anonymous caller.
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
+// taskFilter reads list's filter flags from fs. A filter is set only when
+// its flag is given: --caller "" is the anonymous caller.
+func taskFilter(fs *flag.FlagSet) admin.TaskFilter {
+	var f admin.TaskFilter
+	fs.Visit(func(fl *flag.Flag) {
+		v := fl.Value.String()
+		switch fl.Name {
 		case "state":
-			o.filter.State = &state
+			f.State = &v
 		case "function":
-			o.filter.Function = &function
+			f.Function = &v
 		case "caller":
-			o.filter.Caller = &caller
+			f.Caller = &v
 		case "limit":
-			o.filter.Limit = &limit
+			n := fl.Value.(flag.Getter).Get().(int)
+			f.Limit = &n
 		case "page-token":
-			o.filter.PageToken = &pageTok
+			f.PageToken = &v
 		}
 	})
-	return o, pos, -1
+	return f
 }
 
 // answer ends a list or a get: with the call's error, the JSON the

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/a2ad/a2ad/admin"
+)
+
+// adminCommand is a group of subcommands that work through a running
+// a2ad's admin listener: a2ad push and a2ad tasks. It is the one home of
+// what they share: the help and unknown-subcommand answers, --server
+// (A2AD_ADMIN_URL), flags before or after the positional arguments, and
+// the client.
+type adminCommand struct {
+	name  string   // "push"
+	usage string   // the text of --help
+	subs  []string // the subcommands
+	// flags defines sub's own flags on fs; nil for none.
+	flags func(sub string, fs *flag.FlagSet)
+}
+
+// adminRun is one parsed command line of an adminCommand, its client open.
+type adminRun struct {
+	sub string
+	fs  *flag.FlagSet
+	pos []string // the positional arguments, in order
+	c   *admin.Client
+}
+
+// start parses args (the subcommand first) and opens the client. It
+// returns the run, or nil and the exit code when the command ends here:
+// help, or bad usage. The caller closes run.c.
+func (ac adminCommand) start(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) (*adminRun, int) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, ac.usage)
+		return nil, 2
+	}
+	sub := args[0]
+	switch {
+	case sub == "help" || sub == "-h" || sub == "--help":
+		fmt.Fprint(stdout, ac.usage)
+		return nil, 0
+	case !slices.Contains(ac.subs, sub):
+		fmt.Fprintf(stderr, "a2ad: unknown %s command %q\n\n%s", ac.name, sub, ac.usage)
+		return nil, 2
+	}
+	run := &adminRun{sub: sub, fs: flag.NewFlagSet("a2ad "+ac.name+" "+sub, flag.ContinueOnError)}
+	server := admin.DefaultURL
+	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
+		server = v
+	}
+	run.fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
+	if ac.flags != nil {
+		ac.flags(sub, run.fs)
+	}
+	for rest := args[1:]; ; rest = run.fs.Args()[1:] {
+		if err := parseFlags(run.fs, rest, stderr); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			fmt.Fprintln(stderr, err)
+			return nil, 2
+		}
+		if run.fs.NArg() == 0 {
+			break
+		}
+		run.pos = append(run.pos, run.fs.Arg(0))
+	}
+	c, err := admin.NewClient(server)
+	if err != nil {
+		return nil, usageError(stderr, fmt.Sprintf("%s %s: --server: want the admin listener's base URL, e.g. %s, not %q", ac.name, sub, admin.DefaultURL, server))
+	}
+	run.c = c
+	return run, -1
+}
+
+// set reports whether the flag name was given on the command line.
+func (r *adminRun) set(name string) bool {
+	given := false
+	r.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// flagBool is the value of the bool flag name on fs.
+func flagBool(fs *flag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Value.String() == "true"
+}
