@@ -47,6 +47,8 @@ type usage struct {
 	// into them (a2ad_store_writes_per_commit's count and sum).
 	mallocs, commits, writes float64
 	storeKnown               bool
+	// pg is what PostgreSQL spent, for the a2ad-pg servers.
+	pg pgCost
 }
 
 func (u usage) minus(v usage) usage {
@@ -54,6 +56,7 @@ func (u usage) minus(v usage) usage {
 		cpu: u.cpu - v.cpu, cpuKnown: u.cpuKnown && v.cpuKnown,
 		mallocs: u.mallocs - v.mallocs, commits: u.commits - v.commits, writes: u.writes - v.writes,
 		storeKnown: u.storeKnown && v.storeKnown,
+		pg:         u.pg.minus(v.pg),
 	}
 }
 
@@ -69,6 +72,9 @@ func (g *group) usage() usage {
 		u.commits += m["a2ad_store_writes_per_commit_count"]
 		u.writes += m["a2ad_store_writes_per_commit_sum"]
 		u.storeKnown = u.storeKnown && err == nil
+	}
+	if g.pg != nil {
+		u.pg = g.pg.read()
 	}
 	return u
 }

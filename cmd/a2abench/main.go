@@ -44,6 +44,16 @@
 //     server A2AD_BENCH_POSTGRES (else A2AD_TEST_POSTGRES, else the
 //     project's 127.0.0.1:5432 test database). With two, client i talks
 //     to replica i%2. Not in the default: it needs PostgreSQL.
+//   - a2ad-pg-working: a2ad-pg serving cmd/a2abench/working.yaml, whose
+//     bench::once the load calls: an echo that is not retry-safe, so each
+//     call is stored as working before it runs (the slower path).
+//
+// For the a2ad-pg servers it prints what PostgreSQL spent per request:
+// the CPU of its processes (when it runs on this machine), the write
+// transactions it began (transaction ids handed out: each a commit that
+// waits for its WAL flush), the WAL written, and with -pg-roundtrips the
+// round trips a2ad made to it, counted by a proxy between them (which
+// adds latency of its own: compare throughput without it).
 //   - js:    ./cmd/a2abench/jsserver, the official JS SDK (@a2a-js/sdk with
 //     Express, its packages installed by npm ci from the committed
 //     lockfile) with its in-memory task store, the same echo executor, and
@@ -104,9 +114,10 @@ type options struct {
 	logLevel string
 	keep     bool
 	pgbench  bool
+	pgTrips  bool
 }
 
-var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg2", "js", "sdk2", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "js", "sdk2", "sdk", "floor"}
 
 // defaultServers need no PostgreSQL.
 var defaultServers = []string{"a2ad", "js", "sdk", "floor"}
@@ -127,6 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	servers := fs.String("servers", strings.Join(defaultServers, ","),
 		"servers to compare, in order: a2ad, a2ad-tmpfs (its store on "+tmpfsRoot+": no real fsync), a2ad-pg (one replica on PostgreSQL), "+
+			"a2ad-pg-working (a2ad-pg calling a function that is not retry-safe, so every call goes through working), "+
 			"a2ad-pg2 (two on one schema), js (the JS SDK server), sdk2 (a2a-go v2, A2A 1.0), sdk (a2a-go v0.3), floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")
@@ -134,6 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.mode, "mode", "send", `load: "send" (blocking message/send) or "stream" (message/stream over SSE)`)
 	fs.StringVar(&o.logLevel, "a2ad-log-level", "info", "a2ad's --log-level (info is its default; its log goes to a pipe that is drained)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store; a2ad-tmpfs's store is removed)")
+	fs.BoolVar(&o.pgTrips, "pg-roundtrips", false, "count the a2ad-pg servers' round trips to PostgreSQL, through a proxy that adds latency of its own")
 	fs.BoolVar(&o.pgbench, "pgbench", false, "also run pgbench "+strings.Join(pgbenchArgs, " ")+" on the PostgreSQL server, in a scratch schema")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -276,13 +289,14 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	printResults(stdout, o, results)
 	printPostgres(stdout, o, results, pgb)
+	printPGCost(stdout, results)
 	return nil
 }
 
 // benchServer starts one server, runs every concurrency against it and
 // stops it.
 func benchServer(ctx context.Context, o options, name, root, dir, bin string, stderr io.Writer) ([]result, error) {
-	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel)
+	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel, o.pgTrips)
 	if err != nil {
 		return nil, err
 	}

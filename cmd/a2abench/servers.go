@@ -26,10 +26,12 @@ var packages = map[string]string{
 	"a2ad-tmpfs": "./cmd/a2ad",
 	"a2ad-pg":    "./cmd/a2ad",
 	"a2ad-pg2":   "./cmd/a2ad",
-	"sdk":        "./cmd/a2abench/sdkserver",
-	"sdk2":       "./cmd/a2abench/sdk2server",
-	"floor":      "./cmd/a2abench/floor",
-	"js":         jsDir,
+	// a2ad-pg calling bench::once (workingCatalog) instead of demo::echo.
+	"a2ad-pg-working": "./cmd/a2ad",
+	"sdk":             "./cmd/a2abench/sdkserver",
+	"sdk2":            "./cmd/a2abench/sdk2server",
+	"floor":           "./cmd/a2abench/floor",
+	"js":              jsDir,
 }
 
 // jsDir holds the JS SDK server: node runs its server.mjs, with the
@@ -176,7 +178,7 @@ func serverCmd(name, root, bin, store, logLevel string) (cmd *exec.Cmd, fixedAdd
 		return nil, "", "", err
 	}
 	args := []string{"serve",
-		"--catalog", filepath.Join(root, "examples", "catalog.yaml"),
+		"--catalog", catalogOf(name, root),
 		"--store", store,
 		"--listen", "127.0.0.1:0",
 		"--log-level", logLevel,
@@ -344,7 +346,7 @@ func isLoopback(host string) bool {
 
 // replicas is how many a2ad replicas a Postgres server name runs on one
 // schema.
-var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2}
+var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2, "a2ad-pg-working": 1}
 
 // group is the processes of one server name: one, or a2ad's replicas on
 // a schema of their own. Once they have stopped, stop drops that schema,
@@ -352,6 +354,7 @@ var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2}
 type group struct {
 	procs []*server
 	drop  func() error
+	pg    *pgProbe // the a2ad-pg servers' database
 }
 
 // startGroup starts the server name: a2ad on a fresh file in dir,
@@ -359,7 +362,7 @@ type group struct {
 // once it has stopped), a2ad-pg and a2ad-pg2 on a fresh schema of
 // benchPostgres() (their second replica once the first has made the
 // tables), the others as they are.
-func startGroup(ctx context.Context, name, root, dir, bin, logLevel string) (*group, error) {
+func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTrips bool) (*group, error) {
 	g := &group{}
 	store := filepath.Join(dir, name+".db")
 	n := 1
@@ -377,6 +380,9 @@ func startGroup(ctx context.Context, name, root, dir, bin, logLevel string) (*gr
 		}
 		g.drop = drop
 		if store, err = withSearchPath(dsn, schema); err != nil {
+			return nil, errors.Join(err, g.stop())
+		}
+		if g.pg, store, err = newPGProbe(store, pgTrips); err != nil {
 			return nil, errors.Join(err, g.stop())
 		}
 		n = r
@@ -407,6 +413,7 @@ func (g *group) stop() error {
 	for _, s := range g.procs {
 		errs = append(errs, s.stop())
 	}
+	g.pg.close()
 	if g.drop != nil {
 		errs = append(errs, g.drop())
 	}
@@ -461,4 +468,14 @@ func stale(target string, sources ...string) bool {
 		}
 	}
 	return false
+}
+
+// catalogOf is the catalogue a2ad serves as the server name: the
+// example's, or for a2ad-pg-working the bench's own, whose bench::once
+// is an echo that is not retry-safe.
+func catalogOf(name, root string) string {
+	if name == "a2ad-pg-working" {
+		return filepath.Join(root, "cmd", "a2abench", "working.yaml")
+	}
+	return filepath.Join(root, "examples", "catalog.yaml")
 }

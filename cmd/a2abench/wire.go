@@ -38,10 +38,23 @@ var (
 	}
 )
 
+// onceData calls bench::once, which workingCatalog adds: an echo that is
+// not retry-safe, so that every call goes through working before it runs.
+const onceData = `{"skill":"bench::once","input":{"message":"hello"}}`
+
+// a2a03Once is a2a03 calling bench::once.
+var a2a03Once = &protocol{
+	send: a2a03.send, stream: a2a03.stream, sendParams: a2a03.sendParams,
+	message: [2]string{a2a03.message[0], strings.Replace(a2a03.message[1], echoData, onceData, 1)},
+}
+
 // protocolOf is the protocol the load speaks to the server name.
 func protocolOf(name string) *protocol {
-	if name == "sdk2" {
+	switch name {
+	case "sdk2":
 		return a2a10
+	case "a2ad-pg-working":
+		return a2a03Once
 	}
 	return a2a03
 }
