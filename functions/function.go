@@ -18,6 +18,9 @@ type Catalog struct {
 	Version string
 	// Functions are in file order.
 	Functions []*Function
+	// Default is the id of the function that takes messages naming no
+	// skill (the catalogue's default_skill), or "" for none.
+	Default string
 
 	byID map[string]*Function
 }
