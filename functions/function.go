@@ -69,6 +69,14 @@ type Function struct {
 	// MaxConcurrency caps the calls running at once; 0 means only the
 	// server-wide cap applies.
 	MaxConcurrency int
+	// Parts says the function's output is the parts envelope (catalogue
+	// "output: parts"): the artifacts and the message it answers with, of
+	// any part kind, rather than one data result (see the catalogue's
+	// documentation).
+	Parts bool
+	// ReplyMessage says a message calling the function is answered with
+	// a Message instead of a task (catalogue "reply: message").
+	ReplyMessage bool
 	// Backend runs the function.
 	Backend Backend
 }

@@ -85,7 +85,7 @@ var (
 	functionKeys = []string{
 		"id", "name", "description", "tags", "examples", "metadata",
 		"input_modes", "output_modes", "input_schema", "output_schema",
-		"timeout", "retry_safe", "max_concurrency", "http", "exec", "builtin",
+		"timeout", "retry_safe", "max_concurrency", "output", "reply", "http", "exec", "builtin",
 	}
 	backendKeys = []string{"http", "exec", "builtin"}
 )
@@ -279,6 +279,12 @@ func (l *loader) functionFields(f *Function, kv map[string]yamlnode.Entry) {
 	}
 	if e, ok := kv["retry_safe"]; ok {
 		f.RetrySafe = l.Bool(e.Val, e.Ptr, "retry_safe")
+	}
+	if e, ok := kv["output"]; ok {
+		f.Parts = l.choice(e, "output", "data", "parts") == "parts"
+	}
+	if e, ok := kv["reply"]; ok {
+		f.ReplyMessage = l.choice(e, "reply", "task", "message") == "message"
 	}
 	if e, ok := kv["max_concurrency"]; ok {
 		if v, ok := l.integer(e.Val, e.Ptr, "max_concurrency"); ok {

@@ -24,3 +24,24 @@ func TestLoad_DefaultSkill(t *testing.T) {
 		t.Fatalf("problems %+v, want %+v", ps, want)
 	}
 }
+
+func TestLoad_OutputAndReply(t *testing.T) {
+	dir := t.TempDir()
+	good := MustWriteCatalog(t, dir, "good.yaml", "functions:\n  - id: a::b\n    output: parts\n    reply: message\n    builtin: echo\n  - id: a::c\n    output: data\n    reply: task\n    builtin: echo\n")
+	c := MustLoad(t, good, functions.LoadOptions{})
+	if f := c.Functions[0]; !f.Parts || !f.ReplyMessage {
+		t.Fatalf("a::b: parts %v reply message %v", f.Parts, f.ReplyMessage)
+	}
+	if f := c.Functions[1]; f.Parts || f.ReplyMessage {
+		t.Fatalf("a::c: parts %v reply message %v", f.Parts, f.ReplyMessage)
+	}
+	bad := MustWriteCatalog(t, dir, "bad.yaml", "functions:\n  - id: a::b\n    output: files\n    reply: 1\n    builtin: echo\n")
+	ps := LoadProblems(t, bad, functions.LoadOptions{})
+	want := []functions.Problem{
+		{Line: 3, Column: 13, Pointer: "/functions/0/output", FunctionID: "a::b", Message: `output must be one of data, parts, got "files"`},
+		{Line: 4, Column: 12, Pointer: "/functions/0/reply", FunctionID: "a::b", Message: `reply must be a string, got int`},
+	}
+	if len(ps) != 2 || ps[0] != want[0] || ps[1].Pointer != want[1].Pointer || ps[1].Line != 4 {
+		t.Fatalf("problems %+v, want %+v", ps, want)
+	}
+}

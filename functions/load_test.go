@@ -69,7 +69,7 @@ func MustLoad(tb testing.TB, path string, opts functions.LoadOptions) *functions
 
 func TestLoad_Problems(t *testing.T) {
 	const functionKeys = "id, name, description, tags, examples, metadata, input_modes, output_modes, " +
-		"input_schema, output_schema, timeout, retry_safe, max_concurrency, http, exec, builtin"
+		"input_schema, output_schema, timeout, retry_safe, max_concurrency, output, reply, http, exec, builtin"
 	// {{dir}} in a message stands for the catalogue's directory.
 	tests := []struct {
 		name string
