@@ -1,0 +1,74 @@
+package tasks
+
+import (
+	"context"
+
+	"github.com/a2ad/a2ad/a2a"
+)
+
+// A reply that is a message. A function declared "reply: message" answers
+// a message with a Message instead of a task, as A2A allows. Its call is
+// a task all the same, stored as any other: its durability, limits, audit
+// and idempotency are a task's. What changes is the answer: when the call
+// completed within the request, the send answers with the reply (a
+// stream, with the reply as its one event); otherwise (it failed, asks for
+// input, or outlasted a blocking send, or the send did not block) with the
+// task, as for any function. A resend of the same messageId finds the
+// same task and answers with the same reply, without running the call
+// again: the task is what remembers it, for as long as tasks are kept.
+
+// SendReply is Send for a binding that can answer with a Message: reply
+// is the Message a "reply: message" function answered with, and then
+// the binding answers with it instead of the task; nil otherwise.
+func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams) (task *a2a.Task, reply *a2a.Message, out Outcome, err error) {
+	blocking := p.Blocking == nil || *p.Blocking
+	window := min(speculationWindow, s.cfg.BlockingTimeout)
+	if !blocking {
+		window = 0
+	}
+	rec, err := s.send(ctx, caller, p, blocking, window, &out)
+	if err != nil {
+		return nil, nil, out, err
+	}
+	if m := s.reply(rec); m != nil {
+		return nil, m, out, nil
+	}
+	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
+	return &t, nil, out, nil
+}
+
+// replies reports whether rec's function answers with a message, as the
+// catalogue in force says.
+func (s *Service) replies(rec *Record) bool {
+	cat := s.cfg.Catalog()
+	if cat == nil || rec.FunctionID == "" {
+		return false
+	}
+	f, ok := cat.Lookup(rec.FunctionID)
+	return ok && f.ReplyMessage
+}
+
+// reply is the Message rec's call answered with, if its function answers
+// with one and the task completed; nil otherwise. It is the completed
+// status's message (a parts envelope's "message") or, without one, the
+// parts of the task's artifacts, in order; its id is the status message's,
+// or the task's, so a resend gets the same message. It names the task that
+// holds it (taskId), which GetTask reads.
+func (s *Service) reply(rec *Record) *a2a.Message {
+	if rec.State() != a2a.StateCompleted || !s.replies(rec) {
+		return nil
+	}
+	t := &rec.Task
+	m := &a2a.Message{MessageID: t.ID, TaskID: t.ID, ContextID: t.ContextID, Role: a2a.RoleAgent}
+	if sm := t.Status.Message; sm != nil && len(sm.Parts) > 0 {
+		m.MessageID, m.Parts = sm.MessageID, sm.Parts
+		return m
+	}
+	for _, a := range t.Artifacts {
+		m.Parts = append(m.Parts, a.Parts...)
+	}
+	if len(m.Parts) == 0 {
+		return nil // nothing to say: the task is the answer
+	}
+	return m
+}
