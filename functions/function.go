@@ -74,12 +74,24 @@ type Function struct {
 	// any part kind, rather than one data result (see the catalogue's
 	// documentation).
 	Parts bool
-	// ReplyMessage says a message calling the function is answered with
-	// a Message instead of a task (catalogue "reply: message").
-	ReplyMessage bool
+	// Reply says how a message calling the function is answered: with
+	// the task (ReplyTask, the default), a Message (ReplyMessage), or as
+	// each call's parts envelope says (ReplyEither; see the catalogue's
+	// documentation).
+	Reply Reply
 	// Backend runs the function.
 	Backend Backend
 }
+
+// Reply is how a function's calls are answered (catalogue "reply").
+type Reply string
+
+// The replies.
+const (
+	ReplyTask    Reply = ""
+	ReplyMessage Reply = "message"
+	ReplyEither  Reply = "either"
+)
 
 // Backend runs calls of one function.
 type Backend interface {

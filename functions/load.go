@@ -284,7 +284,15 @@ func (l *loader) functionFields(f *Function, kv map[string]yamlnode.Entry) {
 		f.Parts = l.choice(e, "output", "data", "parts") == "parts"
 	}
 	if e, ok := kv["reply"]; ok {
-		f.ReplyMessage = l.choice(e, "reply", "task", "message") == "message"
+		switch l.choice(e, "reply", "task", "message", "either") {
+		case "message":
+			f.Reply = ReplyMessage
+		case "either":
+			f.Reply = ReplyEither
+			if !f.Parts {
+				l.Add(e.Val, e.Ptr, "reply: either needs output: parts (each call's parts envelope chooses)")
+			}
+		}
 	}
 	if e, ok := kv["max_concurrency"]; ok {
 		if v, ok := l.integer(e.Val, e.Ptr, "max_concurrency"); ok {

@@ -29,11 +29,11 @@ func TestLoad_OutputAndReply(t *testing.T) {
 	dir := t.TempDir()
 	good := MustWriteCatalog(t, dir, "good.yaml", "functions:\n  - id: a::b\n    output: parts\n    reply: message\n    builtin: echo\n  - id: a::c\n    output: data\n    reply: task\n    builtin: echo\n")
 	c := MustLoad(t, good, functions.LoadOptions{})
-	if f := c.Functions[0]; !f.Parts || !f.ReplyMessage {
-		t.Fatalf("a::b: parts %v reply message %v", f.Parts, f.ReplyMessage)
+	if f := c.Functions[0]; !f.Parts || f.Reply != functions.ReplyMessage {
+		t.Fatalf("a::b: parts %v reply message %v", f.Parts, f.Reply)
 	}
-	if f := c.Functions[1]; f.Parts || f.ReplyMessage {
-		t.Fatalf("a::c: parts %v reply message %v", f.Parts, f.ReplyMessage)
+	if f := c.Functions[1]; f.Parts || f.Reply != functions.ReplyTask {
+		t.Fatalf("a::c: parts %v reply message %v", f.Parts, f.Reply)
 	}
 	bad := MustWriteCatalog(t, dir, "bad.yaml", "functions:\n  - id: a::b\n    output: files\n    reply: 1\n    builtin: echo\n")
 	ps := LoadProblems(t, bad, functions.LoadOptions{})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/jsonw"
 )
 
@@ -14,12 +15,15 @@ import (
 // It is a JSON object with two optional members:
 //
 //	{"artifacts": [{"name": "...", "description": "...", "parts": [PART, ...]}, ...],
-//	 "message":   [PART, ...]}
+//	 "message":   [PART, ...],
+//	 "reply":     "message" | "task"}
 //
 // Each artifact becomes one of the task's artifacts (the function's id is
 // its name if it gives none); "message" is the agent message of the
 // completed status, or the Message a "reply: message" function answers
-// with. A PART is in A2A 1.0's JSON form, with exactly one of
+// with; "reply", for a function declared "reply: either" only, chooses how
+// this call is answered ("message" needs "message"; the default is the
+// task). A PART is in A2A 1.0's JSON form, with exactly one of
 //
 //	{"text": "..."}                    a text part
 //	{"data": {...}}                    a data part (a JSON object)
@@ -49,28 +53,53 @@ type envelope struct {
 		Parts       []json.RawMessage `json:"parts"`
 	} `json:"artifacts"`
 	Message []json.RawMessage `json:"message"`
+	Reply   string            `json:"reply"`
 }
 
-// partsOf reads out, a parts envelope, into the artifacts and the message
-// parts it holds; artifacts without a name are named name. A malformed
-// envelope returns the JSON pointer of the first problem and what it is.
-func partsOf(out json.RawMessage, name string) (arts []a2a.Artifact, msg []a2a.Part, path, problem string) {
+// ReplyKey is the status message metadata key that marks the message of
+// a completed task as the call's reply (a function declared "reply:
+// either" chose a Message; see reply).
+const ReplyKey = "a2ad.reply"
+
+// partsOf reads out, a parts envelope of fn, into the artifacts and the
+// message parts it holds, and whether it chose to answer with a Message
+// (fn's reply is either); artifacts without a name are named fn's id. A
+// malformed envelope returns the JSON pointer of the first problem and
+// what it is.
+func partsOf(out json.RawMessage, fn *functions.Function) (arts []a2a.Artifact, msg []a2a.Part, asMessage bool, path, problem string) {
 	if firstNonSpace(out) != '{' {
-		return nil, nil, "", "must be an object with artifacts and/or message"
+		return nil, nil, false, "", "must be an object with artifacts and/or message"
 	}
 	for _, m := range jsonw.ObjectMembers(out) {
-		if m.Key != "artifacts" && m.Key != "message" {
-			return nil, nil, "/" + m.Key, "is not a member of the parts envelope (artifacts, message)"
+		switch m.Key {
+		case "artifacts", "message":
+		case "reply":
+			if fn.Reply != functions.ReplyEither {
+				return nil, nil, false, "/reply", "is allowed only for a function declared reply: either"
+			}
+		default:
+			return nil, nil, false, "/" + m.Key, "is not a member of the parts envelope (artifacts, message, reply)"
 		}
 	}
 	var env envelope
 	if err := json.Unmarshal(out, &env); err != nil {
-		return nil, nil, "", "does not have the parts envelope's shape: " + err.Error()
+		return nil, nil, false, "", "does not have the parts envelope's shape: " + err.Error()
 	}
+	switch env.Reply {
+	case "", "task":
+	case "message":
+		if len(env.Message) == 0 {
+			return nil, nil, false, "/reply", "a message reply needs the message's parts in message"
+		}
+		asMessage = true
+	default:
+		return nil, nil, false, "/reply", `must be "message" or "task"`
+	}
+	name := fn.ID
 	for i, a := range env.Artifacts {
 		at := "/artifacts/" + strconv.Itoa(i)
 		if len(a.Parts) == 0 {
-			return nil, nil, at + "/parts", "must hold at least one part"
+			return nil, nil, false, at + "/parts", "must hold at least one part"
 		}
 		art := a2a.Artifact{ArtifactID: newID(), Name: a.Name, Description: a.Description}
 		if art.Name == "" {
@@ -79,7 +108,7 @@ func partsOf(out json.RawMessage, name string) (arts []a2a.Artifact, msg []a2a.P
 		for j, raw := range a.Parts {
 			p, problem := envelopePartOf(raw)
 			if problem != "" {
-				return nil, nil, at + "/parts/" + strconv.Itoa(j), problem
+				return nil, nil, false, at + "/parts/" + strconv.Itoa(j), problem
 			}
 			art.Parts = append(art.Parts, p)
 		}
@@ -88,11 +117,11 @@ func partsOf(out json.RawMessage, name string) (arts []a2a.Artifact, msg []a2a.P
 	for j, raw := range env.Message {
 		p, problem := envelopePartOf(raw)
 		if problem != "" {
-			return nil, nil, "/message/" + strconv.Itoa(j), problem
+			return nil, nil, false, "/message/" + strconv.Itoa(j), problem
 		}
 		msg = append(msg, p)
 	}
-	return arts, msg, "", ""
+	return arts, msg, asMessage, "", ""
 }
 
 // envelopePartOf reads one PART of the envelope.

@@ -57,14 +57,15 @@ func TestPartsEnvelope(t *testing.T) {
 // A malformed envelope fails the task, saying where.
 func TestPartsEnvelopeMalformed(t *testing.T) {
 	cases := map[string]string{
-		`[1]`:                                       "Function returned output that is not a parts envelope: must be an object with artifacts and/or message",
-		`{"artifact":[]}`:                           "Function returned output that is not a parts envelope: /artifact: is not a member of the parts envelope (artifacts, message)",
-		`{"artifacts":[{"parts":[]}]}`:              "Function returned output that is not a parts envelope: /artifacts/0/parts: must hold at least one part",
-		`{"message":[{"text":"a","data":{}}]}`:      "Function returned output that is not a parts envelope: /message/0: must have exactly one of text, data, raw, url",
-		`{"message":[{"raw":"***"}]}`:               "Function returned output that is not a parts envelope: /message/0: raw must be base64 (standard, padded)",
-		`{"message":[{"data":[1]}]}`:                "Function returned output that is not a parts envelope: /message/0: data must be a JSON object",
-		`{"message":[{"text":"a","name":"x"}]}`:     `Function returned output that is not a parts envelope: /message/0: "name" is not a member of a part (text, data, raw, url, filename, mediaType, metadata)`,
-		`{"message":[{"text":"a","filename":"x"}]}`: "Function returned output that is not a parts envelope: /message/0: filename and mediaType go with raw or url only",
+		`[1]`:                                          "Function returned output that is not a parts envelope: must be an object with artifacts and/or message",
+		`{"artifact":[]}`:                              "Function returned output that is not a parts envelope: /artifact: is not a member of the parts envelope (artifacts, message, reply)",
+		`{"artifacts":[{"parts":[]}]}`:                 "Function returned output that is not a parts envelope: /artifacts/0/parts: must hold at least one part",
+		`{"message":[{"text":"a","data":{}}]}`:         "Function returned output that is not a parts envelope: /message/0: must have exactly one of text, data, raw, url",
+		`{"message":[{"raw":"***"}]}`:                  "Function returned output that is not a parts envelope: /message/0: raw must be base64 (standard, padded)",
+		`{"message":[{"data":[1]}]}`:                   "Function returned output that is not a parts envelope: /message/0: data must be a JSON object",
+		`{"message":[{"text":"a","name":"x"}]}`:        `Function returned output that is not a parts envelope: /message/0: "name" is not a member of a part (text, data, raw, url, filename, mediaType, metadata)`,
+		`{"message":[{"text":"a"}],"reply":"message"}`: "Function returned output that is not a parts envelope: /reply: is allowed only for a function declared reply: either",
+		`{"message":[{"text":"a","filename":"x"}]}`:    "Function returned output that is not a parts envelope: /message/0: filename and mediaType go with raw or url only",
 	}
 	for out, want := range cases {
 		id := "p::bad"

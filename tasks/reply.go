@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 )
 
 // A reply that is a message. A function declared "reply: message" answers
@@ -37,15 +38,22 @@ func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams
 	return &t, nil, out, nil
 }
 
-// replies reports whether rec's function answers with a message, as the
-// catalogue in force says.
+// replies reports whether rec's function may answer with a message
+// (reply: message or either), as the catalogue in force says.
 func (s *Service) replies(rec *Record) bool {
+	return s.replyOf(rec) != functions.ReplyTask
+}
+
+// replyOf is how rec's function answers, as the catalogue in force says.
+func (s *Service) replyOf(rec *Record) functions.Reply {
 	cat := s.cfg.Catalog()
 	if cat == nil || rec.FunctionID == "" {
-		return false
+		return functions.ReplyTask
 	}
-	f, ok := cat.Lookup(rec.FunctionID)
-	return ok && f.ReplyMessage
+	if f, ok := cat.Lookup(rec.FunctionID); ok {
+		return f.Reply
+	}
+	return functions.ReplyTask
 }
 
 // reply is the Message rec's call answered with, if its function answers
@@ -55,10 +63,19 @@ func (s *Service) replies(rec *Record) bool {
 // or the task's, so a resend gets the same message. It names the task that
 // holds it (taskId), which GetTask reads.
 func (s *Service) reply(rec *Record) *a2a.Message {
-	if rec.State() != a2a.StateCompleted || !s.replies(rec) {
+	if rec.State() != a2a.StateCompleted {
 		return nil
 	}
 	t := &rec.Task
+	switch s.replyOf(rec) {
+	case functions.ReplyTask:
+		return nil
+	case functions.ReplyEither:
+		// This call chose (its parts envelope's "reply").
+		if sm := t.Status.Message; sm == nil || sm.Metadata[ReplyKey] != "message" {
+			return nil
+		}
+	}
 	m := &a2a.Message{MessageID: t.ID, TaskID: t.ID, ContextID: t.ContextID, Role: a2a.RoleAgent}
 	if sm := t.Status.Message; sm != nil && len(sm.Parts) > 0 {
 		m.MessageID, m.Parts = sm.MessageID, sm.Parts

@@ -15,8 +15,8 @@ import (
 // of the same messageId gets the same message without a second call.
 func TestReplyMessage(t *testing.T) {
 	b := outputBackend(`{"message":[{"text":"Direct message response"}]}`)
-	f := fn(t, "r::msg", b, func(f *functions.Function) { f.Parts, f.ReplyMessage = true, true })
-	plain := fn(t, "r::data", outputBackend(`{"a":1}`), func(f *functions.Function) { f.ReplyMessage = true })
+	f := fn(t, "r::msg", b, func(f *functions.Function) { f.Parts, f.Reply = true, functions.ReplyMessage })
+	plain := fn(t, "r::data", outputBackend(`{"a":1}`), func(f *functions.Function) { f.Reply = functions.ReplyMessage })
 	e := newEnv(t, tasks.Config{}, f, plain)
 	m := dataMsg("m1", "r::msg", `{}`)
 	m.ContextID = "c1"
@@ -55,8 +55,8 @@ func TestReplyMessageOtherwiseTask(t *testing.T) {
 		return functions.Result{}, &functions.CallError{Reason: "no"}
 	}}
 	e := newEnv(t, tasks.Config{},
-		fn(t, "r::fail", failing, func(f *functions.Function) { f.ReplyMessage = true }),
-		fn(t, "r::ok", outputBackend(`{"message":[{"text":"hi"}]}`), func(f *functions.Function) { f.Parts, f.ReplyMessage = true, true }))
+		fn(t, "r::fail", failing, func(f *functions.Function) { f.Reply = functions.ReplyMessage }),
+		fn(t, "r::ok", outputBackend(`{"message":[{"text":"hi"}]}`), func(f *functions.Function) { f.Parts, f.Reply = true, functions.ReplyMessage }))
 	task, reply, _, err := e.svc.SendReply(ctx, tasks.Caller{}, send(dataMsg("m1", "r::fail", `{}`)))
 	if err != nil || reply != nil || task == nil || task.Status.State != a2a.StateFailed {
 		t.Fatalf("failed call: %+v %+v %v", task, reply, err)
@@ -68,5 +68,36 @@ func TestReplyMessageOtherwiseTask(t *testing.T) {
 	})
 	if err != nil || len(events) != 1 || events[0].Message == nil || events[0].Message.Parts[0].Text != "hi" {
 		t.Fatalf("stream: %v %+v", err, events)
+	}
+}
+
+// A function declared "reply: either" chooses at each call.
+func TestReplyEither(t *testing.T) {
+	var out string
+	b := &Backend{Fn: func(context.Context, json.RawMessage) (functions.Result, error) {
+		return functions.Result{Output: json.RawMessage(out)}, nil
+	}}
+	e := newEnv(t, tasks.Config{}, fn(t, "r::either", b, func(f *functions.Function) { f.Parts, f.Reply = true, functions.ReplyEither }))
+	out = `{"message":[{"text":"as a message"}],"reply":"message"}`
+	task, reply, _, err := e.svc.SendReply(ctx, tasks.Caller{}, send(dataMsg("m1", "r::either", `{}`)))
+	if err != nil || task != nil || reply == nil || reply.Parts[0].Text != "as a message" {
+		t.Fatalf("message: %+v %+v %v", task, reply, err)
+	}
+	out = `{"message":[{"text":"Hello from TCK"}]}`
+	task, reply, _, err = e.svc.SendReply(ctx, tasks.Caller{}, send(dataMsg("m2", "r::either", `{}`)))
+	if err != nil || reply != nil || task == nil || statusText(task) != "Hello from TCK" {
+		t.Fatalf("task: %+v %+v %v", task, reply, err)
+	}
+	// The choice is kept with the task: a resend gets the message again.
+	out = `{"message":[{"text":"changed"}]}`
+	_, reply, _, err = e.svc.SendReply(ctx, tasks.Caller{}, send(dataMsg("m1", "r::either", `{}`)))
+	if err != nil || reply == nil || reply.Parts[0].Text != "as a message" || b.calls.Load() != 2 {
+		t.Fatalf("resend: %+v %v, calls %d", reply, err, b.calls.Load())
+	}
+	out = `{"reply":"message"}`
+	task, _, _, err = e.svc.SendReply(ctx, tasks.Caller{}, send(dataMsg("m3", "r::either", `{}`)))
+	if err != nil || task.Status.State != a2a.StateFailed ||
+		statusText(task) != "Function returned output that is not a parts envelope: /reply: a message reply needs the message's parts in message" {
+		t.Fatalf("no message: %v %q", err, statusText(task))
 	}
 }

@@ -442,7 +442,7 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 // not one.
 func (s *Service) partsOutcome(taskID string, fn *functions.Function, out json.RawMessage, log zerolog.Logger) (a2a.TaskStatus, []a2a.Artifact) {
 	const ctxID = "" // advance fills in the task's context id
-	arts, parts, path, problem := partsOf(out, fn.ID)
+	arts, parts, asMessage, path, problem := partsOf(out, fn)
 	if problem != "" {
 		log.Warn().Str("path", path).Str("problem", problem).Msg("output is not a parts envelope")
 		text := "Function returned output that is not a parts envelope: " + problem
@@ -455,6 +455,9 @@ func (s *Service) partsOutcome(taskID string, fn *functions.Function, out json.R
 	if len(parts) > 0 {
 		m = agentText(taskID, ctxID, "")
 		m.Parts = parts
+		if asMessage {
+			m.Metadata = map[string]any{ReplyKey: "message"}
+		}
 	}
 	return s.status(a2a.StateCompleted, m), arts
 }
