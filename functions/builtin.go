@@ -46,13 +46,17 @@ func (b *BuiltinBackend) Immediate() bool {
 //     "answer"; otherwise it asks the input's "question", or "What is the
 //     answer?".
 //
+//   - conformance plays the A2A TCK's scenarios: a fixture for running
+//     the TCK, see conformance.go.
+//
 // Each fails with "input must be a JSON object" if it needs fields from an
 // input that is not one.
 var builtins = map[string]func(ctx context.Context, input json.RawMessage) (Result, error){
-	"echo":  builtinEcho,
-	"sleep": builtinSleep,
-	"fail":  builtinFail,
-	"ask":   builtinAsk,
+	"echo":        builtinEcho,
+	"sleep":       builtinSleep,
+	"fail":        builtinFail,
+	"ask":         builtinAsk,
+	"conformance": builtinConformance,
 }
 
 // NewBuiltin returns the builtin called name.
