@@ -44,7 +44,9 @@ func TestConformanceFixtureParts(t *testing.T) {
 		t.Errorf("1.0 url part: %s", body)
 	}
 	// A Message: 1.0 {"message": ...}, 0.3 kind message.
-	var r10 struct{ Result struct{ Message map[string]any } }
+	var r10 struct {
+		Result struct{ Message map[string]any }
+	}
 	body := send10("tck-message-response-1")
 	if err := json.Unmarshal(body, &r10); err != nil || jsonOf(r10.Result.Message["parts"]) != `[{"text":"Direct message response"}]` ||
 		r10.Result.Message["role"] != "ROLE_AGENT" {
