@@ -22,11 +22,7 @@ import (
 // is the Message a "reply: message" function answered with, and then
 // the binding answers with it instead of the task; nil otherwise.
 func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams) (task *a2a.Task, reply *a2a.Message, out Outcome, err error) {
-	blocking := p.Blocking == nil || *p.Blocking
-	window := min(speculationWindow, s.cfg.BlockingTimeout)
-	if !blocking {
-		window = 0
-	}
+	blocking, window := s.sendWindow(p)
 	rec, err := s.send(ctx, caller, p, blocking, window, &out)
 	if err != nil {
 		return nil, nil, out, err

@@ -320,11 +320,7 @@ func (s *Service) logDrain(ctx context.Context) {
 // caller.MaxHistory (nothing stored for either). The Outcome says what
 // the policy decided, with an error too.
 func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, Outcome, error) {
-	blocking := p.Blocking == nil || *p.Blocking
-	window := time.Duration(0)
-	if blocking {
-		window = min(speculationWindow, s.cfg.BlockingTimeout)
-	}
+	blocking, window := s.sendWindow(p)
 	var out Outcome
 	rec, err := s.send(ctx, caller, p, blocking, window, &out)
 	if err != nil {
@@ -332,6 +328,15 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 	}
 	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
 	return &t, out, nil
+}
+
+// sendWindow says whether p's send blocks and how long its call may run
+// before its task is stored (see speculationWindow): 0 if it does not.
+func (s *Service) sendWindow(p a2a.SendParams) (blocking bool, window time.Duration) {
+	if blocking = p.Blocking == nil || *p.Blocking; blocking {
+		window = min(speculationWindow, s.cfg.BlockingTimeout)
+	}
+	return blocking, window
 }
 
 // send is Send; window is how long a retry-safe call may run before its
