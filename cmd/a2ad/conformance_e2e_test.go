@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,6 +86,18 @@ func TestConformanceFixtureParts(t *testing.T) {
 		MessageId: "tck-message-response-5", Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hi"}}}}})
 	if err != nil || gr.GetMessage().GetParts()[0].GetText() != "Direct message response" {
 		t.Errorf("gRPC message: %v %v", gr, err)
+	}
+	st, err := a2apb.NewA2AServiceClient(conn).SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
+		MessageId: "tck-message-response-6", Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hi"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil || first.GetMessage().GetParts()[0].GetText() != "Direct message response" {
+		t.Errorf("gRPC stream: %v %v", first, err)
+	}
+	if ev, err := st.Recv(); err != io.EOF {
+		t.Errorf("gRPC stream after the message: %v %v, want its end", ev, err)
 	}
 	// A scenario that answers with a task still does.
 	if task := resultTask(t, send03("tck-complete-task-1")); state(task) != "completed" || statusMessage(task) != "Hello from TCK" {
