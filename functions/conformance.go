@@ -21,6 +21,12 @@ import (
 // default).
 const conformanceLong = 5 * time.Second
 
+// conformanceStreamPause is how long a streaming scenario waits before it
+// answers, so that a stream opened with the message sees its events
+// (working, the artifact, completed) as they happen rather than the task
+// already finished.
+const conformanceStreamPause = 100 * time.Millisecond
+
 // conformancePlays maps a messageId prefix to its parts envelope, most
 // specific first where one prefix extends another.
 var conformancePlays = []struct{ prefix, envelope string }{
@@ -53,6 +59,11 @@ func builtinConformance(ctx context.Context, input json.RawMessage) (Result, err
 		return Result{}, err
 	}
 	id := in.MessageID
+	if strings.HasPrefix(id, "tck-stream-") {
+		if err := conformanceWait(ctx, conformanceStreamPause); err != nil {
+			return Result{}, err
+		}
+	}
 	switch {
 	case strings.HasPrefix(id, "tck-stream-artifact-chunked"):
 		one, two := "chunk-1 ", "chunk-2"
@@ -60,12 +71,10 @@ func builtinConformance(ctx context.Context, input json.RawMessage) (Result, err
 		ReportProgress(ctx, Progress{Artifact: &ProgressArtifact{ArtifactID: "chunked", Text: &two, Append: true, LastChunk: true}})
 		return Result{Output: json.RawMessage(`{}`)}, nil
 	case strings.HasPrefix(id, "test-resubscribe-message-id"):
-		select {
-		case <-time.After(conformanceLong):
-			return Result{Output: json.RawMessage(`{}`)}, nil
-		case <-ctx.Done():
-			return Result{}, contextError(ctx)
+		if err := conformanceWait(ctx, conformanceLong); err != nil {
+			return Result{}, err
 		}
+		return Result{Output: json.RawMessage(`{}`)}, nil
 	case strings.HasPrefix(id, "tck-input-required"):
 		return Result{InputRequired: "Input required"}, nil
 	case strings.HasPrefix(id, "tck-reject-task"):
@@ -78,4 +87,16 @@ func builtinConformance(ctx context.Context, input json.RawMessage) (Result, err
 	}
 	out, _ := json.Marshal(map[string]any{"message": []any{map[string]string{"text": "Unhandled messageId prefix: " + id}}})
 	return Result{Output: out}, nil
+}
+
+// conformanceWait waits d, or until ctx is done (then the call's error).
+func conformanceWait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return contextError(ctx)
+	}
 }

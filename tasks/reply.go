@@ -17,6 +17,10 @@ import (
 // task, as for any function. A resend of the same messageId finds the
 // same task and answers with the same reply, without running the call
 // again: the task is what remembers it, for as long as tasks are kept.
+// A stream of a "reply: message" function waits for the call and is its
+// Message alone; one of a "reply: either" function goes as the task's
+// events come, unless the call chose a Message before any event but the
+// task (replyHold).
 
 // SendReply is Send for a binding that can answer with a Message: reply
 // is the Message a "reply: message" function answered with, and then
@@ -32,12 +36,6 @@ func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams
 	}
 	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
 	return &t, nil, out, nil
-}
-
-// replies reports whether rec's function may answer with a message
-// (reply: message or either), as the catalogue in force says.
-func (s *Service) replies(rec *Record) bool {
-	return s.replyOf(rec) != functions.ReplyTask
 }
 
 // replyOf is how rec's function answers, as the catalogue in force says.
@@ -68,9 +66,7 @@ func (s *Service) reply(rec *Record) *a2a.Message {
 		return nil
 	case functions.ReplyEither:
 		// This call chose (its parts envelope's "reply").
-		if sm := t.Status.Message; sm == nil || sm.Metadata[ReplyKey] != "message" {
-			return nil
-		}
+		return chosenReply(t.ID, t.ContextID, &t.Status)
 	}
 	m := &a2a.Message{MessageID: t.ID, TaskID: t.ID, ContextID: t.ContextID, Role: a2a.RoleAgent}
 	if sm := t.Status.Message; sm != nil && len(sm.Parts) > 0 {
@@ -84,4 +80,47 @@ func (s *Service) reply(rec *Record) *a2a.Message {
 		return nil // nothing to say: the task is the answer
 	}
 	return m
+}
+
+// chosenReply is the reply of a call of a "reply: either" function that
+// chose a Message, from st, its task's completed status; nil if it chose
+// the task.
+func chosenReply(taskID, contextID string, st *a2a.TaskStatus) *a2a.Message {
+	sm := st.Message
+	if st.State != a2a.StateCompleted || sm == nil || sm.Metadata[ReplyKey] != "message" {
+		return nil
+	}
+	return &a2a.Message{MessageID: sm.MessageID, TaskID: taskID, ContextID: contextID, Role: a2a.RoleAgent, Parts: sm.Parts}
+}
+
+// replyHold is the stream of a "reply: either" function's task: it holds
+// the first event, the task, until the next; if that is the completed
+// status of a call that chose a Message, the stream is the Message alone
+// (as a send's answer would be), else the events go as they came.
+type replyHold struct {
+	emit func(StreamEvent) error
+	task *StreamEvent // the held first event
+	done bool         // the first event was held, and let go
+}
+
+func (h *replyHold) event(e StreamEvent) error {
+	switch {
+	case h.done:
+		return h.emit(e)
+	case h.task == nil && e.Task != nil:
+		h.task = &e
+		return nil
+	}
+	h.done = true
+	if e.Status != nil && h.task != nil {
+		if m := chosenReply(e.Status.TaskID, e.Status.ContextID, &e.Status.Status); m != nil {
+			return h.emit(StreamEvent{Seq: e.Seq, Message: m})
+		}
+	}
+	if h.task != nil {
+		if err := h.emit(*h.task); err != nil {
+			return err
+		}
+	}
+	return h.emit(e)
 }

@@ -101,3 +101,32 @@ func TestReplyEither(t *testing.T) {
 		t.Fatalf("no message: %v %q", err, statusText(task))
 	}
 }
+
+// A stream of a "reply: either" function: the message alone when the call
+// chose one, the task's events otherwise.
+func TestReplyEitherStream(t *testing.T) {
+	var out string
+	b := &Backend{Fn: func(context.Context, json.RawMessage) (functions.Result, error) {
+		return functions.Result{Output: json.RawMessage(out)}, nil
+	}}
+	e := newEnv(t, tasks.Config{}, fn(t, "r::either", b, func(f *functions.Function) { f.Parts, f.Reply = true, functions.ReplyEither }))
+	stream := func(id string) []tasks.StreamEvent {
+		var events []tasks.StreamEvent
+		if _, err := e.svc.Stream(ctx, tasks.Caller{}, send(dataMsg(id, "r::either", `{}`)), nil, func(ev tasks.StreamEvent) error {
+			events = append(events, ev)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return events
+	}
+	out = `{"message":[{"text":"as a message"}],"reply":"message"}`
+	if evs := stream("m1"); len(evs) != 1 || evs[0].Message == nil || evs[0].Message.Parts[0].Text != "as a message" {
+		t.Fatalf("message: %+v", evs)
+	}
+	out = `{"artifacts":[{"parts":[{"text":"x"}]}]}`
+	evs := stream("m2")
+	if len(evs) < 2 || evs[0].Task == nil || !evs[len(evs)-1].Final() || evs[len(evs)-1].Status.Status.State != a2a.StateCompleted {
+		t.Fatalf("task: %+v", evs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 )
 
 // Streaming errors.
@@ -194,14 +195,19 @@ func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, a
 	if err != nil {
 		return out, err
 	}
-	if after == nil && s.replies(rec) {
-		// A function that answers with a message: the stream is that
-		// message alone, once the call completed (see reply).
-		if !settled(rec.State()) {
-			rec = s.wait(ctx, rec, nil, ScopeOf(p.HistoryLength, true))
-		}
-		if m := s.reply(rec); m != nil {
-			return out, emit(StreamEvent{Seq: rec.Seq, Message: m})
+	if after == nil {
+		switch s.replyOf(rec) {
+		case functions.ReplyMessage:
+			// The stream is the message alone, once the call completed
+			// (see reply).
+			if !settled(rec.State()) {
+				rec = s.wait(ctx, rec, nil, ScopeOf(p.HistoryLength, true))
+			}
+			if m := s.reply(rec); m != nil {
+				return out, emit(StreamEvent{Seq: rec.Seq, Message: m})
+			}
+		case functions.ReplyEither:
+			emit = (&replyHold{emit: emit}).event
 		}
 	}
 	return out, s.Watch(ctx, caller, rec.Task.ID, after, emit)
