@@ -1,0 +1,274 @@
+package main
+
+// The gRPC listener's guards (issue 25 item 2), against the real binary:
+// each attack is bounded in count and time, on loopback, from 127.0.0.2
+// while the real caller calls from 127.0.0.1.
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// dialGRPC is a client of the gRPC listener at addr.
+func dialGRPC(tb testing.TB, addr string) a2apb.A2AServiceClient {
+	tb.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = conn.Close() })
+	return a2apb.NewA2AServiceClient(conn)
+}
+
+// realCall makes one echo call, as the caller the attack must not harm,
+// and fails the test unless it completes within 5 s.
+func realCall(t *testing.T, client a2apb.A2AServiceClient, id string) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := client.SendMessage(ctx, grpcEcho(t, id))
+	took := time.Since(start)
+	if err != nil || res.GetTask().GetStatus().GetState() != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Errorf("the real caller's call %s during the attack: %v %v (after %v)", id, err, res, took)
+	}
+	return took
+}
+
+// grpcSkill is a SendMessage request calling skill with input.
+func grpcSkill(tb testing.TB, id, skill string, input map[string]any) *a2apb.SendMessageRequest {
+	tb.Helper()
+	data, err := structpb.NewStruct(map[string]any{"skill": skill, "input": input})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: id, Role: a2apb.Role_ROLE_USER,
+		Parts: []*a2apb.Part{{Content: &a2apb.Part_Data{Data: structpb.NewStructValue(data)}}}}}
+}
+
+// waitFor polls cond every 50 ms for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
+// TestGRPCHalfOpenStreams: four connections without credentials each
+// open 600 streams that send their headers and one byte of a 100-byte
+// message. The server grants 100 streams a connection and refuses the
+// rest (REFUSED_STREAM), ends the granted ones once --read-timeout has
+// passed (CANCELLED, audited body_timeout), its goroutines stay bounded
+// and come back down, and a real caller's call succeeds meanwhile.
+// Before the guards every stream was held, with its goroutine, for as
+// long as the client liked.
+func TestGRPCHalfOpenStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0",
+		"--read-timeout", "2s", "--audit-log", audit)
+	addr := grpcListenOf(t, p)
+	g0 := scrapeAdmin(t, p.admin).value("go_goroutines")
+
+	const conns, perConn = 4, 600
+	partial := []byte{0, 0, 0, 0, 100, 0x0a} // a 100-byte message's first byte
+	var hs []*h2raw
+	start := time.Now()
+	for range conns {
+		h := dialH2(t, addr, "127.0.0.2", 65535)
+		for n := range perConn {
+			id := uint32(2*n + 1)
+			if h.open(id, "SendMessage") != nil || h.send(id, partial, false) != nil {
+				t.Fatalf("stream %d: the server closed the connection early", id)
+			}
+		}
+		hs = append(hs, h)
+	}
+	sent := time.Since(start)
+
+	// Held: 100 a connection, the rest refused at once.
+	refusedAll := waitFor(time.Second, func() bool {
+		for _, h := range hs {
+			if _, ends := h.snapshot(); len(ends) < perConn-100 {
+				return false
+			}
+		}
+		return true
+	})
+	during := scrapeAdmin(t, p.admin).value("go_goroutines")
+	took := realCall(t, dialGRPC(t, addr), "half-open-real")
+	for i, h := range hs {
+		maxStreams, ends := h.snapshot()
+		refused := 0
+		for _, e := range ends {
+			if e.rst && e.code == http2.ErrCodeRefusedStream {
+				refused++
+			}
+		}
+		if maxStreams != 100 || refused != perConn-100 || !refusedAll {
+			t.Errorf("connection %d: SETTINGS_MAX_CONCURRENT_STREAMS %d and %d streams refused, want 100 and %d (%d ended)",
+				i, maxStreams, refused, perConn-100, len(ends))
+		}
+	}
+	if during-g0 > conns*100*3 {
+		t.Errorf("goroutines %v with the streams held, %v before: the held streams are not bounded", during, g0)
+	}
+
+	// Each held stream is ended once its message is 2 s late.
+	if !waitFor(6*time.Second, func() bool {
+		for _, h := range hs {
+			if _, ends := h.snapshot(); len(ends) < perConn {
+				return false
+			}
+		}
+		return true
+	}) {
+		_, ends := hs[0].snapshot()
+		t.Fatalf("after %v, %d of %d streams of a connection ended; the rest are held", time.Since(start), len(ends), perConn)
+	}
+	for i, h := range hs {
+		for n := range 100 {
+			id := uint32(2*n + 1)
+			e, _ := h.ended(id)
+			if since := e.at.Sub(start); e.rst || e.status != "1" || since < 2*time.Second-sent || since > 6*time.Second {
+				t.Errorf("connection %d, stream %d: ended %+v after %v, want trailers of grpc-status 1 (CANCELLED) after about 2 s", i, id, e, since)
+				break
+			}
+		}
+	}
+	if !waitFor(5*time.Second, func() bool { return scrapeAdmin(t, p.admin).value("go_goroutines") < g0+50 }) {
+		t.Errorf("goroutines %v once the streams ended, %v before", scrapeAdmin(t, p.admin).value("go_goroutines"), g0)
+	}
+	if !waitFor(5*time.Second, func() bool { return countIn(audit, `"reason":"body_timeout"`) == conns*100 }) {
+		t.Errorf("%d body_timeout audit records, want %d", countIn(audit, `"reason":"body_timeout"`), conns*100)
+	}
+	t.Logf("%d streams sent in %v; goroutines %v before, %v held; the real call took %v", conns*perConn, sent, g0, during, took)
+}
+
+// countIn counts the lines of the file at path that contain s.
+func countIn(path, s string) int {
+	b, _ := os.ReadFile(path)
+	return strings.Count(string(b), s)
+}
+
+// TestGRPCSilentConnections: 300 connections from three addresses send
+// nothing, on a server that takes 200 at once: each is closed once
+// --read-header-timeout (1 s) has passed, and a real caller's call,
+// queued behind them, succeeds within the 5 s it allows. Before the
+// guards each was held 120 s, and the real call failed with
+// DEADLINE_EXCEEDED.
+func TestGRPCSilentConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0",
+		"--read-header-timeout", "1s", "--max-conns", "200")
+	addr := grpcListenOf(t, p)
+	const silent = 300
+	held := make([]time.Duration, silent)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range silent {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i%3))}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		wg.Go(func() {
+			_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+			_, err := io.Copy(io.Discard, c) // the server's settings, then its close
+			held[i] = time.Since(start)
+			if err != nil {
+				held[i] = -1 // our deadline, not the server's close
+			}
+		})
+	}
+	took := realCall(t, dialGRPC(t, addr), "silent-real")
+	wg.Wait()
+	longest := time.Duration(0)
+	for i, h := range held {
+		if h < 0 {
+			t.Fatalf("silent connection %d: still open after 15 s", i)
+		}
+		longest = max(longest, h)
+	}
+	// 200 at once, then the last 100: two rounds of 1 s and some slack.
+	if longest > 5*time.Second {
+		t.Errorf("the last silent connection was closed after %v, want within two rounds of 1 s", longest)
+	}
+	t.Logf("%d silent connections, the last closed after %v; the real call took %v", silent, longest, took)
+}
+
+// TestGRPCClientCancel: clients cancel their calls: one whose message
+// has not all arrived (its stream reset), a stream after its first
+// event, a blocking send while its task works. None is audited
+// server_error nor logged at error level (before, a cancel was logged
+// "internal error: context canceled" and audited server_error, which any
+// client could use to raise the README's alert), and the first, which
+// never reached a handler, is audited client_canceled (before, it was
+// not audited at all).
+func TestGRPCClientCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0", "--audit-log", audit)
+	addr := grpcListenOf(t, p)
+	client := dialGRPC(t, addr)
+	sleep := grpcSkill(t, "cancel-send", "demo::sleep", map[string]any{"seconds": 5})
+
+	h := dialH2(t, addr, "", 65535)
+	if h.open(1, "SendMessage") != nil || h.send(1, []byte{0, 0, 0, 0, 100, 0x0a}, false) != nil || h.reset(1) != nil {
+		t.Fatal("the server closed the connection")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := client.SendStreamingMessage(ctx, grpcSkill(t, "cancel-stream", "demo::sleep", map[string]any{"seconds": 5}))
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if err != nil {
+		t.Fatalf("the stream's first event: %v", err)
+	}
+	cancel()
+	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := client.SendMessage(ctx, sleep); err == nil {
+		t.Fatal("a 5 s sleep answered within 500 ms")
+	}
+	if !waitFor(5*time.Second, func() bool { return countIn(audit, `"transport":"grpc"`) == 3 }) {
+		b, _ := os.ReadFile(audit)
+		t.Fatalf("want 3 audit records of the canceled calls:\n%s", b)
+	}
+	b, _ := os.ReadFile(audit)
+	recs := string(b)
+	if !strings.Contains(recs, `"rpc_method":"SendMessage","task_id":"","function_id":"","decision":"","outcome":"client_error","reason":"client_canceled"`) ||
+		strings.Contains(recs, "server_error") {
+		t.Errorf("the canceled calls' records:\n%s\nwant client_canceled for the reset stream and no server_error", recs)
+	}
+	t.Logf("records:\n%s", recs)
+	for _, line := range strings.Split(p.logText(), "\n") {
+		if strings.Contains(line, `"level":"error"`) {
+			t.Errorf("an error-level log line for a client's cancel: %s", line)
+		}
+	}
+}
