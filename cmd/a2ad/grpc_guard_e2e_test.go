@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -270,5 +271,81 @@ func TestGRPCClientCancel(t *testing.T) {
 		if strings.Contains(line, `"level":"error"`) {
 			t.Errorf("an error-level log line for a client's cancel: %s", line)
 		}
+	}
+}
+
+// bigCatalog has one function whose answer is about 900 KB.
+const bigCatalog = `functions:
+  - id: big::out
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    timeout: 20s
+    exec:
+      argv: [./big.sh]
+  - id: big::echo
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    timeout: 5s
+    builtin: echo
+`
+
+const bigScript = `#!/bin/sh
+cat >/dev/null
+printf '{"s":"'
+head -c 900000 /dev/zero | tr '\0' a
+printf '"}'
+`
+
+// TestGRPCNeverReadingSubscriber: eight streams of a 900 KB answer whose
+// client never grants the server a byte of window (it reads the
+// connection, so TCP does not push back): each is ended once its write
+// has made no progress for 30 s, and the connection with it, freeing
+// what grpc-go buffered; another caller's calls go on meanwhile.
+func TestGRPCNeverReadingSubscriber(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary and waits out the 30 s write deadline")
+	}
+	dir := t.TempDir()
+	putFile(t, filepath.Join(dir, "catalog.yaml"), bigCatalog)
+	putScript(t, filepath.Join(dir, "big.sh"), bigScript)
+	p := startBinary(t, filepath.Join(dir, "catalog.yaml"), filepath.Join(dir, "a2ad.db"), "--grpc-listen", "127.0.0.1:0")
+	addr := grpcListenOf(t, p)
+	heap0 := scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes")
+	const streams = 8
+	h := dialH2(t, addr, "127.0.0.2", 0)
+	start := time.Now()
+	for n := range streams {
+		id := uint32(2*n + 1)
+		msg := grpcFrame(t, grpcSkill(t, fmt.Sprintf("never-read-%d", n), "big::out", map[string]any{}))
+		if h.open(id, "SendStreamingMessage") != nil || h.send(id, msg, true) != nil {
+			t.Fatal("the server closed the connection")
+		}
+	}
+	client := dialGRPC(t, addr)
+	time.Sleep(3 * time.Second) // the calls have answered by now
+	held := scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes")
+	for i := 0; time.Since(start) < 25*time.Second; i++ {
+		realCallSkill(t, client, fmt.Sprintf("never-read-real-%d", i), "big::echo")
+		time.Sleep(500 * time.Millisecond)
+	}
+	if _, ends := h.snapshot(); len(ends) != 0 {
+		t.Errorf("streams ended before the write deadline: %v", ends)
+	}
+	closed := h.waitClosed(15 * time.Second)
+	_, ends := h.snapshot()
+	t.Logf("after %v: connection closed %v, ends %v; heap in use %v before, %v held, %v after",
+		time.Since(start), closed, ends, heap0, held, scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes"))
+	if !closed {
+		t.Errorf("the never-reading client's connection is open %v after its streams stalled", time.Since(start))
+	}
+	realCallSkill(t, client, "never-read-real-after", "big::echo")
+}
+
+// realCallSkill is realCall of skill.
+func realCallSkill(t *testing.T, client a2apb.A2AServiceClient, id, skill string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := client.SendMessage(ctx, grpcSkill(t, id, skill, map[string]any{"message": "hi"}))
+	if err != nil || res.GetTask().GetStatus().GetState() != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Errorf("the real caller's call %s: %v %v", id, err, res)
 	}
 }

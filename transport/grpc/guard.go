@@ -46,8 +46,17 @@ type Limits struct {
 	RecvTimeout time.Duration
 	// WriteTimeout bounds one event's write to a stream (the SSE
 	// writer's deadline over HTTP): a client that stops reading has its
-	// stream ended and its buffers freed. Default DefaultWriteTimeout.
+	// stream ended, and its connection closed: grpc-go frees what it
+	// buffered for a stream only with its connection. Default
+	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// ResetRate and ResetBurst are the budget of the streams a client
+	// may reset (RST_STREAM) on one connection: ResetRate a second, in
+	// bursts of up to ResetBurst; past it the connection is closed (the
+	// HTTP/2 "rapid reset" attack). Defaults DefaultResetRate and
+	// DefaultResetBurst.
+	ResetRate  int
+	ResetBurst int
 }
 
 // The defaults of Limits.
@@ -57,6 +66,8 @@ const (
 	DefaultIdle         = time.Minute
 	DefaultRecvTimeout  = 30 * time.Second
 	DefaultWriteTimeout = 30 * time.Second
+	DefaultResetRate    = 200
+	DefaultResetBurst   = 1000
 )
 
 // keepalivePolicy refuses pings more often than every 10 s, or while no
@@ -80,12 +91,20 @@ func (l Limits) withDefaults() Limits {
 	if l.WriteTimeout <= 0 {
 		l.WriteTimeout = DefaultWriteTimeout
 	}
+	if l.ResetRate <= 0 {
+		l.ResetRate = DefaultResetRate
+	}
+	if l.ResetBurst <= 0 {
+		l.ResetBurst = DefaultResetBurst
+	}
 	return l
 }
 
-// options are the server options that apply l.
-func (s *Server) options(l Limits) []grpc.ServerOption {
+// options are the server options that apply l, over the listener's
+// credentials creds (nil for plaintext).
+func (s *Server) options(l Limits, creds credentials.TransportCredentials) []grpc.ServerOption {
 	return []grpc.ServerOption{
+		grpc.Creds(newGuardedCreds(creds, s)),
 		grpc.MaxConcurrentStreams(l.MaxStreams),
 		grpc.ConnectionTimeout(l.Handshake),
 		grpc.KeepaliveEnforcementPolicy(keepalivePolicy),
@@ -106,6 +125,7 @@ var (
 // context that the read and write deadlines use.
 type guard struct {
 	c      *call
+	conn   *conn // nil on a server built without New's options
 	cancel context.CancelCauseFunc
 	recv   *time.Timer
 	write  *time.Timer // armed around each stream write; nil until one
@@ -141,7 +161,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		return ctx, refusalError(ref)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	g := &guard{c: c, cancel: cancel}
+	g := &guard{c: c, conn: connOf(ctx), cancel: cancel}
 	g.recv = time.AfterFunc(s.limits.RecvTimeout, func() { cancel(errRecvTimeout) })
 	return context.WithValue(ctx, guardKey{}, g), nil
 }
@@ -159,7 +179,7 @@ func (s *Server) open(ctx context.Context, md metadata.MD) *call {
 			}
 		}
 		// Over TLS, the client's certificate identifies it as over HTTPS.
-		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+		if info, ok := authInfo(p).(credentials.TLSInfo); ok {
 			r.TLS = &info.State
 		}
 	}
@@ -180,10 +200,18 @@ func (g *guard) hand() {
 
 // send writes one event of a stream within the write deadline: a client
 // that does not read has its stream's context canceled, which ends the
-// stream and frees what grpc-go buffered for it.
+// stream, and its connection closed, which frees what grpc-go buffered
+// for the stream (a stream whose client sent all it had keeps its
+// unsent data queued, and its trailers behind it, until the connection
+// ends).
 func (g *guard) send(d time.Duration, write func() error) error {
 	if g.write == nil {
-		g.write = time.AfterFunc(d, func() { g.cancel(errWriteTimeout) })
+		g.write = time.AfterFunc(d, func() {
+			g.cancel(errWriteTimeout)
+			if g.conn != nil {
+				g.conn.close("write_timeout")
+			}
+		})
 	} else {
 		g.write.Reset(d)
 	}
