@@ -349,3 +349,59 @@ func realCallSkill(t *testing.T, client a2apb.A2AServiceClient, id, skill string
 		t.Errorf("the real caller's call %s: %v %v", id, err, res)
 	}
 }
+
+// TestGRPCRapidReset: four connections each open streams and reset them
+// at once (HEADERS, DATA, RST_STREAM), as fast as they can, for at most
+// 20,000 streams or 10 s each: the server closes each connection once it
+// has reset more than its budget (1,000 at once, 200 a second), and says
+// so in the log, while a real caller's calls succeed. Before, nothing
+// bounded the resets of a connection.
+func TestGRPCRapidReset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0")
+	addr := grpcListenOf(t, p)
+	msg := grpcFrame(t, &a2apb.GetTaskRequest{Id: "no-such-task"})
+	const conns, most = 4, 20000
+	sent := make([]int, conns)
+	var wg sync.WaitGroup
+	start := time.Now()
+	hs := make([]*h2raw, conns)
+	for i := range conns {
+		h := dialH2(t, addr, "127.0.0.2", 65535)
+		hs[i] = h
+		_ = h.conn.SetWriteDeadline(start.Add(10 * time.Second))
+		wg.Go(func() {
+			for n := range most {
+				id := uint32(2*n + 1)
+				if h.open(id, "GetTask") != nil || h.send(id, msg, true) != nil || h.reset(id) != nil {
+					return
+				}
+				sent[i]++
+			}
+		})
+	}
+	client := dialGRPC(t, addr)
+	var took []time.Duration
+	for i := 0; i < 10 && time.Since(start) < 10*time.Second; i++ {
+		took = append(took, realCall(t, client, fmt.Sprintf("reset-real-%d", i)))
+	}
+	wg.Wait()
+	for i, h := range hs {
+		if !h.waitClosed(5 * time.Second) {
+			t.Errorf("connection %d: open after %d reset streams in %v", i, sent[i], time.Since(start))
+		}
+	}
+	closes := 0
+	for _, line := range strings.Split(p.logText(), "\n") {
+		if strings.Contains(line, `"level":"warn"`) && strings.Contains(line, `"client_addr":"127.0.0.2:`) &&
+			strings.Contains(line, `"reason":"reset_flood"`) && strings.Contains(line, `"message":"gRPC connection closed"`) {
+			closes++
+		}
+	}
+	if closes != conns {
+		t.Errorf("%d log lines of a connection closed for its resets, want %d", closes, conns)
+	}
+	t.Logf("streams written (some only into socket buffers) by connection: %v in %v; the real calls took %v", sent, time.Since(start), took)
+}
