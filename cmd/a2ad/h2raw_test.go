@@ -47,28 +47,36 @@ type h2raw struct {
 // dialH2 opens a connection to addr from the loopback address source
 // ("" for any), sends the preface and settings (window: the initial
 // stream window it grants the server) and reads frames until the
-// connection ends.
+// connection ends, which it does when the test ends.
 func dialH2(tb testing.TB, addr, source string, window uint32) *h2raw {
 	tb.Helper()
+	h, err := newH2(addr, source, window)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = h.conn.Close() })
+	return h
+}
+
+// newH2 is dialH2 for any goroutine: the caller closes h.conn.
+func newH2(addr, source string, window uint32) (*h2raw, error) {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	if source != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
 	}
 	c, err := d.Dial("tcp", addr)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	tb.Cleanup(func() { _ = c.Close() })
 	h := &h2raw{conn: c, w: http2.NewFramer(c, nil), ends: map[uint32]streamEnd{}, closed: make(chan struct{})}
 	h.enc = hpack.NewEncoder(&h.hbuf)
-	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
-		tb.Fatal(err)
-	}
-	if err := h.w.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: window}); err != nil {
-		tb.Fatal(err)
+	// A server that closes the connection at once fails these writes;
+	// the reads then end, which is how the caller learns it.
+	if _, err := c.Write([]byte(http2.ClientPreface)); err == nil {
+		_ = h.w.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: window})
 	}
 	go h.read()
-	return h
+	return h, nil
 }
 
 func (h *h2raw) read() {
@@ -176,6 +184,16 @@ func (h *h2raw) snapshot() (maxStreams uint32, ends map[uint32]streamEnd) {
 		ends[k] = v
 	}
 	return h.maxStreams, ends
+}
+
+// isClosed reports whether the connection's reads have ended.
+func (h *h2raw) isClosed() bool {
+	select {
+	case <-h.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // waitClosed waits up to d for the server to end the connection and

@@ -30,6 +30,9 @@ func newGuardedCreds(c credentials.TransportCredentials, s *Server) credentials.
 }
 
 func (g guardedCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	if g.srv.penalties.holds(hostOf(raw.RemoteAddr()), time.Now()) {
+		return nil, nil, errPenalty
+	}
 	c, info, err := g.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
 		return nil, nil, err
@@ -71,8 +74,12 @@ func authInfo(p *peer.Peer) credentials.AuthInfo {
 }
 
 // errResetFlood is the read error of a connection closed for resetting
-// streams faster than its budget.
-var errResetFlood = errors.New("grpc: the client reset streams faster than allowed")
+// streams faster than its budget; errPenalty the handshake's error of a
+// connection from an address that did so within Limits.ResetPenalty.
+var (
+	errResetFlood = errors.New("grpc: the client reset streams faster than allowed")
+	errPenalty    = errors.New("grpc: the client's address reset streams faster than allowed a moment ago")
+)
 
 // conn is a connection of the listener after its handshake.
 type conn struct {
@@ -90,6 +97,7 @@ type conn struct {
 func (c *conn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if resets := c.frames.feed(p[:n], rstStreamFrame); resets > 0 && !c.bucket.take(resets, time.Now()) {
+		c.srv.penalties.add(hostOf(c.raw.RemoteAddr()), time.Now().Add(c.srv.limits.ResetPenalty))
 		c.close("reset_flood")
 		return 0, errResetFlood
 	}
@@ -163,4 +171,50 @@ func (b *bucket) take(n int, now time.Time) bool {
 	b.last = now
 	b.tokens -= float64(n)
 	return b.tokens >= 0
+}
+
+// penalties are the addresses whose new connections are refused at the
+// handshake until a time: those that flooded a connection with resets.
+// Without them the flood would go on over new connections, each allowed
+// its own budget.
+type penalties struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// add refuses host's connections until t. Expired entries go then (adds
+// are rare: one per abusive connection).
+func (p *penalties) add(host string, t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for h, u := range p.until {
+		if u.Before(now) {
+			delete(p.until, h)
+		}
+	}
+	if p.until == nil {
+		p.until = map[string]time.Time{}
+	}
+	p.until[host] = t
+}
+
+// holds reports whether host's connections are refused at now.
+func (p *penalties) holds(host string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, ok := p.until[host]
+	return ok && now.Before(u)
+}
+
+// hostOf is the host of addr, without its port.
+func hostOf(addr net.Addr) string {
+	if addr == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	return host
 }

@@ -51,3 +51,19 @@ func TestBucket(t *testing.T) {
 		t.Error("refilled to the burst")
 	}
 }
+
+// TestPenalties: an address is held off until its time, then let in, and
+// expired entries go at the next add.
+func TestPenalties(t *testing.T) {
+	var p penalties
+	now := time.Now()
+	p.add("10.0.0.1", now.Add(time.Second))
+	if !p.holds("10.0.0.1", now) || p.holds("10.0.0.2", now) || p.holds("10.0.0.1", now.Add(2*time.Second)) {
+		t.Error("want 10.0.0.1 held for a second, 10.0.0.2 never")
+	}
+	p.add("10.0.0.3", now.Add(-time.Second)) // already over: swept at the next add
+	p.add("10.0.0.4", now.Add(time.Second))
+	if len(p.until) != 2 {
+		t.Errorf("entries %v, want the two still running", p.until)
+	}
+}

@@ -54,9 +54,13 @@ type Limits struct {
 	// may reset (RST_STREAM) on one connection: ResetRate a second, in
 	// bursts of up to ResetBurst; past it the connection is closed (the
 	// HTTP/2 "rapid reset" attack). Defaults DefaultResetRate and
-	// DefaultResetBurst.
-	ResetRate  int
-	ResetBurst int
+	// DefaultResetBurst. The address of a connection so closed has its
+	// new connections closed at once for ResetPenalty (default
+	// DefaultResetPenalty), or the flood would go on over new
+	// connections.
+	ResetRate    int
+	ResetBurst   int
+	ResetPenalty time.Duration
 }
 
 // The defaults of Limits.
@@ -66,8 +70,9 @@ const (
 	DefaultIdle         = time.Minute
 	DefaultRecvTimeout  = 30 * time.Second
 	DefaultWriteTimeout = 30 * time.Second
-	DefaultResetRate    = 200
-	DefaultResetBurst   = 1000
+	DefaultResetRate    = 100
+	DefaultResetBurst   = 200
+	DefaultResetPenalty = 10 * time.Second
 )
 
 // keepalivePolicy refuses pings more often than every 10 s, or while no
@@ -96,6 +101,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.ResetBurst <= 0 {
 		l.ResetBurst = DefaultResetBurst
+	}
+	if l.ResetPenalty <= 0 {
+		l.ResetPenalty = DefaultResetPenalty
 	}
 	return l
 }

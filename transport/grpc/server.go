@@ -39,6 +39,9 @@ type Server struct {
 	srv     *grpc.Server
 	limits  Limits
 	methods map[string]string // full method name -> name
+	// penalties: addresses whose connections are refused for a while
+	// (see Limits.ResetPenalty)
+	penalties penalties
 }
 
 var _ a2apb.A2AServiceServer = (*Server)(nil)
