@@ -285,6 +285,17 @@ const bigCatalog = `functions:
     metadata: {"a2a.expose": true, "a2a.tier": partner}
     timeout: 5s
     builtin: echo
+  - id: big::wait
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    timeout: 90s
+    exec:
+      argv: [./wait.sh]
+`
+
+const waitScript = `#!/bin/sh
+cat >/dev/null
+sleep 60
+echo '{}'
 `
 
 const bigScript = `#!/bin/sh
@@ -294,11 +305,15 @@ head -c 900000 /dev/zero | tr '\0' a
 printf '"}'
 `
 
-// TestGRPCNeverReadingSubscriber: eight streams of a 900 KB answer whose
-// client never grants the server a byte of window (it reads the
-// connection, so TCP does not push back): each is ended once its write
-// has made no progress for 30 s, and the connection with it, freeing
-// what grpc-go buffered; another caller's calls go on meanwhile.
+// TestGRPCNeverReadingSubscriber: streams whose client never grants the
+// server a byte of window (it reads the connection, so TCP does not push
+// back): eight streams of a 900 KB answer on one connection, whose third
+// event's write blocks, and four subscribers on another to a working
+// task whose first event (its history) is 900 KB and whose next is a
+// minute away, so no write blocks. Each connection is closed once its
+// streams' bytes have not gone out for 30 s, freeing what grpc-go
+// buffered for them; another caller's calls go on meanwhile. Before,
+// both connections stayed open, holding ~90 MB.
 func TestGRPCNeverReadingSubscriber(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary and waits out the 30 s write deadline")
@@ -306,36 +321,50 @@ func TestGRPCNeverReadingSubscriber(t *testing.T) {
 	dir := t.TempDir()
 	putFile(t, filepath.Join(dir, "catalog.yaml"), bigCatalog)
 	putScript(t, filepath.Join(dir, "big.sh"), bigScript)
+	putScript(t, filepath.Join(dir, "wait.sh"), waitScript)
 	p := startBinary(t, filepath.Join(dir, "catalog.yaml"), filepath.Join(dir, "a2ad.db"), "--grpc-listen", "127.0.0.1:0")
 	addr := grpcListenOf(t, p)
+	client := dialGRPC(t, addr)
 	heap0 := scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes")
-	const streams = 8
-	h := dialH2(t, addr, "127.0.0.2", 0)
+
+	wait := grpcSkill(t, "never-read-wait", "big::wait", map[string]any{"pad": strings.Repeat("p", 900<<10)})
+	wait.Configuration = &a2apb.SendMessageConfiguration{ReturnImmediately: true}
+	working, err := client.SendMessage(context.Background(), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	for n := range streams {
+	outs, subs := dialH2(t, addr, "127.0.0.2", 0), dialH2(t, addr, "127.0.0.2", 0)
+	for n := range 8 {
 		id := uint32(2*n + 1)
 		msg := grpcFrame(t, grpcSkill(t, fmt.Sprintf("never-read-%d", n), "big::out", map[string]any{}))
-		if h.open(id, "SendStreamingMessage") != nil || h.send(id, msg, true) != nil {
+		if outs.open(id, "SendStreamingMessage") != nil || outs.send(id, msg, true) != nil {
 			t.Fatal("the server closed the connection")
 		}
 	}
-	client := dialGRPC(t, addr)
+	sub := grpcFrame(t, &a2apb.SubscribeToTaskRequest{Id: working.GetTask().GetId()})
+	for n := range 4 {
+		id := uint32(2*n + 1)
+		if subs.open(id, "SubscribeToTask") != nil || subs.send(id, sub, true) != nil {
+			t.Fatal("the server closed the connection")
+		}
+	}
 	time.Sleep(3 * time.Second) // the calls have answered by now
 	held := scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes")
 	for i := 0; time.Since(start) < 25*time.Second; i++ {
 		realCallSkill(t, client, fmt.Sprintf("never-read-real-%d", i), "big::echo")
 		time.Sleep(500 * time.Millisecond)
 	}
-	if _, ends := h.snapshot(); len(ends) != 0 {
-		t.Errorf("streams ended before the write deadline: %v", ends)
+	if outs.isClosed() || subs.isClosed() {
+		t.Errorf("a connection closed before the write deadline")
 	}
-	closed := h.waitClosed(15 * time.Second)
-	_, ends := h.snapshot()
-	t.Logf("after %v: connection closed %v, ends %v; heap in use %v before, %v held, %v after",
-		time.Since(start), closed, ends, heap0, held, scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes"))
-	if !closed {
-		t.Errorf("the never-reading client's connection is open %v after its streams stalled", time.Since(start))
+	for what, h := range map[string]*h2raw{"the 900 KB answers'": outs, "the subscribers'": subs} {
+		if !h.waitClosed(15 * time.Second) {
+			t.Errorf("%s connection is open %v after its streams stalled", what, time.Since(start))
+		}
 	}
+	t.Logf("after %v: heap in use %v before, %v held, %v after (until a GC)", time.Since(start), heap0, held,
+		scrapeAdmin(t, p.admin).value("go_memstats_heap_inuse_bytes"))
 	realCallSkill(t, client, "never-read-real-after", "big::echo")
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/credentials"
@@ -89,6 +90,14 @@ type conn struct {
 	frames   frameReader // only grpc-go's reading goroutine reads
 	bucket   bucket
 	once     sync.Once
+	written  atomic.Int64 // bytes grpc-go has written (see guard.send)
+}
+
+// Write counts what grpc-go writes.
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
 }
 
 // Read passes the client's bytes to grpc-go, counting the RST_STREAM

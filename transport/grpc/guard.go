@@ -134,6 +134,7 @@ var (
 type guard struct {
 	c      *call
 	conn   *conn // nil on a server built without New's options
+	ctx    context.Context
 	cancel context.CancelCauseFunc
 	recv   *time.Timer
 	write  *time.Timer // armed around each stream write; nil until one
@@ -169,7 +170,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		return ctx, refusalError(ref)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	g := &guard{c: c, conn: connOf(ctx), cancel: cancel}
+	g := &guard{c: c, conn: connOf(ctx), ctx: ctx, cancel: cancel}
 	g.recv = time.AfterFunc(s.limits.RecvTimeout, func() { cancel(errRecvTimeout) })
 	return context.WithValue(ctx, guardKey{}, g), nil
 }
@@ -206,25 +207,36 @@ func (g *guard) hand() {
 	g.handed.Store(true)
 }
 
-// send writes one event of a stream within the write deadline: a client
-// that does not read has its stream's context canceled, which ends the
-// stream, and its connection closed, which frees what grpc-go buffered
-// for the stream (a stream whose client sent all it had keeps its
-// unsent data queued, and its trailers behind it, until the connection
-// ends).
-func (g *guard) send(d time.Duration, write func() error) error {
-	if g.write == nil {
-		g.write = time.AfterFunc(d, func() {
-			g.cancel(errWriteTimeout)
-			if g.conn != nil {
-				g.conn.close("write_timeout")
-			}
-		})
-	} else {
-		g.write.Reset(d)
+// send writes one event of a stream (size bytes) within the write
+// deadline d: a client that does not read has its stream's context
+// canceled, which ends the stream, and its connection closed, which
+// frees what grpc-go buffered for the stream (it keeps a stream's unsent
+// data until the client grants window or the connection ends). grpc-go
+// takes an event without blocking while the stream's send quota lasts,
+// so the deadline is of the bytes on the wire: it passes once the
+// connection has written size bytes since the send began, or the call
+// has ended (its client reset it, say).
+func (g *guard) send(d time.Duration, size int, write func() error) error {
+	var mark int64
+	if g.conn != nil {
+		mark = g.conn.written.Load()
 	}
+	if g.write != nil {
+		g.write.Stop()
+	}
+	g.write = time.AfterFunc(d, func() {
+		if g.ctx.Err() != nil || (g.conn != nil && g.conn.written.Load()-mark >= int64(size)) {
+			return
+		}
+		g.cancel(errWriteTimeout)
+		if g.conn != nil {
+			g.conn.close("write_timeout")
+		}
+	})
 	err := write()
-	g.write.Stop()
+	if g.conn == nil { // the wire unseen: only a blocked write is bounded
+		g.write.Stop()
+	}
 	return err
 }
 
