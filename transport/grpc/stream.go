@@ -100,7 +100,7 @@ func (sk *sink) Event(e tasks.StreamEvent) error {
 	sk.started = true
 	send := func() error { return sk.stream.Send(out) }
 	if sk.g != nil {
-		err = sk.g.send(sk.writeTimeout, send)
+		err = sk.g.send(sk.writeTimeout, proto.Size(out), send)
 	} else {
 		err = send()
 	}
