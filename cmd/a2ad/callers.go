@@ -105,11 +105,12 @@ type storageLimits struct {
 	maxHistory int
 	maxCalls   int
 	rateBytes  int64
+	idemWindow time.Duration
 }
 
 func (c *Config) storageLimits() storageLimits {
 	return storageLimits{quota: tasks.Quota{Tasks: c.QuotaTasks, Bytes: c.QuotaBytes}, maxHistory: c.MaxHistory,
-		maxCalls: c.MaxCallsPerCaller, rateBytes: c.RateBytes}
+		maxCalls: c.MaxCallsPerCaller, rateBytes: c.RateBytes, idemWindow: c.A2A.IdemWindow}
 }
 
 // of is the limits of a caller with own: each of its own that is set
@@ -130,6 +131,9 @@ func (d storageLimits) of(own callers.Limits) storageLimits {
 	if own.RateBytes != nil {
 		d.rateBytes = *own.RateBytes
 	}
+	if own.IdemWindow != nil {
+		d.idemWindow = *own.IdemWindow
+	}
 	return d
 }
 
@@ -142,7 +146,7 @@ func principalOf(id callers.Identity, clientAddr string, def storageLimits) tran
 	lim := def.of(id.Limits)
 	p := transport.Principal{
 		Caller: tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory,
-			MaxCalls: lim.maxCalls},
+			MaxCalls: lim.maxCalls, IdemWindow: idemWindow(lim.idemWindow)},
 		Anonymous:      id.Anonymous,
 		LimitKey:       "key:" + id.CallerID,
 		KeyHash:        id.KeyHash,
@@ -434,3 +438,11 @@ func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
 
 // sweepEvery is how often idle rate buckets are forgotten.
 const sweepEvery = time.Minute
+
+// idemWindow is the tasks' form of w, a window as callers reads it.
+func idemWindow(w time.Duration) time.Duration {
+	if w == callers.IdemOff {
+		return tasks.IdemOff
+	}
+	return w
+}
