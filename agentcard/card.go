@@ -57,6 +57,8 @@ type Options struct {
 	RESTPath string
 	// GRPCAddr is the host:port of the gRPC binding; "" when it is off.
 	GRPCAddr string
+	// Versions are the versions the card speaks; the zero value both.
+	Versions Versions
 }
 
 // Security is how a2ad's callers authenticate: an API key, sent as a
@@ -98,6 +100,9 @@ type securityScheme struct {
 
 // Card is a built card: its JSON and the ETag that names it.
 type Card struct {
+	// JSON is the card as served by default: the merged card (0.3 and
+	// 1.0 fields, which both generations read), or the one form that
+	// Options.Versions names.
 	JSON []byte
 	// V1JSON is the card as a 1.0 AgentCard alone (ProtoJSON of
 	// lf.a2a.v1.AgentCard): without the 0.3 fields, securitySchemes in
@@ -106,8 +111,11 @@ type Card struct {
 	// answer as an AgentCard (the well-known document stays the merged
 	// JSON, which both generations read).
 	V1JSON []byte
-	ETag   string
-	Skills []string // the ids of the skills it lists
+	// ByVersion says that a request that asks for 1.0 gets V1JSON, and
+	// the others JSON.
+	ByVersion bool
+	ETag      string
+	Skills    []string // the ids of the skills it lists
 }
 
 type agentInterface struct {
@@ -246,25 +254,8 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 		DefaultOutputModes: DefaultModes,
 		Skills:             []skill{},
 	}
-	if sec := opts.Security; sec != nil {
-		c.SecuritySchemes = map[string]securityScheme{}
-		if sec.APIKeys {
-			c.SecuritySchemes[SchemeBearer] = securityScheme{Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"}
-			c.SecuritySchemes[SchemeAPIKey] = securityScheme{Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"}
-			c.Security = append(c.Security, map[string][]string{SchemeBearer: {}}, map[string][]string{SchemeAPIKey: {}})
-		}
-		if sec.OIDCIssuer != "" {
-			c.SecuritySchemes[SchemeOIDC] = securityScheme{Type: "openIdConnect",
-				OpenIDConnectURL: strings.TrimSuffix(sec.OIDCIssuer, "/") + "/.well-known/openid-configuration",
-				Description:      "A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer <jwt>"}
-			c.Security = append(c.Security, map[string][]string{SchemeOIDC: {}})
-		}
-		if sec.Anonymous {
-			// An empty requirement: callers without a key are served too.
-			c.Security = append(c.Security, map[string][]string{})
-		}
-		c.SupportsAuthenticatedExtendedCard = sec.ExtendedCard
-		c.Capabilities.ExtendedAgentCard = sec.ExtendedCard
+	if opts.Security != nil {
+		c.secure(opts.Security)
 	}
 	if id.ProviderOrg != "" && id.ProviderURL != "" {
 		c.Provider = &provider{Organization: id.ProviderOrg, URL: id.ProviderURL}
@@ -296,8 +287,35 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode agent card: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	return &Card{JSON: body, V1JSON: v1, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
+	served, byVersion, err := opts.Versions.served(body, v1)
+	if err != nil {
+		return nil, fmt.Errorf("encode agent card: %w", err)
+	}
+	// The ETag names both forms: V1JSON follows from the merged card.
+	sum := sha256.Sum256(append(body, opts.Versions.String()...))
+	return &Card{JSON: served, V1JSON: v1, ByVersion: byVersion, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
+}
+
+// secure declares how callers authenticate, as sec says.
+func (c *agentCard) secure(sec *Security) {
+	c.SecuritySchemes = map[string]securityScheme{}
+	if sec.APIKeys {
+		c.SecuritySchemes[SchemeBearer] = securityScheme{Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"}
+		c.SecuritySchemes[SchemeAPIKey] = securityScheme{Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"}
+		c.Security = append(c.Security, map[string][]string{SchemeBearer: {}}, map[string][]string{SchemeAPIKey: {}})
+	}
+	if sec.OIDCIssuer != "" {
+		c.SecuritySchemes[SchemeOIDC] = securityScheme{Type: "openIdConnect",
+			OpenIDConnectURL: strings.TrimSuffix(sec.OIDCIssuer, "/") + "/.well-known/openid-configuration",
+			Description:      "A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer <jwt>"}
+		c.Security = append(c.Security, map[string][]string{SchemeOIDC: {}})
+	}
+	if sec.Anonymous {
+		// An empty requirement: callers without a key are served too.
+		c.Security = append(c.Security, map[string][]string{})
+	}
+	c.SupportsAuthenticatedExtendedCard = sec.ExtendedCard
+	c.Capabilities.ExtendedAgentCard = sec.ExtendedCard
 }
 
 // v1Card is the 1.0 AgentCard of c, whose merged JSON is merged.

@@ -48,7 +48,12 @@ type Lister interface {
 type Card struct {
 	JSON   []byte
 	V1JSON []byte
-	ETag   string
+	// ByVersion says that the well-known path answers V1JSON to a
+	// request that asks for 1.0 (see VersionAsked), JSON to the others.
+	ByVersion bool
+	ETag      string
+	// Modified is when the card last changed; zero for unknown.
+	Modified time.Time
 }
 
 // DefaultMaxBodyBytes caps a request body.

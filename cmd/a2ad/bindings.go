@@ -41,14 +41,14 @@ func (m *Main) openHTTP(context.Context) error {
 			limits: limits,
 		}
 		extended = func(p transport.Principal) transport.Card {
-			c, err := m.cards.view(p.Caller.Tiers, false)
+			c, err := m.cards.served(p.Caller.Tiers, false)
 			if err != nil {
 				// The public card built, so this one does too; but never
 				// fail open with a wider view.
 				m.Logger.Error().Err(err).Msg("build extended card")
-				c, _ = m.cards.view(nil, true)
+				c, _ = m.cards.served(nil, true)
 			}
-			return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
+			return c
 		}
 	}
 	var throttle transport.AuthThrottle
@@ -62,8 +62,8 @@ func (m *Main) openHTTP(context.Context) error {
 		met.Request(transport, method, string(outcome), string(reason), d)
 	}
 	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
-		c, _ := m.cards.view(nil, true) // built at start: never fails
-		return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
+		c, _ := m.cards.served(nil, true) // built at start: never fails
+		return c
 	}, CardKeys: m.cardKeys, Config: transport.Config{
 		Tasks:        m.service,
 		Auth:         auth,

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -330,49 +329,6 @@ func (m *Main) revoked(p transport.Principal) bool {
 		return false
 	}
 	return !m.registry.Keys().InForce(p.Caller.ID, p.KeyHash)
-}
-
-// cards builds and keeps the card of each view: the public one and one
-// per set of caller tiers. Views are built on first use; Reset drops them
-// all (when the catalogue changes).
-type cards struct {
-	build func(tiers []string, public bool) (*agentcard.Card, error)
-
-	mu    sync.Mutex
-	views map[string]*agentcard.Card
-}
-
-// reset drops every view: the catalogue changed.
-func (c *cards) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.views)
-}
-
-func (c *cards) view(tiers []string, public bool) (*agentcard.Card, error) {
-	key := strings.Join(tiers, "\x00")
-	if public {
-		key = "\x01public"
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if card, ok := c.views[key]; ok {
-		return card, nil
-	}
-	card, err := c.build(tiers, public)
-	if err != nil {
-		return nil, err
-	}
-	if c.views == nil {
-		c.views = map[string]*agentcard.Card{}
-	}
-	// Key sets are small (one per distinct tier combination in the keys
-	// file), but bound the map anyway.
-	if len(c.views) > 1024 {
-		clear(c.views)
-	}
-	c.views[key] = card
-	return card, nil
 }
 
 // auditLog is the audit trail's own file, reopened on SIGHUP so that log
