@@ -96,5 +96,16 @@ await check('extended card (client.getAgentCard with a key, GetExtendedAgentCard
   await expectVerifies(card, 'extended card');
 });
 
+// Without a key, client.getAgentCard() (which calls GetExtendedAgentCard,
+// the card announcing one) gets the public card: this server lets
+// anonymous callers in.
+await check('public card (client.getAgentCard without a key)', async () => {
+  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory()], cardResolver: new DefaultAgentCardResolver() });
+  const client = await factory.createFromUrl(base);
+  const card = await client.getAgentCard();
+  expect((card.skills ?? []).length > 0, 'the public card lists no skill');
+  await expectVerifies(card, 'public card from getAgentCard');
+});
+
 console.log(failures ? `# ${failures} check(s) failed` : '# all checks passed');
 process.exit(failures ? 1 : 0);
