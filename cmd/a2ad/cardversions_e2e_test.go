@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,14 @@ func TestCardPerVersion(t *testing.T) {
 		if resp, _ := fetchCard(t, base, path, c.header); resp.StatusCode != c.want {
 			t.Errorf("%s: %d, want %d", name, resp.StatusCode, c.want)
 		}
+	}
+
+	// With CORS on, the public card is open to every origin and still
+	// varies on the version.
+	cors := startMain(t, func(c *Config) { c.CORSOrigins = "https://app.example" })
+	resp, _ := fetchCard(t, "http://"+cors.Addr(), path, http.Header{"Origin": {"https://other.example"}})
+	if v := resp.Header.Values("Vary"); !slices.Equal(v, []string{"A2A-Version"}) || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("with CORS: Vary %q, Access-Control-Allow-Origin %q", v, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
 
 	for _, v := range []struct {

@@ -45,7 +45,7 @@ func (s *Server) card(c echo.Context) error {
 	body, etag := card.JSON, card.ETag
 	h := c.Response().Header()
 	if card.ByVersion {
-		h.Set("Vary", a2a.VersionHeader)
+		h.Add("Vary", a2a.VersionHeader)
 		if v, err := a2a.ParseVersion(transport.VersionAsked(c.Request())); err == nil && v == a2a.V10 {
 			// Another representation, so another tag.
 			body, etag = card.V1JSON, strings.TrimSuffix(etag, `"`)+`-v1"`
