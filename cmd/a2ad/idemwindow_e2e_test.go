@@ -14,8 +14,9 @@ import (
 
 // TestIdempotencyWindow runs the real binary on each store with the
 // default window (a messageId is remembered as long as its task, pinned),
-// a caller whose keys entry turns deduplication off, and a server whose
-// window is 1s: a messageId sent again after the window is a new task.
+// a caller whose keys entry turns deduplication off, a server whose
+// window is 1s (a messageId sent again after the window is a new task),
+// and a server whose window is 0.
 func TestIdempotencyWindow(t *testing.T) {
 	stores := map[string]func(t *testing.T) string{
 		"bbolt":    func(t *testing.T) string { return filepath.Join(t.TempDir(), "a2ad.db") },
@@ -25,6 +26,7 @@ func TestIdempotencyWindow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Run("keys", func(t *testing.T) { idemByKeys(t, store(t)) })
 			t.Run("window", func(t *testing.T) { idemWindowed(t, store(t)) })
+			t.Run("off", func(t *testing.T) { idemOff(t, store(t)) })
 		})
 	}
 }
@@ -103,5 +105,31 @@ func idemWindowed(t *testing.T, store string) {
 	}
 	if again, _, _ := idemSend(t, p.base, "", "idem-w", "other"); again != later {
 		t.Fatalf("a resend within the new window made task %s, want %s", again, later)
+	}
+}
+
+// idemOff: a server whose window is 0 takes every send as a new message;
+// a key's own idempotency_window ("retention") brings deduplication back
+// for its caller.
+func idemOff(t *testing.T, store string) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	acme := mustAppendKey(t, keys, "acme", "partner")
+	b, err := os.ReadFile(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "id: acme\n", "id: acme\n    idempotency_window: retention\n", 1)
+	if err := os.WriteFile(keys, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startBinary(t, exampleCatalog, store, "--idempotency-window", "0", "--keys", keys, "--allow-anonymous", "--anonymous-tier", "partner", "--expose-all")
+	first, _, _ := idemSend(t, p.base, "", "idem-0", "hi")
+	second, _, _ := idemSend(t, p.base, "", "idem-0", "other")
+	if first == "" || second == "" || first == second {
+		t.Fatalf("without deduplication, a reused messageId with another message: tasks %q and %q", first, second)
+	}
+	a1, _, _ := idemSend(t, p.base, acme, "idem-0", "hi")
+	if a2, _, _ := idemSend(t, p.base, acme, "idem-0", "hi"); a2 != a1 || a1 == "" {
+		t.Fatalf("acme (idempotency_window: retention): tasks %q and %q, want one", a1, a2)
 	}
 }
