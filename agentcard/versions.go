@@ -62,7 +62,6 @@ func v03Card(merged []byte) ([]byte, error) {
 		return nil, err
 	}
 	delete(m, "supportedInterfaces")
-	delete(m, "securityRequirements")
 	if caps, ok := m["capabilities"].(map[string]any); ok {
 		delete(caps, "extendedAgentCard")
 	}
