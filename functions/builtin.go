@@ -36,23 +36,30 @@ func (b *BuiltinBackend) Immediate() bool {
 // builtins are the functions shipped in the binary:
 //
 //   - echo returns its input unchanged.
+//
 //   - sleep waits {"seconds": n} (0 if missing) and returns {"slept": n};
 //     after each full second of waiting it reports the progress note
 //     "slept <s> of <n> seconds". Its reasons are "seconds must be a
 //     non-negative number", "call canceled" and "call timed out".
+//
 //   - fail always fails with the reason "function reported an error: " and
 //     the input's "message" ("failed on purpose" if missing).
+//
 //   - ask returns {"answer": a} if the input has a non-empty string
 //     "answer"; otherwise it asks the input's "question", or "What is the
 //     answer?".
 //
+//   - conformance plays the A2A TCK's scenarios: a fixture for running
+//     the TCK, see conformance.go.
+//
 // Each fails with "input must be a JSON object" if it needs fields from an
 // input that is not one.
 var builtins = map[string]func(ctx context.Context, input json.RawMessage) (Result, error){
-	"echo":  builtinEcho,
-	"sleep": builtinSleep,
-	"fail":  builtinFail,
-	"ask":   builtinAsk,
+	"echo":        builtinEcho,
+	"sleep":       builtinSleep,
+	"fail":        builtinFail,
+	"ask":         builtinAsk,
+	"conformance": builtinConformance,
 }
 
 // NewBuiltin returns the builtin called name.

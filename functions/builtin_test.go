@@ -21,7 +21,7 @@ func MustBuiltin(tb testing.TB, name string) *functions.BuiltinBackend {
 }
 
 func TestBuiltinNames(t *testing.T) {
-	if got, want := strings.Join(functions.BuiltinNames(), ","), "ask,echo,fail,sleep"; got != want {
+	if got, want := strings.Join(functions.BuiltinNames(), ","), "ask,conformance,echo,fail,sleep"; got != want {
 		t.Errorf("BuiltinNames() = %s, want %s", got, want)
 	}
 	if _, err := functions.NewBuiltin("nope"); err == nil {

@@ -71,6 +71,7 @@ func (b *ExecBackend) Kind() string { return "exec" }
 // Invoke runs the child once, in a process group of its own, with input on
 // its stdin and the variables of the call in ctx (see Call.Environ and,
 // when traced, traceEnv) in its environment. On Linux the child is killed when a2ad dies (see sysProcAttr),
+// and so is what it started (see watchGroup),
 // and once it has started its group is reported to the StartedFunc of ctx
 // (see WithStarted), before its output is read. Its stdout is read while it runs: each progress line is
 // reported to ReportProgress(ctx) as it arrives (see readOutput), and the
@@ -149,9 +150,10 @@ func (b *ExecBackend) Invoke(ctx context.Context, input json.RawMessage) (Result
 	})
 
 	stopped, werr := waitChild(ctx, p, waitc, failed, grace)
-	// The child is reaped: kill what it left behind, and stop waiting for
-	// output from anything that escaped its group.
+	// The child is reaped: kill what it left behind (the watcher too),
+	// and stop waiting for output from anything that escaped its group.
 	p.kill(syscall.SIGKILL)
+	p.watch.stop()
 	p.stopIO(time.Now().Add(ioDrainTimeout))
 	wg.Wait()
 
@@ -221,9 +223,11 @@ func (b *ExecBackend) runChild(env []string, startc chan<- started, waitc chan<-
 		startc <- started{err: err}
 		return
 	}
-	// The group is read before Wait can reap its leader: a child that
-	// exits at once, leaving processes in its group, would otherwise be
-	// gone from /proc before Invoke looked, and its group unrecorded.
+	// The group is read, and its watcher joins it, before Wait can reap
+	// its leader: a child that exits at once, leaving processes in its
+	// group, would otherwise be gone from /proc before Invoke looked, and
+	// its group unrecorded.
+	p.watch = watchGroup(p.pgid)
 	g, grouped := groupOf(p.pgid)
 	startc <- started{p: p, group: g, grouped: grouped}
 	waitc <- p.cmd.Wait()
@@ -238,6 +242,8 @@ type process struct {
 	stderr *os.File
 	// draining is set by stopIO, once the deadlines are set.
 	draining atomic.Bool
+	// watch kills the group if a2ad dies first; nil without one.
+	watch *groupWatch
 }
 
 // start starts the child with env, its call's environment, and its

@@ -18,6 +18,9 @@ type Catalog struct {
 	Version string
 	// Functions are in file order.
 	Functions []*Function
+	// Default is the id of the function that takes messages naming no
+	// skill (the catalogue's default_skill), or "" for none.
+	Default string
 
 	byID map[string]*Function
 }
@@ -66,9 +69,29 @@ type Function struct {
 	// MaxConcurrency caps the calls running at once; 0 means only the
 	// server-wide cap applies.
 	MaxConcurrency int
+	// Parts says the function's output is the parts envelope (catalogue
+	// "output: parts"): the artifacts and the message it answers with, of
+	// any part kind, rather than one data result (see the catalogue's
+	// documentation).
+	Parts bool
+	// Reply says how a message calling the function is answered: with
+	// the task (ReplyTask, the default), a Message (ReplyMessage), or as
+	// each call's parts envelope says (ReplyEither; see the catalogue's
+	// documentation).
+	Reply Reply
 	// Backend runs the function.
 	Backend Backend
 }
+
+// Reply is how a function's calls are answered (catalogue "reply").
+type Reply string
+
+// The replies.
+const (
+	ReplyTask    Reply = ""
+	ReplyMessage Reply = "message"
+	ReplyEither  Reply = "either"
+)
 
 // Backend runs calls of one function.
 type Backend interface {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,4 +171,52 @@ func leftRunning(g ProcessGroup) (bool, error) {
 // lower it: the child then runs at a2ad's niceness).
 func niceThread(nice int) bool {
 	return syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice) == nil
+}
+
+// groupWatch is the watcher of a call's process group (see watchGroup).
+type groupWatch struct {
+	cmd *exec.Cmd
+	w   *os.File // the pipe's write end, a2ad's alone
+}
+
+// watchScript ignores SIGTERM (a cancel's first signal to the group must
+// not end the watch for the grace period), waits for its stdin to end,
+// and kills its process group.
+const watchScript = "trap '' TERM; read -r _; kill -KILL 0"
+
+// watchGroup starts a watcher in the process group pgid: /bin/sh reading
+// a pipe whose only writer is this process. When a2ad dies, however it
+// dies, the kernel closes that end, the read returns and the watcher
+// kills its whole group, itself included: what the call's child started
+// ends with the replica that ran it, where Pdeathsig reaches only the
+// child. Being in the group, the watcher also keeps its id from going to
+// another group before then. It returns nil if the watcher cannot start:
+// the child still dies with a2ad, and what it started is killed at the
+// next start (KillLeftover).
+func watchGroup(pgid int) *groupWatch {
+	r, w, err := os.Pipe() // close-on-exec: no other child inherits w
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command("/bin/sh", "-c", watchScript)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	err = cmd.Start()
+	_ = r.Close()
+	if err != nil {
+		_ = w.Close()
+		return nil
+	}
+	return &groupWatch{cmd: cmd, w: w}
+}
+
+// stop ends the watcher once the call is over and its group killed (the
+// watcher with it), and reaps it.
+func (g *groupWatch) stop() {
+	if g == nil {
+		return
+	}
+	_ = g.cmd.Process.Kill()
+	_ = g.cmd.Wait()
+	_ = g.w.Close()
 }

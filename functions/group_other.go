@@ -19,3 +19,10 @@ func KillLeftover(ProcessGroup) (killed bool, err error) { return false, nil }
 
 // niceThread does nothing outside Linux, where niceness is not per thread.
 func niceThread(int) bool { return false }
+
+// groupWatch watches nothing outside Linux, where no group is recorded.
+type groupWatch struct{}
+
+func watchGroup(int) *groupWatch { return nil }
+
+func (*groupWatch) stop() {}

@@ -64,12 +64,13 @@ func Load(path string, opts LoadOptions) (*Catalog, error) {
 	if l.lookupEnv == nil {
 		l.lookupEnv = os.LookupEnv
 	}
-	fns := l.load()
+	fns, def := l.load()
 	if err := yamlnode.Err(&l.Checker, path, toProblem); err != nil {
 		return nil, err
 	}
 	c := NewCatalog(fns...)
 	c.Path = path
+	c.Default = def
 	c.Version = hex.EncodeToString(l.hash.Sum(nil))[:16]
 	return c, nil
 }
@@ -84,7 +85,7 @@ var (
 	functionKeys = []string{
 		"id", "name", "description", "tags", "examples", "metadata",
 		"input_modes", "output_modes", "input_schema", "output_schema",
-		"timeout", "retry_safe", "max_concurrency", "http", "exec", "builtin",
+		"timeout", "retry_safe", "max_concurrency", "output", "reply", "http", "exec", "builtin",
 	}
 	backendKeys = []string{"http", "exec", "builtin"}
 )
@@ -101,30 +102,30 @@ type loader struct {
 	anySchema *schemas.Schema
 }
 
-// load reads the file and checks it; it returns the good functions, and
-// records a problem for each bad one.
-func (l *loader) load() []*Function {
+// load reads the file and checks it; it returns the good functions and
+// the default skill's id, and records a problem for each bad one.
+func (l *loader) load() ([]*Function, string) {
 	abs, err := filepath.Abs(l.path)
 	if err != nil {
 		l.Add(nil, "", "cannot resolve catalogue path: %v", err)
-		return nil
+		return nil, ""
 	}
 	l.dir, l.base = filepath.Dir(abs), filepath.Base(abs)
 	data, err := os.ReadFile(l.path)
 	if err != nil {
 		err = unwrapPath(err)
 		l.Add(nil, "", "cannot read catalogue: %v", err)
-		return nil
+		return nil, ""
 	}
 	l.hash.Write(data)
 
-	list := l.TopList(data, "catalogue", "functions")
+	list, top := l.TopListWith(data, "catalogue", "functions", []string{"default_skill"})
 	if list == nil {
-		return nil
+		return nil, ""
 	}
 	if list.Kind != yaml.SequenceNode {
 		l.Add(list, "/functions", "functions must be a list, got %s", yamlnode.Kind(list))
-		return nil
+		return nil, ""
 	}
 
 	var fns []*Function
@@ -143,7 +144,25 @@ func (l *loader) load() []*Function {
 		}
 	}
 	l.toolNames(tools)
-	return fns
+	return fns, l.defaultSkill(top, firstLine)
+}
+
+// defaultSkill reads the top-level default_skill, which must be the id of
+// a function of the catalogue; "" if absent.
+func (l *loader) defaultSkill(top map[string]yamlnode.Entry, ids map[string]int) string {
+	e, ok := top["default_skill"]
+	if !ok {
+		return ""
+	}
+	id, ok := l.Str(e.Val, e.Ptr, "default_skill")
+	if !ok {
+		return ""
+	}
+	if _, known := ids[id]; !known {
+		l.Add(e.Val, e.Ptr, "default_skill %q is not the id of a function of this catalogue", id)
+		return ""
+	}
+	return id
 }
 
 // toolEntry is a function opted into MCP, and where its id is written.
@@ -260,6 +279,20 @@ func (l *loader) functionFields(f *Function, kv map[string]yamlnode.Entry) {
 	}
 	if e, ok := kv["retry_safe"]; ok {
 		f.RetrySafe = l.Bool(e.Val, e.Ptr, "retry_safe")
+	}
+	if e, ok := kv["output"]; ok {
+		f.Parts = l.choice(e, "output", "data", "parts") == "parts"
+	}
+	if e, ok := kv["reply"]; ok {
+		switch l.choice(e, "reply", "task", "message", "either") {
+		case "message":
+			f.Reply = ReplyMessage
+		case "either":
+			f.Reply = ReplyEither
+			if !f.Parts {
+				l.Add(e.Val, e.Ptr, "reply: either needs output: parts (each call's parts envelope chooses)")
+			}
+		}
 	}
 	if e, ok := kv["max_concurrency"]; ok {
 		if v, ok := l.integer(e.Val, e.Ptr, "max_concurrency"); ok {

@@ -69,7 +69,7 @@ func MustLoad(tb testing.TB, path string, opts functions.LoadOptions) *functions
 
 func TestLoad_Problems(t *testing.T) {
 	const functionKeys = "id, name, description, tags, examples, metadata, input_modes, output_modes, " +
-		"input_schema, output_schema, timeout, retry_safe, max_concurrency, http, exec, builtin"
+		"input_schema, output_schema, timeout, retry_safe, max_concurrency, output, reply, http, exec, builtin"
 	// {{dir}} in a message stands for the catalogue's directory.
 	tests := []struct {
 		name string
@@ -119,7 +119,7 @@ func TestLoad_Problems(t *testing.T) {
 			name: "unknown top-level key",
 			yaml: "functions: []\nfunction: []\n",
 			want: functions.Problem{Line: 2, Column: 1, Pointer: "/function",
-				Message: `unknown key "function" at top level (did you mean "functions"?); allowed: functions`},
+				Message: `unknown key "function" at top level (did you mean "functions"?); allowed: functions, default_skill`},
 		},
 		{
 			name: "unknown function key",
@@ -546,7 +546,7 @@ extra: true
 		{Line: 8, Column: 17, Pointer: "/functions/2/http/url", FunctionID: "one::a", Message: `http.url must be an absolute URL, got "/relative"`},
 		{Line: 10, Column: 18, Pointer: "/functions/3/exec/argv", FunctionID: "two::b", Message: "exec.argv must not be empty"},
 		{Line: 11, Column: 17, Pointer: "/functions/3/retry_safe", FunctionID: "two::b", Message: "retry_safe must be true or false, got a string"},
-		{Line: 12, Column: 1, Pointer: "/extra", Message: `unknown key "extra" at top level; allowed: functions`},
+		{Line: 12, Column: 1, Pointer: "/extra", Message: `unknown key "extra" at top level; allowed: functions, default_skill`},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems mismatch (-want +got):\n%s", diff)

@@ -330,3 +330,18 @@ func (l *loader) expand(s string, v *yaml.Node, ptr, label string) (string, bool
 	}
 	return b.String(), ok
 }
+
+// choice reads a string that must be one of values; "" if it is not.
+func (l *loader) choice(e yamlnode.Entry, label string, values ...string) string {
+	s, ok := l.Str(e.Val, e.Ptr, label)
+	if !ok {
+		return ""
+	}
+	for _, v := range values {
+		if s == v {
+			return s
+		}
+	}
+	l.Add(e.Val, e.Ptr, "%s must be one of %s, got %s", label, strings.Join(values, ", "), strconv.Quote(s))
+	return ""
+}

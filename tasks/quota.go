@@ -158,13 +158,15 @@ func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskS
 // resultTooLarge reports whether art, a call's result, would take r's
 // artifacts past MaxTaskArtifactBytes, and if so the failed status r gets
 // instead.
-func (s *Service) resultTooLarge(r *Record, art *a2a.Artifact) (a2a.TaskStatus, bool) {
+func (s *Service) resultTooLarge(r *Record, arts []a2a.Artifact) (a2a.TaskStatus, bool) {
 	limit := s.cfg.MaxTaskArtifactBytes
 	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
 	n, _ := artifactBytes(r, "")
-	n += partBytes(art.Parts)
+	for _, a := range arts {
+		n += partBytes(a.Parts)
+	}
 	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}

@@ -78,14 +78,21 @@ func resolveCall(msg *a2a.Message) (call, *InputError) {
 	return call{}, nil
 }
 
-// followUpInput is the input of a message that continues a task whose
-// function is already known: the first data part as it is (or its
+// followUpInput is the input of a message that continues snap's task,
+// whose function is already known: the first data part as it is (or its
 // "input" if it names the same skill), else the text, parsed as JSON, else
-// {"text": text}.
-func followUpInput(msg *a2a.Message, functionID string) (json.RawMessage, *InputError) {
+// {"text": text}. A message naming no skill to a task of the default skill
+// (one caller may see) gets the default skill's input (messageInput).
+func (s *Service) followUpInput(caller Caller, msg *a2a.Message, snap *Record) (json.RawMessage, *InputError) {
+	functionID := snap.FunctionID
 	c, err := resolveCall(msg)
 	if err != nil {
 		return nil, err
+	}
+	if !c.Named {
+		if f := s.defaultSkill(caller); f != nil && f.ID == functionID {
+			return messageInput(msg, snap.Task.ID, snap.Task.ContextID), nil
+		}
 	}
 	if c.Named {
 		if c.FunctionID != functionID {

@@ -238,8 +238,8 @@ func (s *Service) noteStatus(taskID, contextID, note string) a2a.TaskStatus {
 
 // callResult is what a finished call leaves for its task.
 type callResult struct {
-	status   a2a.TaskStatus
-	artifact *a2a.Artifact
+	status    a2a.TaskStatus
+	artifacts []a2a.Artifact
 	// stopped: the call was cut short by a cancel or by shutdown, and
 	// leaves the task as it is.
 	stopped bool
@@ -249,9 +249,9 @@ type callResult struct {
 // events returns the events that record res: the artifact, then the
 // status.
 func (res *callResult) events() []Event {
-	out := make([]Event, 0, 2)
-	if res.artifact != nil {
-		out = append(out, Event{Artifact: res.artifact, LastChunk: true})
+	out := make([]Event, 0, 1+len(res.artifacts))
+	for i := range res.artifacts {
+		out = append(out, Event{Artifact: &res.artifacts[i], LastChunk: true})
 	}
 	return append(out, Event{Status: &res.status})
 }
@@ -266,8 +266,8 @@ func (s *Service) apply(r *Record, res *callResult) ([]Event, error) {
 		return nil, err
 	}
 	r.Group = nil
-	if res.artifact != nil {
-		if st, over := s.resultTooLarge(r, res.artifact); over {
+	if len(res.artifacts) > 0 {
+		if st, over := s.resultTooLarge(r, res.artifacts); over {
 			if err := s.move(r, onResult, st); err != nil {
 				return nil, err
 			}
@@ -342,8 +342,8 @@ func (s *Service) ended(cause error, id string, fn *functions.Function, res func
 	case errors.Is(cause, errOutputTooLarge), errors.Is(cause, errQuotaExceeded):
 		return callResult{stopped: true} // the task is failed already
 	}
-	status, artifact := s.outcome(id, fn, res, callErr, timedOut, log)
-	return callResult{status: status, artifact: artifact, started: begun}
+	status, artifacts := s.outcome(id, fn, res, callErr, timedOut, log)
+	return callResult{status: status, artifacts: artifacts, started: begun}
 }
 
 // finish stores a call's result, unless the task was canceled meanwhile
@@ -403,8 +403,8 @@ func (s *Service) finish(ctx context.Context, owner, id string, res callResult, 
 	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
 }
 
-// outcome turns a call's result into the task's next status and artifact.
-func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, *a2a.Artifact) {
+// outcome turns a call's result into the task's next status and artifacts.
+func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, []a2a.Artifact) {
 	const ctxID = "" // advance fills in the task's context id
 	switch {
 	case timedOut:
@@ -427,11 +427,39 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 			return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function returned output that does not match its output schema", FailureOutput)), nil
 		}
 	}
-	return s.status(a2a.StateCompleted, nil), &a2a.Artifact{
+	if fn.Parts {
+		return s.partsOutcome(taskID, fn, res.Output, log)
+	}
+	return s.status(a2a.StateCompleted, nil), []a2a.Artifact{{
 		ArtifactID: newID(),
 		Name:       fn.ID,
 		Parts:      []a2a.Part{outputPart(res.Output)},
+	}}
+}
+
+// partsOutcome is the outcome of fn's output out, a parts envelope (see
+// partsOf): completed with its artifacts and message, or failed if out is
+// not one.
+func (s *Service) partsOutcome(taskID string, fn *functions.Function, out json.RawMessage, log zerolog.Logger) (a2a.TaskStatus, []a2a.Artifact) {
+	const ctxID = "" // advance fills in the task's context id
+	arts, parts, asMessage, path, problem := partsOf(out, fn)
+	if problem != "" {
+		log.Warn().Str("path", path).Str("problem", problem).Msg("output is not a parts envelope")
+		text := "Function returned output that is not a parts envelope: " + problem
+		if path != "" {
+			text = "Function returned output that is not a parts envelope: " + path + ": " + problem
+		}
+		return s.status(a2a.StateFailed, failure(taskID, ctxID, text, FailureOutput)), nil
 	}
+	var m *a2a.Message
+	if len(parts) > 0 {
+		m = agentText(taskID, ctxID, "")
+		m.Parts = parts
+		if asMessage {
+			m.Metadata = map[string]any{ReplyKey: "message"}
+		}
+	}
+	return s.status(a2a.StateCompleted, m), arts
 }
 
 // outputPart is the artifact part for a function's output: a data part

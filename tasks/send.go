@@ -177,14 +177,19 @@ type ask struct {
 	status a2a.TaskStatus
 }
 
-// askFor works out what c asks of task id (in contextID): it asks the
-// policy whether in's caller may call c's function, and notes the
+// askFor works out what c asks of task id (in contextID); a message that
+// names no skill calls the default skill, if caller may see one. It asks
+// the policy whether in's caller may call c's function, and notes the
 // decision in in.out, then checks c's input against its schema (an
 // *InputError if it does not match).
 func (s *Service) askFor(in *incoming, c call, id, contextID string) (ask, error) {
 	caller := in.caller
 	if !c.Named {
-		return ask{status: s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
+		f := s.defaultSkill(caller)
+		if f == nil {
+			return ask{status: s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
+		}
+		c = call{FunctionID: f.ID, Input: messageInput(in.msg, id, contextID), Named: true}
 	}
 	f, reason, denial := s.authorize(caller, c.FunctionID)
 	in.out.note(c.FunctionID, reason)
@@ -237,7 +242,7 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 	)
 	if snap.FunctionID != "" {
 		c = call{FunctionID: snap.FunctionID, Named: true}
-		c.Input, perr = followUpInput(msg, snap.FunctionID)
+		c.Input, perr = s.followUpInput(caller, msg, snap)
 	} else {
 		c, perr = resolveCall(msg)
 	}

@@ -320,19 +320,29 @@ func (s *Service) logDrain(ctx context.Context) {
 // caller.MaxHistory (nothing stored for either). The Outcome says what
 // the policy decided, with an error too.
 func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, Outcome, error) {
-	blocking := p.Blocking == nil || *p.Blocking
-	window := time.Duration(0)
-	if blocking {
+	blocking, window := s.sendWindow(p)
+	var out Outcome
+	rec, err := s.send(ctx, caller, p, blocking, window, &out)
+	if err != nil {
+		return nil, out, err
+	}
+	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
+	return &t, out, nil
+}
+
+// sendWindow says whether p's send blocks and how long its call may run
+// before its task is stored (see speculationWindow): 0 if it does not.
+func (s *Service) sendWindow(p a2a.SendParams) (blocking bool, window time.Duration) {
+	if blocking = p.Blocking == nil || *p.Blocking; blocking {
 		window = min(speculationWindow, s.cfg.BlockingTimeout)
 	}
-	var out Outcome
-	task, err := s.send(ctx, caller, p, blocking, window, &out)
-	return task, out, err
+	return blocking, window
 }
 
 // send is Send; window is how long a retry-safe call may run before its
 // task is stored (0: store it first); the policy's decision goes to out.
-func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration, out *Outcome) (*a2a.Task, error) {
+// The record it returns holds what Send answers with.
+func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blocking bool, window time.Duration, out *Outcome) (*Record, error) {
 	// A replica that may have lost its lease takes no work until it
 	// holds one again: another replica could adopt the call at once.
 	if err := s.sw.ensure(ctx); err != nil {
@@ -388,8 +398,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 	if blocking && !settled(rec.State()) {
 		rec = s.wait(ctx, rec, sub, sc)
 	}
-	t := rec.Task.WithHistoryLength(sc.History)
-	return &t, nil
+	return rec, nil
 }
 
 // settled reports whether a blocking send may return: the task ended or

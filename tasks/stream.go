@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
 )
 
 // Streaming errors.
@@ -20,6 +21,7 @@ var (
 type StreamEvent struct {
 	Seq      uint64
 	Task     *a2a.Task
+	Message  *a2a.Message // the one event of a reply (see Service.reply)
 	Status   *a2a.StatusUpdateEvent
 	Artifact *a2a.ArtifactUpdateEvent
 }
@@ -189,9 +191,24 @@ func (w *watcher) status(st *a2a.TaskStatus) *a2a.StatusUpdateEvent {
 // Watch's. The Outcome is Send's.
 func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, after *uint64, emit func(StreamEvent) error) (Outcome, error) {
 	var out Outcome
-	task, err := s.send(ctx, caller, p, false, streamSpeculationWindow, &out)
+	rec, err := s.send(ctx, caller, p, false, streamSpeculationWindow, &out)
 	if err != nil {
 		return out, err
 	}
-	return out, s.Watch(ctx, caller, task.ID, after, emit)
+	if after == nil {
+		switch s.replyOf(rec) {
+		case functions.ReplyMessage:
+			// The stream is the message alone, once the call completed
+			// (see reply).
+			if !settled(rec.State()) {
+				rec = s.wait(ctx, rec, nil, ScopeOf(p.HistoryLength, true))
+			}
+			if m := s.reply(rec); m != nil {
+				return out, emit(StreamEvent{Seq: rec.Seq, Message: m})
+			}
+		case functions.ReplyEither:
+			emit = (&replyHold{emit: emit}).event
+		}
+	}
+	return out, s.Watch(ctx, caller, rec.Task.ID, after, emit)
 }

@@ -15,16 +15,16 @@ import (
 // against fn's input schema, the call is bounded by fn's timeout, what it
 // reports goes to emit as the events a task would get (a working status
 // for a note, an artifact event for a chunk) while it runs, and its
-// result becomes the status and artifact the task would end with (failed
+// result becomes the status and artifacts the task would end with (failed
 // with the text a caller reads, input-required with the function's
-// question, or completed with its artifact). There is no task and no
+// question, or completed with its artifacts). There is no task and no
 // store: it is the dev loop of a function's author (a2ad call). The
 // call's log, stderr lines included, goes to log. A cancel of ctx fails
 // the call as "call canceled".
 //
 // It returns an *InputError (ErrInvalidInput), without calling fn, if
 // input does not match the input schema.
-func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log zerolog.Logger, emit func(Event)) (a2a.TaskStatus, *a2a.Artifact, error) {
+func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log zerolog.Logger, emit func(Event)) (a2a.TaskStatus, []a2a.Artifact, error) {
 	if err := validateInput(fn, input); err != nil {
 		return a2a.TaskStatus{}, nil, err
 	}
@@ -46,5 +46,5 @@ func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log
 	// by the anonymous caller, with a key of its own.
 	c := callOf(&Record{Task: a2a.Task{ID: id, ContextID: contextID}}, newID(), 1)
 	res := s.call(ctx, c, fn, input, log, report, func(functions.ProcessGroup) {})
-	return res.status, res.artifact, nil
+	return res.status, res.artifacts, nil
 }

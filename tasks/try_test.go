@@ -25,7 +25,7 @@ func TestTry(t *testing.T) {
 	f := fn(t, "t::try", b, func(f *functions.Function) { f.Input = mustSchema(t, `{"type":"object","required":["q"]}`) })
 	var events []tasks.Event
 	st, art, err := tasks.Try(context.Background(), f, json.RawMessage(`{"q":1}`), zerolog.Nop(), func(e tasks.Event) { events = append(events, e) })
-	if err != nil || st.State != a2a.StateCompleted || art == nil || art.Name != "t::try" || string(art.Parts[0].Data) != `{"q":1}` {
+	if err != nil || st.State != a2a.StateCompleted || len(art) != 1 || art[0].Name != "t::try" || string(art[0].Parts[0].Data) != `{"q":1}` {
 		t.Fatalf("Try = %+v, %+v, %v", st, art, err)
 	}
 	if len(events) != 2 || events[0].Status == nil || events[0].Status.State != a2a.StateWorking ||

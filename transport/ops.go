@@ -13,16 +13,37 @@ import (
 // having noted both in the call's audit record. A binding spells the
 // params and the results; the rules are here.
 
-// Send sends a message (message/send, SendMessage).
-func (c *Core) Send(ctx context.Context, cl *Call, p a2a.SendParams) (*a2a.Task, *a2a.Error) {
+// Replier is a TaskService that may answer a send with a Message
+// instead of a task (see tasks.Service.SendReply).
+type Replier interface {
+	SendReply(ctx context.Context, caller tasks.Caller, p a2a.SendParams) (*a2a.Task, *a2a.Message, tasks.Outcome, error)
+}
+
+// Send sends a message (message/send, SendMessage). It answers with the
+// task, or with a Message (reply, task nil) from a Replier.
+func (c *Core) Send(ctx context.Context, cl *Call, p a2a.SendParams) (task *a2a.Task, reply *a2a.Message, e *a2a.Error) {
 	cl.NoteTask(p.Message.TaskID)
-	task, out, err := c.cfg.Tasks.Send(ctx, cl.Caller(), p)
+	var (
+		out tasks.Outcome
+		err error
+	)
+	if r, ok := c.cfg.Tasks.(Replier); ok {
+		task, reply, out, err = r.SendReply(ctx, cl.Caller(), p)
+	} else {
+		task, out, err = c.cfg.Tasks.Send(ctx, cl.Caller(), p)
+	}
 	cl.outcome = out
 	if err != nil {
-		return nil, c.Fail(ctx, cl, err)
+		return nil, nil, c.Fail(ctx, cl, err)
+	}
+	if reply != nil {
+		// The call completed: its task holds the reply.
+		cl.taskID = reply.TaskID
+		cl.NoteStatus(&a2a.TaskStatus{State: a2a.StateCompleted})
+		return nil, reply, nil
 	}
 	cl.NoteResult(task)
-	return task, nil
+	return task, nil, nil
 }
 
 // Get reads a task (tasks/get, GetTask); noteState puts the state it

@@ -97,6 +97,9 @@ func (c *Core) Stream(ctx context.Context, cl *Call, open func(ctx context.Conte
 		switch {
 		case e.Task != nil:
 			cl.NoteResult(e.Task)
+		case e.Message != nil:
+			cl.taskID = e.Message.TaskID
+			cl.NoteStatus(&a2a.TaskStatus{State: a2a.StateCompleted})
 		case e.Status != nil:
 			cl.NoteStatus(&e.Status.Status)
 		}

@@ -140,17 +140,17 @@ func (m *Main) serveGRPC(context.Context) error {
 	if m.grpcLn == nil {
 		return nil
 	}
-	var opts []grpc.ServerOption
+	var creds credentials.TransportCredentials
 	if m.tls != nil {
 		// The main listener's certificate and client CAs (reloaded with
 		// them), h2 being gRPC's protocol.
-		opts = append(opts, grpc.Creds(credentials.NewTLS(m.tls.Config("h2"))))
+		creds = credentials.NewTLS(m.tls.Config("h2"))
 	}
 	// The main listener's guards, in gRPC's terms: the request message
 	// within --read-timeout, a silent connection closed after
 	// --read-header-timeout, an idle one after --idle-timeout.
 	lim := a2agrpc.Limits{Handshake: m.Config.ReadHeaderTimeout, Idle: m.Config.IdleTimeout, RecvTimeout: m.Config.ReadTimeout}
-	m.grpc = a2agrpc.New(m.srv.Core(), lim, opts...)
+	m.grpc = a2agrpc.New(m.srv.Core(), lim, creds)
 	// The main listener's caps on connections, counted apart.
 	ln := limitListener(m.grpcLn, "grpc", m.Config.MaxConns, m.Config.MaxConnsPerIP, m.metrics, m.Logger)
 	served := make(chan struct{})

@@ -73,11 +73,11 @@ func callCmd(ctx context.Context, cfg Config, args []string, stdin io.Reader, st
 		return callUnusable
 	}
 	p := &callPrinter{w: stdout}
-	status, artifact, err := tasks.Try(ctx, fn, input, log, p.event)
+	status, artifacts, err := tasks.Try(ctx, fn, input, log, p.event)
 	if err != nil {
 		return p.rejected(err)
 	}
-	return p.end(status, artifact)
+	return p.end(status, artifacts)
 }
 
 // callInput is the input of a2ad call: args[1], - for stdin, or {} when
@@ -161,11 +161,11 @@ func (p *callPrinter) rejected(err error) int {
 }
 
 // end prints how the call ended and returns the exit code.
-func (p *callPrinter) end(status a2a.TaskStatus, artifact *a2a.Artifact) int {
+func (p *callPrinter) end(status a2a.TaskStatus, artifacts []a2a.Artifact) int {
 	switch status.State {
 	case a2a.StateCompleted:
-		if artifact != nil {
-			p.artifact("artifact", artifact)
+		for i := range artifacts {
+			p.artifact("artifact", &artifacts[i])
 		}
 		fmt.Fprintln(p.w, "completed")
 		return callCompleted

@@ -194,7 +194,7 @@ func TestValidate_Broken(t *testing.T) {
 	}
 	want := []string{
 		path + `:4:9: /functions/1/id (function "demo::a"): duplicate id "demo::a" (first defined at line 2)`,
-		path + `:7:5: /functions/2/bogus (function "demo::b"): unknown key "bogus" in function; allowed: id, name, description, tags, examples, metadata, input_modes, output_modes, input_schema, output_schema, timeout, retry_safe, max_concurrency, http, exec, builtin`,
+		path + `:7:5: /functions/2/bogus (function "demo::b"): unknown key "bogus" in function; allowed: id, name, description, tags, examples, metadata, input_modes, output_modes, input_schema, output_schema, timeout, retry_safe, max_concurrency, output, reply, http, exec, builtin`,
 		path + `:9:5: /functions/3 (function "demo::c"): exactly one of http, exec, builtin is required`,
 		path + `:12:14: /functions/4/timeout (function "demo::d"): timeout must be positive, got "-1s"`,
 		"a2ad: 4 problem(s) in " + path,

@@ -69,3 +69,50 @@ func TestReplicasCancelExec(t *testing.T) {
 		t.Fatalf("the function ran %d times, want 1", n)
 	}
 }
+
+// TestReplicasExecRunnerKilled is issue 26 item 3: an exec call runs on
+// A, A is SIGKILLed, and the task is canceled on B. The call's process
+// group (its child and the child's own child) ends with A, whatever
+// happens to the task after; the cancel on B is answered canceled, and
+// the function ran once.
+func TestReplicasExecRunnerKilled(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	dir, catalog := execCatalog(t, "wait", crashScript, "wait")
+	rs := startReplicas(t, catalog, dsn, 2, "--lease-ttl", "2s")
+	a, b := rs[0], rs[1]
+
+	task := resultTask(t, rpc(t, a.base, "message/send", sendParams("m-wait", "exec::wait", map[string]any{}, false)))
+	id := task["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for statusMessage(waitTaskState(t, b.base, id, "working")) != "started" {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reported its start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "wait.pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child, grandchild int
+	if _, err := fmt.Sscan(string(raw), &child, &grandchild); err != nil {
+		t.Fatalf("wait.pids %q: %v", raw, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+		_ = syscall.Kill(grandchild, syscall.SIGKILL)
+	})
+
+	a.kill(t)
+	killed := time.Now()
+	if running := waitGone(child, grandchild); len(running) > 0 {
+		t.Fatalf("processes %v of the call outlive its replica (child %d, its child %d)", running, child, grandchild)
+	}
+	t.Logf("the call's processes were gone %v after its replica's SIGKILL", time.Since(killed))
+	if got := resultTask(t, rpc(t, b.base, "tasks/cancel", map[string]any{"id": id})); state(got) != "canceled" {
+		t.Fatalf("tasks/cancel on B: %v", got)
+	}
+	if n := countLines(t, filepath.Join(dir, "wait.runs")); n != 1 {
+		t.Fatalf("the function ran %d times, want 1", n)
+	}
+}

@@ -30,7 +30,8 @@ import (
 //
 // It runs only with A2AD_SOAK=1 (.ci/run sets it): it takes about a
 // minute and thousands of file descriptors. A2AD_SOAK_DURATION changes how
-// long the attacks last (default 40s).
+// long the attacks last (default 40s). The gRPC attacks follow, in a
+// phase of their own (soak_grpc_test.go).
 
 const soakCatalog = `functions:
   - id: soak::echo
@@ -47,6 +48,11 @@ const soakCatalog = `functions:
     timeout: 60s
     retry_safe: true
     builtin: sleep
+  - id: soak::wide
+    metadata: {"a2a.expose": true, "a2a.tier": partner}
+    timeout: 20s
+    exec:
+      argv: [./wide.sh]
   - id: soak::big
     metadata: {"a2a.expose": true, "a2a.tier": partner}
     timeout: 20s
@@ -207,7 +213,7 @@ func TestSoakHostileCaller(t *testing.T) {
 		}
 		duration = d
 	}
-	attacks := "outbox,slow,input,output,calls"
+	attacks := "outbox,slow,input,output,calls,grpc"
 	if v := os.Getenv("A2AD_SOAK_ATTACKS"); v != "" {
 		attacks = v // to see what each costs alone
 	}
@@ -218,11 +224,12 @@ func TestSoakHostileCaller(t *testing.T) {
 	dir := t.TempDir()
 	putFile(t, filepath.Join(dir, "catalog.yaml"), soakCatalog)
 	putScript(t, filepath.Join(dir, "big.sh"), soakBigScript)
+	putScript(t, filepath.Join(dir, "wide.sh"), soakWideScript)
 	keys := filepath.Join(dir, "keys.yaml")
 	alice := mustAppendKey(t, keys, "alice", "partner")
 	mallory := mustAppendKey(t, keys, "mallory", "partner")
 	store := filepath.Join(dir, "a2ad.db")
-	args := []string{"--keys", keys, "--push-allow", "127.0.0.1/32", "--audit-log", filepath.Join(dir, "audit.log"), "--log-level", "info"}
+	args := []string{"--keys", keys, "--push-allow", "127.0.0.1/32", "--audit-log", filepath.Join(dir, "audit.log"), "--log-level", "info", "--grpc-listen", "127.0.0.1:0"}
 	begun := time.Now()
 	p := startBinary(t, filepath.Join(dir, "catalog.yaml"), store, args...)
 	t.Logf("started in %v", time.Since(begun).Round(time.Millisecond))
@@ -501,6 +508,9 @@ func TestSoakHostileCaller(t *testing.T) {
 	}
 	if healthSlow.Load() > 0 {
 		t.Errorf("/healthz failed %d times", healthSlow.Load())
+	}
+	if on("grpc") {
+		soakGRPC(t, grpcListenOf(t, p), alice, mallory)
 	}
 
 	// SIGTERM ends the server promptly, and every task alice was

@@ -46,8 +46,21 @@ type Limits struct {
 	RecvTimeout time.Duration
 	// WriteTimeout bounds one event's write to a stream (the SSE
 	// writer's deadline over HTTP): a client that stops reading has its
-	// stream ended and its buffers freed. Default DefaultWriteTimeout.
+	// stream ended, and its connection closed: grpc-go frees what it
+	// buffered for a stream only with its connection. Default
+	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// ResetRate and ResetBurst are the budget of the streams a client
+	// may reset (RST_STREAM) on one connection: ResetRate a second, in
+	// bursts of up to ResetBurst; past it the connection is closed (the
+	// HTTP/2 "rapid reset" attack). Defaults DefaultResetRate and
+	// DefaultResetBurst. The address of a connection so closed has its
+	// new connections closed at once for ResetPenalty (default
+	// DefaultResetPenalty), or the flood would go on over new
+	// connections.
+	ResetRate    int
+	ResetBurst   int
+	ResetPenalty time.Duration
 }
 
 // The defaults of Limits.
@@ -57,6 +70,9 @@ const (
 	DefaultIdle         = time.Minute
 	DefaultRecvTimeout  = 30 * time.Second
 	DefaultWriteTimeout = 30 * time.Second
+	DefaultResetRate    = 100
+	DefaultResetBurst   = 200
+	DefaultResetPenalty = 10 * time.Second
 )
 
 // keepalivePolicy refuses pings more often than every 10 s, or while no
@@ -80,12 +96,23 @@ func (l Limits) withDefaults() Limits {
 	if l.WriteTimeout <= 0 {
 		l.WriteTimeout = DefaultWriteTimeout
 	}
+	if l.ResetRate <= 0 {
+		l.ResetRate = DefaultResetRate
+	}
+	if l.ResetBurst <= 0 {
+		l.ResetBurst = DefaultResetBurst
+	}
+	if l.ResetPenalty <= 0 {
+		l.ResetPenalty = DefaultResetPenalty
+	}
 	return l
 }
 
-// options are the server options that apply l.
-func (s *Server) options(l Limits) []grpc.ServerOption {
+// options are the server options that apply l, over the listener's
+// credentials creds (nil for plaintext).
+func (s *Server) options(l Limits, creds credentials.TransportCredentials) []grpc.ServerOption {
 	return []grpc.ServerOption{
+		grpc.Creds(newGuardedCreds(creds, s)),
 		grpc.MaxConcurrentStreams(l.MaxStreams),
 		grpc.ConnectionTimeout(l.Handshake),
 		grpc.KeepaliveEnforcementPolicy(keepalivePolicy),
@@ -106,6 +133,8 @@ var (
 // context that the read and write deadlines use.
 type guard struct {
 	c      *call
+	conn   *conn // nil on a server built without New's options
+	ctx    context.Context
 	cancel context.CancelCauseFunc
 	recv   *time.Timer
 	write  *time.Timer // armed around each stream write; nil until one
@@ -141,7 +170,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		return ctx, refusalError(ref)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	g := &guard{c: c, cancel: cancel}
+	g := &guard{c: c, conn: connOf(ctx), ctx: ctx, cancel: cancel}
 	g.recv = time.AfterFunc(s.limits.RecvTimeout, func() { cancel(errRecvTimeout) })
 	return context.WithValue(ctx, guardKey{}, g), nil
 }
@@ -159,7 +188,7 @@ func (s *Server) open(ctx context.Context, md metadata.MD) *call {
 			}
 		}
 		// Over TLS, the client's certificate identifies it as over HTTPS.
-		if info, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+		if info, ok := authInfo(p).(credentials.TLSInfo); ok {
 			r.TLS = &info.State
 		}
 	}
@@ -178,17 +207,36 @@ func (g *guard) hand() {
 	g.handed.Store(true)
 }
 
-// send writes one event of a stream within the write deadline: a client
-// that does not read has its stream's context canceled, which ends the
-// stream and frees what grpc-go buffered for it.
-func (g *guard) send(d time.Duration, write func() error) error {
-	if g.write == nil {
-		g.write = time.AfterFunc(d, func() { g.cancel(errWriteTimeout) })
-	} else {
-		g.write.Reset(d)
+// send writes one event of a stream (size bytes) within the write
+// deadline d: a client that does not read has its stream's context
+// canceled, which ends the stream, and its connection closed, which
+// frees what grpc-go buffered for the stream (it keeps a stream's unsent
+// data until the client grants window or the connection ends). grpc-go
+// takes an event without blocking while the stream's send quota lasts,
+// so the deadline is of the bytes on the wire: it passes once the
+// connection has written size bytes since the send began, or the call
+// has ended (its client reset it, say).
+func (g *guard) send(d time.Duration, size int, write func() error) error {
+	var mark int64
+	if g.conn != nil {
+		mark = g.conn.written.Load()
 	}
+	if g.write != nil {
+		g.write.Stop()
+	}
+	g.write = time.AfterFunc(d, func() {
+		if g.ctx.Err() != nil || (g.conn != nil && g.conn.written.Load()-mark >= int64(size)) {
+			return
+		}
+		g.cancel(errWriteTimeout)
+		if g.conn != nil {
+			g.conn.close("write_timeout")
+		}
+	})
 	err := write()
-	g.write.Stop()
+	if g.conn == nil { // the wire unseen: only a blocked write is bounded
+		g.write.Stop()
+	}
 	return err
 }
 

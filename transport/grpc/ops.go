@@ -30,8 +30,15 @@ func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest)
 	}
 	p, e := sendParams(req)
 	if e == nil {
-		var task *a2a.Task
-		if task, e = s.core.Send(ctx, c.cl, p); e == nil {
+		var (
+			task  *a2a.Task
+			reply *a2a.Message
+		)
+		if task, reply, e = s.core.Send(ctx, c.cl, p); e == nil {
+			if reply != nil {
+				m, err := pbMessage(reply)
+				return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Message{Message: m}}, s.encode(ctx, c, err)
+			}
 			t, err := pbTask(task)
 			return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Task{Task: t}}, s.encode(ctx, c, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
@@ -38,18 +39,22 @@ type Server struct {
 	srv     *grpc.Server
 	limits  Limits
 	methods map[string]string // full method name -> name
+	// penalties: addresses whose connections are refused for a while
+	// (see Limits.ResetPenalty)
+	penalties penalties
 }
 
 var _ a2apb.A2AServiceServer = (*Server)(nil)
 
 // New builds the server, serving every call through core, guarded by
-// lim (see Limits). Messages larger than the core's body cap are refused
-// with RESOURCE_EXHAUSTED.
-func New(core *transport.Core, lim Limits, opts ...grpc.ServerOption) *Server {
+// lim (see Limits), over the listener's credentials creds (TLS; nil for
+// plaintext). Messages larger than the core's body cap are refused with
+// RESOURCE_EXHAUSTED.
+func New(core *transport.Core, lim Limits, creds credentials.TransportCredentials, opts ...grpc.ServerOption) *Server {
 	s := &Server{core: core, limits: lim.withDefaults(), methods: methodNames()}
 	opts = append(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes())),
 		grpc.ChainUnaryInterceptor(s.unaryRequest), grpc.ChainStreamInterceptor(s.streamRequest)},
-		s.options(s.limits)...), opts...)
+		s.options(s.limits, creds)...), opts...)
 	s.srv = grpc.NewServer(opts...)
 	a2apb.RegisterA2AServiceServer(s.srv, s)
 	return s

@@ -49,7 +49,7 @@ func serveConn(tb testing.TB, fake *transporttest.Service, opts ...func(*transpo
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv := a2agrpc.New(transport.New(cfg), a2agrpc.Limits{})
+	srv := a2agrpc.New(transport.New(cfg), a2agrpc.Limits{}, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)

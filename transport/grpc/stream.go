@@ -92,7 +92,7 @@ var _ transport.Sink = (*sink)(nil)
 // Event implements transport.Sink: the event, with its sequence in its
 // metadata (EventIDKey).
 func (sk *sink) Event(e tasks.StreamEvent) error {
-	out, err := pbEvent(&v1.StreamResponse{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact})
+	out, err := pbEvent(&v1.StreamResponse{Task: e.Task, Message: e.Message, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact})
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (sk *sink) Event(e tasks.StreamEvent) error {
 	sk.started = true
 	send := func() error { return sk.stream.Send(out) }
 	if sk.g != nil {
-		err = sk.g.send(sk.writeTimeout, send)
+		err = sk.g.send(sk.writeTimeout, proto.Size(out), send)
 	} else {
 		err = send()
 	}

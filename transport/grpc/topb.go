@@ -170,6 +170,9 @@ func pbEvent(e *v1.StreamResponse) (*a2apb.StreamResponse, error) {
 	case e.Task != nil:
 		t, err := pbTask(e.Task)
 		return &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_Task{Task: t}}, err
+	case e.Message != nil:
+		m, err := pbMessage(e.Message)
+		return &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_Message{Message: m}}, err
 	case e.StatusUpdate != nil:
 		u := e.StatusUpdate
 		st, err := pbStatus(&u.Status)

@@ -22,8 +22,9 @@ type codec struct {
 	decodePush [pushVerbs]func(json.RawMessage) (a2a.PushConfigParams, *a2a.Error)
 
 	// Result shapes.
-	sent        func(*a2a.Task) result // a send's task
-	task        func(*a2a.Task) result // the task that get and cancel answer with
+	sent        func(*a2a.Task) result    // a send's task
+	replied     func(*a2a.Message) result // a send's reply, a Message
+	task        func(*a2a.Task) result    // the task that get and cancel answer with
 	page        func(tasks.ListPage) result
 	pushConfig  func(*a2a.TaskPushConfig) (result, error)
 	pushConfigs func([]a2a.TaskPushConfig) (result, error)
@@ -66,9 +67,12 @@ func (c *codec) send(s *Server, cl *call) (result, *a2a.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	task, e := s.core.Send(cl.ctx, cl.cl, p)
+	task, reply, e := s.core.Send(cl.ctx, cl.cl, p)
 	if e != nil {
 		return nil, e
+	}
+	if reply != nil {
+		return c.replied(reply), nil
 	}
 	return c.sent(task), nil
 }

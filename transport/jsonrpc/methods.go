@@ -107,6 +107,8 @@ func Methods() []string {
 type (
 	// task03 is a task in the 0.3 shape.
 	task03 struct{ t *a2a.Task }
+	// message03 is a message in the 0.3 shape.
+	message03 struct{ m *a2a.Message }
 	// rawJSON is a result already in JSON.
 	rawJSON []byte
 	// list03 is a page of tasks/list.
@@ -115,8 +117,9 @@ type (
 	v1Result struct{ r v1.Result }
 )
 
-func (r task03) appendJSON(dst []byte) ([]byte, error)  { return v03.AppendTask(dst, r.t) }
-func (r rawJSON) appendJSON(dst []byte) ([]byte, error) { return append(dst, r...), nil }
+func (r task03) appendJSON(dst []byte) ([]byte, error)    { return v03.AppendTask(dst, r.t) }
+func (r message03) appendJSON(dst []byte) ([]byte, error) { return v03.AppendMessage(dst, r.m) }
+func (r rawJSON) appendJSON(dst []byte) ([]byte, error)   { return append(dst, r...), nil }
 func (r *list03) appendJSON(dst []byte) ([]byte, error) {
 	return v03.AppendListTasksResult(dst, (*a2a.ListTasksResult)(r))
 }

@@ -85,10 +85,12 @@ func newSSE(w http.ResponseWriter, id []byte, wire a2a.Version, keepAlive time.D
 			switch {
 			case wire == a2a.V10:
 				// A StreamResponse; the stream's end marks the last event.
-				r := v1.StreamResponse{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
+				r := v1.StreamResponse{Task: e.Task, Message: e.Message, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
 				b, err = r.AppendJSON(b)
 			case e.Task != nil:
 				b, err = v03.AppendTask(b, e.Task)
+			case e.Message != nil:
+				b, err = v03.AppendMessage(b, e.Message)
 			case e.Status != nil:
 				b, err = v03.AppendStatusUpdate(b, e.Status)
 			case e.Artifact != nil:

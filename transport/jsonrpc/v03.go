@@ -22,8 +22,9 @@ var codec03 = &codec{
 		pushDelete: func(raw json.RawMessage) (a2a.PushConfigParams, *a2a.Error) { return v03.DecodePushRef(raw, true) },
 	},
 
-	sent: func(t *a2a.Task) result { return task03{t} },
-	task: func(t *a2a.Task) result { return task03{t} },
+	sent:    func(t *a2a.Task) result { return task03{t} },
+	replied: func(m *a2a.Message) result { return message03{m} },
+	task:    func(t *a2a.Task) result { return task03{t} },
 	page: func(p tasks.ListPage) result {
 		res := list03(listResult(p))
 		return &res

@@ -37,8 +37,9 @@ var codecV1 = &codec{
 		pushDelete: v1.DecodePushRef,
 	},
 
-	sent: func(t *a2a.Task) result { return v1Result{&v1.StreamResponse{Task: t}} },
-	task: func(t *a2a.Task) result { return v1Result{v1.TaskResult{Task: t}} },
+	sent:    func(t *a2a.Task) result { return v1Result{&v1.StreamResponse{Task: t}} },
+	replied: func(m *a2a.Message) result { return v1Result{&v1.StreamResponse{Message: m}} },
+	task:    func(t *a2a.Task) result { return v1Result{v1.TaskResult{Task: t}} },
 	page: func(p tasks.ListPage) result {
 		return v1Result{&v1.TaskList[a2a.Task]{Tasks: p.Tasks, NextPageToken: p.NextPageToken, PageSize: p.PageSize, TotalSize: p.TotalSize}}
 	},

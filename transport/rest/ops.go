@@ -67,11 +67,11 @@ func (s *Server) call(c echo.Context, cl *transport.Call, t target, body []byte)
 		if e != nil {
 			return nil, e
 		}
-		task, e := s.core.Send(ctx, cl, p)
+		task, reply, e := s.core.Send(ctx, cl, p)
 		if e != nil {
 			return nil, e
 		}
-		return &v1.StreamResponse{Task: task}, nil
+		return &v1.StreamResponse{Task: task, Message: reply}, nil
 	case opGet:
 		if t.taskID == "" {
 			return nil, a2a.ErrTaskNotFound
@@ -259,7 +259,7 @@ func (s *Server) stream(c echo.Context, cl *transport.Call, t target, body []byt
 	sw := &transport.SSE{
 		W: c.Response(), KeepAlive: s.core.KeepAlive(),
 		Data: func(b []byte, e tasks.StreamEvent) ([]byte, error) {
-			r := v1.StreamResponse{Task: e.Task, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
+			r := v1.StreamResponse{Task: e.Task, Message: e.Message, StatusUpdate: e.Status, ArtifactUpdate: e.Artifact}
 			return r.AppendJSON(b)
 		},
 		ErrorData: func(b []byte, e *a2a.Error) []byte { return appendStatus(b, transport.StatusOf(e), e) },

@@ -1,0 +1,126 @@
+package tasks
+
+import (
+	"context"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/functions"
+)
+
+// A reply that is a message. A function declared "reply: message" answers
+// a message with a Message instead of a task, as A2A allows. Its call is
+// a task all the same, stored as any other: its durability, limits, audit
+// and idempotency are a task's. What changes is the answer: when the call
+// completed within the request, the send answers with the reply (a
+// stream, with the reply as its one event); otherwise (it failed, asks for
+// input, or outlasted a blocking send, or the send did not block) with the
+// task, as for any function. A resend of the same messageId finds the
+// same task and answers with the same reply, without running the call
+// again: the task is what remembers it, for as long as tasks are kept.
+// A stream of a "reply: message" function waits for the call and is its
+// Message alone; one of a "reply: either" function goes as the task's
+// events come, unless the call chose a Message before any event but the
+// task (replyHold).
+
+// SendReply is Send for a binding that can answer with a Message: reply
+// is the Message a "reply: message" function answered with, and then
+// the binding answers with it instead of the task; nil otherwise.
+func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams) (task *a2a.Task, reply *a2a.Message, out Outcome, err error) {
+	blocking, window := s.sendWindow(p)
+	rec, err := s.send(ctx, caller, p, blocking, window, &out)
+	if err != nil {
+		return nil, nil, out, err
+	}
+	if m := s.reply(rec); m != nil {
+		return nil, m, out, nil
+	}
+	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
+	return &t, nil, out, nil
+}
+
+// replyOf is how rec's function answers, as the catalogue in force says.
+func (s *Service) replyOf(rec *Record) functions.Reply {
+	cat := s.cfg.Catalog()
+	if cat == nil || rec.FunctionID == "" {
+		return functions.ReplyTask
+	}
+	if f, ok := cat.Lookup(rec.FunctionID); ok {
+		return f.Reply
+	}
+	return functions.ReplyTask
+}
+
+// reply is the Message rec's call answered with, if its function answers
+// with one and the task completed; nil otherwise. It is the completed
+// status's message (a parts envelope's "message") or, without one, the
+// parts of the task's artifacts, in order; its id is the status message's,
+// or the task's, so a resend gets the same message. It names the task that
+// holds it (taskId), which GetTask reads.
+func (s *Service) reply(rec *Record) *a2a.Message {
+	if rec.State() != a2a.StateCompleted {
+		return nil
+	}
+	t := &rec.Task
+	switch s.replyOf(rec) {
+	case functions.ReplyTask:
+		return nil
+	case functions.ReplyEither:
+		// This call chose (its parts envelope's "reply").
+		return chosenReply(t.ID, t.ContextID, &t.Status)
+	}
+	m := &a2a.Message{MessageID: t.ID, TaskID: t.ID, ContextID: t.ContextID, Role: a2a.RoleAgent}
+	if sm := t.Status.Message; sm != nil && len(sm.Parts) > 0 {
+		m.MessageID, m.Parts = sm.MessageID, sm.Parts
+		return m
+	}
+	for _, a := range t.Artifacts {
+		m.Parts = append(m.Parts, a.Parts...)
+	}
+	if len(m.Parts) == 0 {
+		return nil // nothing to say: the task is the answer
+	}
+	return m
+}
+
+// chosenReply is the reply of a call of a "reply: either" function that
+// chose a Message, from st, its task's completed status; nil if it chose
+// the task.
+func chosenReply(taskID, contextID string, st *a2a.TaskStatus) *a2a.Message {
+	sm := st.Message
+	if st.State != a2a.StateCompleted || sm == nil || sm.Metadata[ReplyKey] != "message" {
+		return nil
+	}
+	return &a2a.Message{MessageID: sm.MessageID, TaskID: taskID, ContextID: contextID, Role: a2a.RoleAgent, Parts: sm.Parts}
+}
+
+// replyHold is the stream of a "reply: either" function's task: it holds
+// the first event, the task, until the next; if that is the completed
+// status of a call that chose a Message, the stream is the Message alone
+// (as a send's answer would be), else the events go as they came.
+type replyHold struct {
+	emit func(StreamEvent) error
+	task *StreamEvent // the held first event
+	done bool         // the first event was held, and let go
+}
+
+func (h *replyHold) event(e StreamEvent) error {
+	switch {
+	case h.done:
+		return h.emit(e)
+	case h.task == nil && e.Task != nil:
+		h.task = &e
+		return nil
+	}
+	h.done = true
+	if e.Status != nil && h.task != nil {
+		if m := chosenReply(e.Status.TaskID, e.Status.ContextID, &e.Status.Status); m != nil {
+			return h.emit(StreamEvent{Seq: e.Seq, Message: m})
+		}
+	}
+	if h.task != nil {
+		if err := h.emit(*h.task); err != nil {
+			return err
+		}
+	}
+	return h.emit(e)
+}
