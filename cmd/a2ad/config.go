@@ -108,6 +108,8 @@ type Config struct {
 
 	CardSigningKeys []string // PEM private keys that sign the card, each in turn; none for an unsigned card
 
+	A2A a2aConfig
+
 	// Format is the output format of the skills command: text or json.
 	Format string
 	// Protocol is the protocol whose view the skills command shows.
@@ -246,6 +248,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert, reloaded with it")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
 	fs.Var(fileList{&c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
+	c.A2A.flags(fs)
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "skills view: a2a (skills on the agent card) or mcp (MCP tools)")
 }

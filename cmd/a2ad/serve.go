@@ -299,6 +299,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 			Security:     security,
 			RESTPath:     restPath,
 			GRPCAddr:     m.grpcAddr,
+			Versions:     cfg.A2A.CardVersions,
 		}
 		if public {
 			// The public card shows what a caller without a key may call:
