@@ -13,6 +13,10 @@
 //	a2ad version   print the version
 package main
 
+// The reference pages of docs/reference are generated from the code (see
+// TestReferenceIsCurrent, which fails when a committed page differs).
+//go:generate go test -run TestReferenceIsCurrent -update .
+
 import (
 	"context"
 	"errors"
