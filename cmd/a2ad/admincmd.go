@@ -45,8 +45,7 @@ func (ac adminCommand) start(args []string, lookupEnv func(string) (string, bool
 		fmt.Fprint(stdout, ac.usage)
 		return nil, 0
 	case !slices.Contains(ac.subs, sub):
-		fmt.Fprintf(stderr, "a2ad: unknown %s command %q\n\n%s", ac.name, sub, ac.usage)
-		return nil, 2
+		return nil, unknownCommand(stderr, "a2ad", ac.name+" command", sub, ac.subs, ac.usage)
 	}
 	run := &adminRun{sub: sub, fs: flag.NewFlagSet("a2ad "+ac.name+" "+sub, flag.ContinueOnError)}
 	server := admin.DefaultURL

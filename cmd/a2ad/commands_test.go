@@ -63,6 +63,28 @@ func TestRun_UnknownCommand(t *testing.T) {
 	}
 }
 
+// TestRun_UnknownCommands: a typo of a command or a subcommand gets a
+// guess, then the usage; a word that is near nothing gets none.
+func TestRun_UnknownCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the first line
+	}{
+		{[]string{"serv"}, `a2ad: unknown command "serv" (did you mean "serve"?)`},
+		{[]string{"skils"}, `a2ad: unknown command "skils" (did you mean "skills"?)`},
+		{[]string{"bogus"}, `a2ad: unknown command "bogus"`},
+		{[]string{"store", "bakup"}, `a2ad: unknown store tool "bakup" (did you mean "backup"?)`},
+		{[]string{"keys", "creat"}, `a2ad keys: unknown command "creat" (did you mean "create"?)`},
+		{[]string{"tasks", "lst"}, `a2ad: unknown tasks command "lst" (did you mean "list"?)`},
+		{[]string{"push", "retyr"}, `a2ad: unknown push command "retyr" (did you mean "retry"?)`},
+	} {
+		code, out, errOut := runA2AD(t, nil, tc.args...)
+		if first, _, _ := strings.Cut(errOut, "\n"); code != 2 || out != "" || first != tc.want || !strings.Contains(errOut, "Usage") {
+			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want 2 and first line %q, then the usage", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
 // TestRun_BadFlags: a command line a command does not take is refused
 // with one line first, a did-you-mean for a typo, and one line pointing
 // at --help; not with every flag.
@@ -552,5 +574,24 @@ func TestSkills_MCPView(t *testing.T) {
 	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "smtp")
 	if code != 2 || errOut != "a2ad: protocol: must be a2a or mcp, not \"smtp\"\n" {
 		t.Errorf("bad protocol = %d, stderr %q", code, errOut)
+	}
+}
+
+// TestSkills_TierChecks: a tier no function names is warned of (its
+// callers would see nothing, silently), and a list is refused where one
+// tier is meant.
+func TestSkills_TierChecks(t *testing.T) {
+	code, out, errOut := runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "Partner")
+	want := "a2ad: warning: no function names tier \"Partner\" (--tier) in \"a2a.tier\": its callers see no skill (the catalogue names internal, partner)\n"
+	if code != 0 || errOut != want || !strings.Contains(out, "0 of 6 functions exposed") {
+		t.Errorf("a2ad skills --tier Partner = %d, stdout %q, stderr %q; want 0 and the warning %q", code, out, errOut, want)
+	}
+	if code, _, errOut = runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "partner"); code != 0 || errOut != "" {
+		t.Errorf("a2ad skills --tier partner = %d, stderr %q; want no warning", code, errOut)
+	}
+	code, out, errOut = runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "internal,partner")
+	want = "a2ad: tier: one tier name, not a list (\"internal,partner\"): the server-wide tier caps every caller; a caller of the keys file may have several\n"
+	if code != 2 || out != "" || errOut != want {
+		t.Errorf("a2ad skills --tier internal,partner = %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, want)
 	}
 }

@@ -410,6 +410,7 @@ func (c *Config) Validate() error {
 		failIf(c.BaseURL == "" && bindsAll(c.Listen), "listen %s: listening on all addresses needs --base-url, the URL clients reach a2ad at", c.Listen),
 		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
 		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
+		failIf(strings.Contains(c.Tier, ","), "tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several", c.Tier),
 		failIf(c.Protocol != "a2a" && c.Protocol != "mcp", "protocol: must be a2a or mcp, not %q", c.Protocol),
 		failIf(c.LogFormat != "json" && c.LogFormat != "console", "log-format: must be json or console, not %q", c.LogFormat),
 		positive("max-body-bytes", c.MaxBodyBytes),

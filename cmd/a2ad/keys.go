@@ -59,8 +59,7 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 		fmt.Fprint(stdout, keysUsage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "a2ad keys: unknown command %q\n\n%s", sub, keysUsage)
-		return 2
+		return unknownCommand(stderr, "a2ad keys", "command", sub, []string{"create", "revoke", "list"}, keysUsage)
 	}
 	if err := parseFlags(fs, rest, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -279,6 +279,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 	if err := m.openCredentials(ctx); err != nil {
 		return err
 	}
+	m.warnUnnamedTiers()
 	identity := agentcard.Identity{
 		Name: cfg.Name, Description: cfg.Description, Version: Version(),
 		ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/a2ad/a2ad/callers"
@@ -34,6 +35,10 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "a2ad: format: must be text or json, not %q\n", cfg.Format)
 		return 2
 	}
+	if strings.Contains(cfg.Tier, ",") {
+		fmt.Fprintf(stderr, "a2ad: tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several\n", cfg.Tier)
+		return 2
+	}
 	proto := exposure.Protocol(cfg.Protocol)
 	if !slices.Contains(exposure.Protocols, proto) {
 		fmt.Fprintf(stderr, "a2ad: protocol: must be a2a or mcp, not %q\n", cfg.Protocol)
@@ -43,6 +48,11 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	if err != nil {
 		printLoadError(stderr, err)
 		return 1
+	}
+	if proto == exposure.A2A {
+		for _, p := range unnamedTiers(cat, cfg.Tier, nil) {
+			fmt.Fprintln(stderr, "a2ad: warning:", p)
+		}
 	}
 	policy := cfg.Policy()
 	views := make([]skillView, 0, len(cat.Functions))
@@ -68,6 +78,12 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	return printSkills(stdout, cfg, proto, cat.Version, len(cat.Functions), exposed, views)
+}
+
+// printSkills prints the text of a2ad skills: a summary line, then a
+// table of the functions of proto's view.
+func printSkills(stdout io.Writer, cfg Config, proto exposure.Protocol, version string, total, exposed int, views []skillView) int {
 	tier := cfg.Tier
 	if tier == "" {
 		tier = "(none)"
@@ -75,10 +91,10 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	if proto == exposure.MCP {
 		// --expose-all reaches A2A only: MCP tools are always opted in.
 		fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, MCP: %d of %d functions exposed as tools\n\n",
-			cfg.Catalog, cat.Version, tier, exposed, len(cat.Functions))
+			cfg.Catalog, version, tier, exposed, total)
 	} else {
 		fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, expose-all %v: %d of %d functions exposed\n\n",
-			cfg.Catalog, cat.Version, tier, cfg.ExposeAll, exposed, len(cat.Functions))
+			cfg.Catalog, version, tier, cfg.ExposeAll, exposed, total)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if proto == exposure.MCP {

@@ -133,8 +133,7 @@ func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprint(stdout, storeUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "a2ad: unknown store tool %q\n\n%s", args[0], storeUsage)
-	return 2
+	return unknownCommand(stderr, "a2ad", "store tool", args[0], []string{"backup", "compact", "check", "migrate", "repair"}, storeUsage)
 }
 
 // storeFlags are the flags the tools share.
