@@ -226,7 +226,7 @@ func (m *Metrics) newTaskMetrics() []prometheus.Collector {
 	taskVec := gaugeVec("a2ad_tasks",
 		"Tasks that are not terminal, by state. Terminal tasks are not counted here: see a2ad_task_transitions_total.", "state")
 	m.transVec = counterVec("a2ad_task_transitions_total",
-		"Tasks that entered each state (new tasks included), since a2ad started.", "state")
+		"Tasks that entered each state since a2ad started: every new task enters submitted, whatever state it is first stored in (a quick call's first is completed).", "state")
 	m.tasks = make(map[a2a.TaskState]prometheus.Gauge, len(activeStates))
 	for _, st := range activeStates {
 		m.tasks[st] = taskVec.WithLabelValues(string(st))
@@ -366,9 +366,16 @@ func (m *Metrics) Transition(from, to a2a.TaskState) {
 	if g, ok := m.tasks[to]; ok {
 		g.Inc()
 	}
-	if c, ok := m.transitions[to]; ok {
-		c.Inc()
+	c, ok := m.transitions[to]
+	if !ok {
+		return
 	}
+	// A task is born submitted (the A2A lifecycle), though a2ad may store
+	// it first as working, or done: count its birth there too.
+	if from == "" && to != a2a.StateSubmitted {
+		m.transitions[a2a.StateSubmitted].Inc()
+	}
+	c.Inc()
 }
 
 // Commit records one store commit of writes grouped writes.

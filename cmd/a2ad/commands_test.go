@@ -497,6 +497,11 @@ func TestKeysCreateForce(t *testing.T) {
 	if code != 0 || second == first || !strings.Contains(errOut, `added to caller "acme" the key `) {
 		t.Errorf("keys create again = %d, %q; want 0 and a second key", code, errOut)
 	}
+	// --force for a caller not in the file creates it, and says so.
+	code, _, errOut = runA2AD(t, nil, "keys", "create", "--keys", keys+".other", "--id", "bob", "--tier", "partner", "--force")
+	if code != 0 || !strings.HasPrefix(errOut, `created caller "bob" with key `) {
+		t.Errorf("keys create --force of a new caller = %d, %q; want 0 and created", code, errOut)
+	}
 	code, third, errOut := runA2AD(t, nil, append(create, "--force")...)
 	if code != 0 || third == first || !strings.HasPrefix(third, "a2ad_") || !strings.Contains(errOut, `replaced the entry of caller "acme"`) {
 		t.Errorf("keys create --force = %d, %q, %q; want 0 and a new secret", code, third, errOut)
