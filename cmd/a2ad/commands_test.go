@@ -600,3 +600,43 @@ func TestSkills_TierChecks(t *testing.T) {
 		t.Errorf("a2ad skills --tier internal,partner = %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, want)
 	}
 }
+
+// TestSkills_Caller: an operator sees what one caller of the keys file
+// sees, by its id, without its secret; the server's --tier still caps it.
+func TestSkills_Caller(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	mustAppendKey(t, keys, "acme", "partner")
+	mustAppendKey(t, keys, "ops", "internal", "partner")
+	for _, tc := range []struct {
+		args    []string
+		exposed []string
+	}{
+		{[]string{"--caller", "acme"}, []string{"demo::echo", "demo::sleep", "text::wordcount"}},
+		{[]string{"--caller", "ops"}, []string{"demo::echo", "demo::sleep", "text::wordcount", "pricing::quote"}},
+		{[]string{"--caller", "ops", "--tier", "internal"}, []string{"pricing::quote"}},
+	} {
+		args := append([]string{"skills", "--catalog", shippedCatalog, "--keys", keys}, tc.args...)
+		code, out, errOut := runA2AD(t, nil, args...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("a2ad %q = %d, stderr %q", args, code, errOut)
+		}
+		order, got := parseSkillsTable(t, out)
+		var exposed []string
+		for _, id := range order {
+			if got[id].Exposed {
+				exposed = append(exposed, id)
+			}
+		}
+		if !slices.Equal(exposed, tc.exposed) || !strings.Contains(out, ", caller "+tc.args[1]) {
+			t.Errorf("a2ad %q exposes %q, want %q; stdout %q", args, exposed, tc.exposed, out)
+		}
+	}
+	code, _, errOut := runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--keys", keys, "--caller", "acm")
+	if want := "a2ad: caller: no caller \"acm\" in the keys file " + keys + " (did you mean \"acme\"?)\n"; code != 2 || errOut != want {
+		t.Errorf("an unknown caller = %d, %q; want 2 and %q", code, errOut, want)
+	}
+	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--caller", "acme")
+	if want := "a2ad: caller: --caller acme needs --keys, the keys file it is in\n"; code != 2 || errOut != want {
+		t.Errorf("--caller without --keys = %d, %q; want 2 and %q", code, errOut, want)
+	}
+}

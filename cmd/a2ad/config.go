@@ -114,6 +114,7 @@ type Config struct {
 	Format string
 	// Protocol is the protocol whose view the skills command shows.
 	Protocol string
+	Caller   string // the caller of --keys whose view skills shows; "" for none
 }
 
 // DefaultConfig returns the defaults.
@@ -251,6 +252,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	c.A2A.flags(fs)
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "skills view: a2a (skills on the agent card) or mcp (MCP tools)")
+	fs.StringVar(&c.Caller, "caller", c.Caller, "skills view of this caller of --keys (its tiers, under --tier), without its secret")
 }
 
 // envName is the environment variable of a flag: A2AD_ and the name in
@@ -262,7 +264,7 @@ func envName(flagName string) string {
 // commandFlags are the flags of the commands that read only some
 // settings; serve takes every flag but these commands' own.
 var commandFlags = map[string][]string{
-	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format", "protocol"},
+	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format", "protocol", "keys", "caller"},
 	"validate": {"config", "catalog"},
 	"call":     {"config", "catalog", "log-level", "log-format"},
 }
@@ -274,7 +276,7 @@ func takesFlag(command, name string) bool {
 	if own, ok := commandFlags[command]; ok {
 		return slices.Contains(own, name)
 	}
-	return name != "format" && name != "protocol"
+	return name != "format" && name != "protocol" && name != "caller"
 }
 
 // ParseConfig reads args, the environment and the config file into a

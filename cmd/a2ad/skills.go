@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/suggest"
 )
 
 // skillView is one line of `a2ad skills`: a function and the policy's
@@ -49,8 +50,16 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		printLoadError(stderr, err)
 		return 1
 	}
+	tiers, keys, err := skillsCaller(cfg)
+	if le := (*callers.LoadError)(nil); errors.As(err, &le) {
+		printLoadError(stderr, err)
+		return 1
+	} else if err != nil {
+		fmt.Fprintln(stderr, "a2ad:", err)
+		return 2
+	}
 	if proto == exposure.A2A {
-		for _, p := range unnamedTiers(cat, cfg.Tier, nil) {
+		for _, p := range unnamedTiers(cat, cfg.Tier, keys) {
 			fmt.Fprintln(stderr, "a2ad: warning:", p)
 		}
 	}
@@ -58,7 +67,7 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	views := make([]skillView, 0, len(cat.Functions))
 	exposed := 0
 	for _, f := range cat.Functions {
-		d := policy.DecideIn(proto, f.ID, f.Metadata, nil)
+		d := policy.DecideIn(proto, f.ID, f.Metadata, tiers)
 		if d.Exposed {
 			exposed++
 		}
@@ -72,6 +81,9 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		doc := map[string]any{"tier": cfg.Tier, "exposeAll": cfg.ExposeAll, "protocol": proto, "functions": views}
+		if cfg.Caller != "" {
+			doc["caller"], doc["callerTiers"] = cfg.Caller, tiers
+		}
 		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintln(stderr, "a2ad:", err)
 			return 1
@@ -87,6 +99,9 @@ func printSkills(stdout io.Writer, cfg Config, proto exposure.Protocol, version 
 	tier := cfg.Tier
 	if tier == "" {
 		tier = "(none)"
+	}
+	if cfg.Caller != "" {
+		tier += fmt.Sprintf(", caller %s", cfg.Caller)
 	}
 	if proto == exposure.MCP {
 		// --expose-all reaches A2A only: MCP tools are always opted in.
@@ -153,4 +168,32 @@ func printLoadError(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintln(w, "a2ad:", err)
+}
+
+// skillsCaller is the tiers of --caller, a caller of --keys, for a2ad
+// skills to show its view without its secret (nil without --caller),
+// and the keys file if one is given.
+func skillsCaller(cfg Config) ([]string, *callers.Keys, error) {
+	if cfg.Keys == "" {
+		if cfg.Caller != "" {
+			return nil, nil, fmt.Errorf("caller: --caller %s needs --keys, the keys file it is in", cfg.Caller)
+		}
+		return nil, nil, nil
+	}
+	keys, err := callers.LoadKeys(cfg.Keys)
+	if err != nil || cfg.Caller == "" {
+		return nil, keys, err
+	}
+	var ids []string
+	for _, k := range keys.List() {
+		if k.CallerID == cfg.Caller {
+			return k.Tiers, keys, nil
+		}
+		ids = append(ids, k.CallerID)
+	}
+	guess := ""
+	if g := suggest.Closest(cfg.Caller, ids); g != "" {
+		guess = fmt.Sprintf(" (did you mean %q?)", g)
+	}
+	return nil, nil, fmt.Errorf("caller: no caller %q in the keys file %s%s", cfg.Caller, cfg.Keys, guess)
 }
