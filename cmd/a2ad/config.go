@@ -56,6 +56,7 @@ type Config struct {
 	Retention         time.Duration
 	RetentionInterval time.Duration
 	ShutdownGrace     time.Duration
+	ShutdownDelay     time.Duration // serving on after SIGTERM, /readyz failing, before the drain
 	StoreLockTimeout  time.Duration
 	StoreMaxConns     int // connections to a PostgreSQL store
 	LeaseTTL          time.Duration
@@ -206,6 +207,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long terminal tasks are kept")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired tasks are deleted")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
+	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "on SIGTERM, how long /readyz fails while new work is still served, before the drain: longer than a load balancer takes to stop sending (its health check interval times its unhealthy threshold)")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.IntVar(&c.StoreMaxConns, "store-max-conns", c.StoreMaxConns, "connections a2ad keeps to a PostgreSQL store at most (its pool)")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", c.LeaseTTL, "how long a replica's lease on its running calls lasts without a heartbeat; then another replica takes them over")
@@ -484,6 +486,7 @@ func (c *Config) validateCallers() error {
 		notNegative("max-inflight-per-caller", c.MaxInFlightPerCaller, ""),
 		notNegative("max-inflight", c.MaxInFlight, ""),
 		notNegative("shutdown-grace", c.ShutdownGrace, ""),
+		notNegative("shutdown-delay", c.ShutdownDelay, ""),
 		failIf(c.RateBuckets < 1, "rate-buckets: must be at least 1, not %d", c.RateBuckets),
 		finiteRate("auth-fail-rate", c.AuthFailRate),
 		failIf(c.AuthFailRate > 0 && c.AuthFailBurst < 1, "auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst),

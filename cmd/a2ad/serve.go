@@ -144,6 +144,7 @@ loop:
 	for {
 		select {
 		case <-ctx.Done():
+			m.delayShutdown()
 			log.Info().Msg("shutting down")
 			break loop
 		case err := <-m.served:
@@ -502,6 +503,20 @@ func (m *Main) AdminAddr() string {
 
 // BaseURL is the normalised base URL the card advertises.
 func (m *Main) BaseURL() string { return m.baseURL }
+
+// delayShutdown, on SIGTERM, makes /readyz fail at once and keeps serving
+// new work for --shutdown-delay, so that a load balancer polling /readyz
+// stops sending here before the drain refuses anything. A second signal
+// ends the process meanwhile (main stops catching them).
+func (m *Main) delayShutdown() {
+	d := m.Config.ShutdownDelay
+	if d <= 0 {
+		return
+	}
+	m.draining.Store(true)
+	m.Logger.Info().Dur("shutdown_delay", d).Msg("shutdown delayed: /readyz fails, new work is still served")
+	time.Sleep(d)
+}
 
 // Close stops in reverse order of start (see Open): stop accepting
 // requests, let running calls finish within the grace period, stop the
