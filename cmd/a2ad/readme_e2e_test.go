@@ -338,11 +338,11 @@ func (e *exampleEnv) rewrite(s string, cmd bool) string {
 			e.ports[port] = freePort()
 		}
 		if cmd {
-			// The port is free on 127.0.0.1 only: curl would try
-			// localhost's ::1 first, where another process may listen on
-			// the same number (a test's listener on localhost:0), and
-			// talk to it instead (issue 30: the versions example once
-			// reached an admin listener).
+			// The port is free on 127.0.0.1 only, where the server
+			// listens: curl would try localhost's ::1 too, where another
+			// process may hold the same number (any listener on ::1 or
+			// [::]), and talk to it instead (issue 30: the versions
+			// example once reached an admin listener).
 			host = "127.0.0.1"
 		}
 		return host + ":" + e.ports[port]
