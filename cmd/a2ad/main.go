@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "keys":
 		return keysCommand(rest, lookupEnv, stdout, stderr)
 	case "store":
-		return storeCmd(ctx, rest, stdout, stderr)
+		return storeCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "tasks":
 		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "reload":

@@ -24,8 +24,9 @@ import (
 const storeUsage = `a2ad store: tools for the store file. They take flags only.
 
 Usage:
-  a2ad store backup  --server URL --out FILE    copy the store of a running a2ad, through its
-                                                GET /admin/store/backup (loopback callers only)
+  a2ad store backup  [--server URL] --out FILE  copy the store of a running a2ad, through its
+                                                GET /admin/store/backup (loopback callers only;
+                                                --server defaults to http://127.0.0.1:8081)
   a2ad store backup  --store FILE --out FILE    copy a store file no server holds
   a2ad store compact --store FILE [--out FILE]  rewrite a store file no server holds without its
                                                 free space; in place unless --out, keeping the
@@ -113,14 +114,14 @@ func restoreAdvice(path string) string {
 }
 
 // storeCmd runs "a2ad store <tool> [flags]" and returns the exit code.
-func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func storeCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, storeUsage)
 		return 2
 	}
 	switch args[0] {
 	case "backup":
-		return runStoreBackup(ctx, args[1:], stdout, stderr)
+		return runStoreBackup(ctx, args[1:], lookupEnv, stdout, stderr)
 	case "compact":
 		return runStoreCompact(args[1:], stdout, stderr)
 	case "check":
@@ -170,19 +171,26 @@ func usageError(stderr io.Writer, msg string) int {
 	return 2
 }
 
-func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	f := newStoreFlags("backup", stderr)
 	var server string
-	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener, e.g. http://127.0.0.1:8081")
+	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener (default "+admin.DefaultURL+", or A2AD_ADMIN_URL, unless --store)")
 	f.fs.StringVar(&f.store, "store", "", "store file no server holds, to copy offline")
 	f.fs.StringVar(&f.out, "out", "", "file to write the copy to; replaced atomically if it exists")
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
+	if server == "" && f.store == "" {
+		// As a2ad tasks and a2ad push: the running server's admin listener.
+		server = admin.DefaultURL
+		if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
+			server = v
+		}
+	}
 	switch {
 	case isPostgres(f.store):
 		return usageError(stderr, notForPostgres("store backup", f.store, "back it up with pg_dump, or your database's usual way").Error())
-	case (server == "") == (f.store == ""):
+	case server != "" && f.store != "":
 		return usageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
 	case f.out == "":
 		return usageError(stderr, "store backup: give the file to write with --out")
