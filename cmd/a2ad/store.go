@@ -327,7 +327,25 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	if f.out == "" {
 		fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
 	}
+	if n := dirBytes(f.store + ".wal"); n > 0 {
+		fmt.Fprintf(stdout, "left %s.wal as it is: %d MiB of write-ahead log segments, allocated ahead and reused, holding nothing the file does not\n", f.store, (n+1<<20-1)>>20)
+	}
 	return 0
+}
+
+// dirBytes is the size of the files in dir; 0 if it cannot be read.
+func dirBytes(dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 func change(before, after int64) string {
