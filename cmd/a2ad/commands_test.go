@@ -640,3 +640,25 @@ func TestSkills_Caller(t *testing.T) {
 		t.Errorf("--caller without --keys = %d, %q; want 2 and %q", code, errOut, want)
 	}
 }
+
+// TestAdminServerEnv: the admin commands' --server comes from
+// A2AD_SERVER, as every flag's variable is named, before A2AD_ADMIN_URL,
+// its older name, still read.
+func TestAdminServerEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "http://127.0.0.1:8081"},
+		{map[string]string{"A2AD_ADMIN_URL": "http://old:1"}, "http://old:1"},
+		{map[string]string{"A2AD_SERVER": "http://new:2", "A2AD_ADMIN_URL": "http://old:1"}, "http://new:2"},
+		{map[string]string{"A2AD_SERVER": "", "A2AD_ADMIN_URL": "http://old:1"}, "http://old:1"},
+	} {
+		if got := adminServer(env(tc.env)); got != tc.want {
+			t.Errorf("adminServer(%v) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

@@ -435,7 +435,8 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 		"A2AD_BIN="+bin,
 		"A2AD_LISTEN=127.0.0.1:"+env.ports["8080"],
 		"A2AD_ADMIN_LISTEN=127.0.0.1:"+env.ports["8081"],
-		"A2AD_ADMIN_URL=http://127.0.0.1:"+env.ports["8081"],
+		"A2AD_SERVER=http://127.0.0.1:"+env.ports["8081"],
+		"A2AD_ADMIN_URL=http://127.0.0.1:"+env.ports["8081"], // the setup scripts' name for it
 		"A2AD_URL=http://127.0.0.1:"+env.ports["8080"])
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }

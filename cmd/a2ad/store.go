@@ -174,7 +174,7 @@ func usageError(stderr io.Writer, msg string) int {
 func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	f := newStoreFlags("backup", stderr)
 	var server string
-	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener (default "+admin.DefaultURL+", or A2AD_ADMIN_URL, unless --store)")
+	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener (default "+admin.DefaultURL+", or A2AD_SERVER, unless --store)")
 	f.fs.StringVar(&f.store, "store", "", "store file no server holds, to copy offline")
 	f.fs.StringVar(&f.out, "out", "", "file to write the copy to; replaced atomically if it exists")
 	if code := f.parse(args, stderr); code >= 0 {
@@ -182,10 +182,7 @@ func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (
 	}
 	if server == "" && f.store == "" {
 		// As a2ad tasks and a2ad push: the running server's admin listener.
-		server = admin.DefaultURL
-		if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
-			server = v
-		}
+		server = adminServer(lookupEnv)
 	}
 	switch {
 	case isPostgres(f.store):
