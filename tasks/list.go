@@ -142,7 +142,7 @@ func (s *Service) List(ctx context.Context, caller Caller, q ListQuery) (ListPag
 		}
 		after = &c
 	}
-	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size, ScopeOf(q.HistoryLength, q.IncludeArtifacts))
+	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size, s.answerScope(q.HistoryLength, q.IncludeArtifacts))
 	if err != nil {
 		return ListPage{}, err
 	}

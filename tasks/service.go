@@ -90,6 +90,20 @@ type Config struct {
 	// ArtifactBytes counts it); 0 is unlimited. A call whose output would
 	// pass it fails its task, and the output is not stored.
 	MaxTaskArtifactBytes int64
+	// HistoryReadBytes caps the history one answer carries (a get, a
+	// send's answer, a list page's tasks, a stream's first task, a
+	// cancel's answer): of the messages historyLength asks for, the
+	// newest that fit in it (see Scope.HistoryBytes). 0 is unlimited.
+	HistoryReadBytes int64
+}
+
+// answerScope is the scope of a read whose task goes to the client: the
+// last historyLength messages (nil: all), within the history byte cap,
+// and the artifacts if artifacts.
+func (s *Service) answerScope(historyLength *int, artifacts bool) Scope {
+	sc := ScopeOf(historyLength, artifacts)
+	sc.HistoryBytes = s.cfg.HistoryReadBytes
+	return sc
 }
 
 // Service runs tasks. It is safe for concurrent use.
@@ -344,7 +358,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 	in := &incoming{caller: caller, msg: &msg, key: key, out: out}
 	// The answer holds the history the client asked for: reads of a task
 	// with a long history leave the rest.
-	sc := ScopeOf(p.HistoryLength, true)
+	sc := s.answerScope(p.HistoryLength, true)
 	var (
 		rec *Record
 		err error
@@ -389,6 +403,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 		rec = s.wait(ctx, rec, sub, sc)
 	}
 	t := rec.Task.WithHistoryLength(sc.History)
+	t.History = LastFitting(t.History, sc.HistoryBytes) // a record from the broker was read with another scope
 	return &t, nil
 }
 
@@ -418,7 +433,7 @@ func (s *Service) may(r *Record, to a2a.TaskState, on trigger) error {
 // Get returns caller's task id, with at most historyLength messages of
 // history (nil: all). Errors: ErrNotFound.
 func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLength *int) (*a2a.Task, error) {
-	rec, err := s.store.Get(ctx, caller.ID, id, ScopeOf(historyLength, true))
+	rec, err := s.store.Get(ctx, caller.ID, id, s.answerScope(historyLength, true))
 	if err != nil {
 		return nil, err
 	}
@@ -440,7 +455,7 @@ func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string)
 
 func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
-	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, Whole, func(r *Record) ([]Event, error) {
+	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, s.answerScope(nil, true), func(r *Record) ([]Event, error) {
 		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
 		if err := s.move(r, onCancel, status); err != nil {
 			return nil, err

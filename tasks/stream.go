@@ -53,7 +53,7 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 	defer s.relay.follow(id, 0)() // the task may run in another process: before the read, to miss no notice
 	s.met.Subscribers(1)
 	defer s.met.Subscribers(-1)
-	sc := Whole // the task comes first
+	sc := s.answerScope(nil, true) // the task comes first
 	if after != nil {
 		sc = Head // the events after after: the task's head is enough
 	}

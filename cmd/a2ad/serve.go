@@ -461,6 +461,7 @@ func (m *Main) openService(ctx context.Context) error {
 		Tracer:            m.tracer,
 
 		MaxTaskArtifactBytes: cfg.MaxTaskArtifactBytes,
+		HistoryReadBytes:     cfg.HistoryReadBytes,
 	})
 	if err := m.service.Start(ctx); err != nil {
 		return err

@@ -115,6 +115,7 @@ var contracts = []contract{
 	{"UpdateWithKeyIsIdempotent", testUpdateWithKeyIsIdempotent},
 	{"UpdateWithoutEvents", testUpdateWithoutEvents},
 	{"ReadsReturnWhatTheirScopeAsks", testReadsReturnWhatTheirScopeAsks},
+	{"HistoryBytesKeepTheNewestThatFit", testHistoryBytesKeepTheNewestThatFit},
 	{"ArtifactEventsAreAppliedAsClientsDo", testArtifactEventsAreAppliedAsClientsDo},
 	{"ForeignTaskIsNotFound", testForeignTaskIsNotFound},
 
