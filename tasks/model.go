@@ -169,6 +169,12 @@ type Scope struct {
 	// there (it and those before it are left out).
 	HistoryBytes int64
 	Artifacts    bool
+	// ListBytes, when above 0, bounds a List page: it ends early, before
+	// the task whose stored head, history and artifacts (as this scope
+	// reads them) would take the page's past ListBytes, and its cursor
+	// goes on from there. The first task is always returned, so that a
+	// listing always moves on. Other reads ignore it.
+	ListBytes int64
 }
 
 // The scopes most reads use.
@@ -390,8 +396,9 @@ type Store interface {
 	// Cursor order (newest list time first), starting below after (nil:
 	// from the newest), each with what sc asks for. total is how many of
 	// owner's tasks match f in all; next is the cursor of the last task
-	// returned when more follow, else nil. It reads an index of owner's
-	// tasks, never the tasks of other owners.
+	// returned when more follow, else nil; a page that sc.ListBytes
+	// ends early has fewer than limit tasks and a next. It reads an index
+	// of owner's tasks, never the tasks of other owners.
 	List(ctx context.Context, owner string, f ListFilter, after *Cursor, limit int, sc Scope) (recs []*Record, total int, next *Cursor, err error)
 	Leases
 }

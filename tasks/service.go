@@ -95,6 +95,10 @@ type Config struct {
 	// cancel's answer): of the messages historyLength asks for, the
 	// newest that fit in it (see Scope.HistoryBytes). 0 is unlimited.
 	HistoryReadBytes int64
+	// ListPageBytes caps a list page: it ends early, with a token to go
+	// on, before the task that would take it past this many bytes (see
+	// Scope.ListBytes); its first task is always in it. 0 is unlimited.
+	ListPageBytes int64
 }
 
 // answerScope is the scope of a read whose task goes to the client: the

@@ -94,6 +94,7 @@ type Config struct {
 	MaxHistory           int   // messages one task may hold; 0 for no limit
 	MaxTaskArtifactBytes int64 // bytes one task's artifacts may take; 0 for no limit
 	HistoryReadBytes     int64 // bytes of history one answer carries at most; 0 for no limit
+	ListPageBytes        int64 // bytes of tasks one list page carries at most; 0 for no limit
 
 	MaxCallsPerCaller int   // calls one caller may have running or waiting; 0 for no cap
 	RateBytes         int64 // request body bytes a second per caller; 0 for no limit
@@ -155,6 +156,7 @@ func DefaultConfig() Config {
 		MaxHistory:           100,
 		MaxTaskArtifactBytes: 16 << 20,
 		HistoryReadBytes:     4 << 20,
+		ListPageBytes:        4 << 20,
 		MaxCallsPerCaller:    32,
 		RateBytes:            1 << 20,
 		RateBytesBurst:       8 << 20,
@@ -234,6 +236,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.QuotaBytes, "quota-bytes", c.QuotaBytes, "bytes one caller's stored tasks may take (keys: quota_bytes); beyond it a new task or message is refused with -32055; 0 for no limit")
 	fs.IntVar(&c.MaxHistory, "max-history", c.MaxHistory, "messages one task's history may hold (keys: max_history); beyond it a message is refused with -32056; 0 for no limit")
 	fs.Int64Var(&c.HistoryReadBytes, "history-read-bytes", c.HistoryReadBytes, "bytes of history one answer (get, send, list, a stream's first task) carries at most: the newest messages that fit; 0 for no limit")
+	fs.Int64Var(&c.ListPageBytes, "list-page-bytes", c.ListPageBytes, "bytes of tasks one list page carries at most: the page ends early, with a nextPageToken, before the task that would pass it (its first task always comes); 0 for no limit")
 	fs.Int64Var(&c.MaxTaskArtifactBytes, "max-task-artifact-bytes", c.MaxTaskArtifactBytes, "bytes one task's artifacts may take; a call whose output passes it fails its task, and the output is not stored; 0 for no limit")
 	fs.IntVar(&c.MaxCallsPerCaller, "max-calls-per-caller", c.MaxCallsPerCaller, "calls one caller may have running or waiting (keys: max_calls); beyond it a call is refused with -32050, data.scope \"caller\"; 0 for no cap")
 	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
@@ -485,6 +488,7 @@ func (c *Config) validateCallers() error {
 		notNegative("max-history", c.MaxHistory, "limit"),
 		notNegative("max-task-artifact-bytes", c.MaxTaskArtifactBytes, "limit"),
 		notNegative("history-read-bytes", c.HistoryReadBytes, "limit"),
+		notNegative("list-page-bytes", c.ListPageBytes, "limit"),
 		notNegative("max-calls-per-caller", c.MaxCallsPerCaller, "cap"),
 		notNegative("rate-bytes", c.RateBytes, "limit"),
 		// A budget smaller than one body would hold back the largest

@@ -115,3 +115,83 @@ func TestHistoryReadBytesBoundEveryAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestListPagesEndAtTheirBytes reproduces issue 25 item 4's list read,
+// scaled down (tasks of 100 KB under a 250 KB page, instead of a 100 MB
+// page), against the real binary on both stores: a page that asks for
+// history leaves it out unless asked, ends before the task that would
+// take it past --list-page-bytes, and its token goes on from there, so
+// that paging through (over JSON-RPC and REST) returns every task once.
+// Before the fix a page of 100 tasks held them all, history included.
+func TestListPagesEndAtTheirBytes(t *testing.T) {
+	const size, budget, n = 100_000, 250_000, 6
+	for _, store := range []string{"bbolt", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			catalog := filepath.Join(dir, "catalog.yaml")
+			putFile(t, catalog, askCatalog)
+			dsn := filepath.Join(dir, "a2ad.db")
+			if store == "postgres" {
+				dsn = withPassword(t, pgtest.Schema(t))
+			}
+			p := startBinary(t, catalog, dsn, "--list-page-bytes", fmt.Sprint(budget), "--rate", "0", "--rate-bytes", "0")
+			var want []string
+			for i := range n {
+				task := resultTask(t, rpc(t, p.base, "message/send", sendParams(fmt.Sprintf("l-%d", i), "demo::echo", map[string]any{"s": strings.Repeat("x", size)}, true)))
+				want = append([]string{task["id"].(string)}, want...) // newest first
+			}
+			// By default a page holds no history: all six fit.
+			page := resultTask(t, rpc(t, p.base, "tasks/list", map[string]any{}))
+			for _, task := range page["tasks"].([]any) {
+				if h, ok := task.(map[string]any)["history"]; ok {
+					t.Fatalf("a page that did not ask for history holds %d messages", len(h.([]any)))
+				}
+			}
+			if len(page["tasks"].([]any)) != n || page["next_page_token"] != "" {
+				t.Fatalf("page without history: %d tasks, next %q", len(page["tasks"].([]any)), page["next_page_token"])
+			}
+			walk := func(name string, next func(string) ([]any, float64, string)) {
+				var got []string
+				token := ""
+				for pages := 0; ; pages++ {
+					if pages > n {
+						t.Fatalf("%s: more pages than tasks", name)
+					}
+					tasks, total, tok := next(token)
+					if total != n || len(tasks) > 2 || (tok != "" && len(tasks) != 2) {
+						t.Fatalf("%s: page %d holds %d tasks of %v, next %q; want 2 a page (3 of 100 KB pass %d bytes)", name, pages, len(tasks), total, tok, budget)
+					}
+					for _, task := range tasks {
+						task := task.(map[string]any)
+						if len(task["history"].([]any)) != 1 {
+							t.Fatalf("%s: a task with %d messages, want the 1 asked for", name, len(task["history"].([]any)))
+						}
+						got = append(got, task["id"].(string))
+					}
+					if token = tok; token == "" {
+						break
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("%s: paged through %v\nwant each task once, newest first: %v", name, got, want)
+				}
+			}
+			walk("tasks/list", func(token string) ([]any, float64, string) {
+				params := map[string]any{"history_length": 1}
+				if token != "" {
+					params["page_token"] = token
+				}
+				page := resultTask(t, rpc(t, p.base, "tasks/list", params))
+				return page["tasks"].([]any), page["total_size"].(float64), page["next_page_token"].(string)
+			})
+			walk("REST GET /tasks", func(token string) ([]any, float64, string) {
+				resp, body := httpGet(t, p.base+"/a2a/rest/tasks?historyLength=1&pageToken="+token)
+				var page map[string]any
+				if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &page) != nil {
+					t.Fatalf("REST list: HTTP %d %.200s", resp.StatusCode, body)
+				}
+				return page["tasks"].([]any), page["totalSize"].(float64), page["nextPageToken"].(string)
+			})
+		})
+	}
+}

@@ -462,6 +462,7 @@ func (m *Main) openService(ctx context.Context) error {
 
 		MaxTaskArtifactBytes: cfg.MaxTaskArtifactBytes,
 		HistoryReadBytes:     cfg.HistoryReadBytes,
+		ListPageBytes:        cfg.ListPageBytes,
 	})
 	if err := m.service.Start(ctx); err != nil {
 		return err

@@ -106,6 +106,18 @@ type row struct {
 	input         []byte
 }
 
+// size is what rw's head, history and artifacts take, as stored.
+func (rw *row) size() int64 {
+	n := len(rw.head)
+	for _, b := range rw.history {
+		n += len(b)
+	}
+	for _, b := range rw.arts {
+		n += len(b)
+	}
+	return int64(n)
+}
+
 // dest is what a scan of columns fills; input if they include the input.
 func (rw *row) dest(input bool) []any {
 	d := []any{&rw.id, &rw.owner, &rw.runner, &rw.version, &rw.seq, &rw.historyLen, &rw.idx.ids, &rw.idx.chunks, &rw.idx.bytes,

@@ -73,3 +73,60 @@ func testHistoryBytesKeepTheNewestThatFit(t *testing.T, sub *Subject) {
 	}
 	sub.check(t)
 }
+
+// testListBytesEndPagesEarly: a List page ends before the task that
+// would take it past Scope.ListBytes, with a cursor that goes on from
+// there: paging through returns every task once, in order, whatever the
+// budget (one smaller than a task gives pages of one), with the same
+// total on every page.
+func testListBytesEndPagesEarly(t *testing.T, sub *Subject) {
+	s := sub.Store
+	start := time.Now()
+	var want []string
+	for i := range 12 {
+		r := NewRecord(fmt.Sprintf("t%02d", i), "o", a2a.StateInputRequired, start.Add(time.Duration(i)*time.Millisecond))
+		r.Task.History = []a2a.Message{UserMessage(fmt.Sprintf("m%d", i), strings.Repeat("y", 10_000))}
+		Create(t, s, r)
+		want = append([]string{r.Task.ID}, want...) // newest first
+	}
+	sc := tasks.Scope{History: -1}
+	one, _, _, err := s.List(ctx, "o", tasks.ListFilter{}, nil, 1, sc)
+	if err != nil || len(one) != 1 {
+		t.Fatalf("List: %d, %v", len(one), err)
+	}
+	for _, c := range []struct {
+		budget  int64
+		perPage int // tasks a full page holds
+	}{{25_000, 2}, {35_000, 3}, {1, 1}, {0, 5}} {
+		sc.ListBytes = c.budget
+		var (
+			got   []string
+			after *tasks.Cursor
+		)
+		for page := 0; ; page++ {
+			if page > len(want) {
+				t.Fatalf("budget %d: more pages than tasks", c.budget)
+			}
+			recs, total, next, err := s.List(ctx, "o", tasks.ListFilter{}, after, 5, sc)
+			if err != nil || total != len(want) {
+				t.Fatalf("budget %d, page %d: total %d, %v", c.budget, page, total, err)
+			}
+			if next != nil && len(recs) != c.perPage {
+				t.Errorf("budget %d, page %d: %d tasks, want %d", c.budget, page, len(recs), c.perPage)
+			}
+			for _, r := range recs {
+				if len(r.Task.History) != 1 {
+					t.Fatalf("budget %d: task %s with %d messages", c.budget, r.Task.ID, len(r.Task.History))
+				}
+				got = append(got, r.Task.ID)
+			}
+			if after = next; next == nil {
+				break
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("budget %d: paged through %v; want each task once, newest first: %v", c.budget, got, want)
+		}
+	}
+	sub.check(t)
+}
