@@ -68,6 +68,10 @@ type Config struct {
 	Caller func(r *http.Request) tasks.Caller
 	// Admit applies rate limits and in-flight caps; nil admits all.
 	Admit Admitter
+	// Answers bounds the bytes of each caller's answers to reads in
+	// flight (get, list: a send or cancel, which change a task, is never
+	// refused after the change); nil does not.
+	Answers AnswerAdmitter
 	// Bytes limits the bytes of each caller's request bodies; nil does
 	// not.
 	Bytes ByteMeter

@@ -37,6 +37,9 @@ func (c *Core) Get(ctx context.Context, cl *Call, q a2a.TaskQuery, noteState boo
 	if noteState {
 		cl.NoteResult(task)
 	}
+	if e := c.holdAnswer(ctx, cl, AnswerBytes(task)); e != nil {
+		return nil, e
+	}
 	return task, nil
 }
 
@@ -79,6 +82,13 @@ func (c *Core) ListRefused(cl *Call) *a2a.Error {
 func (c *Core) List(ctx context.Context, cl *Call, p a2a.ListTasksParams, tokenPath string) (tasks.ListPage, *a2a.Error) {
 	page, err := c.cfg.Lister.List(ctx, cl.Caller(), listQuery(p))
 	if err == nil {
+		var n int64
+		for i := range page.Tasks {
+			n += AnswerBytes(&page.Tasks[i])
+		}
+		if e := c.holdAnswer(ctx, cl, n); e != nil {
+			return tasks.ListPage{}, e
+		}
 		return page, nil
 	}
 	var e *a2a.Error

@@ -35,11 +35,7 @@ func (m *Main) openHTTP(context.Context) error {
 	var auth transport.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
 	var extended func(transport.Principal) transport.Card
 	if m.authenticates() {
-		auth = keyAuth{
-			auth:   m.authenticator(),
-			log:    m.Logger,
-			limits: limits,
-		}
+		auth = keyAuth{auth: m.authenticator(), log: m.Logger, limits: limits}
 		extended = func(p transport.Principal) transport.Card {
 			c, err := m.cards.view(p.Caller.Tiers, false)
 			if err != nil {
@@ -69,6 +65,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Auth:         auth,
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
 		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
+		Answers:      answerAdmitter(cfg.AnswerBytesPerCaller),
 		Audit:        m.auditLogger,
 		Tracer:       m.tracer,
 		Observe:      observe,

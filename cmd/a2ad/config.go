@@ -95,6 +95,7 @@ type Config struct {
 	MaxTaskArtifactBytes int64 // bytes one task's artifacts may take; 0 for no limit
 	HistoryReadBytes     int64 // bytes of history one answer carries at most; 0 for no limit
 	ListPageBytes        int64 // bytes of tasks one list page carries at most; 0 for no limit
+	AnswerBytesPerCaller int64 // bytes of one caller's read answers in flight; 0 for no cap
 
 	MaxCallsPerCaller int   // calls one caller may have running or waiting; 0 for no cap
 	RateBytes         int64 // request body bytes a second per caller; 0 for no limit
@@ -157,6 +158,7 @@ func DefaultConfig() Config {
 		MaxTaskArtifactBytes: 16 << 20,
 		HistoryReadBytes:     4 << 20,
 		ListPageBytes:        4 << 20,
+		AnswerBytesPerCaller: 32 << 20,
 		MaxCallsPerCaller:    32,
 		RateBytes:            1 << 20,
 		RateBytesBurst:       8 << 20,
@@ -237,6 +239,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxHistory, "max-history", c.MaxHistory, "messages one task's history may hold (keys: max_history); beyond it a message is refused with -32056; 0 for no limit")
 	fs.Int64Var(&c.HistoryReadBytes, "history-read-bytes", c.HistoryReadBytes, "bytes of history one answer (get, send, list, a stream's first task) carries at most: the newest messages that fit; 0 for no limit")
 	fs.Int64Var(&c.ListPageBytes, "list-page-bytes", c.ListPageBytes, "bytes of tasks one list page carries at most: the page ends early, with a nextPageToken, before the task that would pass it (its first task always comes); 0 for no limit")
+	fs.Int64Var(&c.AnswerBytesPerCaller, "max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "bytes of one caller's get and list answers in flight at once (their messages' and artifacts' parts); past it a read waits up to 1s, then gets the in-flight error; 0 for no cap")
 	fs.Int64Var(&c.MaxTaskArtifactBytes, "max-task-artifact-bytes", c.MaxTaskArtifactBytes, "bytes one task's artifacts may take; a call whose output passes it fails its task, and the output is not stored; 0 for no limit")
 	fs.IntVar(&c.MaxCallsPerCaller, "max-calls-per-caller", c.MaxCallsPerCaller, "calls one caller may have running or waiting (keys: max_calls); beyond it a call is refused with -32050, data.scope \"caller\"; 0 for no cap")
 	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
@@ -489,6 +492,7 @@ func (c *Config) validateCallers() error {
 		notNegative("max-task-artifact-bytes", c.MaxTaskArtifactBytes, "limit"),
 		notNegative("history-read-bytes", c.HistoryReadBytes, "limit"),
 		notNegative("list-page-bytes", c.ListPageBytes, "limit"),
+		notNegative("max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "cap"),
 		notNegative("max-calls-per-caller", c.MaxCallsPerCaller, "cap"),
 		notNegative("rate-bytes", c.RateBytes, "limit"),
 		// A budget smaller than one body would hold back the largest

@@ -357,6 +357,7 @@ func TestValidate(t *testing.T) {
 		{"max task artifact bytes negative", func(c *Config) { c.MaxTaskArtifactBytes = -1 }, "max-task-artifact-bytes: must not be negative (0 for no limit), not -1"},
 		{"history read bytes negative", func(c *Config) { c.HistoryReadBytes = -1 }, "history-read-bytes: must not be negative (0 for no limit), not -1"},
 		{"list page bytes negative", func(c *Config) { c.ListPageBytes = -1 }, "list-page-bytes: must not be negative (0 for no limit), not -1"},
+		{"answer bytes negative", func(c *Config) { c.AnswerBytesPerCaller = -1 }, "max-answer-bytes-per-caller: must not be negative (0 for no cap), not -1"},
 		{"no call cap nor byte rate", func(c *Config) { c.MaxCallsPerCaller, c.RateBytes = 0, 0 }, ""},
 		{"max calls per caller negative", func(c *Config) { c.MaxCallsPerCaller = -1 }, "max-calls-per-caller: must not be negative (0 for no cap), not -1"},
 		{"rate bytes negative", func(c *Config) { c.RateBytes = -1 }, "rate-bytes: must not be negative (0 for no limit), not -1"},

@@ -1,0 +1,63 @@
+package transport
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+)
+
+// AnswerAdmitter bounds the bytes of each caller's answers in flight:
+// AdmitAnswer takes n bytes for an answer of p, waiting briefly for room,
+// and returns the func that gives them back once the answer is written;
+// or it says why not (a Denial of scope "caller", not rate limited).
+type AnswerAdmitter interface {
+	AdmitAnswer(ctx context.Context, p Principal, n int64) (release func(), d *Denial)
+}
+
+// AnswerBytes is the size of t as the answer bytes are counted: the bytes
+// of its messages' and artifacts' parts (tasks.PartBytes), which is what
+// grows; the rest of a task is small.
+func AnswerBytes(t *a2a.Task) int64 {
+	if t == nil {
+		return 0
+	}
+	var n int64
+	if t.Status.Message != nil {
+		n += tasks.PartBytes(t.Status.Message.Parts)
+	}
+	for i := range t.History {
+		n += tasks.PartBytes(t.History[i].Parts)
+	}
+	for i := range t.Artifacts {
+		n += tasks.PartBytes(t.Artifacts[i].Parts)
+	}
+	return n
+}
+
+// holdAnswer admits an answer of n bytes of cl's caller (see
+// AnswerAdmitter); the bytes are given back when the call ends (End). A
+// refusal is the in-flight error, retryable, noted in the call's record.
+func (c *Core) holdAnswer(ctx context.Context, cl *Call, n int64) *a2a.Error {
+	if c.cfg.Answers == nil || n == 0 {
+		return nil
+	}
+	release, d := c.cfg.Answers.AdmitAnswer(ctx, cl.principal, n)
+	if d != nil {
+		cl.denial, cl.rpcErr = d, deniedError(d)
+		return cl.rpcErr
+	}
+	prev := cl.answered
+	cl.answered = func() {
+		release()
+		if prev != nil {
+			prev()
+		}
+	}
+	return nil
+}
+
+// DefaultAnswerWait is how long an answer past its caller's bound waits
+// for room before it is refused.
+const DefaultAnswerWait = time.Second
