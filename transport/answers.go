@@ -40,7 +40,17 @@ func AnswerBytes(t *a2a.Task) int64 {
 // AnswerAdmitter); the bytes are given back when the call ends (End). A
 // refusal is the in-flight error, retryable, noted in the call's record.
 func (c *Core) holdAnswer(ctx context.Context, cl *Call, n int64) *a2a.Error {
-	if c.cfg.Answers == nil || n == 0 {
+	if n == 0 {
+		return nil
+	}
+	if c.cfg.Bytes != nil {
+		// The caller's budget of bytes pays for what it reads as for what
+		// it sends: a read goes, and the next request waits while the
+		// budget is in debt, so that one caller's reads cannot take the
+		// server's cores from the others.
+		c.cfg.Bytes.ChargeBytes(cl.principal, n)
+	}
+	if c.cfg.Answers == nil {
 		return nil
 	}
 	release, d := c.cfg.Answers.AdmitAnswer(ctx, cl.principal, n)

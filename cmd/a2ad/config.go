@@ -158,7 +158,7 @@ func DefaultConfig() Config {
 		MaxTaskArtifactBytes: 16 << 20,
 		HistoryReadBytes:     4 << 20,
 		ListPageBytes:        4 << 20,
-		AnswerBytesPerCaller: 32 << 20,
+		AnswerBytesPerCaller: 8 << 20,
 		MaxCallsPerCaller:    32,
 		RateBytes:            1 << 20,
 		RateBytesBurst:       8 << 20,
@@ -242,7 +242,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.AnswerBytesPerCaller, "max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "bytes of one caller's get and list answers in flight at once (their messages' and artifacts' parts); past it a read waits up to 1s, then gets the in-flight error; 0 for no cap")
 	fs.Int64Var(&c.MaxTaskArtifactBytes, "max-task-artifact-bytes", c.MaxTaskArtifactBytes, "bytes one task's artifacts may take; a call whose output passes it fails its task, and the output is not stored; 0 for no limit")
 	fs.IntVar(&c.MaxCallsPerCaller, "max-calls-per-caller", c.MaxCallsPerCaller, "calls one caller may have running or waiting (keys: max_calls); beyond it a call is refused with -32050, data.scope \"caller\"; 0 for no cap")
-	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
+	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes (and get and list answer bytes) a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
 	fs.Int64Var(&c.RateBytesBurst, "rate-bytes-burst", c.RateBytesBurst, "request body bytes a caller may send at once before --rate-bytes applies; at least --max-body-bytes")
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "where the audit trail goes: a file (reopened on SIGHUP), \"off\", or empty for the operational log")
 	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")

@@ -37,7 +37,8 @@ func (g *answerGate) AdmitAnswer(_ context.Context, _ transport.Principal, n int
 // TestReadAnswersAdmittedByBytes: a get asks the answer bound for the
 // bytes of its task's parts and gives them back once answered; a refused
 // one is the in-flight error, -32053 with retryAfterMs and scope caller,
-// and a send is never asked (it changed a task already).
+// and a send is never asked (it changed a task already). The answer's
+// bytes are charged to the caller's budget of bytes (--rate-bytes).
 func TestReadAnswersAdmittedByBytes(t *testing.T) {
 	g := &answerGate{}
 	fake := okService()
@@ -46,7 +47,8 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 		tk.History = []a2a.Message{{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart(strings.Repeat("x", 5000))}}}
 		return tk, nil
 	}
-	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Answers = g })
+	m := &meter{}
+	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Answers, c.Bytes = g, m })
 	if resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
 		t.Fatalf("get: HTTP %d %.200s", resp.StatusCode, body)
 	}
@@ -56,6 +58,10 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 	g.mu.Unlock()
 	if len(asked) != 1 || asked[0] < 5000 || held != 0 {
 		t.Fatalf("asked %v, held %d after the answer; want one ask of its 5000+ bytes, given back", asked, held)
+	}
+	// The caller's budget of bytes pays for the answer too.
+	if _, charged := m.calls(); len(charged) != 1 || charged[0] != asked[0] {
+		t.Fatalf("charged %v to the byte budget; want the answer's %d bytes", charged, asked[0])
 	}
 	resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32053,"message":"Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1000,"scope":"caller"}}}`
