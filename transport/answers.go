@@ -37,18 +37,22 @@ func AnswerBytes(t *a2a.Task) int64 {
 }
 
 // holdAnswer admits an answer of n bytes of cl's caller (see
-// AnswerAdmitter); the bytes are given back when the call ends (End). A
-// refusal is the in-flight error, retryable, noted in the call's record.
+// AnswerAdmitter) after charging them to its budget of bytes; the bytes
+// in flight are given back when the call ends (End). A refusal is the
+// bytes rate or in-flight error, retryable, noted in the call's record.
 func (c *Core) holdAnswer(ctx context.Context, cl *Call, n int64) *a2a.Error {
 	if n == 0 {
 		return nil
 	}
 	if c.cfg.Bytes != nil {
 		// The caller's budget of bytes pays for what it reads as for what
-		// it sends: a read goes, and the next request waits while the
-		// budget is in debt, so that one caller's reads cannot take the
-		// server's cores from the others.
-		c.cfg.Bytes.ChargeBytes(cl.principal, n)
+		// it sends: an answer is charged, and one that finds the budget in
+		// debt is refused as a request would be, so that one caller's
+		// reads cannot take the server's cores from the others.
+		if d := c.cfg.Bytes.TakeBytes(cl.principal, n); d != nil {
+			cl.denial, cl.rpcErr = d, deniedError(d)
+			return cl.rpcErr
+		}
 	}
 	if c.cfg.Answers == nil {
 		return nil

@@ -490,9 +490,18 @@ func TestSoakHostileCaller(t *testing.T) {
 	}
 	if reads != nil {
 		t.Logf("reads: %v", reads)
-		baseline := slices.Sorted(slices.Values(alone))
-		if ls := byPhase[phases-1]; len(ls) > 0 && p99(ls) > 2*p99(baseline) {
-			t.Errorf("alice's p99 in the reader phase %v, over twice her p99 without the attack %v", p99(ls), p99(baseline))
+		// Judged against her p99 without the attack, or in the phase
+		// before, whose background (the slow bodies, the sleeps still
+		// running) the reader phase shares, whichever is higher.
+		ref := p99(slices.Clone(alone))
+		if ls := byPhase[phases-2]; len(ls) > 0 {
+			ref = max(ref, p99(slices.Clone(ls)))
+		}
+		if ls := byPhase[phases-1]; len(ls) > 0 {
+			t.Logf("alice's p99 in the reader phase %v, %.2f× her reference p99 %v", p99(slices.Clone(ls)), float64(p99(slices.Clone(ls)))/float64(ref), ref)
+			if p99(slices.Clone(ls)) > 2*ref {
+				t.Errorf("alice's p99 in the reader phase is over twice her reference p99 %v", ref)
+			}
 		}
 	}
 	slices.Sort(latencies)

@@ -60,14 +60,29 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 		t.Fatalf("asked %v, held %d after the answer; want one ask of its 5000+ bytes, given back", asked, held)
 	}
 	// The caller's budget of bytes pays for the answer too.
-	if _, charged := m.calls(); len(charged) != 1 || charged[0] != asked[0] {
-		t.Fatalf("charged %v to the byte budget; want the answer's %d bytes", charged, asked[0])
+	if taken, charged := m.calls(); len(taken) != 2 || taken[1] != asked[0] || len(charged) != 0 {
+		t.Fatalf("took %v, charged %v of the byte budget; want the body's length, then the answer's %d bytes", taken, charged, asked[0])
 	}
 	resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32053,"message":"Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1000,"scope":"caller"}}}`
 	if resp.StatusCode != http.StatusOK || string(body) != want {
 		t.Fatalf("refused get: HTTP %d %s\nwant %s", resp.StatusCode, body, want)
 	}
+	// An answer that finds the budget of bytes in debt is -32052.
+	g.mu.Lock()
+	g.refuse = false
+	g.mu.Unlock()
+	m.mu.Lock()
+	m.refuseAfter = 1
+	m.mu.Unlock()
+	resp, body = do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
+	want = `{"jsonrpc":"2.0","id":1,"error":{"code":-32052,"message":"Request bytes rate exceeded; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1500,"scope":"bytes"}}}`
+	if resp.StatusCode != http.StatusOK || string(body) != want {
+		t.Fatalf("get with the budget in debt: HTTP %d %s\nwant %s", resp.StatusCode, body, want)
+	}
+	m.mu.Lock()
+	m.refuse = false
+	m.mu.Unlock()
 	send := `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`
 	if resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(send))); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
 		t.Fatalf("send while reads are refused: HTTP %d %.200s", resp.StatusCode, body)
