@@ -72,6 +72,31 @@ func (c *Core) holdAnswer(ctx context.Context, cl *Call, n int64) *a2a.Error {
 	return nil
 }
 
+// reserveAnswer holds, while a get or list reads its tasks, the room of
+// the largest answer it may make (Config.AnswerReserve) among its
+// caller's answers in flight, so that one caller's reads wait for each
+// other before the work of reading, not after it. The returned func
+// gives it back (before holdAnswer takes the answer's real size); nil
+// and a refusal as holdAnswer's when there was no room in time.
+func (c *Core) reserveAnswer(ctx context.Context, cl *Call) (func(), *a2a.Error) {
+	if c.cfg.Answers == nil || c.cfg.AnswerReserve <= 0 {
+		return func() {}, nil
+	}
+	release, d := c.cfg.Answers.AdmitAnswer(ctx, cl.principal, c.cfg.AnswerReserve)
+	if d == nil && c.cfg.Bytes != nil {
+		// A read that waited may find that the answers before it put
+		// the budget in debt: refused before it reads, not after.
+		if d = c.cfg.Bytes.TakeBytes(cl.principal, 0); d != nil {
+			release()
+		}
+	}
+	if d != nil {
+		cl.denial, cl.rpcErr = d, deniedError(d)
+		return nil, cl.rpcErr
+	}
+	return release, nil
+}
+
 // DefaultAnswerWait is how long an answer past its caller's bound waits
 // for room before it is refused.
 const DefaultAnswerWait = time.Second

@@ -30,7 +30,12 @@ func (c *Core) Send(ctx context.Context, cl *Call, p a2a.SendParams) (*a2a.Task,
 // not).
 func (c *Core) Get(ctx context.Context, cl *Call, q a2a.TaskQuery, noteState bool) (*a2a.Task, *a2a.Error) {
 	cl.NoteTask(q.ID)
+	reserved, e := c.reserveAnswer(ctx, cl)
+	if e != nil {
+		return nil, e
+	}
 	task, err := c.cfg.Tasks.Get(ctx, cl.Caller(), q.ID, q.HistoryLength)
+	reserved()
 	if err != nil {
 		return nil, c.Fail(ctx, cl, err)
 	}
@@ -80,7 +85,12 @@ func (c *Core) ListRefused(cl *Call) *a2a.Error {
 // is -32602 naming tokenPath, the token's field in the caller's
 // protocol. Call ListRefused first.
 func (c *Core) List(ctx context.Context, cl *Call, p a2a.ListTasksParams, tokenPath string) (tasks.ListPage, *a2a.Error) {
+	reserved, e := c.reserveAnswer(ctx, cl)
+	if e != nil {
+		return tasks.ListPage{}, e
+	}
 	page, err := c.cfg.Lister.List(ctx, cl.Caller(), listQuery(p))
+	reserved()
 	if err == nil {
 		var n int64
 		for i := range page.Tasks {
@@ -91,7 +101,6 @@ func (c *Core) List(ctx context.Context, cl *Call, p a2a.ListTasksParams, tokenP
 		}
 		return page, nil
 	}
-	var e *a2a.Error
 	switch {
 	case errors.Is(err, tasks.ErrPageToken):
 		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenMalformed})
