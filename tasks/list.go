@@ -102,7 +102,8 @@ type ListQuery struct {
 	// starts from the newest task.
 	PageToken string
 	// HistoryLength keeps at most that many of the latest history
-	// messages of each task; nil keeps all, 0 none.
+	// messages of each task (within Config.HistoryReadBytes); nil and 0
+	// keep none.
 	HistoryLength *int
 	// IncludeArtifacts keeps the tasks' artifacts; by default they are
 	// left out.
@@ -122,7 +123,8 @@ type ListPage struct {
 }
 
 // List returns a page of caller's tasks that match q, newest update
-// first. A task created or updated while a client pages through its list
+// first; a page ends early, with a token to go on, at
+// Config.ListPageBytes. A task created or updated while a client pages through its list
 // moves above the pages already read: it is neither repeated nor does it
 // shift the later pages. Errors: ErrPageToken, ErrPageTokenQuery.
 func (s *Service) List(ctx context.Context, caller Caller, q ListQuery) (ListPage, error) {
@@ -142,7 +144,16 @@ func (s *Service) List(ctx context.Context, caller Caller, q ListQuery) (ListPag
 		}
 		after = &c
 	}
-	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size, ScopeOf(q.HistoryLength, q.IncludeArtifacts))
+	// A page leaves the history out unless asked for it (the protocol
+	// leaves the default to the server): a page of tasks with long
+	// histories is what one read of them would cost, times the page.
+	hl := q.HistoryLength
+	if hl == nil {
+		hl = new(int)
+	}
+	sc := s.answerScope(hl, q.IncludeArtifacts)
+	sc.ListBytes = s.cfg.ListPageBytes
+	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size, sc)
 	if err != nil {
 		return ListPage{}, err
 	}

@@ -165,8 +165,20 @@ type ArtifactSize struct {
 // if Artifacts. The head is small; history and artifacts grow with the
 // task, so a read that does not need them leaves them.
 type Scope struct {
-	History   int
-	Artifacts bool
+	History int
+	// HistoryBytes, when above 0, keeps of those messages only the
+	// newest whose stored encodings (AppendCanonical) take HistoryBytes
+	// at most together, so that what one read returns is bounded however
+	// large the messages: a message that does not fit ends the history
+	// there (it and those before it are left out).
+	HistoryBytes int64
+	Artifacts    bool
+	// ListBytes, when above 0, bounds a List page: it ends early, before
+	// the task whose stored head, history and artifacts (as this scope
+	// reads them) would take the page's past ListBytes, and its cursor
+	// goes on from there. The first task is always returned, so that a
+	// listing always moves on. Other reads ignore it.
+	ListBytes int64
 }
 
 // The scopes most reads use.
@@ -186,6 +198,31 @@ func ScopeOf(historyLength *int, artifacts bool) Scope {
 		sc.History = *historyLength
 	}
 	return sc
+}
+
+// LastFitting returns the newest messages of hist whose encodings
+// (AppendCanonical, as the stores keep them) take budget bytes at most
+// together: the history a Scope with HistoryBytes budget keeps. A budget
+// of 0 or less keeps all. It encodes no more than the messages it keeps
+// and the one that does not fit.
+func LastFitting(hist []a2a.Message, budget int64) []a2a.Message {
+	if budget <= 0 {
+		return hist
+	}
+	var (
+		used int64
+		buf  []byte
+	)
+	for i := len(hist) - 1; i >= 0; i-- {
+		var err error
+		if buf, err = AppendCanonical(buf[:0], &hist[i]); err != nil {
+			return hist[i+1:] // never stored so: left out
+		}
+		if used += int64(len(buf)); used > budget {
+			return hist[i+1:]
+		}
+	}
+	return hist
 }
 
 // ApplyArtifact applies an artifact event to arts as a client of the
@@ -299,6 +336,7 @@ func Updated(r *Record, read *a2a.Task, sc Scope, evs []Event) *Record {
 	if sc.History >= 0 && len(hist) > sc.History {
 		hist = hist[len(hist)-sc.History:]
 	}
+	hist = LastFitting(hist, sc.HistoryBytes)
 	if len(hist) == 0 {
 		hist = nil
 	}
@@ -365,8 +403,9 @@ type Store interface {
 	// Cursor order (newest list time first), starting below after (nil:
 	// from the newest), each with what sc asks for. total is how many of
 	// owner's tasks match f in all; next is the cursor of the last task
-	// returned when more follow, else nil. It reads an index of owner's
-	// tasks, never the tasks of other owners.
+	// returned when more follow, else nil; a page that sc.ListBytes
+	// ends early has fewer than limit tasks and a next. It reads an index
+	// of owner's tasks, never the tasks of other owners.
 	List(ctx context.Context, owner string, f ListFilter, after *Cursor, limit int, sc Scope) (recs []*Record, total int, next *Cursor, err error)
 	Leases
 }

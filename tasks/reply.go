@@ -34,7 +34,7 @@ func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams
 	if m := s.reply(rec); m != nil {
 		return nil, m, out, nil
 	}
-	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
+	t := s.answerTask(rec, p.HistoryLength)
 	return &t, nil, out, nil
 }
 

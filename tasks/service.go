@@ -90,6 +90,24 @@ type Config struct {
 	// ArtifactBytes counts it); 0 is unlimited. A call whose output would
 	// pass it fails its task, and the output is not stored.
 	MaxTaskArtifactBytes int64
+	// HistoryReadBytes caps the history one answer carries (a get, a
+	// send's answer, a list page's tasks, a stream's first task, a
+	// cancel's answer): of the messages historyLength asks for, the
+	// newest that fit in it (see Scope.HistoryBytes). 0 is unlimited.
+	HistoryReadBytes int64
+	// ListPageBytes caps a list page: it ends early, with a token to go
+	// on, before the task that would take it past this many bytes (see
+	// Scope.ListBytes); its first task is always in it. 0 is unlimited.
+	ListPageBytes int64
+}
+
+// answerScope is the scope of a read whose task goes to the client: the
+// last historyLength messages (nil: all), within the history byte cap,
+// and the artifacts if artifacts.
+func (s *Service) answerScope(historyLength *int, artifacts bool) Scope {
+	sc := ScopeOf(historyLength, artifacts)
+	sc.HistoryBytes = s.cfg.HistoryReadBytes
+	return sc
 }
 
 // Service runs tasks. It is safe for concurrent use.
@@ -326,8 +344,18 @@ func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a
 	if err != nil {
 		return nil, out, err
 	}
-	t := rec.Task.WithHistoryLength(ScopeOf(p.HistoryLength, true).History)
+	t := s.answerTask(rec, p.HistoryLength)
 	return &t, out, nil
+}
+
+// answerTask is rec's task as a send answers it: the history the client
+// asked for, within the history byte cap (a record from the broker was
+// read with another scope).
+func (s *Service) answerTask(rec *Record, historyLength *int) a2a.Task {
+	sc := s.answerScope(historyLength, true)
+	t := rec.Task.WithHistoryLength(sc.History)
+	t.History = LastFitting(t.History, sc.HistoryBytes)
+	return t
 }
 
 // sendWindow says whether p's send blocks and how long its call may run
@@ -357,7 +385,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 	in := &incoming{caller: caller, msg: &msg, key: key, out: out}
 	// The answer holds the history the client asked for: reads of a task
 	// with a long history leave the rest.
-	sc := ScopeOf(p.HistoryLength, true)
+	sc := s.answerScope(p.HistoryLength, true)
 	var rec *Record
 	var sub *Subscription
 	if msg.TaskID == "" {
@@ -427,7 +455,7 @@ func (s *Service) may(r *Record, to a2a.TaskState, on trigger) error {
 // Get returns caller's task id, with at most historyLength messages of
 // history (nil: all). Errors: ErrNotFound.
 func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLength *int) (*a2a.Task, error) {
-	rec, err := s.store.Get(ctx, caller.ID, id, ScopeOf(historyLength, true))
+	rec, err := s.store.Get(ctx, caller.ID, id, s.answerScope(historyLength, true))
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +477,7 @@ func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string)
 
 func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
-	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, Whole, func(r *Record) ([]Event, error) {
+	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, s.answerScope(nil, true), func(r *Record) ([]Event, error) {
 		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
 		if err := s.move(r, onCancel, status); err != nil {
 			return nil, err

@@ -55,7 +55,7 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 	defer s.relay.follow(id, 0)() // the task may run in another process: before the read, to miss no notice
 	s.met.Subscribers(1)
 	defer s.met.Subscribers(-1)
-	sc := Whole // the task comes first
+	sc := s.answerScope(nil, true) // the task comes first
 	if after != nil {
 		sc = Head // the events after after: the task's head is enough
 	}
@@ -201,7 +201,7 @@ func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, a
 			// The stream is the message alone, once the call completed
 			// (see reply).
 			if !settled(rec.State()) {
-				rec = s.wait(ctx, rec, nil, ScopeOf(p.HistoryLength, true))
+				rec = s.wait(ctx, rec, nil, s.answerScope(p.HistoryLength, true))
 			}
 			if m := s.reply(rec); m != nil {
 				return out, emit(StreamEvent{Seq: rec.Seq, Message: m})

@@ -42,6 +42,9 @@ type Call struct {
 	// the log lines about it; "" for gRPC, whose context carries a
 	// logger with it (see Core.logFor).
 	reqID string
+	// answered gives back the bytes of the call's answer (holdAnswer);
+	// End calls it. Nil: none held.
+	answered func()
 }
 
 // Begin starts the call of a client at clientAddr over the binding named
@@ -261,6 +264,10 @@ const (
 // for the refusals since the previous one from that address ("refused"),
 // so that a flood cannot fill the disk.
 func (c *Core) End(ac *Call, reqID string) {
+	if ac.answered != nil {
+		ac.answered()
+		ac.answered = nil
+	}
 	if c.cfg.Audit == nil && c.cfg.Observe == nil && ac.span == nil {
 		return
 	}

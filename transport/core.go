@@ -73,6 +73,14 @@ type Config struct {
 	Caller func(r *http.Request) tasks.Caller
 	// Admit applies rate limits and in-flight caps; nil admits all.
 	Admit Admitter
+	// Answers bounds the bytes of each caller's answers to reads in
+	// flight (get, list: a send or cancel, which change a task, is never
+	// refused after the change); nil does not.
+	Answers AnswerAdmitter
+	// AnswerReserve is the room a get or list holds among its caller's
+	// answers in flight while it reads (the largest history it may
+	// return); 0 holds none until the answer is read.
+	AnswerReserve int64
 	// Bytes limits the bytes of each caller's request bodies; nil does
 	// not.
 	Bytes ByteMeter

@@ -51,12 +51,20 @@ func (c *Core) Send(ctx context.Context, cl *Call, p a2a.SendParams) (task *a2a.
 // not).
 func (c *Core) Get(ctx context.Context, cl *Call, q a2a.TaskQuery, noteState bool) (*a2a.Task, *a2a.Error) {
 	cl.NoteTask(q.ID)
+	reserved, e := c.reserveAnswer(ctx, cl)
+	if e != nil {
+		return nil, e
+	}
 	task, err := c.cfg.Tasks.Get(ctx, cl.Caller(), q.ID, q.HistoryLength)
+	reserved()
 	if err != nil {
 		return nil, c.Fail(ctx, cl, err)
 	}
 	if noteState {
 		cl.NoteResult(task)
+	}
+	if e := c.holdAnswer(ctx, cl, AnswerBytes(task)); e != nil {
+		return nil, e
 	}
 	return task, nil
 }
@@ -98,11 +106,22 @@ func (c *Core) ListRefused(cl *Call) *a2a.Error {
 // is -32602 naming tokenPath, the token's field in the caller's
 // protocol. Call ListRefused first.
 func (c *Core) List(ctx context.Context, cl *Call, p a2a.ListTasksParams, tokenPath string) (tasks.ListPage, *a2a.Error) {
+	reserved, e := c.reserveAnswer(ctx, cl)
+	if e != nil {
+		return tasks.ListPage{}, e
+	}
 	page, err := c.cfg.Lister.List(ctx, cl.Caller(), listQuery(p))
+	reserved()
 	if err == nil {
+		var n int64
+		for i := range page.Tasks {
+			n += AnswerBytes(&page.Tasks[i])
+		}
+		if e := c.holdAnswer(ctx, cl, n); e != nil {
+			return tasks.ListPage{}, e
+		}
 		return page, nil
 	}
-	var e *a2a.Error
 	switch {
 	case errors.Is(err, tasks.ErrPageToken):
 		e = a2a.InvalidParams(a2a.Problem{Path: tokenPath, Message: a2a.PageTokenMalformed})

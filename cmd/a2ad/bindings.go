@@ -35,11 +35,7 @@ func (m *Main) openHTTP(context.Context) error {
 	var auth transport.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
 	var extended func(transport.Principal) transport.Card
 	if m.authenticates() {
-		auth = keyAuth{
-			auth:   m.authenticator(),
-			log:    m.Logger,
-			limits: limits,
-		}
+		auth = keyAuth{auth: m.authenticator(), log: m.Logger, limits: limits}
 		extended = m.extendedCard
 	}
 	var throttle transport.AuthThrottle
@@ -56,23 +52,25 @@ func (m *Main) openHTTP(context.Context) error {
 		c, _ := m.cards.served(nil, true) // built at start: never fails
 		return c
 	}, CardKeys: m.cardKeys, Config: transport.Config{
-		Tasks:        m.service,
-		Auth:         auth,
-		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
-		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
-		Audit:        m.auditLogger,
-		Tracer:       m.tracer,
-		Observe:      observe,
-		ExtendedCard: extended,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		ReadTimeout:  cfg.ReadTimeout,
-		MinBodyRate:  cfg.MinBodyRate,
-		BodyGrace:    m.bodyGrace,
-		Streams:      m.service,
-		Push:         m.service,
-		Lister:       m.service,
-		KeepAlive:    cfg.KeepAlive,
-		Logger:       m.Logger,
+		Tasks:         m.service,
+		Auth:          auth,
+		Admit:         gateAdmitter{gate: m.gate, rejected: met.Rejected},
+		Bytes:         gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
+		Answers:       answerAdmitter(cfg.AnswerBytesPerCaller),
+		AnswerReserve: max(cfg.HistoryReadBytes, cfg.ListPageBytes),
+		Audit:         m.auditLogger,
+		Tracer:        m.tracer,
+		Observe:       observe,
+		ExtendedCard:  extended,
+		MaxBodyBytes:  cfg.MaxBodyBytes,
+		ReadTimeout:   cfg.ReadTimeout,
+		MinBodyRate:   cfg.MinBodyRate,
+		BodyGrace:     m.bodyGrace,
+		Streams:       m.service,
+		Push:          m.service,
+		Lister:        m.service,
+		KeepAlive:     cfg.KeepAlive,
+		Logger:        m.Logger,
 
 		TrustedProxies: proxies,
 		Throttle:       throttle,

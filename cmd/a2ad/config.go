@@ -93,6 +93,9 @@ type Config struct {
 	QuotaBytes           int64 // bytes a caller's tasks may take; 0 for no limit
 	MaxHistory           int   // messages one task may hold; 0 for no limit
 	MaxTaskArtifactBytes int64 // bytes one task's artifacts may take; 0 for no limit
+	HistoryReadBytes     int64 // bytes of history one answer carries at most; 0 for no limit
+	ListPageBytes        int64 // bytes of tasks one list page carries at most; 0 for no limit
+	AnswerBytesPerCaller int64 // bytes of one caller's read answers in flight; 0 for no cap
 
 	MaxCallsPerCaller int   // calls one caller may have running or waiting; 0 for no cap
 	RateBytes         int64 // request body bytes a second per caller; 0 for no limit
@@ -158,6 +161,9 @@ func DefaultConfig() Config {
 		QuotaBytes:           1 << 30,
 		MaxHistory:           100,
 		MaxTaskArtifactBytes: 16 << 20,
+		HistoryReadBytes:     4 << 20,
+		ListPageBytes:        4 << 20,
+		AnswerBytesPerCaller: 8 << 20,
 		MaxCallsPerCaller:    32,
 		RateBytes:            1 << 20,
 		RateBytesBurst:       8 << 20,
@@ -238,9 +244,12 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.QuotaTasks, "quota-tasks", c.QuotaTasks, "tasks one caller may keep stored (keys: quota_tasks); beyond it a new task is refused with -32055; 0 for no limit")
 	fs.Int64Var(&c.QuotaBytes, "quota-bytes", c.QuotaBytes, "bytes one caller's stored tasks may take (keys: quota_bytes); beyond it a new task or message is refused with -32055; 0 for no limit")
 	fs.IntVar(&c.MaxHistory, "max-history", c.MaxHistory, "messages one task's history may hold (keys: max_history); beyond it a message is refused with -32056; 0 for no limit")
+	fs.Int64Var(&c.HistoryReadBytes, "history-read-bytes", c.HistoryReadBytes, "bytes of history one answer (get, send, list, a stream's first task) carries at most: the newest messages that fit; 0 for no limit")
+	fs.Int64Var(&c.ListPageBytes, "list-page-bytes", c.ListPageBytes, "bytes of tasks one list page carries at most: the page ends early, with a nextPageToken, before the task that would pass it (its first task always comes); 0 for no limit")
+	fs.Int64Var(&c.AnswerBytesPerCaller, "max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "bytes of one caller's get and list answers in flight at once (their messages' and artifacts' parts); past it a read waits up to 1s, then gets the in-flight error; 0 for no cap")
 	fs.Int64Var(&c.MaxTaskArtifactBytes, "max-task-artifact-bytes", c.MaxTaskArtifactBytes, "bytes one task's artifacts may take; a call whose output passes it fails its task, and the output is not stored; 0 for no limit")
 	fs.IntVar(&c.MaxCallsPerCaller, "max-calls-per-caller", c.MaxCallsPerCaller, "calls one caller may have running or waiting (keys: max_calls); beyond it a call is refused with -32050, data.scope \"caller\"; 0 for no cap")
-	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
+	fs.Int64Var(&c.RateBytes, "rate-bytes", c.RateBytes, "request body bytes (and get and list answer bytes) a second per caller once --rate-bytes-burst is spent (keys: rate_bytes; anonymous callers per IP); beyond it requests get 429 with -32052, data.scope \"bytes\"; 0 for no limit")
 	fs.Int64Var(&c.RateBytesBurst, "rate-bytes-burst", c.RateBytesBurst, "request body bytes a caller may send at once before --rate-bytes applies; at least --max-body-bytes")
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "where the audit trail goes: a file (reopened on SIGHUP), \"off\", or empty for the operational log")
 	fs.StringVar(&c.PushAllow, "push-allow", c.PushAllow, "comma-separated CIDRs and host names webhooks may reach although they are not public (e.g. 127.0.0.1/32)")
@@ -494,6 +503,9 @@ func (c *Config) validateCallers() error {
 		notNegative("quota-bytes", c.QuotaBytes, "limit"),
 		notNegative("max-history", c.MaxHistory, "limit"),
 		notNegative("max-task-artifact-bytes", c.MaxTaskArtifactBytes, "limit"),
+		notNegative("history-read-bytes", c.HistoryReadBytes, "limit"),
+		notNegative("list-page-bytes", c.ListPageBytes, "limit"),
+		notNegative("max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "cap"),
 		notNegative("max-calls-per-caller", c.MaxCallsPerCaller, "cap"),
 		notNegative("rate-bytes", c.RateBytes, "limit"),
 		// A budget smaller than one body would hold back the largest
@@ -501,45 +513,6 @@ func (c *Config) validateCallers() error {
 		failIf(c.RateBytesBurst < c.MaxBodyBytes || c.RateBytesBurst > math.MaxInt32,
 			"rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst),
 	)
-}
-
-// The rules of the settings. Each names the setting by its flag.
-
-// firstError is the first of errs that is not nil.
-func firstError(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// failIf is the error that format describes if bad holds.
-func failIf(bad bool, format string, args ...any) error {
-	if bad {
-		return fmt.Errorf(format, args...)
-	}
-	return nil
-}
-
-// number is what the numeric settings are (time.Duration among them).
-type number interface{ ~int | ~int64 }
-
-func positive[T number](flag string, v T) error {
-	return failIf(v <= 0, "%s: must be positive, not %v", flag, v)
-}
-
-// notNegative: 0 means no limit or no cap, as none says, if it is not "".
-func notNegative[T number](flag string, v T, none string) error {
-	if none != "" {
-		return failIf(v < 0, "%s: must not be negative (0 for no %s), not %v", flag, none, v)
-	}
-	return failIf(v < 0, "%s: must not be negative, not %v", flag, v)
-}
-
-func finiteRate(flag string, v float64) error {
-	return failIf(v < 0 || math.IsNaN(v) || math.IsInf(v, 0), "%s: must be a finite number >= 0, not %v", flag, v)
 }
 
 // trustedProxies parses --trusted-proxies: CIDRs, or single addresses.

@@ -464,6 +464,8 @@ func (m *Main) openService(ctx context.Context) error {
 		Tracer:            m.tracer,
 
 		MaxTaskArtifactBytes: cfg.MaxTaskArtifactBytes,
+		HistoryReadBytes:     cfg.HistoryReadBytes,
+		ListPageBytes:        cfg.ListPageBytes,
 	})
 	if err := m.service.Start(ctx); err != nil {
 		return err

@@ -213,7 +213,7 @@ func TestSoakHostileCaller(t *testing.T) {
 		}
 		duration = d
 	}
-	attacks := "outbox,slow,input,output,calls,grpc"
+	attacks := "outbox,slow,input,output,calls,reads,grpc"
 	if v := os.Getenv("A2AD_SOAK_ATTACKS"); v != "" {
 		attacks = v // to see what each costs alone
 	}
@@ -288,10 +288,12 @@ func TestSoakHostileCaller(t *testing.T) {
 	// in flight): run together, the first to spend them would keep the
 	// others from running at all. So each has a phase of its own, while
 	// the slow bodies (item 2) last the whole run:
-	//   0-25%   item 1, the outbox loops;
-	//   25-50%  item 4, maximal outputs;
-	//   50-75%  item 4, large inputs;
-	//   75-100% calls that hold executor slots.
+	//   0-20%   item 1, the outbox loops;
+	//   20-40%  item 4, maximal outputs;
+	//   40-60%  item 4, large inputs;
+	//   60-80%  calls that hold executor slots;
+	//   80-100% issue 25 item 4, large reads (soak_reads_test.go).
+	const phases = 5
 	begin := time.Now()
 	phase := func(from, to float64) (context.Context, context.CancelFunc) {
 		select {
@@ -307,7 +309,7 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
-			ctx, cancel := phase(0, 0.25)
+			ctx, cancel := phase(0, 0.2)
 			defer cancel()
 			var taskID string
 			for n := 0; ctx.Err() == nil; n++ {
@@ -349,7 +351,7 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
-			ctx, cancel := phase(0.5, 0.75)
+			ctx, cancel := phase(0.4, 0.6)
 			defer cancel()
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
@@ -363,7 +365,7 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
-			ctx, cancel := phase(0.25, 0.5)
+			ctx, cancel := phase(0.2, 0.4)
 			defer cancel()
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
@@ -380,7 +382,7 @@ func TestSoakHostileCaller(t *testing.T) {
 			break
 		}
 		wg.Go(func() {
-			ctx, cancel := phase(0.75, 1)
+			ctx, cancel := phase(0.6, 0.8)
 			defer cancel()
 			for n := 0; ctx.Err() == nil; n++ {
 				st, out, err := mal.post(ctx, rpcBody("message/send", map[string]any{
@@ -389,6 +391,11 @@ func TestSoakHostileCaller(t *testing.T) {
 				ms.note("sleep", outcome(st, out, err))
 			}
 		})
+	}
+
+	var reads *soakReads
+	if on("reads") {
+		reads = soakReaders(ctx, &wg, p.base, mallory, p.cmd.Process.Pid, ms, phase)
 	}
 
 	// Item 2: thousands of connections that send a request's headers and
@@ -432,7 +439,7 @@ func TestSoakHostileCaller(t *testing.T) {
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
-		byPhase   [4][]time.Duration
+		byPhase   [phases][]time.Duration
 		acked     []string
 		failures  []string
 	)
@@ -448,7 +455,7 @@ func TestSoakHostileCaller(t *testing.T) {
 				d := time.Since(start)
 				mu.Lock()
 				latencies = append(latencies, d)
-				if i := int(4 * float64(start.Sub(begin)) / float64(duration)); i >= 0 && i < 4 {
+				if i := int(phases * float64(start.Sub(begin)) / float64(duration)); i >= 0 && i < phases {
 					byPhase[i] = append(byPhase[i], d)
 				}
 				res, _ := out["result"].(map[string]any)
@@ -486,6 +493,22 @@ func TestSoakHostileCaller(t *testing.T) {
 		if len(ls) > 0 {
 			slices.Sort(ls)
 			t.Logf("alice in phase %d: %d calls, p50 %v, p99 %v", i+1, len(ls), ls[len(ls)/2], ls[len(ls)*99/100])
+		}
+	}
+	if reads != nil {
+		t.Logf("reads: %v", reads)
+		// Judged against her p99 without the attack, or in the phase
+		// before, whose background (the slow bodies, the sleeps still
+		// running) the reader phase shares, whichever is higher.
+		ref := p99(slices.Clone(alone))
+		if ls := byPhase[phases-2]; len(ls) > 0 {
+			ref = max(ref, p99(slices.Clone(ls)))
+		}
+		if ls := byPhase[phases-1]; len(ls) > 0 {
+			t.Logf("alice's p99 in the reader phase %v, %.2f× her reference p99 %v", p99(slices.Clone(ls)), float64(p99(slices.Clone(ls)))/float64(ref), ref)
+			if p99(slices.Clone(ls)) > 2*ref {
+				t.Errorf("alice's p99 in the reader phase is over twice her reference p99 %v", ref)
+			}
 		}
 	}
 	slices.Sort(latencies)

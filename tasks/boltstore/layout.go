@@ -416,6 +416,27 @@ func (p *parts) read(c *cursor, id string, historyLen uint64, sc tasks.Scope) {
 		p.size += len(v)
 		p.history = append(p.history, v)
 	}
+	p.fitHistory(sc.HistoryBytes)
+}
+
+// fitHistory leaves out of the history read the oldest messages, until
+// the rest take budget bytes at most (0: no bound), as
+// tasks.LastFitting does: the values are the messages' stored encodings,
+// still in the transaction's memory, so what is left out is never copied.
+func (p *parts) fitHistory(budget int64) {
+	if budget <= 0 {
+		return
+	}
+	var used int64
+	for i := len(p.history) - 1; i >= 0; i-- {
+		if used += int64(len(p.history[i])); used > budget {
+			for _, v := range p.history[:i+1] {
+				p.size -= len(v)
+			}
+			p.history = p.history[i+1:]
+			return
+		}
+	}
 }
 
 // decode decodes rt into a record holding what was read. With index, the

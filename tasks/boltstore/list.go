@@ -157,11 +157,11 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		start = listKeyAt(owner, after.At, after.TaskID)
 	}
 	var (
-		ids    [][]byte
-		raws   []*rawTask
-		total  int
-		more   bool
-		lastAt uint64
+		ids   [][]byte
+		ats   []uint64 // the ids' list times
+		raws  []*rawTask
+		total int
+		more  bool
 	)
 	err := s.view(func(tx *txn) error {
 		c := tx.Bucket(bucketRecent).Cursor()
@@ -197,7 +197,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 				continue
 			}
 			ids = append(ids, append([]byte(nil), e.id(p)...))
-			lastAt = e.at(p)
+			ats = append(ats, e.at(p))
 		}
 		var err error
 		raws, err = readListed(tx, owner, ids, sc)
@@ -206,25 +206,39 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	recs, next, err := listed(ids, ats, raws, more)
+	return recs, total, next, err
+}
+
+// listed decodes the tasks List read, raws of ids (whose list times are
+// ats; raws ends early when the page did), and the cursor of the next
+// page when more follow.
+func listed(ids [][]byte, ats []uint64, raws []*rawTask, more bool) ([]*tasks.Record, *tasks.Cursor, error) {
+	if len(raws) < len(ids) {
+		ids, more = ids[:len(raws)], true // the page ended early, at its bytes
+	}
 	recs := make([]*tasks.Record, len(ids))
 	for i, rt := range raws {
 		r, _, err := rt.decode(string(ids[i]), false)
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, nil, err
 		}
 		recs[i] = r
 	}
 	var next *tasks.Cursor
 	if more && len(ids) > 0 {
-		next = &tasks.Cursor{At: lastAt, TaskID: string(ids[len(ids)-1])}
+		next = &tasks.Cursor{At: ats[len(ids)-1], TaskID: string(ids[len(ids)-1])}
 	}
-	return recs, total, next, nil
+	return recs, next, nil
 }
 
 // readListed reads the listed tasks ids of owner, each with what sc asks
-// for; an entry that points at a missing or foreign task is an error.
+// for, until one would take those read past sc.ListBytes (the first is
+// always read); an entry that points at a missing or foreign task is an
+// error.
 func readListed(tx *txn, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask, error) {
 	raws := make([]*rawTask, len(ids))
+	var used int64
 	rd := newReader(tx)
 	for i, id := range ids {
 		rt, err := rd.read(owner, string(id), sc)
@@ -235,6 +249,9 @@ func readListed(tx *txn, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask
 			return nil, fmt.Errorf("listing entry of owner %q points at missing task %q", owner, id)
 		case err != nil:
 			return nil, err
+		}
+		if used += int64(len(rt.head) + len(rt.doc)); i > 0 && sc.ListBytes > 0 && used > sc.ListBytes {
+			return raws[:i], nil
 		}
 		raws[i] = rt
 	}

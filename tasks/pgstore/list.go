@@ -24,6 +24,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 	count, countArgs, page, args := listQuery(owner, f, after, limit, sc)
 	var (
 		rs    []*row
+		cut   bool // the page ended early, at its bytes
 		total int64
 	)
 	err := s.read(ctx, func(tx pgx.Tx) error {
@@ -34,13 +35,13 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		if err != nil {
 			return err
 		}
-		rs, err = scanRows(rows, false)
+		rs, cut, err = scanPage(rows, sc.ListBytes)
 		return err
 	})
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	more := len(rs) > limit
+	more := cut || len(rs) > limit
 	rs = rs[:min(len(rs), limit)]
 	out := make([]*tasks.Record, len(rs))
 	for i, rw := range rs {
@@ -54,6 +55,26 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		next = &tasks.Cursor{At: tasks.ListTime(last), TaskID: last.Task.ID}
 	}
 	return out, int(total), next, nil
+}
+
+// scanPage scans the rows of a page (limit+1 at most, the last telling
+// that more follow), until one would take those scanned past budget bytes
+// (0: no bound; the first row is always kept): cut reports that the page
+// ended there, early.
+func scanPage(rows pgx.Rows, budget int64) (out []*row, cut bool, err error) {
+	defer rows.Close()
+	var used int64
+	for rows.Next() {
+		rw := new(row)
+		if err := rows.Scan(rw.dest(false)...); err != nil {
+			return nil, false, err
+		}
+		if used += rw.size(); len(out) > 0 && budget > 0 && used > budget {
+			return out, true, nil
+		}
+		out = append(out, rw)
+	}
+	return out, false, rows.Err()
 }
 
 // listQuery returns List's statements: the count of the matches, and

@@ -37,7 +37,14 @@ func columns(q *query, sc tasks.Scope, guard string, input bool) string {
 		if sc.History > 0 {
 			n = int32(min(sc.History, math.MaxInt32))
 		}
-		hist = `(SELECT array_agg(m.body ORDER BY m.n) FROM messages m WHERE m.task_id = t.id AND m.n >= t.history_len - ` + q.arg(n) + `)`
+		from := `m.task_id = t.id AND m.n >= t.history_len - ` + q.arg(n)
+		hist = `(SELECT array_agg(m.body ORDER BY m.n) FROM messages m WHERE ` + from + `)`
+		if sc.HistoryBytes > 0 {
+			// The newest messages that fit: octet_length reads a stored
+			// value's size from its header, never the value itself.
+			hist = `(SELECT array_agg(h.body ORDER BY h.n) FROM (SELECT m.n, m.body, sum(octet_length(m.body)) OVER (ORDER BY m.n DESC) AS used
+				FROM messages m WHERE ` + from + `) h WHERE h.used <= ` + q.arg(sc.HistoryBytes) + `)`
+		}
 	}
 	if sc.Artifacts {
 		arts = `(SELECT array_agg(a.body ORDER BY a.i, a.j) FROM artifacts a WHERE a.task_id = t.id)`
@@ -97,6 +104,18 @@ type row struct {
 	head          []byte
 	history, arts [][]byte
 	input         []byte
+}
+
+// size is what rw's head, history and artifacts take, as stored.
+func (rw *row) size() int64 {
+	n := len(rw.head)
+	for _, b := range rw.history {
+		n += len(b)
+	}
+	for _, b := range rw.arts {
+		n += len(b)
+	}
+	return int64(n)
 }
 
 // dest is what a scan of columns fills; input if they include the input.

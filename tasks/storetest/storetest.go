@@ -115,6 +115,7 @@ var contracts = []contract{
 	{"UpdateWithKeyIsIdempotent", testUpdateWithKeyIsIdempotent},
 	{"UpdateWithoutEvents", testUpdateWithoutEvents},
 	{"ReadsReturnWhatTheirScopeAsks", testReadsReturnWhatTheirScopeAsks},
+	{"HistoryBytesKeepTheNewestThatFit", testHistoryBytesKeepTheNewestThatFit},
 	{"ArtifactEventsAreAppliedAsClientsDo", testArtifactEventsAreAppliedAsClientsDo},
 	{"ForeignTaskIsNotFound", testForeignTaskIsNotFound},
 
@@ -141,6 +142,7 @@ var contracts = []contract{
 	{"ListIDsAndOwnersWithAnyBytes", testListIDsAndOwnersWithAnyBytes},
 	{"ListFilters", testListFilters},
 	{"ListCursorIsStableUnderInserts", testListCursorIsStableUnderInserts},
+	{"ListBytesEndPagesEarly", testListBytesEndPagesEarly},
 
 	// Leases: a task's runner is kept, a task whose runner holds no
 	// lease is an orphan, one replica adopts an orphan (leases.go).

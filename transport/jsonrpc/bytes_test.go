@@ -19,6 +19,9 @@ type meter struct {
 	taken   []int64
 	charged []int64
 	refuse  bool
+	// refuseAfter, when above 0, refuses every take after that many
+	// more (counting down).
+	refuseAfter int
 }
 
 var _ transport.ByteMeter = (*meter)(nil)
@@ -26,7 +29,11 @@ var _ transport.ByteMeter = (*meter)(nil)
 func (m *meter) TakeBytes(_ transport.Principal, n int64) *transport.Denial {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.refuse {
+	if m.refuseAfter > 0 {
+		if m.refuseAfter--; m.refuseAfter == 0 {
+			m.refuse = true
+		}
+	} else if m.refuse {
 		return &transport.Denial{Scope: "bytes", RateLimited: true, RetryAfter: 1500 * time.Millisecond}
 	}
 	m.taken = append(m.taken, n)
