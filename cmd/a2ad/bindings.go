@@ -70,6 +70,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Admit:        gateAdmitter{gate: m.gate, rejected: met.Rejected},
 		Bytes:        gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
 		Audit:        m.auditLogger,
+		Refusals:     m.refusals,
 		Tracer:       m.tracer,
 		Observe:      observe,
 		ExtendedCard: extended,

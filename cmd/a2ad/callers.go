@@ -264,6 +264,7 @@ func (m *Main) sweepBuckets(stop <-chan struct{}) {
 	defer m.wg.Done()
 	tick.Every(stop, sweepEvery, func() {
 		m.gate.Sweep()
+		m.refusals.Sweep()
 		if m.throttle != nil {
 			m.throttle.Sweep()
 		}
