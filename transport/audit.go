@@ -31,12 +31,12 @@ type Call struct {
 	// summarised: a refusal audited in summary (see Core.summarise)
 	// although no limit refused it: one the gRPC server ended itself.
 	summarised bool
-	bodyLate  bool // the body missed the read timeout or the rate floor
-	gone      bool // the client canceled the call before its answer
-	rpcErr    *a2a.Error
-	notOwner  bool
-	state     a2a.TaskState // the task's state when the call ended
-	failure   string        // the failure class of a failed task
+	bodyLate   bool // the body missed the read timeout or the rate floor
+	gone       bool // the client canceled the call before its answer
+	rpcErr     *a2a.Error
+	notOwner   bool
+	state      a2a.TaskState // the task's state when the call ended
+	failure    string        // the failure class of a failed task
 	// stateful: the method's result says how a task ended (send, stream,
 	// cancel), rather than what a read found.
 	stateful bool
