@@ -51,10 +51,6 @@ func (m *Main) openHTTP(context.Context) error {
 			return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
 		}
 	}
-	var throttle transport.AuthThrottle
-	if m.throttle != nil {
-		throttle = addrThrottle{m.throttle}
-	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	cors, _ := cfg.cors()
 	met := m.metrics
@@ -85,7 +81,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Logger:       m.Logger,
 
 		TrustedProxies: proxies,
-		Throttle:       throttle,
+		Throttle:       m.authThrottle(),
 		Revoked:        m.revoked,
 	}})
 	m.srv = srv
