@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,6 +52,22 @@ func TestNameListCapsOverBindings(t *testing.T) {
 	withModes := sendParams("caps-modes", "demo::echo", map[string]any{"message": "hi"}, true)
 	withModes["configuration"].(map[string]any)["acceptedOutputModes"] = []string{strings.Repeat("m", 257)}
 	check("0.3 send, a long mode", rpc(t, p.base, "message/send", withModes), "Invalid parameters: /configuration/acceptedOutputModes/0: must be at most 256 bytes")
+
+	// HTTP+JSON: 400 INVALID_ARGUMENT.
+	modes, _ := json.Marshal(many)
+	resp, body := postURL(t, nil, p.base+"/a2a/rest/message:send", []byte(`{"message":{"messageId":"caps-rest","role":"ROLE_USER",`+
+		`"parts":[{"data":{"skill":"demo::echo","input":{"message":"hi"}}}]},"configuration":{"acceptedOutputModes":`+string(modes)+`}}`), nil)
+	var st struct {
+		Error struct {
+			Code            int
+			Status, Message string
+		}
+	}
+	_ = json.Unmarshal(body, &st)
+	if resp.StatusCode != http.StatusBadRequest || st.Error.Status != "INVALID_ARGUMENT" ||
+		st.Error.Message != "Invalid parameters: /configuration/acceptedOutputModes: must have at most 32 elements" {
+		t.Errorf("REST message:send, 1000 modes: HTTP %d %.300s", resp.StatusCode, body)
+	}
 
 	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
