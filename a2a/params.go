@@ -58,6 +58,18 @@ const (
 	MaxPushCredentialsBytes = 4 << 10
 )
 
+// The longest lists of names a caller sends, and their longest names:
+// a push config's authentication schemes, a message's extensions and a
+// send's acceptedOutputModes. Each is stored with the task (and the
+// schemes read back with every push config read), so an uncapped list
+// made every read of its task cost what the caller chose.
+const (
+	MaxPushSchemes     = 8
+	MaxPushSchemeBytes = 64
+	MaxListNames       = 32  // extensions, acceptedOutputModes
+	MaxNameBytes       = 256 // each of them: a URI or a media type
+)
+
 // PushConfigParams are the params of the push config methods: the task,
 // a config id (get, delete) and the config (set).
 type PushConfigParams struct {

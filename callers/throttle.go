@@ -48,8 +48,7 @@ const DefaultReportEvery = 10 * time.Second
 // reported.
 type failures struct {
 	bucket
-	refused  int       // refusals since the last report
-	reported time.Time // when they were last reported; zero: never
+	summary // its refusals not yet reported
 }
 
 // NewThrottle returns a Throttle. It panics on an invalid rate or burst, or
@@ -98,11 +97,7 @@ func (t *Throttle) Check(addr string) (retryAfter time.Duration, report int, ok 
 	if f.tokens >= 1 {
 		return 0, 0, true
 	}
-	f.refused++
-	if f.reported.IsZero() || now.Sub(f.reported) >= t.every {
-		report, f.refused, f.reported = f.refused, 0, now
-	}
-	return f.retryAfter(), report, false
+	return f.retryAfter(), f.count(now, t.every), false
 }
 
 // Fail records a failed authentication from addr: it takes a token from

@@ -28,12 +28,15 @@ type Call struct {
 	authFail  bool
 	refused   int  // throttled: the refusals the record stands for; 0: no record
 	revoked   bool // a stream ended by the revocation of its key
-	bodyLate  bool // the body missed the read timeout or the rate floor
-	gone      bool // the client canceled the call before its answer
-	rpcErr    *a2a.Error
-	notOwner  bool
-	state     a2a.TaskState // the task's state when the call ended
-	failure   string        // the failure class of a failed task
+	// summarised: a refusal audited in summary (see Core.summarise)
+	// although no limit refused it: one the gRPC server ended itself.
+	summarised bool
+	bodyLate   bool // the body missed the read timeout or the rate floor
+	gone       bool // the client canceled the call before its answer
+	rpcErr     *a2a.Error
+	notOwner   bool
+	state      a2a.TaskState // the task's state when the call ended
+	failure    string        // the failure class of a failed task
 	// stateful: the method's result says how a task ended (send, stream,
 	// cancel), rather than what a read found.
 	stateful bool
@@ -114,6 +117,12 @@ func (ac *Call) NoteBodyLate() { ac.bodyLate = true }
 // NoteClientCanceled records that the client canceled the call (or went
 // away) before its answer: the call is audited client_canceled.
 func (ac *Call) NoteClientCanceled() { ac.gone = true }
+
+// NoteSummarised marks a call that a binding refused before its handler
+// (gRPC: an unknown method, a message over the cap, not protobuf or too
+// late): a client may repeat it at will, so it is audited in summary, as
+// a limit's refusals are.
+func (ac *Call) NoteSummarised() { ac.summarised = true }
 
 // throttled reports whether the request was refused by the throttle of
 // failed authentications.
@@ -259,10 +268,12 @@ const (
 
 // End writes the call's one audit record and tells Observe; reqID is the
 // request's id, for the record. The record never holds a payload or a secret: ids, names, codes and timings
-// only. Requests refused by the throttle of failed authentications are
-// told to Observe one by one, but audited in summary: one record stands
-// for the refusals since the previous one from that address ("refused"),
-// so that a flood cannot fill the disk.
+// only. Requests refused by the throttle of failed authentications, by a
+// caller's limits or the server's cap, or by the gRPC server before a
+// handler, are told to Observe one by one, but audited in summary: one
+// record stands for the refusals since the previous one from that address
+// or caller ("refused"; see Config.Refusals), so that a flood cannot fill
+// the disk.
 func (c *Core) End(ac *Call, reqID string) {
 	if ac.answered != nil {
 		ac.answered()
@@ -277,7 +288,7 @@ func (c *Core) End(ac *Call, reqID string) {
 	if c.cfg.Observe != nil {
 		c.cfg.Observe(ac.transport, ac.method, outcome, reason, d)
 	}
-	if c.cfg.Audit == nil || (ac.throttled() && ac.refused == 0) {
+	if c.cfg.Audit == nil || (ac.throttled() && ac.refused == 0) || !c.summarise(ac, reason) {
 		return
 	}
 	p := ac.principal
@@ -311,6 +322,24 @@ func (c *Core) End(ac *Call, reqID string) {
 	ev.Float64("duration_ms", float64(d.Microseconds())/1000).
 		Str("req_id", reqID).
 		Msg("call")
+}
+
+// summarise counts a refusal a caller can repeat at will (a limit's
+// other than the auth throttle, which counts its own, or one NoteSummarised
+// marks) into its caller's summary, keyed by the reason and the caller
+// (its limit key, or its address when it has none), and reports whether
+// a record is due now: the first of a window is, standing for the
+// refusals since the last one ("refused"). Any other call: true.
+func (c *Core) summarise(ac *Call, reason audit.Reason) bool {
+	if c.cfg.Refusals == nil || ac.throttled() || (ac.denial == nil && !ac.summarised) {
+		return true
+	}
+	who := ac.principal.LimitKey
+	if who == "" {
+		who = "addr " + ac.client
+	}
+	ac.refused = c.cfg.Refusals.Refused(string(reason) + " " + who)
+	return ac.refused > 0
 }
 
 func truncate(s string, n int) string {

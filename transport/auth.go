@@ -74,6 +74,12 @@ type AuthThrottle interface {
 	Fail(addr string)
 }
 
+// RefusalReports summarises refusals by key for the audit (see
+// Config.Refusals).
+type RefusalReports interface {
+	Refused(key string) (report int)
+}
+
 // Denial says why a request is not admitted now, and when to retry.
 type Denial struct {
 	// Scope is "caller" for a caller's own limit, "server" for a

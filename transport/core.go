@@ -96,6 +96,12 @@ type Config struct {
 	Revoked func(p Principal) bool
 	// Audit receives one record per call (see End); nil writes none.
 	Audit *zerolog.Logger
+	// Refusals summarises the audit records of refusals a caller can
+	// repeat at will (its rate and in-flight limits, the server's cap,
+	// its bytes, the calls gRPC ends before a handler): Refused counts
+	// one of key's and says how many a record written now stands for, 0
+	// when none is due. Nil audits every refusal in full.
+	Refusals RefusalReports
 	// Observe, when set, is called once per call with what its audit
 	// record says: the binding ("jsonrpc", "rest", "grpc"), the method
 	// as the caller named it (map it to a known name before using it as

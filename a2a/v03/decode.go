@@ -25,7 +25,7 @@ func DecodeSendParams(raw json.RawMessage) (a2a.SendParams, *a2a.Error) {
 		if conf := c.Object("/configuration", params.Get("configuration"), false); conf != nil {
 			p.Blocking = c.Boolean("/configuration/blocking", conf.Get("blocking"))
 			p.HistoryLength = c.NonNegInt("/configuration/historyLength", conf.Get("historyLength"))
-			p.AcceptedOutputModes = c.Strings("/configuration/acceptedOutputModes", conf.Get("acceptedOutputModes"))
+			p.AcceptedOutputModes = c.Names("/configuration/acceptedOutputModes", conf.Get("acceptedOutputModes"), a2a.MaxListNames, a2a.MaxNameBytes)
 			const pushPath = "/configuration/pushNotificationConfig"
 			if pc := c.Object(pushPath, conf.Get("pushNotificationConfig"), false); pc != nil {
 				cfg := pushConfig(&c, pushPath, pc)
@@ -54,7 +54,7 @@ func message(c *wire.Checker, path string, m jsonw.Members) a2a.Message {
 	msg.ContextID, _ = c.ID(path+"/contextId", m.Get("contextId"), false)
 	msg.TaskID, _ = c.ID(path+"/taskId", m.Get("taskId"), false)
 	msg.ReferenceTaskIDs = c.IDs(path+"/referenceTaskIds", m.Get("referenceTaskIds"))
-	msg.Extensions = c.Strings(path+"/extensions", m.Get("extensions"))
+	msg.Extensions = c.Names(path+"/extensions", m.Get("extensions"), a2a.MaxListNames, a2a.MaxNameBytes)
 	msg.Metadata = c.AnyMap(path+"/metadata", m.Get("metadata"))
 	msg.Parts = c.Parts(path, m, func(path string, pm jsonw.Members) a2a.Part { return part(c, path, pm) })
 	return msg
@@ -147,7 +147,7 @@ func pushConfig(c *wire.Checker, path string, m jsonw.Members) a2a.PushConfig {
 
 // schemes reads the schemes of a push config's authentication.
 func schemes(c *wire.Checker, path string, auth jsonw.Members) []string {
-	s := c.Strings(path+"/schemes", auth.Get("schemes"))
+	s := c.Names(path+"/schemes", auth.Get("schemes"), a2a.MaxPushSchemes, a2a.MaxPushSchemeBytes)
 	if len(s) == 0 {
 		c.Add(path+"/schemes", "must list at least one scheme")
 	}

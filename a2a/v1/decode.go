@@ -69,7 +69,7 @@ func DecodeSendParams(raw json.RawMessage) (a2a.SendParams, *a2a.Error) {
 			p.Message = message(&c, "/message", m)
 		}
 		if conf := c.Object("/configuration", params.Get("configuration"), false); conf != nil {
-			p.AcceptedOutputModes = c.Strings("/configuration/acceptedOutputModes", field(&c, "/configuration", conf, "acceptedOutputModes"))
+			p.AcceptedOutputModes = c.Names("/configuration/acceptedOutputModes", field(&c, "/configuration", conf, "acceptedOutputModes"), a2a.MaxListNames, a2a.MaxNameBytes)
 			const pushPath = "/configuration/taskPushNotificationConfig"
 			if pc := c.Object(pushPath, field(&c, "/configuration", conf, "taskPushNotificationConfig"), false); pc != nil {
 				cfg, taskID := pushConfig(&c, pushPath, pc, false)

@@ -127,7 +127,7 @@ func message(c *wire.Checker, path string, m jsonw.Members) a2a.Message {
 	msg.Role = role(c, path+"/role", m.Get("role"))
 	msg.Parts = c.Parts(path, m, func(path string, pm jsonw.Members) a2a.Part { return part(c, path, pm) })
 	msg.Metadata = c.AnyMap(path+"/metadata", m.Get("metadata"))
-	msg.Extensions = c.Strings(path+"/extensions", m.Get("extensions"))
+	msg.Extensions = c.Names(path+"/extensions", m.Get("extensions"), a2a.MaxListNames, a2a.MaxNameBytes)
 	msg.ReferenceTaskIDs = c.IDs(path+"/referenceTaskIds", field(c, path, m, "referenceTaskIds"))
 	return msg
 }
@@ -201,7 +201,9 @@ func pushConfig(c *wire.Checker, path string, m jsonw.Members, needTask bool) (a
 
 // scheme reads the single scheme of a push config's authentication.
 func scheme(c *wire.Checker, path string, auth jsonw.Members) []string {
-	if s := c.NonEmpty(path+"/scheme", auth.Get("scheme"), true); s != "" {
+	s := c.NonEmpty(path+"/scheme", auth.Get("scheme"), true)
+	c.MaxLen(path+"/scheme", s, a2a.MaxPushSchemeBytes)
+	if s != "" {
 		return []string{s}
 	}
 	return nil

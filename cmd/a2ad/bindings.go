@@ -38,10 +38,6 @@ func (m *Main) openHTTP(context.Context) error {
 		auth = keyAuth{auth: m.authenticator(), log: m.Logger, limits: limits}
 		extended = m.extendedCard
 	}
-	var throttle transport.AuthThrottle
-	if m.throttle != nil {
-		throttle = addrThrottle{m.throttle}
-	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
 	cors, _ := cfg.cors()
 	met := m.metrics
@@ -59,6 +55,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Answers:       answerAdmitter(cfg.AnswerBytesPerCaller),
 		AnswerReserve: max(cfg.HistoryReadBytes, cfg.ListPageBytes),
 		Audit:         m.auditLogger,
+		Refusals:      m.refusals,
 		Tracer:        m.tracer,
 		Observe:       observe,
 		ExtendedCard:  extended,
@@ -73,7 +70,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Logger:        m.Logger,
 
 		TrustedProxies: proxies,
-		Throttle:       throttle,
+		Throttle:       m.authThrottle(),
 		Revoked:        m.revoked,
 	}})
 	m.srv = srv

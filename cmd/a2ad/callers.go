@@ -262,11 +262,21 @@ func (a addrThrottle) Check(addr string) (time.Duration, int, bool) {
 
 func (a addrThrottle) Fail(addr string) { a.t.Fail(addressKey(addr)) }
 
+// authThrottle is the core's throttle of failed authentications: nil
+// (not a nil *Throttle in an interface) when there is none.
+func (m *Main) authThrottle() transport.AuthThrottle {
+	if m.throttle == nil {
+		return nil
+	}
+	return addrThrottle{m.throttle}
+}
+
 // sweepBuckets forgets idle rate buckets until stop is closed.
 func (m *Main) sweepBuckets(stop <-chan struct{}) {
 	defer m.wg.Done()
 	tick.Every(stop, sweepEvery, func() {
 		m.gate.Sweep()
+		m.refusals.Sweep()
 		if m.throttle != nil {
 			m.throttle.Sweep()
 		}

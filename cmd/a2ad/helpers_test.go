@@ -498,7 +498,13 @@ func getCard(tb testing.TB, base string) map[string]any {
 // auditRecords reads the audit log file.
 func (k *keyed) auditRecords(tb testing.TB) []map[string]any {
 	tb.Helper()
-	f, err := os.Open(k.audit)
+	return auditFile(tb, k.audit)
+}
+
+// auditFile reads the audit records of the audit log at path.
+func auditFile(tb testing.TB, path string) []map[string]any {
+	tb.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -56,6 +56,7 @@ type Main struct {
 	usage      callers.Usage     // the keys' last use
 	gate       *callers.Gate
 	throttle   *callers.Throttle // nil without keys, or with --auth-fail-rate 0
+	refusals   *callers.Reports  // the audit's summaries of limits' refusals
 	srv        *jsonrpc.Server
 	grpc       *a2agrpc.Server // nil without --grpc-listen
 	grpcLn     net.Listener
@@ -343,6 +344,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 			PerSecond: cfg.AuthFailRate, Burst: cfg.AuthFailBurst, MaxAddresses: cfg.RateBuckets, Now: m.now,
 		})
 	}
+	m.refusals = callers.NewReports(0, cfg.RateBuckets, m.now)
 	stop := make(chan struct{})
 	m.wg.Add(1)
 	go m.sweepBuckets(stop)

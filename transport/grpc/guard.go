@@ -161,6 +161,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		c.cl.SetMethod(info.FullMethodName, a2a.V10, false)
 		e := a2a.ErrMethodNotFound
 		c.cl.NoteError(e, nil)
+		c.cl.NoteSummarised()
 		s.end(c)
 		return ctx, status.Error(codes.Unimplemented, e.Message)
 	}
@@ -267,6 +268,7 @@ func (h guardStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
 		return
 	}
 	cl := g.c.cl
+	cl.NoteSummarised()
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errRecvTimeout):
 		cl.NoteBodyLate()

@@ -3,6 +3,7 @@ package grpc_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
 
@@ -76,5 +79,42 @@ func TestRefusedByGRPC(t *testing.T) {
 	}
 	if strings.Contains(auditLog.String(), "server_error") {
 		t.Errorf("a refusal audited server_error:\n%s", auditLog.String())
+	}
+}
+
+// TestRefusedByGRPCInSummary: a flood of what grpc-go refuses itself
+// (unknown methods, messages that are not protobuf) is audited in summary
+// with Config.Refusals: per caller (here its address) and reason, the
+// first refusal at once with "refused":1, the rest with the first refusal
+// of the next window (issue 25 item 3: grpc-go's refusals were one record
+// each).
+func TestRefusedByGRPCInSummary(t *testing.T) {
+	var clock atomic.Int64 // seconds; the handlers read it
+	conn, auditLog := serveConn(t, &transporttest.Service{}, func(c *transport.Config) {
+		c.Refusals = callers.NewReports(time.Hour, 0, func() time.Time { return time.Unix(clock.Load(), 0) })
+	})
+	ctx := context.Background()
+	out := []byte{}
+	refuse := func() {
+		in := []byte{}
+		_ = conn.Invoke(ctx, "/lf.a2a.v1.A2AService/NoSuchMethod", &in, &out, grpc.ForceCodec(rawCodec{}))
+		garbage := []byte{0xff, 0xff, 0xff, 0xff}
+		_ = conn.Invoke(ctx, "/lf.a2a.v1.A2AService/GetTask", &garbage, &out, grpc.ForceCodec(rawCodec{}))
+	}
+	for range 200 {
+		refuse()
+	}
+	time.Sleep(200 * time.Millisecond) // the stats handler audits after the answer
+	clock.Add(3600)
+	refuse()
+	time.Sleep(200 * time.Millisecond)
+	recs := strings.Split(strings.TrimSpace(auditLog.String()), "\n")
+	if len(recs) != 2 {
+		t.Fatalf("%d audit records for 402 refusals, want 2 (one per window; the last refusal waits for the next):\n%s", len(recs), auditLog.String())
+	}
+	for i, w := range []string{`"refused":1,`, `"refused":400,`} { // then the 399 held and itself
+		if !strings.Contains(recs[i], `"reason":"invalid_request"`) || !strings.Contains(recs[i], w) {
+			t.Errorf("record %d: %s; want invalid_request, %s", i, recs[i], w)
+		}
 	}
 }

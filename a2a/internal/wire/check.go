@@ -231,6 +231,26 @@ func (c *Checker) Strings(path string, raw json.RawMessage) []string {
 	return s
 }
 
+// Names reads an array of at most maxN strings, each at most maxLen
+// bytes; nil when absent. A list over either cap is one problem (for the
+// list, or for its first long element), so that a flood of elements
+// does not make a flood of problems; the list is returned as read (the
+// problem refuses the request).
+func (c *Checker) Names(path string, raw json.RawMessage, maxN, maxLen int) []string {
+	s := c.Strings(path, raw)
+	if len(s) > maxN {
+		c.Add(path, "must have at most "+strconv.Itoa(maxN)+" elements")
+		return s
+	}
+	for i, v := range s {
+		if len(v) > maxLen {
+			c.MaxLen(path+"/"+strconv.Itoa(i), v, maxLen)
+			break
+		}
+	}
+	return s
+}
+
 // MaxLen adds a problem when s is longer than max bytes.
 func (c *Checker) MaxLen(path, s string, max int) {
 	if len(s) > max {
