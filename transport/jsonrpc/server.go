@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
+	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/httpx"
 )
@@ -65,12 +66,16 @@ func New(cfg Config) *Server {
 	httpx.GET(e, "/healthz", func(c echo.Context) error {
 		return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
 	})
-	e.POST("/a2a", s.jsonrpc)
-	e.Match([]string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
-		http.MethodOptions, http.MethodTrace, http.MethodConnect}, "/a2a", func(c echo.Context) error {
-		c.Response().Header().Set("Allow", http.MethodPost)
-		return echo.NewHTTPError(http.StatusMethodNotAllowed, "use POST for JSON-RPC requests")
-	})
+	// The endpoint with a trailing slash too: clients that join a path
+	// to the interface URL (the TCK's posts "/" to it) reach it so.
+	for _, p := range []string{"/a2a", "/a2a/"} {
+		e.POST(p, s.jsonrpc)
+		e.Match([]string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
+			http.MethodOptions, http.MethodTrace, http.MethodConnect}, p, func(c echo.Context) error {
+			c.Response().Header().Set("Allow", http.MethodPost)
+			return echo.NewHTTPError(http.StatusMethodNotAllowed, "use POST for JSON-RPC requests")
+		})
+	}
 	return s
 }
 
@@ -184,7 +189,24 @@ func (s *Server) httpError(err error, c echo.Context) {
 		_ = c.NoContent(code)
 		return
 	}
+	if errors.Is(err, echo.ErrNotFound) {
+		_ = c.Blob(code, echo.MIMEApplicationJSON, noRoute(c.Request()))
+		return
+	}
 	_ = c.JSON(code, map[string]string{"error": msg})
+}
+
+// noRoute is the answer to a path the listener has no route for: the
+// JSON-RPC binding owns the listener (its endpoint and the cards), so a
+// client that posted to a wrong URL reads a JSON-RPC error (in its 1.0
+// form), as on the endpoint, not a body of another shape.
+func noRoute(r *http.Request) []byte {
+	path := r.URL.EscapedPath()
+	if len(path) > 200 {
+		path = path[:200] + "..."
+	}
+	e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "No A2A endpoint at " + r.Method + " " + path}
+	return v1.AppendError(nil, nil, e)
 }
 
 // jsonrpc serves POST /a2a as a pipeline: authenticate, admit, read,

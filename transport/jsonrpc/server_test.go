@@ -822,11 +822,50 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
+// TestUnknownRoute: a path with no route answers 404 with a JSON-RPC
+// error (1.0 form), the listener's binding's own shape, not Echo's.
 func TestUnknownRoute(t *testing.T) {
 	ts := MustServe(t, &TaskService{})
-	resp, body := do(t, newRequest(t, http.MethodGet, ts.URL+"/nope", "", nil))
-	if resp.StatusCode != http.StatusNotFound || strings.TrimSpace(string(body)) != `{"error":"Not Found"}` {
-		t.Errorf("GET /nope: status %d body %s, want 404 {\"error\":\"Not Found\"}", resp.StatusCode, body)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/nope"},
+		{http.MethodPost, "/a2a/x"},
+		{http.MethodPost, "/a2a//"},
+		{http.MethodDelete, "/"},
+	} {
+		resp, body := do(t, newRequest(t, c.method, ts.URL+c.path, "application/json", strings.NewReader(`{}`)))
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"No A2A endpoint at ` + c.method + ` ` + c.path +
+			`","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"METHOD_NOT_FOUND","domain":"github.com/a2ad/a2ad"}]}}`
+		if resp.StatusCode != http.StatusNotFound || string(body) != want || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: status %d %q body %s, want 404 application/json %s", c.method, c.path, resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, want)
+		}
+	}
+}
+
+// TestTrailingSlash: POST /a2a/ is the endpoint, as POST /a2a (the
+// TCK's client posts to the interface URL plus "/"), and it takes only
+// POST as /a2a does.
+func TestTrailingSlash(t *testing.T) {
+	fake := &TaskService{GetFn: func(context.Context, tasks.Caller, string, *int) (*a2a.Task, error) {
+		return nil, tasks.ErrNotFound
+	}}
+	ts := MustServe(t, fake)
+	req := newRequest(t, http.MethodPost, ts.URL+"/a2a/", "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"t1"}}`))
+	req.Header.Set("A2A-Version", "1.0")
+	resp, body := do(t, req)
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found","data":[` +
+		`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != want {
+		t.Errorf("POST /a2a/: status %d body %s, want 200 %s", resp.StatusCode, body, want)
+	}
+	if n := fake.calls.Load(); n != 1 {
+		t.Errorf("task service called %d times, want 1", n)
+	}
+	resp, body = do(t, newRequest(t, http.MethodGet, ts.URL+"/a2a/", "", nil))
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodPost ||
+		strings.TrimSpace(string(body)) != `{"error":"use POST for JSON-RPC requests"}` {
+		t.Errorf("GET /a2a/: status %d Allow %q body %s, want 405 POST", resp.StatusCode, resp.Header.Get("Allow"), body)
 	}
 }
 

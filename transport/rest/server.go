@@ -61,6 +61,11 @@ func (s *Server) serve(c echo.Context) error {
 		return s.refuse(c, ref)
 	}
 	path := strings.TrimPrefix(r.URL.EscapedPath(), s.base)
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		// A trailing slash names the same resource ("/tasks/" is
+		// "/tasks"), for clients that join paths with one.
+		path = path[:len(path)-1]
+	}
 	t, rerr := route(r.Method, path)
 	if rerr == nil {
 		cl.SetMethod(ops[t.op].name, a2a.V10, ops[t.op].stateful)
