@@ -148,12 +148,9 @@ func requestVersion(r *http.Request) *a2a.Error {
 	if v == "" {
 		return nil
 	}
-	ver, e := a2a.ParseVersion(v)
-	if e != nil {
-		return e
-	}
-	if ver != a2a.V10 {
-		return a2a.ErrVersionNotSupported.WithData(map[string]any{"version": v, "supported": "1.0"})
+	// What the binding speaks, not what a2ad does (0.3 too, over JSON-RPC).
+	if ver, e := a2a.ParseVersion(v); e != nil || ver != a2a.V10 {
+		return a2a.UnsupportedVersion(v, "1.0")
 	}
 	return nil
 }
