@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/rs/zerolog"
 )
 
 // approveScript asks a question unless its input carries an answer.
@@ -28,7 +30,14 @@ echo '{"a2a.input_required": {"question": "approve?"}}'
 // tasks.Service.Subscribe for the reading of the spec).
 func TestSubscribeThroughInputRequiredOverBindings(t *testing.T) {
 	_, catalog := execCatalog(t, "approve", approveScript)
-	m := startMain(t, func(c *Config) { c.Catalog = catalog; c.GRPCListen = "127.0.0.1:0" })
+	cfg := testConfig(filepath.Join(t.TempDir(), "a2ad.db"))
+	cfg.Catalog, cfg.GRPCListen = catalog, "127.0.0.1:0"
+	// A short body grace: the wait for the answer outlasts it. A read
+	// deadline once set for a call without a body (the HTTP+JSON
+	// subscription) cut its stream when the grace passed, and answered
+	// every later call on its connection with a 500.
+	m := openMain(t, &Main{Config: cfg, Logger: zerolog.Nop(), bodyGrace: 100 * time.Millisecond})
+	closeAtEnd(t, m)
 	base := "http://" + m.Addr()
 	client := grpcClient(t, m)
 	for _, binding := range []string{"jsonrpc", "rest", "grpc"} {
