@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/a2a"
-	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/httpx"
 )
@@ -168,7 +167,13 @@ func newRequestID() string {
 	return string(b[:])
 }
 
-// httpError answers transport-level errors as a small JSON object.
+// httpError answers the errors of the transport (a path with no route, a
+// verb the endpoint does not take, a body too large, too late or not
+// JSON) in the binding's own shape, a JSON-RPC error with id null and
+// the HTTP status of the error: -32601 for a path with no route, -32600
+// for another client error, -32603 for the server's. It is in the form
+// of the version the request asks for (1.0: data the ErrorInfo array),
+// so a client that parses JSON-RPC errors reads these too.
 func (s *Server) httpError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -189,24 +194,27 @@ func (s *Server) httpError(err error, c echo.Context) {
 		_ = c.NoContent(code)
 		return
 	}
-	if errors.Is(err, echo.ErrNotFound) {
-		_ = c.Blob(code, echo.MIMEApplicationJSON, noRoute(c.Request()))
-		return
+	e := &a2a.Error{Code: a2a.CodeInvalidRequest, Message: msg}
+	switch {
+	case errors.Is(err, echo.ErrNotFound):
+		e = noRoute(c.Request())
+	case code >= http.StatusInternalServerError:
+		e.Code = a2a.CodeInternalError
 	}
-	_ = c.JSON(code, map[string]string{"error": msg})
+	ver, _ := requestVersion(c.Request())
+	_ = c.Blob(code, echo.MIMEApplicationJSON, appendErrorFor(nil, ver, nil, e))
 }
 
-// noRoute is the answer to a path the listener has no route for: the
+// noRoute is the error of a path the listener has no route for: the
 // JSON-RPC binding owns the listener (its endpoint and the cards), so a
-// client that posted to a wrong URL reads a JSON-RPC error (in its 1.0
-// form), as on the endpoint, not a body of another shape.
-func noRoute(r *http.Request) []byte {
+// client that posted to a wrong URL reads a JSON-RPC error, as on the
+// endpoint, not a body of another shape.
+func noRoute(r *http.Request) *a2a.Error {
 	path := r.URL.EscapedPath()
 	if len(path) > 200 {
 		path = path[:200] + "..."
 	}
-	e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "No A2A endpoint at " + r.Method + " " + path}
-	return v1.AppendError(nil, nil, e)
+	return &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "No A2A endpoint at " + r.Method + " " + path}
 }
 
 // jsonrpc serves POST /a2a as a pipeline: authenticate, admit, read,

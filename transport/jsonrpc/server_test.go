@@ -199,7 +199,7 @@ func TestBodyLimit(t *testing.T) {
 	fake := okService()
 	ts := MustServe(t, fake)
 	big := padTo(t, getT1, testMaxBody+1)
-	wantBody := `{"error":"request body exceeds 1024 bytes"}`
+	wantBody := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body exceeds 1024 bytes"}}`
 
 	t.Run("content-length", func(t *testing.T) {
 		req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(big))
@@ -274,7 +274,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			if got := resp.Header.Values("Allow"); !reflect.DeepEqual(got, []string{"POST"}) {
 				t.Errorf("%s /a2a: Allow = %q, want [POST]", method, got)
 			}
-			want := `{"error":"use POST for JSON-RPC requests"}`
+			want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"use POST for JSON-RPC requests"}}`
 			if method == http.MethodHead {
 				want = ""
 			}
@@ -293,7 +293,7 @@ func TestContentType(t *testing.T) {
 	ts := MustServe(t, fake)
 	for _, ct := range []string{"", "text/plain", "text/json", "application/x-www-form-urlencoded", "application/jsonx", "application/json; charset", "json"} {
 		resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", ct, strings.NewReader(getT1)))
-		want := `{"error":"Content-Type must be application/json"}`
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Content-Type must be application/json"}}`
 		if resp.StatusCode != http.StatusUnsupportedMediaType || strings.TrimSpace(string(body)) != want {
 			t.Errorf("Content-Type %q: status %d body %s, want 415 %s", ct, resp.StatusCode, body, want)
 		}
@@ -823,21 +823,33 @@ func TestHealthz(t *testing.T) {
 }
 
 // TestUnknownRoute: a path with no route answers 404 with a JSON-RPC
-// error (1.0 form), the listener's binding's own shape, not Echo's.
+// error, the listener's binding's own shape (not Echo's), in the form of
+// the version asked for; so does a transport error of the endpoint (a
+// 1.0 client's wrong Content-Type here).
 func TestUnknownRoute(t *testing.T) {
 	ts := MustServe(t, &TaskService{})
-	for _, c := range []struct{ method, path string }{
-		{http.MethodGet, "/nope"},
-		{http.MethodPost, "/a2a/x"},
-		{http.MethodPost, "/a2a//"},
-		{http.MethodDelete, "/"},
+	const info10 = `,"data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"METHOD_NOT_FOUND","domain":"github.com/a2ad/a2ad"}]`
+	for _, c := range []struct{ method, path, version, ct, want string }{
+		{http.MethodGet, "/nope", "", "application/json", `{"code":-32601,"message":"No A2A endpoint at GET /nope"}`},
+		{http.MethodPost, "/a2a/x", "1.0", "application/json", `{"code":-32601,"message":"No A2A endpoint at POST /a2a/x"` + info10 + `}`},
+		{http.MethodPost, "/a2a//", "", "application/json", `{"code":-32601,"message":"No A2A endpoint at POST /a2a//"}`},
+		{http.MethodDelete, "/", "1.0", "application/json", `{"code":-32601,"message":"No A2A endpoint at DELETE /"` + info10 + `}`},
+		{http.MethodPost, "/a2a", "1.0", "text/plain", `{"code":-32600,"message":"Content-Type must be application/json","data":[` +
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_REQUEST","domain":"github.com/a2ad/a2ad"}]}`},
 	} {
-		resp, body := do(t, newRequest(t, c.method, ts.URL+c.path, "application/json", strings.NewReader(`{}`)))
-		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"No A2A endpoint at ` + c.method + ` ` + c.path +
-			`","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"METHOD_NOT_FOUND","domain":"github.com/a2ad/a2ad"}]}}`
-		if resp.StatusCode != http.StatusNotFound || string(body) != want || resp.Header.Get("Content-Type") != "application/json" {
-			t.Errorf("%s %s: status %d %q body %s, want 404 application/json %s", c.method, c.path, resp.StatusCode,
-				resp.Header.Get("Content-Type"), body, want)
+		req := newRequest(t, c.method, ts.URL+c.path, c.ct, strings.NewReader(`{}`))
+		if c.version != "" {
+			req.Header.Set("A2A-Version", c.version)
+		}
+		resp, body := do(t, req)
+		want := `{"jsonrpc":"2.0","id":null,"error":` + c.want + `}`
+		wantStatus := http.StatusNotFound
+		if c.ct != "application/json" {
+			wantStatus = http.StatusUnsupportedMediaType
+		}
+		if resp.StatusCode != wantStatus || string(body) != want || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: status %d %q body %s, want %d application/json %s", c.method, c.path, resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, wantStatus, want)
 		}
 	}
 }
@@ -864,7 +876,7 @@ func TestTrailingSlash(t *testing.T) {
 	}
 	resp, body = do(t, newRequest(t, http.MethodGet, ts.URL+"/a2a/", "", nil))
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodPost ||
-		strings.TrimSpace(string(body)) != `{"error":"use POST for JSON-RPC requests"}` {
+		strings.TrimSpace(string(body)) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"use POST for JSON-RPC requests"}}` {
 		t.Errorf("GET /a2a/: status %d Allow %q body %s, want 405 POST", resp.StatusCode, resp.Header.Get("Allow"), body)
 	}
 }
@@ -880,7 +892,7 @@ func TestPanicAnswered(t *testing.T) {
 	req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))
 	req.Header.Set("X-Request-Id", "client-chosen-id")
 	resp, body := do(t, req)
-	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"error":"internal error"}` {
+	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}` {
 		t.Errorf("panicking handler: HTTP %d %s, want 500 {\"error\":\"internal error\"}", resp.StatusCode, body)
 	}
 	if id := resp.Header.Get("X-Request-Id"); id != "client-chosen-id" {
