@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultURL is the admin listener's base URL when --admin-listen keeps
@@ -75,6 +76,15 @@ func statusError(resp *http.Response) *StatusError {
 	msg := e.Message
 	if msg == "" {
 		msg = e.Error
+	}
+	if msg == "" && !json.Valid(body) {
+		// A text answer says what is wrong too (a PostgreSQL store's
+		// backup): its first line, bounded, rather than a bare status.
+		line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+		msg = truncateText(line, 300)
+	}
+	if strings.Contains(msg, "HTTP request to an HTTPS server") {
+		msg = "the admin listener speaks TLS (--tls-cert): give the URL as https://..."
 	}
 	return &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: msg, body: body}
 }
@@ -245,4 +255,15 @@ func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
 		return n, fmt.Errorf("the download ended after %d of %d bytes", n, resp.ContentLength)
 	}
 	return n, nil
+}
+
+// truncateText is s cut to at most n bytes, on a rune boundary.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -103,7 +103,7 @@ func TestClientBackup(t *testing.T) {
 		want string // the error; "" for none
 	}{
 		{"whole", testkit.Backup{Size: 8192, Body: body}, ""},
-		{"fails before it starts", testkit.Backup{Size: -1, Err: errors.New("disk on fire")}, "the server answered 500 Internal Server Error"},
+		{"fails before it starts", testkit.Backup{Size: -1, Err: errors.New("disk on fire")}, "the server answered 500 Internal Server Error: store backup failed"},
 		{"fails half way", testkit.Backup{Size: 8192, Body: body[:4096], Err: errors.New("disk on fire")}, "the download ended after 4096 bytes: unexpected EOF"},
 	} {
 		c, _ := newClient(t, newServer(admin.Config{Backup: tt.src}))
@@ -130,5 +130,35 @@ func TestClientUnreachable(t *testing.T) {
 	_, _, err = c.Tasks(context.Background(), admin.TaskFilter{})
 	if err == nil || !strings.HasPrefix(err.Error(), "cannot reach the admin listener at "+base+": ") {
 		t.Errorf("Tasks on a closed port: %v", err)
+	}
+}
+
+// TestClientTextErrors: a refusal in plain text says what is wrong (its
+// first line), not a bare status; a plain-HTTP call to a TLS admin
+// listener says to use https.
+func TestClientTextErrors(t *testing.T) {
+	pg := httptest.NewServer(newServer(admin.Config{}).Handler())
+	t.Cleanup(pg.Close)
+	c, err := admin.NewClient(pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Backup(context.Background(), &bytes.Buffer{})
+	var se *admin.StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusNotImplemented || !strings.Contains(se.Message, "back it up with pg_dump") {
+		t.Errorf("a backup of a PostgreSQL store: %#v, want 501 saying to use pg_dump", err)
+	}
+
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(tlsSrv.Close)
+	c2, err := admin.NewClient(strings.Replace(tlsSrv.URL, "https://", "http://", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_, _, err = c2.Tasks(context.Background(), admin.TaskFilter{})
+	if !errors.As(err, &se) || se.Message != "the admin listener speaks TLS (--tls-cert): give the URL as https://..." {
+		t.Errorf("plain HTTP to a TLS listener: %v, want the advice to use https", err)
 	}
 }

@@ -57,6 +57,8 @@ type Options struct {
 	RESTPath string
 	// GRPCAddr is the host:port of the gRPC binding; "" when it is off.
 	GRPCAddr string
+	// Versions are the versions the card speaks; the zero value both.
+	Versions Versions
 }
 
 // Security is how a2ad's callers authenticate: an API key, sent as a
@@ -83,8 +85,12 @@ const (
 	SchemeOIDC   = "oidc"
 )
 
-// securityScheme is a 0.3 (OpenAPI-style) security scheme. The merged
-// card carries the 0.3 form, as a2a-go's does.
+// securityScheme is a security scheme in both its forms at once: the 0.3
+// (OpenAPI-style) members, which a 0.3 client reads by "type", and the
+// 1.0 one-of member (httpAuthSecurityScheme and the others), which a 1.0
+// client reads. Each generation's decoder skips the other's members
+// (a2a-go v0.3 and v2, the JS SDK), so that the merged card resolves with
+// the default resolvers of both.
 type securityScheme struct {
 	Type         string `json:"type"`
 	Description  string `json:"description,omitempty"`
@@ -94,10 +100,40 @@ type securityScheme struct {
 	Name         string `json:"name,omitempty"`
 	// OpenIDConnectURL is an openIdConnect scheme's discovery document.
 	OpenIDConnectURL string `json:"openIdConnectUrl,omitempty"`
+
+	HTTPAuth *v1Scheme `json:"httpAuthSecurityScheme,omitempty"`
+	APIKey   *v1Scheme `json:"apiKeySecurityScheme,omitempty"`
+	OIDC     *v1Scheme `json:"openIdConnectSecurityScheme,omitempty"`
+}
+
+// v1Scheme holds the members of the 1.0 schemes a2ad declares.
+type v1Scheme struct {
+	Description      string `json:"description,omitempty"`
+	Scheme           string `json:"scheme,omitempty"`
+	Location         string `json:"location,omitempty"`
+	Name             string `json:"name,omitempty"`
+	OpenIDConnectURL string `json:"openIdConnectUrl,omitempty"`
+}
+
+// withV1 is sc with its 1.0 member.
+func (sc securityScheme) withV1() securityScheme {
+	v := &v1Scheme{Description: sc.Description}
+	switch sc.Type {
+	case "http":
+		v.Scheme, sc.HTTPAuth = sc.Scheme, v
+	case "apiKey":
+		v.Location, v.Name, sc.APIKey = sc.In, sc.Name, v
+	case "openIdConnect":
+		v.OpenIDConnectURL, sc.OIDC = sc.OpenIDConnectURL, v
+	}
+	return sc
 }
 
 // Card is a built card: its JSON and the ETag that names it.
 type Card struct {
+	// JSON is the card as served by default: the merged card (0.3 and
+	// 1.0 fields, which both generations read), or the one form that
+	// Options.Versions names.
 	JSON []byte
 	// V1JSON is the card as a 1.0 AgentCard alone (ProtoJSON of
 	// lf.a2a.v1.AgentCard): without the 0.3 fields, securitySchemes in
@@ -106,8 +142,11 @@ type Card struct {
 	// answer as an AgentCard (the well-known document stays the merged
 	// JSON, which both generations read).
 	V1JSON []byte
-	ETag   string
-	Skills []string // the ids of the skills it lists
+	// ByVersion says that a request that asks for 1.0 gets V1JSON, and
+	// the others JSON.
+	ByVersion bool
+	ETag      string
+	Skills    []string // the ids of the skills it lists
 }
 
 type agentInterface struct {
@@ -246,25 +285,8 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 		DefaultOutputModes: DefaultModes,
 		Skills:             []skill{},
 	}
-	if sec := opts.Security; sec != nil {
-		c.SecuritySchemes = map[string]securityScheme{}
-		if sec.APIKeys {
-			c.SecuritySchemes[SchemeBearer] = securityScheme{Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"}
-			c.SecuritySchemes[SchemeAPIKey] = securityScheme{Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"}
-			c.Security = append(c.Security, map[string][]string{SchemeBearer: {}}, map[string][]string{SchemeAPIKey: {}})
-		}
-		if sec.OIDCIssuer != "" {
-			c.SecuritySchemes[SchemeOIDC] = securityScheme{Type: "openIdConnect",
-				OpenIDConnectURL: strings.TrimSuffix(sec.OIDCIssuer, "/") + "/.well-known/openid-configuration",
-				Description:      "A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer <jwt>"}
-			c.Security = append(c.Security, map[string][]string{SchemeOIDC: {}})
-		}
-		if sec.Anonymous {
-			// An empty requirement: callers without a key are served too.
-			c.Security = append(c.Security, map[string][]string{})
-		}
-		c.SupportsAuthenticatedExtendedCard = sec.ExtendedCard
-		c.Capabilities.ExtendedAgentCard = sec.ExtendedCard
+	if opts.Security != nil {
+		c.secure(opts.Security)
 	}
 	if id.ProviderOrg != "" && id.ProviderURL != "" {
 		c.Provider = &provider{Organization: id.ProviderOrg, URL: id.ProviderURL}
@@ -292,51 +314,75 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode agent card: %w", err)
 	}
-	v1, err := v1Card(body, c)
+	v1, err := v1Card(body)
 	if err != nil {
 		return nil, fmt.Errorf("encode agent card: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	return &Card{JSON: body, V1JSON: v1, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
+	served, byVersion, err := opts.Versions.served(body, v1)
+	if err != nil {
+		return nil, fmt.Errorf("encode agent card: %w", err)
+	}
+	// The ETag names both forms: V1JSON follows from the merged card.
+	sum := sha256.Sum256(append(body, opts.Versions.String()...))
+	return &Card{JSON: served, V1JSON: v1, ByVersion: byVersion, ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Skills: ids}, nil
 }
 
-// v1Card is the 1.0 AgentCard of c, whose merged JSON is merged.
-func v1Card(merged []byte, c agentCard) ([]byte, error) {
+// secure declares how callers authenticate, as sec says.
+func (c *agentCard) secure(sec *Security) {
+	c.SecuritySchemes = map[string]securityScheme{}
+	if sec.APIKeys {
+		c.SecuritySchemes[SchemeBearer] = securityScheme{Type: "http", Scheme: "bearer", Description: "An a2ad API key as a bearer token: Authorization: Bearer <key>"}
+		c.SecuritySchemes[SchemeAPIKey] = securityScheme{Type: "apiKey", In: "header", Name: "X-API-Key", Description: "An a2ad API key in the X-API-Key header"}
+		c.Security = append(c.Security, map[string][]string{SchemeBearer: {}}, map[string][]string{SchemeAPIKey: {}})
+	}
+	if sec.OIDCIssuer != "" {
+		c.SecuritySchemes[SchemeOIDC] = securityScheme{Type: "openIdConnect",
+			OpenIDConnectURL: strings.TrimSuffix(sec.OIDCIssuer, "/") + "/.well-known/openid-configuration",
+			Description:      "A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer <jwt>"}
+		c.Security = append(c.Security, map[string][]string{SchemeOIDC: {}})
+	}
+	if sec.Anonymous {
+		// An empty requirement: callers without a key are served too.
+		c.Security = append(c.Security, map[string][]string{})
+	}
+	for name, sc := range c.SecuritySchemes {
+		c.SecuritySchemes[name] = sc.withV1()
+	}
+	c.SupportsAuthenticatedExtendedCard = sec.ExtendedCard
+	c.Capabilities.ExtendedAgentCard = sec.ExtendedCard
+}
+
+// v1Card is the 1.0 AgentCard of the merged card: without the 0.3
+// members, each security scheme with its 1.0 member alone. No card has
+// securityRequirements: a2a-go v2 (2.2.1) reads their scopes as a bare
+// list where the ProtoJSON form (and so the JS and Python SDKs) has
+// {"list": [...]}, and no one form decodes with all of them; a client
+// takes any of the schemes (the 0.3 "security" says the same).
+func v1Card(merged []byte) ([]byte, error) {
 	var m map[string]any
 	if err := json.Unmarshal(merged, &m); err != nil {
 		return nil, err
 	}
 	for _, k := range []string{"protocolVersion", "url", "preferredTransport", "additionalInterfaces",
-		"supportsAuthenticatedExtendedCard", "security", "securitySchemes"} {
+		"supportsAuthenticatedExtendedCard", "security"} {
 		delete(m, k)
 	}
 	if caps, ok := m["capabilities"].(map[string]any); ok {
 		delete(caps, "stateTransitionHistory") // gone in 1.0
 	}
-	if len(c.SecuritySchemes) > 0 {
-		schemes := map[string]any{}
-		for name, sc := range c.SecuritySchemes {
-			switch sc.Type {
-			case "http":
-				schemes[name] = map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": sc.Scheme, "description": sc.Description}}
-			case "apiKey":
-				schemes[name] = map[string]any{"apiKeySecurityScheme": map[string]any{"location": sc.In, "name": sc.Name, "description": sc.Description}}
-			case "openIdConnect":
-				schemes[name] = map[string]any{"openIdConnectSecurityScheme": map[string]any{"openIdConnectUrl": sc.OpenIDConnectURL, "description": sc.Description}}
-			default:
-				return nil, fmt.Errorf("security scheme %s: type %q has no 1.0 form here", name, sc.Type)
+	if schemes, ok := m["securitySchemes"].(map[string]any); ok {
+		for name, sc := range schemes {
+			only := map[string]any{}
+			for _, k := range v1SchemeKeys {
+				if v, ok := sc.(map[string]any)[k]; ok {
+					only[k] = v
+				}
 			}
-		}
-		m["securitySchemes"] = schemes
-		reqs := make([]any, 0, len(c.Security))
-		for _, r := range c.Security {
-			names := map[string]any{}
-			for name, scopes := range r {
-				names[name] = map[string]any{"list": scopes}
+			if len(only) != 1 {
+				return nil, fmt.Errorf("security scheme %s has no 1.0 form", name)
 			}
-			reqs = append(reqs, map[string]any{"schemes": names})
+			schemes[name] = only
 		}
-		m["securityRequirements"] = reqs
 	}
 	return json.Marshal(m)
 }

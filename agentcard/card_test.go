@@ -586,7 +586,7 @@ func TestBuild_OfficialClient(t *testing.T) {
 
 // TestBuild_Interfaces: the card lists each binding that is on, 1.0
 // first, and its 1.0 form (V1JSON) holds the 1.0 fields only, with the
-// security schemes and requirements in their ProtoJSON shapes.
+// security schemes in their ProtoJSON shapes.
 func TestBuild_Interfaces(t *testing.T) {
 	card := mustBuild(t, testCatalog(t), agentcard.Options{
 		BaseURL: "https://a.example", RESTPath: "/a2a/rest", GRPCAddr: "a.example:50051",
@@ -615,7 +615,8 @@ func TestBuild_Interfaces(t *testing.T) {
 		}
 	}
 	got, _ := json.Marshal(map[string]any{"s": v1["securitySchemes"], "r": v1["securityRequirements"]})
-	const wantSec = `{"r":[{"schemes":{"bearer":{"list":[]}}},{"schemes":{"apiKey":{"list":[]}}},{"schemes":{"oidc":{"list":[]}}},{"schemes":{}}],` +
+	// No securityRequirements: see v1Card.
+	const wantSec = `{"r":null,` +
 		`"s":{"apiKey":{"apiKeySecurityScheme":{"description":"An a2ad API key in the X-API-Key header","location":"header","name":"X-API-Key"}},` +
 		`"bearer":{"httpAuthSecurityScheme":{"description":"An a2ad API key as a bearer token: Authorization: Bearer \u003ckey\u003e","scheme":"bearer"}},` +
 		`"oidc":{"openIdConnectSecurityScheme":{"description":"A JWT of this OpenID Connect issuer as a bearer token: Authorization: Bearer \u003cjwt\u003e","openIdConnectUrl":"https://id.example/.well-known/openid-configuration"}}}}`

@@ -90,12 +90,15 @@ type Limits struct {
 	MaxHistory *int   // "max_history": messages one of its tasks may hold
 	MaxCalls   *int   // "max_calls": its calls running or waiting at once
 	RateBytes  *int64 // "rate_bytes": bytes a second of its request bodies
+	// "idempotency_window": how long its messageIds are remembered (see
+	// ParseIdemWindow: 0 here is as long as the task, IdemOff never).
+	IdemWindow *time.Duration
 }
 
 // clone copies l so that the copy shares nothing with it.
 func (l Limits) clone() Limits {
 	return Limits{QuotaTasks: clonePtr(l.QuotaTasks), QuotaBytes: clonePtr(l.QuotaBytes), MaxHistory: clonePtr(l.MaxHistory),
-		MaxCalls: clonePtr(l.MaxCalls), RateBytes: clonePtr(l.RateBytes)}
+		MaxCalls: clonePtr(l.MaxCalls), RateBytes: clonePtr(l.RateBytes), IdemWindow: clonePtr(l.IdemWindow)}
 }
 
 func clonePtr[T any](p *T) *T {

@@ -47,7 +47,7 @@ func toProblem(p yamlnode.Problem) Problem {
 
 // The keys allowed in each mapping, in the order the messages list them.
 var (
-	entryKeys = []string{"id", "hash", "keys", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes", "tls_subjects"}
+	entryKeys = []string{"id", "hash", "keys", "tiers", "rate", "enabled", "quota_tasks", "quota_bytes", "max_history", "max_calls", "rate_bytes", "idempotency_window", "tls_subjects"}
 	rateKeys  = []string{"per_second", "burst"}
 	keyKeys   = []string{"id", "hash", "created", "revoked"}
 )
@@ -345,6 +345,11 @@ func (l *keyLoader) limits(kv map[string]yamlnode.Entry, ptr string, lim *Limits
 	if e, ok := kv["rate_bytes"]; ok {
 		if n, ok := l.limit(e.Val, ptr+"/rate_bytes", "rate_bytes", math.MaxInt64); ok {
 			lim.RateBytes = &n
+		}
+	}
+	if e, ok := kv["idempotency_window"]; ok {
+		if w, ok := l.idemWindow(e.Val, ptr+"/idempotency_window"); ok {
+			lim.IdemWindow = &w
 		}
 	}
 }

@@ -165,6 +165,7 @@ func TestLoadKeysProblems(t *testing.T) {
     tiers: [t, t]
     rate: {per_second: fast}
     enabled: "yes"
+    idempotency_window: -5m
 `
 	path := writeKeysFile(t, content)
 	_, err := callers.LoadKeys(path)
@@ -173,7 +174,7 @@ func TestLoadKeysProblems(t *testing.T) {
 		t.Fatalf("LoadKeys error = %v (%T), want *callers.LoadError", err, err)
 	}
 	want := []string{
-		`5:5: /keys/0/tier (caller "a"): unknown key "tier" in key entry; allowed: id, hash, keys, tiers, rate, enabled, quota_tasks, quota_bytes, max_history, max_calls, rate_bytes, tls_subjects`,
+		`5:5: /keys/0/tier (caller "a"): unknown key "tier" in key entry; allowed: id, hash, keys, tiers, rate, enabled, quota_tasks, quota_bytes, max_history, max_calls, rate_bytes, idempotency_window, tls_subjects`,
 		`6:9: /keys/1/id (caller "a"): duplicate id "a" (first defined at line 2)`,
 		`10:11: /keys/2/hash (caller "b"): duplicate hash: the same secret as caller "a" (line 3)`,
 		`13:11: /keys/3/hash (caller "c"): hash must be "sha256:" followed by 64 hex digits`,
@@ -187,6 +188,7 @@ func TestLoadKeysProblems(t *testing.T) {
 		`27:11: /keys/7/rate (caller "g"): rate.burst is required`,
 		`27:24: /keys/7/rate/per_second (caller "g"): rate.per_second must be a number, got a string`,
 		`28:14: /keys/7/enabled (caller "g"): enabled must be true or false, got a string`,
+		`29:25: /keys/7/idempotency_window (caller "g"): idempotency_window must be a duration such as 10m, 0 for no deduplication, or "retention", got "-5m"`,
 	}
 	var got []string
 	for _, p := range le.Problems {

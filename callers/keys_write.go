@@ -23,6 +23,8 @@ type NewKey struct {
 	Secret string
 	// NewCaller is true when the key's caller had no entry before.
 	NewCaller bool
+	// Replaced is true when ReplaceKey replaced an entry of the caller.
+	Replaced bool
 }
 
 // AppendKey adds a key for callerID to the keys file at path, created at
@@ -76,6 +78,7 @@ func putKey(path, callerID string, tiers []string, now time.Time, replace bool) 
 
 	oldLen := len(ed.ks.byHash)
 	if old := ed.entry(callerID); replace && old != nil {
+		nk.Replaced = true
 		ed.list.Content = slices.DeleteFunc(ed.list.Content, func(e *yaml.Node) bool { return yamlnode.Resolve(e) == old })
 		for _, k := range ed.ks.byHash {
 			if k.CallerID == callerID {
@@ -102,7 +105,7 @@ func putKey(path, callerID string, tiers []string, now time.Time, replace bool) 
 		}
 		keyList := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{keyNode}}
 		ed.list.Content = append(ed.list.Content, mapNode("id", strNode(callerID), "tiers", tierList, "keys", keyList))
-		nk.NewCaller = true
+		nk.NewCaller = !nk.Replaced
 	}
 	err = ed.write(func(ks *Keys) error {
 		if len(ks.byHash) != oldLen+1 {

@@ -1,6 +1,9 @@
 package exposure
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Reason says why a function is exposed or hidden. The values are stable:
 // they appear in logs, in `a2ad skills` and in tests.
@@ -190,4 +193,34 @@ func (p Policy) CheckIn(proto Protocol, id string, callerTiers []string, lookup 
 		return Decision{Reason: UnknownFunction}
 	}
 	return p.DecideIn(proto, id, meta, callerTiers)
+}
+
+// TiersNamed lists, sorted and once each, the tiers that the functions
+// with metadata metas name over proto ("<proto>.tier"), so that a tier
+// in force that none names can be told: its callers see nothing.
+func TiersNamed(proto Protocol, metas ...map[string]any) []string {
+	seen := map[string]bool{}
+	for _, m := range metas {
+		switch t := m[proto.TierKey()].(type) {
+		case string:
+			seen[t] = true
+		case []any:
+			for _, e := range t {
+				if s, ok := e.(string); ok {
+					seen[s] = true
+				}
+			}
+		case []string:
+			for _, s := range t {
+				seen[s] = true
+			}
+		}
+	}
+	delete(seen, "")
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -2,6 +2,7 @@ package exposure_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/a2ad/a2ad/exposure"
@@ -206,5 +207,19 @@ func TestCheck(t *testing.T) {
 	p.Check("mcp::dispatch", nil, lookup)
 	if lookups != before {
 		t.Errorf("Check on a floor id called the catalogue")
+	}
+}
+
+func TestTiersNamed(t *testing.T) {
+	got := exposure.TiersNamed(exposure.A2A,
+		map[string]any{"a2a.tier": "partner", "mcp.tier": "desktop"},
+		map[string]any{"a2a.tier": []any{"internal", "partner", 3, ""}},
+		map[string]any{"a2a.tier": []string{"ops"}},
+		nil, map[string]any{"a2a.tier": true})
+	if want := []string{"internal", "ops", "partner"}; !slices.Equal(got, want) {
+		t.Errorf("TiersNamed(a2a) = %q, want %q", got, want)
+	}
+	if got := exposure.TiersNamed(exposure.MCP, map[string]any{"a2a.tier": "partner", "mcp.tier": "desktop"}); !slices.Equal(got, []string{"desktop"}) {
+		t.Errorf("TiersNamed(mcp) = %q", got)
 	}
 }

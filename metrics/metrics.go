@@ -50,6 +50,7 @@ const scrapeTimeout = 5 * time.Second
 type Metrics struct {
 	reg *prometheus.Registry
 	log zerolog.Logger
+	own []prometheus.Collector // a2ad's own metrics, for Describe
 
 	methods  map[string]string // a known method → its label
 	requests *prometheus.CounterVec
@@ -150,12 +151,31 @@ func New(opts Options) *Metrics {
 	}
 	build := gaugeVec("a2ad_build_info", "Always 1, labelled with a2ad's version.", "version")
 	build.WithLabelValues(opts.Version).Set(1)
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build)
-	m.reg.MustRegister(m.newRequestMetrics()...)
-	m.reg.MustRegister(m.newTaskMetrics()...)
-	m.reg.MustRegister(m.newPushMetrics()...)
-	m.reg.MustRegister(m.newConnMetrics()...)
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.register(build)
+	m.register(m.newRequestMetrics()...)
+	m.register(m.newTaskMetrics()...)
+	m.register(m.newPushMetrics()...)
+	m.register(m.newConnMetrics()...)
+	// The outbox gauges are registered once the store is open
+	// (WatchOutbox); they are described with the others all along.
+	m.own = append(m.own, &outboxCollector{})
 	return m
+}
+
+// register registers cs, a2ad's own metrics.
+func (m *Metrics) register(cs ...prometheus.Collector) {
+	m.reg.MustRegister(cs...)
+	m.own = append(m.own, cs...)
+}
+
+// Describe sends the descriptions of a2ad's own metrics (not the Go
+// runtime's and the process's), whether or not they have samples yet:
+// the reference (docs/reference/metrics.md) is written from them.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.own {
+		c.Describe(ch)
+	}
 }
 
 // The constructors of New's metrics: a name, a help text and labels.
@@ -206,7 +226,7 @@ func (m *Metrics) newTaskMetrics() []prometheus.Collector {
 	taskVec := gaugeVec("a2ad_tasks",
 		"Tasks that are not terminal, by state. Terminal tasks are not counted here: see a2ad_task_transitions_total.", "state")
 	m.transVec = counterVec("a2ad_task_transitions_total",
-		"Tasks that entered each state (new tasks included), since a2ad started.", "state")
+		"Tasks that entered each state since a2ad started: every new task enters submitted, whatever state it is first stored in (a quick call's first is completed).", "state")
 	m.tasks = make(map[a2a.TaskState]prometheus.Gauge, len(activeStates))
 	for _, st := range activeStates {
 		m.tasks[st] = taskVec.WithLabelValues(string(st))
@@ -346,9 +366,16 @@ func (m *Metrics) Transition(from, to a2a.TaskState) {
 	if g, ok := m.tasks[to]; ok {
 		g.Inc()
 	}
-	if c, ok := m.transitions[to]; ok {
-		c.Inc()
+	c, ok := m.transitions[to]
+	if !ok {
+		return
 	}
+	// A task is born submitted (the A2A lifecycle), though a2ad may store
+	// it first as working, or done: count its birth there too.
+	if from == "" && to != a2a.StateSubmitted {
+		m.transitions[a2a.StateSubmitted].Inc()
+	}
+	c.Inc()
 }
 
 // Commit records one store commit of writes grouped writes.

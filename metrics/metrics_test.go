@@ -102,7 +102,7 @@ func TestTasksByState(t *testing.T) {
 		`a2ad_tasks{state="working"} 1`,
 		`a2ad_tasks{state="input-required"} 2`,
 		`a2ad_tasks{state="auth-required"} 0`,
-		`a2ad_task_transitions_total{state="submitted"} 1`,
+		`a2ad_task_transitions_total{state="submitted"} 2`, // the new rejected task was born submitted
 		`a2ad_task_transitions_total{state="working"} 1`,
 		`a2ad_task_transitions_total{state="completed"} 1`,
 		`a2ad_task_transitions_total{state="canceled"} 1`,

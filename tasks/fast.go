@@ -105,7 +105,7 @@ func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key I
 			sp.mu.Unlock()
 			s.storeGroup(runCtx, rec.Owner, id, g, log)
 		}
-		res := s.call(runCtx, callOf(rec, key.MessageID, 1), fn, input, log, report, started)
+		res := s.call(runCtx, callOf(rec, key.messageID(), 1), fn, input, log, report, started)
 		sp.mu.Lock()
 		if sp.stored {
 			sp.mu.Unlock()

@@ -74,6 +74,10 @@ type Caller struct {
 	// address; "" counts every anonymous caller in one group. It is
 	// ignored for a caller with an ID, whose calls are counted by ID.
 	CallGroup string
+	// IdemWindow is how long the caller's messageIds are remembered for
+	// deduplication: 0 as long as their task is kept, IdemOff never (see
+	// windowed).
+	IdemWindow time.Duration
 }
 
 // callKey names whose calls are counted together: a caller by its ID, an
@@ -253,6 +257,9 @@ type IdemKey struct {
 	// Quota is the sender's quota, which the store checks in the
 	// transaction that binds the key; zero is unlimited.
 	Quota Quota
+	// sent is the messageId the sender chose when MessageID is qualified
+	// by an idempotency window (see windowed); "" when it is the same.
+	sent string
 }
 
 // KeyFor returns the idempotency key of msg sent by owner: its hash is

@@ -118,7 +118,7 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.start(ctx, ck, key.Quota, got, callOf(got, key.MessageID, 1), fn, held)
+		s.start(ctx, ck, key.Quota, got, callOf(got, key.messageID(), 1), fn, held)
 	}
 	return got, nil
 }

@@ -349,16 +349,16 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 		return nil, err
 	}
 	msg := p.Message
-	key := KeyFor(caller.ID, &msg)
+	key, err := s.windowed(ctx, caller.IdemWindow, KeyFor(caller.ID, &msg))
+	if err != nil {
+		return nil, err
+	}
 	key.Quota = caller.Quota
 	in := &incoming{caller: caller, msg: &msg, key: key, out: out}
 	// The answer holds the history the client asked for: reads of a task
 	// with a long history leave the rest.
 	sc := ScopeOf(p.HistoryLength, true)
-	var (
-		rec *Record
-		err error
-	)
+	var rec *Record
 	var sub *Subscription
 	if msg.TaskID == "" {
 		id := newID()

@@ -202,10 +202,16 @@ func authError(res AuthResult) (e *a2a.Error, challenge string) {
 }
 
 // NeedsAuth refuses an anonymous call to a method offered to
-// authenticated callers only (the extended card, when one is
-// configured), with HTTP 401; nil when the call may go on.
-func (c *Core) NeedsAuth(cl *Call) *Refusal {
-	if c.cfg.ExtendedCard == nil || !cl.principal.Anonymous {
+// authenticated callers only (the extended card of version v, when one
+// is configured), with HTTP 401; nil when the call may go on. An
+// anonymous caller (one the operator lets in) may call the 1.0
+// GetExtendedAgentCard: Config.ExtendedCard answers it the public card,
+// which shows nothing the well-known path does not. The JS SDK's
+// getAgentCard calls it whenever the card announces an extended card,
+// and would fail without a key otherwise. The 0.3 method, which says
+// "authenticated" in its name, keeps the 401.
+func (c *Core) NeedsAuth(cl *Call, v a2a.Version) *Refusal {
+	if c.cfg.ExtendedCard == nil || !cl.principal.Anonymous || v == a2a.V10 {
 		return nil
 	}
 	cl.authFail = true

@@ -51,7 +51,12 @@ type Lister interface {
 type Card struct {
 	JSON   []byte
 	V1JSON []byte
-	ETag   string
+	// ByVersion says that the well-known path answers V1JSON to a
+	// request that asks for 1.0 (see VersionAsked), JSON to the others.
+	ByVersion bool
+	ETag      string
+	// Modified is when the card last changed; zero for unknown.
+	Modified time.Time
 }
 
 // DefaultMaxBodyBytes caps a request body.
@@ -93,8 +98,9 @@ type Config struct {
 	// lasts until it ends). It runs on the call's goroutine and must be
 	// quick.
 	Observe func(transport, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration)
-	// ExtendedCard returns the card for an authenticated principal. Nil
-	// answers the extended card methods with -32004.
+	// ExtendedCard returns the card of a principal: its own view for an
+	// authenticated one, the public card for an anonymous one (see
+	// NeedsAuth). Nil answers the extended card methods with -32004.
 	ExtendedCard func(p Principal) Card
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64

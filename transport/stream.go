@@ -86,6 +86,14 @@ var ErrWrite = errors.New("stream write failed")
 // returned for the binding to answer as it answers any error; one after
 // is the stream's last event. Call StreamsRefused first.
 func (c *Core) Stream(ctx context.Context, cl *Call, open func(ctx context.Context) (Opened, *a2a.Error), sink Sink) *a2a.Error {
+	if c.streams.Err() != nil {
+		// Draining for shutdown: a new stream is refused before anything
+		// of it is written, with the drain's retryable -32051, which each
+		// binding answers as an unavailable server (HTTP 503 and
+		// Retry-After, gRPC UNAVAILABLE and RetryInfo), so that a balancer
+		// or the client tries another replica.
+		return a2a.ErrShuttingDown
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(c.streams, func() { cancel(nil) }) // shutdown ends open streams

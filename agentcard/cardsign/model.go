@@ -95,12 +95,18 @@ type (
 // path is the same idea): the card read into the 1.0 AgentCard model and
 // written back, every empty string, list and object then dropped, at any
 // depth, and the rest in RFC 8785 form. The 0.3 fields of a2ad's merged
-// card, and its 0.3-form securitySchemes, are not in it.
+// card, and its securitySchemes, are not in it.
 func ModelPayload(doc []byte) ([]byte, error) {
 	var c modelCard
 	if err := json.Unmarshal(doc, &c); err != nil {
 		return nil, fmt.Errorf("card signing: read as a 1.0 AgentCard: %w", err)
 	}
+	// The SDK verifies the card it parsed (its resolver's, its client's
+	// GetExtendedAgentCard), and canonicalizeAgentCard reads that parsed
+	// model again as if it were JSON: the schemes' oneofs ({"scheme":
+	// {"$case": ...}}) match no member and vanish. So securitySchemes are
+	// never in its canonical form (the served form's signature covers them).
+	c.SecuritySchemes = nil
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("card signing: %w", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -63,6 +64,10 @@ func (m *Main) notReady() string {
 	case m.store == nil || m.store.Closed():
 		return "store closed"
 	case m.storeWritable != nil && m.storeWritable() != nil:
+		var unwritable *boltstore.UnwritableError
+		if errors.As(m.storeWritable(), &unwritable) {
+			return "store cannot write to its disk"
+		}
 		return "store stopped taking writes"
 	case m.storeProbe != nil:
 		if why := m.storeProbe.NotReady(); why != "" {

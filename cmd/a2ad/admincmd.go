@@ -13,7 +13,7 @@ import (
 // adminCommand is a group of subcommands that work through a running
 // a2ad's admin listener: a2ad push and a2ad tasks. It is the one home of
 // what they share: the help and unknown-subcommand answers, --server
-// (A2AD_ADMIN_URL), flags before or after the positional arguments, and
+// (A2AD_SERVER), flags before or after the positional arguments, and
 // the client.
 type adminCommand struct {
 	name  string   // "push"
@@ -45,15 +45,11 @@ func (ac adminCommand) start(args []string, lookupEnv func(string) (string, bool
 		fmt.Fprint(stdout, ac.usage)
 		return nil, 0
 	case !slices.Contains(ac.subs, sub):
-		fmt.Fprintf(stderr, "a2ad: unknown %s command %q\n\n%s", ac.name, sub, ac.usage)
-		return nil, 2
+		return nil, unknownCommand(stderr, "a2ad", ac.name+" command", sub, ac.subs, ac.usage)
 	}
 	run := &adminRun{sub: sub, fs: flag.NewFlagSet("a2ad "+ac.name+" "+sub, flag.ContinueOnError)}
-	server := admin.DefaultURL
-	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
-		server = v
-	}
-	run.fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
+	server := adminServer(lookupEnv)
+	run.fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_SERVER)")
 	if ac.flags != nil {
 		ac.flags(sub, run.fs)
 	}
@@ -89,4 +85,17 @@ func (r *adminRun) set(name string) bool {
 func flagBool(fs *flag.FlagSet, name string) bool {
 	f := fs.Lookup(name)
 	return f != nil && f.Value.String() == "true"
+}
+
+// adminServer is the default of the admin commands' --server: the
+// environment's A2AD_SERVER, by the rule every flag's variable follows,
+// else A2AD_ADMIN_URL (its name before; still read), else
+// admin.DefaultURL.
+func adminServer(lookupEnv func(string) (string, bool)) string {
+	for _, name := range []string{"A2AD_SERVER", "A2AD_ADMIN_URL"} {
+		if v, ok := lookupEnv(name); ok && v != "" {
+			return v
+		}
+	}
+	return admin.DefaultURL
 }

@@ -40,16 +40,7 @@ func (m *Main) openHTTP(context.Context) error {
 			log:    m.Logger,
 			limits: limits,
 		}
-		extended = func(p transport.Principal) transport.Card {
-			c, err := m.cards.view(p.Caller.Tiers, false)
-			if err != nil {
-				// The public card built, so this one does too; but never
-				// fail open with a wider view.
-				m.Logger.Error().Err(err).Msg("build extended card")
-				c, _ = m.cards.view(nil, true)
-			}
-			return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
-		}
+		extended = m.extendedCard
 	}
 	var throttle transport.AuthThrottle
 	if m.throttle != nil {
@@ -62,8 +53,8 @@ func (m *Main) openHTTP(context.Context) error {
 		met.Request(transport, method, string(outcome), string(reason), d)
 	}
 	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
-		c, _ := m.cards.view(nil, true) // built at start: never fails
-		return transport.Card{JSON: c.JSON, V1JSON: c.V1JSON, ETag: c.ETag}
+		c, _ := m.cards.served(nil, true) // built at start: never fails
+		return c
 	}, CardKeys: m.cardKeys, Config: transport.Config{
 		Tasks:        m.service,
 		Auth:         auth,
@@ -199,4 +190,22 @@ func (m *Main) GRPCAddr() string {
 		return ""
 	}
 	return m.grpcLn.Addr().String()
+}
+
+// extendedCard is the card of p: its own view, or the public card for
+// an anonymous caller (the 1.0 GetExtendedAgentCard, see
+// transport.Core.NeedsAuth).
+func (m *Main) extendedCard(p transport.Principal) transport.Card {
+	if p.Anonymous {
+		c, _ := m.cards.served(nil, true)
+		return c
+	}
+	c, err := m.cards.served(p.Caller.Tiers, false)
+	if err != nil {
+		// The public card built, so this one does too; but never fail
+		// open with a wider view.
+		m.Logger.Error().Err(err).Msg("build extended card")
+		c, _ = m.cards.served(nil, true)
+	}
+	return c
 }

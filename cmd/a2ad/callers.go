@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,11 +104,12 @@ type storageLimits struct {
 	maxHistory int
 	maxCalls   int
 	rateBytes  int64
+	idemWindow time.Duration
 }
 
 func (c *Config) storageLimits() storageLimits {
 	return storageLimits{quota: tasks.Quota{Tasks: c.QuotaTasks, Bytes: c.QuotaBytes}, maxHistory: c.MaxHistory,
-		maxCalls: c.MaxCallsPerCaller, rateBytes: c.RateBytes}
+		maxCalls: c.MaxCallsPerCaller, rateBytes: c.RateBytes, idemWindow: c.A2A.IdemWindow}
 }
 
 // of is the limits of a caller with own: each of its own that is set
@@ -130,6 +130,9 @@ func (d storageLimits) of(own callers.Limits) storageLimits {
 	if own.RateBytes != nil {
 		d.rateBytes = *own.RateBytes
 	}
+	if own.IdemWindow != nil {
+		d.idemWindow = *own.IdemWindow
+	}
 	return d
 }
 
@@ -142,7 +145,7 @@ func principalOf(id callers.Identity, clientAddr string, def storageLimits) tran
 	lim := def.of(id.Limits)
 	p := transport.Principal{
 		Caller: tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory,
-			MaxCalls: lim.maxCalls},
+			MaxCalls: lim.maxCalls, IdemWindow: idemWindow(lim.idemWindow)},
 		Anonymous:      id.Anonymous,
 		LimitKey:       "key:" + id.CallerID,
 		KeyHash:        id.KeyHash,
@@ -328,49 +331,6 @@ func (m *Main) revoked(p transport.Principal) bool {
 	return !m.registry.Keys().InForce(p.Caller.ID, p.KeyHash)
 }
 
-// cards builds and keeps the card of each view: the public one and one
-// per set of caller tiers. Views are built on first use; Reset drops them
-// all (when the catalogue changes).
-type cards struct {
-	build func(tiers []string, public bool) (*agentcard.Card, error)
-
-	mu    sync.Mutex
-	views map[string]*agentcard.Card
-}
-
-// reset drops every view: the catalogue changed.
-func (c *cards) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.views)
-}
-
-func (c *cards) view(tiers []string, public bool) (*agentcard.Card, error) {
-	key := strings.Join(tiers, "\x00")
-	if public {
-		key = "\x01public"
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if card, ok := c.views[key]; ok {
-		return card, nil
-	}
-	card, err := c.build(tiers, public)
-	if err != nil {
-		return nil, err
-	}
-	if c.views == nil {
-		c.views = map[string]*agentcard.Card{}
-	}
-	// Key sets are small (one per distinct tier combination in the keys
-	// file), but bound the map anyway.
-	if len(c.views) > 1024 {
-		clear(c.views)
-	}
-	c.views[key] = card
-	return card, nil
-}
-
 // auditLog is the audit trail's own file, reopened on SIGHUP so that log
 // rotation works.
 type auditLog struct {
@@ -434,3 +394,11 @@ func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
 
 // sweepEvery is how often idle rate buckets are forgotten.
 const sweepEvery = time.Minute
+
+// idemWindow is the tasks' form of w, a window as callers reads it.
+func idemWindow(w time.Duration) time.Duration {
+	if w == callers.IdemOff {
+		return tasks.IdemOff
+	}
+	return w
+}

@@ -40,8 +40,10 @@ func TestTwoAudiences(t *testing.T) {
 		t.Errorf("public card of a server without anonymous access lists %v", got)
 	}
 	wantSchemes := map[string]any{
-		"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "An a2ad API key as a bearer token: Authorization: Bearer <key>"},
-		"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "An a2ad API key in the X-API-Key header"},
+		"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "An a2ad API key as a bearer token: Authorization: Bearer <key>",
+			"httpAuthSecurityScheme": map[string]any{"scheme": "bearer", "description": "An a2ad API key as a bearer token: Authorization: Bearer <key>"}},
+		"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "An a2ad API key in the X-API-Key header",
+			"apiKeySecurityScheme": map[string]any{"location": "header", "name": "X-API-Key", "description": "An a2ad API key in the X-API-Key header"}},
 	}
 	if !reflect.DeepEqual(pub["securitySchemes"], wantSchemes) {
 		t.Errorf("securitySchemes = %v", pub["securitySchemes"])

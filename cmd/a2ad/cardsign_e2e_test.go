@@ -134,7 +134,8 @@ func verifyCard(tb testing.TB, base string, doc []byte, wantKIDs []string) {
 	}
 }
 
-// signedCards fetches the public card, and the extended card over 0.3
+// signedCards fetches the public card (the default one and the 1.0 one),
+// and the extended card over 0.3
 // and 1.0 JSON-RPC with key, and verifies each; it returns the public
 // card's ETag.
 func signedCards(tb testing.TB, p *process, key string, wantKIDs []string) string {
@@ -144,6 +145,17 @@ func signedCards(tb testing.TB, p *process, key string, wantKIDs []string) strin
 		tb.Fatalf("card: %d", resp.StatusCode)
 	}
 	verifyCard(tb, p.base, card, wantKIDs)
+	// The pure 1.0 card, to a request that asks for 1.0, is signed too.
+	req, err := http.NewRequest(http.MethodGet, p.base+"/.well-known/agent-card.json", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("A2A-Version", "1.0")
+	v1resp, v1card := roundTrip(tb, nil, req)
+	if v1resp.StatusCode != http.StatusOK || bytes.Contains(v1card, []byte(`"protocolVersion":"0.3.0"`)) {
+		tb.Fatalf("the 1.0 card: %d %s", v1resp.StatusCode, v1card)
+	}
+	verifyCard(tb, p.base, v1card, wantKIDs)
 	for _, v := range []struct{ method, version string }{
 		{"agent/getAuthenticatedExtendedCard", ""}, {"GetExtendedAgentCard", "1.0"},
 	} {

@@ -63,6 +63,28 @@ func TestRun_UnknownCommand(t *testing.T) {
 	}
 }
 
+// TestRun_UnknownCommands: a typo of a command or a subcommand gets a
+// guess, then the usage; a word that is near nothing gets none.
+func TestRun_UnknownCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // the first line
+	}{
+		{[]string{"serv"}, `a2ad: unknown command "serv" (did you mean "serve"?)`},
+		{[]string{"skils"}, `a2ad: unknown command "skils" (did you mean "skills"?)`},
+		{[]string{"bogus"}, `a2ad: unknown command "bogus"`},
+		{[]string{"store", "bakup"}, `a2ad: unknown store tool "bakup" (did you mean "backup"?)`},
+		{[]string{"keys", "creat"}, `a2ad keys: unknown command "creat" (did you mean "create"?)`},
+		{[]string{"tasks", "lst"}, `a2ad: unknown tasks command "lst" (did you mean "list"?)`},
+		{[]string{"push", "retyr"}, `a2ad: unknown push command "retyr" (did you mean "retry"?)`},
+	} {
+		code, out, errOut := runA2AD(t, nil, tc.args...)
+		if first, _, _ := strings.Cut(errOut, "\n"); code != 2 || out != "" || first != tc.want || !strings.Contains(errOut, "Usage") {
+			t.Errorf("a2ad %q = %d, stdout %q, stderr %q; want 2 and first line %q, then the usage", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
 // TestRun_BadFlags: a command line a command does not take is refused
 // with one line first, a did-you-mean for a typo, and one line pointing
 // at --help; not with every flag.
@@ -475,6 +497,11 @@ func TestKeysCreateForce(t *testing.T) {
 	if code != 0 || second == first || !strings.Contains(errOut, `added to caller "acme" the key `) {
 		t.Errorf("keys create again = %d, %q; want 0 and a second key", code, errOut)
 	}
+	// --force for a caller not in the file creates it, and says so.
+	code, _, errOut = runA2AD(t, nil, "keys", "create", "--keys", keys+".other", "--id", "bob", "--tier", "partner", "--force")
+	if code != 0 || !strings.HasPrefix(errOut, `created caller "bob" with key `) {
+		t.Errorf("keys create --force of a new caller = %d, %q; want 0 and created", code, errOut)
+	}
 	code, third, errOut := runA2AD(t, nil, append(create, "--force")...)
 	if code != 0 || third == first || !strings.HasPrefix(third, "a2ad_") || !strings.Contains(errOut, `replaced the entry of caller "acme"`) {
 		t.Errorf("keys create --force = %d, %q, %q; want 0 and a new secret", code, third, errOut)
@@ -552,5 +579,86 @@ func TestSkills_MCPView(t *testing.T) {
 	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "smtp")
 	if code != 2 || errOut != "a2ad: protocol: must be a2a or mcp, not \"smtp\"\n" {
 		t.Errorf("bad protocol = %d, stderr %q", code, errOut)
+	}
+}
+
+// TestSkills_TierChecks: a tier no function names is warned of (its
+// callers would see nothing, silently), and a list is refused where one
+// tier is meant.
+func TestSkills_TierChecks(t *testing.T) {
+	code, out, errOut := runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "Partner")
+	want := "a2ad: warning: no function names tier \"Partner\" (--tier) in \"a2a.tier\": its callers see no skill (the catalogue names internal, partner)\n"
+	if code != 0 || errOut != want || !strings.Contains(out, "0 of 6 functions exposed") {
+		t.Errorf("a2ad skills --tier Partner = %d, stdout %q, stderr %q; want 0 and the warning %q", code, out, errOut, want)
+	}
+	if code, _, errOut = runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "partner"); code != 0 || errOut != "" {
+		t.Errorf("a2ad skills --tier partner = %d, stderr %q; want no warning", code, errOut)
+	}
+	code, out, errOut = runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--tier", "internal,partner")
+	want = "a2ad: tier: one tier name, not a list (\"internal,partner\"): the server-wide tier caps every caller; a caller of the keys file may have several\n"
+	if code != 2 || out != "" || errOut != want {
+		t.Errorf("a2ad skills --tier internal,partner = %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, want)
+	}
+}
+
+// TestSkills_Caller: an operator sees what one caller of the keys file
+// sees, by its id, without its secret; the server's --tier still caps it.
+func TestSkills_Caller(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	mustAppendKey(t, keys, "acme", "partner")
+	mustAppendKey(t, keys, "ops", "internal", "partner")
+	for _, tc := range []struct {
+		args    []string
+		exposed []string
+	}{
+		{[]string{"--caller", "acme"}, []string{"demo::echo", "demo::sleep", "text::wordcount"}},
+		{[]string{"--caller", "ops"}, []string{"demo::echo", "demo::sleep", "text::wordcount", "pricing::quote"}},
+		{[]string{"--caller", "ops", "--tier", "internal"}, []string{"pricing::quote"}},
+	} {
+		args := append([]string{"skills", "--catalog", shippedCatalog, "--keys", keys}, tc.args...)
+		code, out, errOut := runA2AD(t, nil, args...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("a2ad %q = %d, stderr %q", args, code, errOut)
+		}
+		order, got := parseSkillsTable(t, out)
+		var exposed []string
+		for _, id := range order {
+			if got[id].Exposed {
+				exposed = append(exposed, id)
+			}
+		}
+		if !slices.Equal(exposed, tc.exposed) || !strings.Contains(out, ", caller "+tc.args[1]) {
+			t.Errorf("a2ad %q exposes %q, want %q; stdout %q", args, exposed, tc.exposed, out)
+		}
+	}
+	code, _, errOut := runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--keys", keys, "--caller", "acm")
+	if want := "a2ad: caller: no caller \"acm\" in the keys file " + keys + " (did you mean \"acme\"?)\n"; code != 2 || errOut != want {
+		t.Errorf("an unknown caller = %d, %q; want 2 and %q", code, errOut, want)
+	}
+	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", shippedCatalog, "--caller", "acme")
+	if want := "a2ad: caller: --caller acme needs --keys, the keys file it is in\n"; code != 2 || errOut != want {
+		t.Errorf("--caller without --keys = %d, %q; want 2 and %q", code, errOut, want)
+	}
+}
+
+// TestAdminServerEnv: the admin commands' --server comes from
+// A2AD_SERVER, as every flag's variable is named, before A2AD_ADMIN_URL,
+// its older name, still read.
+func TestAdminServerEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "http://127.0.0.1:8081"},
+		{map[string]string{"A2AD_ADMIN_URL": "http://old:1"}, "http://old:1"},
+		{map[string]string{"A2AD_SERVER": "http://new:2", "A2AD_ADMIN_URL": "http://old:1"}, "http://new:2"},
+		{map[string]string{"A2AD_SERVER": "", "A2AD_ADMIN_URL": "http://old:1"}, "http://old:1"},
+	} {
+		if got := adminServer(env(tc.env)); got != tc.want {
+			t.Errorf("adminServer(%v) = %q, want %q", tc.env, got, tc.want)
+		}
 	}
 }

@@ -56,6 +56,7 @@ type Config struct {
 	Retention         time.Duration
 	RetentionInterval time.Duration
 	ShutdownGrace     time.Duration
+	ShutdownDelay     time.Duration // serving on after SIGTERM, /readyz failing, before the drain
 	StoreLockTimeout  time.Duration
 	StoreMaxConns     int // connections to a PostgreSQL store
 	LeaseTTL          time.Duration
@@ -108,10 +109,13 @@ type Config struct {
 
 	CardSigningKeys []string // PEM private keys that sign the card, each in turn; none for an unsigned card
 
+	A2A a2aConfig
+
 	// Format is the output format of the skills command: text or json.
 	Format string
 	// Protocol is the protocol whose view the skills command shows.
 	Protocol string
+	Caller   string // the caller of --keys whose view skills shows; "" for none
 }
 
 // DefaultConfig returns the defaults.
@@ -203,6 +207,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "how long terminal tasks are kept")
 	fs.DurationVar(&c.RetentionInterval, "retention-interval", c.RetentionInterval, "how often expired tasks are deleted")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long running calls may finish on shutdown")
+	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", c.ShutdownDelay, "on SIGTERM, how long /readyz fails while new work is still served, before the drain: longer than a load balancer takes to stop sending (its health check interval times its unhealthy threshold)")
 	fs.DurationVar(&c.StoreLockTimeout, "store-lock-timeout", c.StoreLockTimeout, "how long to wait for a store file another process holds")
 	fs.IntVar(&c.StoreMaxConns, "store-max-conns", c.StoreMaxConns, "connections a2ad keeps to a PostgreSQL store at most (its pool)")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", c.LeaseTTL, "how long a replica's lease on its running calls lasts without a heartbeat; then another replica takes them over")
@@ -246,8 +251,10 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert, reloaded with it")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
 	fs.Var(fileList{&c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
+	c.A2A.flags(fs)
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "skills view: a2a (skills on the agent card) or mcp (MCP tools)")
+	fs.StringVar(&c.Caller, "caller", c.Caller, "skills view of this caller of --keys (its tiers, under --tier), without its secret")
 }
 
 // envName is the environment variable of a flag: A2AD_ and the name in
@@ -259,7 +266,7 @@ func envName(flagName string) string {
 // commandFlags are the flags of the commands that read only some
 // settings; serve takes every flag but these commands' own.
 var commandFlags = map[string][]string{
-	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format", "protocol"},
+	"skills":   {"config", "catalog", "tier", "expose-all", "hidden-prefixes", "format", "protocol", "keys", "caller"},
 	"validate": {"config", "catalog"},
 	"call":     {"config", "catalog", "log-level", "log-format"},
 }
@@ -271,7 +278,7 @@ func takesFlag(command, name string) bool {
 	if own, ok := commandFlags[command]; ok {
 		return slices.Contains(own, name)
 	}
-	return name != "format" && name != "protocol"
+	return name != "format" && name != "protocol" && name != "caller"
 }
 
 // ParseConfig reads args, the environment and the config file into a
@@ -407,6 +414,7 @@ func (c *Config) Validate() error {
 		failIf(c.BaseURL == "" && bindsAll(c.Listen), "listen %s: listening on all addresses needs --base-url, the URL clients reach a2ad at", c.Listen),
 		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
 		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
+		failIf(strings.Contains(c.Tier, ","), "tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several", c.Tier),
 		failIf(c.Protocol != "a2a" && c.Protocol != "mcp", "protocol: must be a2a or mcp, not %q", c.Protocol),
 		failIf(c.LogFormat != "json" && c.LogFormat != "console", "log-format: must be json or console, not %q", c.LogFormat),
 		positive("max-body-bytes", c.MaxBodyBytes),
@@ -478,6 +486,7 @@ func (c *Config) validateCallers() error {
 		notNegative("max-inflight-per-caller", c.MaxInFlightPerCaller, ""),
 		notNegative("max-inflight", c.MaxInFlight, ""),
 		notNegative("shutdown-grace", c.ShutdownGrace, ""),
+		notNegative("shutdown-delay", c.ShutdownDelay, ""),
 		failIf(c.RateBuckets < 1, "rate-buckets: must be at least 1, not %d", c.RateBuckets),
 		finiteRate("auth-fail-rate", c.AuthFailRate),
 		failIf(c.AuthFailRate > 0 && c.AuthFailBurst < 1, "auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst),

@@ -85,3 +85,15 @@ func (f fileList) reset() { *f.list = nil }
 // resetter is a flag value that Set appends to: ParseConfig resets it
 // before a later source sets it.
 type resetter interface{ reset() }
+
+// unknownCommand tells that what is not a command of where ("command",
+// "store tool", "keys command"...), with a guess among known for a typo,
+// then usage; it returns the exit code of bad usage.
+func unknownCommand(stderr io.Writer, prefix, what, name string, known []string, usage string) int {
+	guess := ""
+	if g := suggest.Closest(name, known); g != "" {
+		guess = fmt.Sprintf(" (did you mean %q?)", g)
+	}
+	fmt.Fprintf(stderr, "%s: unknown %s %q%s\n\n%s", prefix, what, name, guess, usage)
+	return 2
+}

@@ -59,8 +59,7 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 		fmt.Fprint(stdout, keysUsage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "a2ad keys: unknown command %q\n\n%s", sub, keysUsage)
-		return 2
+		return unknownCommand(stderr, "a2ad keys", "command", sub, []string{"create", "revoke", "list"}, keysUsage)
 	}
 	if err := parseFlags(fs, rest, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,7 +108,7 @@ func createKey(path, id string, tiers []string, force bool, stdout, stderr io.Wr
 	// goes to stderr.
 	fmt.Fprintln(stdout, nk.Secret)
 	what := "created caller %q with key %s in %s.\n"
-	if force {
+	if nk.Replaced {
 		what = "replaced the entry of caller %q by one with the key %s alone in %s.\n"
 	} else if !nk.NewCaller {
 		what = "added to caller %q the key %s in %s: its other keys still work until you revoke them.\n"

@@ -13,6 +13,10 @@
 //	a2ad version   print the version
 package main
 
+// The reference pages of docs/reference are generated from the code (see
+// TestReferenceIsCurrent, which fails when a committed page differs).
+//go:generate go test -run TestReferenceIsCurrent -update .
+
 import (
 	"context"
 	"errors"
@@ -66,6 +70,9 @@ environment variable (A2AD_ and the flag name in upper snake case, e.g.
 A2AD_TIER) or as a key of the --config YAML file; flags win.
 `
 
+// commands are a2ad's commands, for a guess at a typo.
+var commands = []string{"serve", "skills", "validate", "call", "keys", "store", "tasks", "reload", "push", "version", "help"}
+
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	if len(args) == 0 {
@@ -83,7 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "keys":
 		return keysCommand(rest, lookupEnv, stdout, stderr)
 	case "store":
-		return storeCmd(ctx, rest, stdout, stderr)
+		return storeCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "tasks":
 		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "reload":
@@ -92,8 +99,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return pushCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "serve", "skills", "validate", "call":
 	default:
-		fmt.Fprintf(stderr, "a2ad: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		return unknownCommand(stderr, "a2ad", "command", cmd, commands, usage)
 	}
 	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
 	var fe *flagError

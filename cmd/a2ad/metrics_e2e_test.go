@@ -334,7 +334,9 @@ func TestMetricsUnderLoad(t *testing.T) {
 		{"a2ad_task_transitions_total", []string{"state", "canceled"}, 2},
 		{"a2ad_task_transitions_total", []string{"state", "rejected"}, 1},
 		{"a2ad_task_transitions_total", []string{"state", "input-required"}, 1},
-		{"a2ad_task_transitions_total", []string{"state", "submitted"}, 1},
+		// Every task created is born submitted: the 8, the 2 canceled, the
+		// rejected and the one waiting for input.
+		{"a2ad_task_transitions_total", []string{"state", "submitted"}, 12},
 		{"a2ad_tasks", []string{"state", "input-required"}, 1},
 		{"a2ad_tasks", []string{"state", "working"}, 0},
 		{"a2ad_tasks", []string{"state", "submitted"}, 0},

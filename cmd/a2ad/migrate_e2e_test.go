@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,7 +23,7 @@ import (
 func runStore(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := storeCmd(context.Background(), args, &out, &errOut)
+	code := storeCmd(context.Background(), args, os.LookupEnv, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

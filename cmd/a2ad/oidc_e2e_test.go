@@ -30,16 +30,18 @@ func TestOIDCCallersE2E(t *testing.T) {
 	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", keys, "--audit-log", audit,
 		"--oidc-issuer", is.URL, "--oidc-audience", aud, "--auth-fail-burst", "6")
 
-	// The card declares the issuer beside the keys.
+	// The card declares the issuer beside the keys (in the 0.3 and 1.0
+	// forms at once).
 	var card struct {
-		SecuritySchemes map[string]map[string]string `json:"securitySchemes"`
-		Security        []map[string][]string        `json:"security"`
+		SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+		Security        []map[string][]string     `json:"security"`
 	}
 	_, body := httpGet(t, p.base+"/.well-known/agent-card.json")
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
 	}
 	if oidc := card.SecuritySchemes["oidc"]; oidc["type"] != "openIdConnect" || oidc["openIdConnectUrl"] != is.URL+"/.well-known/openid-configuration" ||
+		oidc["openIdConnectSecurityScheme"].(map[string]any)["openIdConnectUrl"] != is.URL+"/.well-known/openid-configuration" ||
 		len(card.Security) != 3 || card.Security[2]["oidc"] == nil {
 		t.Errorf("card security: %s", body)
 	}

@@ -26,7 +26,7 @@ Usage:
   a2ad push drop ID         delete a dead letter
 
 Every command takes --server URL, the admin listener's base URL (default
-http://127.0.0.1:8081, or A2AD_ADMIN_URL). Exit codes: 0 done, 1 failed
+http://127.0.0.1:8081, or A2AD_SERVER). Exit codes: 0 done, 1 failed
 (unknown dead letter, server unreachable), 2 bad usage.
 `
 

@@ -337,6 +337,14 @@ func (e *exampleEnv) rewrite(s string, cmd bool) string {
 		if e.ports[port] == "" {
 			e.ports[port] = freePort()
 		}
+		if cmd {
+			// The port is free on 127.0.0.1 only, where the server
+			// listens: curl would try localhost's ::1 too, where another
+			// process may hold the same number (any listener on ::1 or
+			// [::]), and talk to it instead (issue 30: the versions
+			// example once reached an admin listener).
+			host = "127.0.0.1"
+		}
 		return host + ":" + e.ports[port]
 	})
 	s = strings.ReplaceAll(s, "https://hooks.example/a2a", e.hook)
@@ -427,7 +435,8 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 		"A2AD_BIN="+bin,
 		"A2AD_LISTEN=127.0.0.1:"+env.ports["8080"],
 		"A2AD_ADMIN_LISTEN=127.0.0.1:"+env.ports["8081"],
-		"A2AD_ADMIN_URL=http://127.0.0.1:"+env.ports["8081"],
+		"A2AD_SERVER=http://127.0.0.1:"+env.ports["8081"],
+		"A2AD_ADMIN_URL=http://127.0.0.1:"+env.ports["8081"], // the setup scripts' name for it
 		"A2AD_URL=http://127.0.0.1:"+env.ports["8080"])
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }

@@ -75,6 +75,7 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		}
 		r.Keys.Entries = m.registry.Keys().Len()
 	}
+	m.warnUnnamedTiers()
 	if m.audit != nil {
 		ok := true
 		if err := m.audit.Reopen(); err != nil {

@@ -21,7 +21,7 @@ const reloadUsage = `Usage:
       callers only). A file with problems keeps what is in force.
 
 --server is the admin listener's base URL (default http://127.0.0.1:8081,
-or A2AD_ADMIN_URL). Exit codes: 0 reloaded, 1 a part kept what was in
+or A2AD_SERVER). Exit codes: 0 reloaded, 1 a part kept what was in
 force (its problems are printed) or the server is unreachable, 2 bad usage.
 `
 
@@ -30,11 +30,8 @@ func reloadCmd(ctx context.Context, args []string, lookupEnv func(string) (strin
 	fs := flag.NewFlagSet("a2ad reload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, reloadUsage) }
-	server := admin.DefaultURL
-	if v, ok := lookupEnv("A2AD_ADMIN_URL"); ok && v != "" {
-		server = v
-	}
-	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_ADMIN_URL)")
+	server := adminServer(lookupEnv)
+	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_SERVER)")
 	asJSON := fs.Bool("json", false, "print the endpoint's JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

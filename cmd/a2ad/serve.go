@@ -144,6 +144,7 @@ loop:
 	for {
 		select {
 		case <-ctx.Done():
+			m.delayShutdown()
 			log.Info().Msg("shutting down")
 			break loop
 		case err := <-m.served:
@@ -279,6 +280,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 	if err := m.openCredentials(ctx); err != nil {
 		return err
 	}
+	m.warnUnnamedTiers()
 	identity := agentcard.Identity{
 		Name: cfg.Name, Description: cfg.Description, Version: Version(),
 		ProviderOrg: cfg.ProviderOrg, ProviderURL: cfg.ProviderURL,
@@ -299,6 +301,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 			Security:     security,
 			RESTPath:     restPath,
 			GRPCAddr:     m.grpcAddr,
+			Versions:     cfg.A2A.CardVersions,
 		}
 		if public {
 			// The public card shows what a caller without a key may call:
@@ -500,6 +503,20 @@ func (m *Main) AdminAddr() string {
 
 // BaseURL is the normalised base URL the card advertises.
 func (m *Main) BaseURL() string { return m.baseURL }
+
+// delayShutdown, on SIGTERM, makes /readyz fail at once and keeps serving
+// new work for --shutdown-delay, so that a load balancer polling /readyz
+// stops sending here before the drain refuses anything. A second signal
+// ends the process meanwhile (main stops catching them).
+func (m *Main) delayShutdown() {
+	d := m.Config.ShutdownDelay
+	if d <= 0 {
+		return
+	}
+	m.draining.Store(true)
+	m.Logger.Info().Dur("shutdown_delay", d).Msg("shutdown delayed: /readyz fails, new work is still served")
+	time.Sleep(d)
+}
 
 // Close stops in reverse order of start (see Open): stop accepting
 // requests, let running calls finish within the grace period, stop the

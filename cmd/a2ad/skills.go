@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/suggest"
 )
 
 // skillView is one line of `a2ad skills`: a function and the policy's
@@ -34,6 +36,10 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "a2ad: format: must be text or json, not %q\n", cfg.Format)
 		return 2
 	}
+	if strings.Contains(cfg.Tier, ",") {
+		fmt.Fprintf(stderr, "a2ad: tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several\n", cfg.Tier)
+		return 2
+	}
 	proto := exposure.Protocol(cfg.Protocol)
 	if !slices.Contains(exposure.Protocols, proto) {
 		fmt.Fprintf(stderr, "a2ad: protocol: must be a2a or mcp, not %q\n", cfg.Protocol)
@@ -44,11 +50,24 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		printLoadError(stderr, err)
 		return 1
 	}
+	tiers, keys, err := skillsCaller(cfg)
+	if le := (*callers.LoadError)(nil); errors.As(err, &le) {
+		printLoadError(stderr, err)
+		return 1
+	} else if err != nil {
+		fmt.Fprintln(stderr, "a2ad:", err)
+		return 2
+	}
+	if proto == exposure.A2A {
+		for _, p := range unnamedTiers(cat, cfg.Tier, keys) {
+			fmt.Fprintln(stderr, "a2ad: warning:", p)
+		}
+	}
 	policy := cfg.Policy()
 	views := make([]skillView, 0, len(cat.Functions))
 	exposed := 0
 	for _, f := range cat.Functions {
-		d := policy.DecideIn(proto, f.ID, f.Metadata, nil)
+		d := policy.DecideIn(proto, f.ID, f.Metadata, tiers)
 		if d.Exposed {
 			exposed++
 		}
@@ -62,23 +81,35 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		doc := map[string]any{"tier": cfg.Tier, "exposeAll": cfg.ExposeAll, "protocol": proto, "functions": views}
+		if cfg.Caller != "" {
+			doc["caller"], doc["callerTiers"] = cfg.Caller, tiers
+		}
 		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintln(stderr, "a2ad:", err)
 			return 1
 		}
 		return 0
 	}
+	return printSkills(stdout, cfg, proto, cat.Version, len(cat.Functions), exposed, views)
+}
+
+// printSkills prints the text of a2ad skills: a summary line, then a
+// table of the functions of proto's view.
+func printSkills(stdout io.Writer, cfg Config, proto exposure.Protocol, version string, total, exposed int, views []skillView) int {
 	tier := cfg.Tier
 	if tier == "" {
 		tier = "(none)"
 	}
+	if cfg.Caller != "" {
+		tier += fmt.Sprintf(", caller %s", cfg.Caller)
+	}
 	if proto == exposure.MCP {
 		// --expose-all reaches A2A only: MCP tools are always opted in.
 		fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, MCP: %d of %d functions exposed as tools\n\n",
-			cfg.Catalog, cat.Version, tier, exposed, len(cat.Functions))
+			cfg.Catalog, version, tier, exposed, total)
 	} else {
 		fmt.Fprintf(stdout, "catalog %s (version %s), tier %s, expose-all %v: %d of %d functions exposed\n\n",
-			cfg.Catalog, cat.Version, tier, cfg.ExposeAll, exposed, len(cat.Functions))
+			cfg.Catalog, version, tier, cfg.ExposeAll, exposed, total)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if proto == exposure.MCP {
@@ -137,4 +168,32 @@ func printLoadError(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintln(w, "a2ad:", err)
+}
+
+// skillsCaller is the tiers of --caller, a caller of --keys, for a2ad
+// skills to show its view without its secret (nil without --caller),
+// and the keys file if one is given.
+func skillsCaller(cfg Config) ([]string, *callers.Keys, error) {
+	if cfg.Keys == "" {
+		if cfg.Caller != "" {
+			return nil, nil, fmt.Errorf("caller: --caller %s needs --keys, the keys file it is in", cfg.Caller)
+		}
+		return nil, nil, nil
+	}
+	keys, err := callers.LoadKeys(cfg.Keys)
+	if err != nil || cfg.Caller == "" {
+		return nil, keys, err
+	}
+	var ids []string
+	for _, k := range keys.List() {
+		if k.CallerID == cfg.Caller {
+			return k.Tiers, keys, nil
+		}
+		ids = append(ids, k.CallerID)
+	}
+	guess := ""
+	if g := suggest.Closest(cfg.Caller, ids); g != "" {
+		guess = fmt.Sprintf(" (did you mean %q?)", g)
+	}
+	return nil, nil, fmt.Errorf("caller: no caller %q in the keys file %s%s", cfg.Caller, cfg.Keys, guess)
 }

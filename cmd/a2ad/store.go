@@ -24,8 +24,9 @@ import (
 const storeUsage = `a2ad store: tools for the store file. They take flags only.
 
 Usage:
-  a2ad store backup  --server URL --out FILE    copy the store of a running a2ad, through its
-                                                GET /admin/store/backup (loopback callers only)
+  a2ad store backup  [--server URL] --out FILE  copy the store of a running a2ad, through its
+                                                GET /admin/store/backup (loopback callers only;
+                                                --server defaults to http://127.0.0.1:8081)
   a2ad store backup  --store FILE --out FILE    copy a store file no server holds
   a2ad store compact --store FILE [--out FILE]  rewrite a store file no server holds without its
                                                 free space; in place unless --out, keeping the
@@ -113,14 +114,14 @@ func restoreAdvice(path string) string {
 }
 
 // storeCmd runs "a2ad store <tool> [flags]" and returns the exit code.
-func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func storeCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, storeUsage)
 		return 2
 	}
 	switch args[0] {
 	case "backup":
-		return runStoreBackup(ctx, args[1:], stdout, stderr)
+		return runStoreBackup(ctx, args[1:], lookupEnv, stdout, stderr)
 	case "compact":
 		return runStoreCompact(args[1:], stdout, stderr)
 	case "check":
@@ -133,8 +134,7 @@ func storeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprint(stdout, storeUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "a2ad: unknown store tool %q\n\n%s", args[0], storeUsage)
-	return 2
+	return unknownCommand(stderr, "a2ad", "store tool", args[0], []string{"backup", "compact", "check", "migrate", "repair"}, storeUsage)
 }
 
 // storeFlags are the flags the tools share.
@@ -171,19 +171,23 @@ func usageError(stderr io.Writer, msg string) int {
 	return 2
 }
 
-func runStoreBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
 	f := newStoreFlags("backup", stderr)
 	var server string
-	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener, e.g. http://127.0.0.1:8081")
+	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener (default "+admin.DefaultURL+", or A2AD_SERVER, unless --store)")
 	f.fs.StringVar(&f.store, "store", "", "store file no server holds, to copy offline")
 	f.fs.StringVar(&f.out, "out", "", "file to write the copy to; replaced atomically if it exists")
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
+	if server == "" && f.store == "" {
+		// As a2ad tasks and a2ad push: the running server's admin listener.
+		server = adminServer(lookupEnv)
+	}
 	switch {
 	case isPostgres(f.store):
 		return usageError(stderr, notForPostgres("store backup", f.store, "back it up with pg_dump, or your database's usual way").Error())
-	case (server == "") == (f.store == ""):
+	case server != "" && f.store != "":
 		return usageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
 	case f.out == "":
 		return usageError(stderr, "store backup: give the file to write with --out")
@@ -320,7 +324,25 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	if f.out == "" {
 		fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
 	}
+	if n := dirBytes(f.store + ".wal"); n > 0 {
+		fmt.Fprintf(stdout, "left %s.wal as it is: %d MiB of write-ahead log segments, allocated ahead and reused, holding nothing the file does not\n", f.store, (n+1<<20-1)>>20)
+	}
 	return 0
+}
+
+// dirBytes is the size of the files in dir; 0 if it cannot be read.
+func dirBytes(dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 func change(before, after int64) string {

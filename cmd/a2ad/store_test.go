@@ -438,7 +438,7 @@ func TestStoreUsage(t *testing.T) {
 		{[]string{"store"}, 2, "pages that cannot be read): restore the last backup."},
 		{[]string{"store", "help"}, 0, "pages that cannot be read): restore the last backup."},
 		{[]string{"store", "bogus"}, 2, "pages that cannot be read): restore the last backup."},
-		{[]string{"store", "backup"}, 2, "a2ad: store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)"},
+		{[]string{"store", "backup"}, 2, "a2ad: store backup: give the file to write with --out"}, // --server defaults to the admin listener
 		{[]string{"store", "backup", "--server", "http://127.0.0.1:1", "--store", "x", "--out", "y"}, 2, "a2ad: store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)"},
 		{[]string{"store", "backup", "--store", "x"}, 2, "a2ad: store backup: give the file to write with --out"},
 		{[]string{"store", "backup", "--server", "127.0.0.1:8081", "--out", "y"}, 2, `a2ad: store backup: --server: want the admin listener's base URL, e.g. http://127.0.0.1:8081, not "127.0.0.1:8081"`},
@@ -483,7 +483,7 @@ func TestStoreBackupFailures(t *testing.T) {
 		{
 			name:    "the copy fails before it starts",
 			handler: backupServer(testkit.Backup{Size: -1, Err: errors.New("disk on fire")}),
-			want:    "store backup from the a2ad at URL: the server answered 500 Internal Server Error; " + out + " was not written",
+			want:    "store backup from the a2ad at URL: the server answered 500 Internal Server Error: store backup failed; " + out + " was not written",
 		},
 		{
 			name:    "the copy fails half way",

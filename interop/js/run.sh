@@ -3,7 +3,9 @@
 # package-lock.json) against the real a2ad binary, started with the README's
 # run command on the shipped example catalogue; then the SDK's card signature
 # verifier (signed.mjs) against a second a2ad with an API key and three card
-# signing keys (ES256, RS256, EdDSA). Needs Go, Node >= 20 and npm.
+# signing keys (ES256, RS256, EdDSA); then the SDK's default resolver and
+# client against a keyed a2ad with an OpenID Connect issuer too (oidc.mjs).
+# Needs Go, Node >= 20 and npm.
 # Exits non-zero when the build, the server or any check fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -82,4 +84,8 @@ if [ "$signed" -ne 0 ]; then
 	echo "# a2ad (signed cards) log (last 20 lines):"; tail -n 20 "$tmp/signed.log"
 	status=$signed
 fi
+# OIDC: the JS SDK's default resolver and client against a keyed a2ad with
+# an OpenID Connect issuer (oidc.mjs runs the issuer and the binary).
+"$tmp/a2ad" keys create --keys "$tmp/oidc-keys.yaml" --id acme --tier partner >/dev/null 2>&1
+node oidc.mjs "$tmp/a2ad" "$root/examples/catalog.yaml" "$tmp/oidc-keys.yaml" "$tmp/oidc.db" || status=$?
 exit "$status"

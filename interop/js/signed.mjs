@@ -14,7 +14,7 @@
 // exits 1 on any failure.
 import { readFileSync } from 'node:fs';
 import { verifyAgentCardSignature, canonicalizeAgentCard } from '@a2a-js/sdk';
-import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 
 const [base, apiKey, ...kids] = process.argv.slice(2);
 if (!base || !apiKey || kids.length === 0) {
@@ -82,15 +82,29 @@ await check('public card (DefaultAgentCardResolver)', async () => {
   expect(kids.every((k) => fetched.includes(k)), `the verifier asked for kids ${fetched}, want each of ${kids}`);
 });
 
-await check('extended card (GetExtendedAgentCard, 1.0)', async () => {
-  const res = await fetch(`${base}/a2a`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${apiKey}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetExtendedAgentCard', params: {} }),
+// The extended card as the SDK's client gets it (client.getAgentCard with
+// a key: GetExtendedAgentCard, read into its model).
+await check('extended card (client.getAgentCard with a key, GetExtendedAgentCard 1.0)', async () => {
+  const keyed = (url, init = {}) => fetch(url, { ...init, headers: { ...(init.headers ?? {}), Authorization: `Bearer ${apiKey}` } });
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl: keyed })],
+    cardResolver: new DefaultAgentCardResolver(),
   });
-  const body = await res.json();
-  expect(res.ok && body.result, `HTTP ${res.status}: ${JSON.stringify(body).slice(0, 400)}`);
-  await expectVerifies(body.result, 'extended card');
+  const client = await factory.createFromUrl(base);
+  const card = await client.getAgentCard();
+  expect(card.skills.some((s) => s.id === 'demo::sleep'), `the extended card lists ${card.skills.map((s) => s.id)}`);
+  await expectVerifies(card, 'extended card');
+});
+
+// Without a key, client.getAgentCard() (which calls GetExtendedAgentCard,
+// the card announcing one) gets the public card: this server lets
+// anonymous callers in.
+await check('public card (client.getAgentCard without a key)', async () => {
+  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory()], cardResolver: new DefaultAgentCardResolver() });
+  const client = await factory.createFromUrl(base);
+  const card = await client.getAgentCard();
+  expect((card.skills ?? []).length > 0, 'the public card lists no skill');
+  await expectVerifies(card, 'public card from getAgentCard');
 });
 
 console.log(failures ? `# ${failures} check(s) failed` : '# all checks passed');

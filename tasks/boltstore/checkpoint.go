@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"fmt"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/internal/crashpoint"
@@ -113,11 +114,15 @@ func (s *Store) checkpointed(err error) {
 	}
 	s.ckptErr = err
 	if err != nil {
+		if s.stopped.Load() == nil {
+			s.ckptFailed.Store(&UnwritableError{Path: s.db.Path(), Cause: fmt.Errorf("checkpoint: %w", err)})
+		}
 		if s.onCheckpointError != nil {
 			s.onCheckpointError(err)
 		}
 		return
 	}
+	s.ckptFailed.Store(nil)
 	s.frozen = nil
 	s.snap.Store(&snapshot{active: s.snap.Load().active, frozen: nil, freezes: s.freezes})
 }

@@ -123,11 +123,62 @@ func (e *StoppedError) Is(target error) bool {
 
 func (e *StoppedError) Unwrap() error { return e.Cause }
 
-// Writable is nil while the store takes writes, and the *StoppedError
-// every write gets once it stopped (/readyz reads it).
+// UnwritableError is the refusal of writes while the store cannot write
+// to its disk (full, over a quota or a file size limit, failing): its log
+// cannot take the record, or its checkpoints fail for long enough that
+// the log would grow without bound. Nothing acknowledged is lost; the
+// store takes writes again as soon as it can write. It matches
+// tasks.ErrStoreUnavailable, which callers get as -32057, retryable.
+type UnwritableError struct {
+	Path  string
+	Cause error
+}
+
+func (e *UnwritableError) Error() string {
+	return fmt.Sprintf("the task store %s cannot write to its disk (%v): changes are refused until it can; nothing acknowledged is lost", e.Path, e.Cause)
+}
+
+// Is makes errors.Is(err, tasks.ErrStoreUnavailable) hold.
+func (e *UnwritableError) Is(target error) bool { return target == tasks.ErrStoreUnavailable }
+
+func (e *UnwritableError) Unwrap() error { return e.Cause }
+
+// Writable is nil while the store takes writes; else why not (/readyz
+// reads it): the *StoppedError every write gets once it stopped, or an
+// *UnwritableError while its disk takes no writes (its log's last write
+// failed, or its last checkpoint did). A store whose log failed tries it
+// again on each checkpoint tick (probeLog), so it becomes ready again
+// without waiting for a write that a balancer would not send it.
 func (s *Store) Writable() error {
 	if e := s.stopped.Load(); e != nil {
 		return e
 	}
+	if e := s.logFailed.Load(); e != nil {
+		return e
+	}
+	if e := s.ckptFailed.Load(); e != nil {
+		return e
+	}
 	return nil
+}
+
+// cannotWrite records err, the log's failure to take a record, and
+// returns the *UnwritableError the writes get.
+func (s *Store) cannotWrite(err error) error {
+	e := &UnwritableError{Path: s.db.Path(), Cause: err}
+	s.logFailed.Store(e)
+	return e
+}
+
+// probeLog tries the log's next write without a record, once the log has
+// failed: the header's bytes of zeros where the next record goes, synced
+// (a new segment if the current one is full). It clears the failure if
+// that works.
+func (s *Store) probeLog() {
+	if s.logFailed.Load() == nil {
+		return
+	}
+	if err := s.wal.probe(); err == nil {
+		s.logFailed.Store(nil)
+	}
 }

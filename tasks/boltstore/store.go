@@ -102,8 +102,10 @@ type Store struct {
 	freezes           uint64
 	inFlight          bool
 	ckptErr           error
-	stopped           atomic.Pointer[StoppedError] // set once a checkpoint fails for good
-	marked            bool                         // the file says its log is open (recover.go)
+	stopped           atomic.Pointer[StoppedError]    // set once a checkpoint fails for good
+	logFailed         atomic.Pointer[UnwritableError] // the log's last write failed
+	ckptFailed        atomic.Pointer[UnwritableError] // the last checkpoint failed
+	marked            bool                            // the file says its log is open (recover.go)
 	closing           bool
 	ws                wstate
 	wtxn              txn // the writer's, reused

@@ -119,6 +119,26 @@ func (w *walLog) append(ops []byte) (uint64, error) {
 	return lsn, nil
 }
 
+// probe tries the log's next write without a record: zeros where the
+// next record's header goes (past the last record, so nothing reads
+// them), synced; a new segment first if the current one could not hold
+// a header. It runs on the writer, as append does.
+func (w *walLog) probe() error {
+	if w.f == nil || w.off+walHeader > w.segBytes {
+		if err := w.rotate(); err != nil {
+			return err
+		}
+	}
+	var z [walHeader]byte
+	if _, err := w.f.WriteAt(z[:], w.off); err != nil {
+		return err
+	}
+	if w.noSync {
+		return nil
+	}
+	return fdatasync(w.f)
+}
+
 // rotate makes a new segment current, from a spare if there is one.
 func (w *walLog) rotate() error {
 	if w.f != nil {

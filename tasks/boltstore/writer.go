@@ -117,6 +117,7 @@ func (s *Store) writer() {
 			s.checkpointed(err)
 			continue
 		case <-tick.C:
+			s.probeLog()
 			s.maybeFreeze(true)
 			continue
 		case r := <-s.flushes:
@@ -173,7 +174,7 @@ func (s *Store) commit(batch []*write) {
 		return
 	}
 	if s.ckptErr != nil && s.act.size > s.ckptBytes*4 {
-		err := fmt.Errorf("the store cannot write to its file (%v): refusing more changes until it can", s.ckptErr)
+		err := &UnwritableError{Path: s.db.Path(), Cause: fmt.Errorf("its checkpoints fail, and its log holds 4 times --checkpoint's worth: %w", s.ckptErr)}
 		for _, w := range batch {
 			w.done <- err
 		}
@@ -205,6 +206,9 @@ func (s *Store) commit(batch []*write) {
 			s.act.lsn = lsn
 			s.act.size += ws.size
 			s.publish(&ws.touched)
+			s.logFailed.Store(nil)
+		} else {
+			err = s.cannotWrite(err)
 		}
 	}
 	if err != nil { // damage met, or the log failed: none of it happened

@@ -145,7 +145,7 @@ func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtende
 	if err != nil {
 		return nil, err
 	}
-	if ref := s.core.NeedsAuth(c.cl); ref != nil {
+	if ref := s.core.NeedsAuth(c.cl, a2a.V10); ref != nil {
 		return nil, refusalError(ref)
 	}
 	card, e := s.core.ExtendedCard(c.cl, a2a.V10)

@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/labstack/echo/v4"
 )
@@ -35,19 +37,46 @@ func (s *Server) cardKeys(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/jwk-set+json", keys)
 }
 
-// card serves the card at both paths, GET and HEAD, with its ETag.
+// card serves the card at both paths, GET and HEAD, with its ETag and
+// Last-Modified: the pure 1.0 card to a request that asks for 1.0 when
+// the card speaks both versions, the default card to the others.
 func (s *Server) card(c echo.Context) error {
 	card := s.cfg.Card()
+	body, etag := card.JSON, card.ETag
 	h := c.Response().Header()
-	h.Set("ETag", card.ETag)
+	if card.ByVersion {
+		h.Add("Vary", a2a.VersionHeader)
+		if v, err := a2a.ParseVersion(transport.VersionAsked(c.Request())); err == nil && v == a2a.V10 {
+			// Another representation, so another tag.
+			body, etag = card.V1JSON, strings.TrimSuffix(etag, `"`)+`-v1"`
+		}
+	}
+	h.Set("ETag", etag)
 	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.CardMaxAge.Seconds())))
-	if etagMatch(c.Request().Header.Get("If-None-Match"), card.ETag) {
+	if !card.Modified.IsZero() {
+		h.Set("Last-Modified", card.Modified.UTC().Format(http.TimeFormat))
+	}
+	if notModified(c.Request().Header, etag, card.Modified) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	// Set, not left to net/http: a card beyond its buffer would go out
 	// chunked, and a HEAD would carry no length.
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(card.JSON)))
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, card.JSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
+}
+
+// notModified implements If-None-Match, and If-Modified-Since when the
+// request has no If-None-Match (RFC 9110 13.1.3).
+func notModified(req http.Header, etag string, modified time.Time) bool {
+	if inm := req.Get("If-None-Match"); inm != "" {
+		return etagMatch(inm, etag)
+	}
+	ims := req.Get("If-Modified-Since")
+	if ims == "" || modified.IsZero() {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	return err == nil && !modified.Truncate(time.Second).After(t)
 }
 
 // etagMatch implements If-None-Match: a list of entity tags, or "*".

@@ -318,7 +318,7 @@ func (s *Server) serve(c echo.Context, cl *transport.Call, body []byte) error {
 		return s.answer(c, cl, &req, a2a.V03, nil, a2a.MethodNotFound(req.Method))
 	}
 	if m.authOnly {
-		if ref := s.core.NeedsAuth(cl); ref != nil {
+		if ref := s.core.NeedsAuth(cl, m.version); ref != nil {
 			return s.refuseCall(c, ref, wire, req.ID)
 		}
 	}

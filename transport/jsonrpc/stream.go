@@ -107,8 +107,12 @@ func (s *Server) streamError(c echo.Context, cl *transport.Call, req *a2a.Reques
 	if cl.Err() == nil {
 		cl.NoteError(e, nil)
 	}
-	if !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
-		return blobJSON(c, httpStatus(c, e), appendErrorFor(nil, wire, req.ID, e))
+	// An error that says to retry elsewhere (a drain, an unreachable
+	// store) keeps its HTTP status (503, Retry-After) even for a client
+	// that asked for events: an SSE answer would be a 200, which no
+	// balancer retries.
+	if st := httpStatus(c, e); st != http.StatusOK || !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
+		return blobJSON(c, st, appendErrorFor(nil, wire, req.ID, e))
 	}
 	newSSE(c.Response(), req.ID, wire, 0).Fail(e)
 	return nil

@@ -39,7 +39,7 @@ func (s *Server) dispatch(c echo.Context, cl *transport.Call, t target, body []b
 	case opStream, opSubscribe:
 		return s.stream(c, cl, t, body)
 	case opCard:
-		if ref := s.core.NeedsAuth(cl); ref != nil {
+		if ref := s.core.NeedsAuth(cl, a2a.V10); ref != nil {
 			return s.refuse(c, ref)
 		}
 	}
