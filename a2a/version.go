@@ -57,8 +57,16 @@ func ParseVersion(s string) (Version, *Error) {
 	} else if v == "" {
 		return V03, nil
 	}
-	if len(s) > maxEchoedVersion {
-		s = s[:maxEchoedVersion]
+	return V03, UnsupportedVersion(s, "0.3, 1.0")
+}
+
+// UnsupportedVersion is the ErrVersionNotSupported of a request that
+// asked for version asked of an endpoint that speaks supported (such as
+// "1.0" for a binding that speaks only 1.0): data {"version": at most 32
+// bytes of asked, "supported": supported}.
+func UnsupportedVersion(asked, supported string) *Error {
+	if len(asked) > maxEchoedVersion {
+		asked = asked[:maxEchoedVersion]
 	}
-	return V03, ErrVersionNotSupported.WithData(map[string]any{"version": s, "supported": "0.3, 1.0"})
+	return ErrVersionNotSupported.WithData(map[string]any{"version": asked, "supported": supported})
 }

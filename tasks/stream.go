@@ -48,6 +48,29 @@ const DefaultStreamBuffer = 256
 // ErrSlowSubscriber if the watcher fell too far behind, ErrClosed when the
 // service shuts down, ctx's error when ctx ends, and emit's error.
 func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *uint64, emit func(StreamEvent) error) error {
+	return s.watch(ctx, caller, id, after, false, emit)
+}
+
+// Subscribe is Watch for a subscription (1.0's SubscribeToTask), which
+// follows the task to its terminal state: an interrupted task
+// (input-required, auth-required) keeps the stream open, its status
+// event not final, and the client sees the answer to it through.
+//
+// The 1.0 spec's two texts differ: §3.1.6 (SubscribeToTask, the
+// operation every binding serves) ends the stream when the task is
+// terminal; §11.7 (HTTP+JSON) ends it when the task is terminal or
+// interrupted. a2ad reads §3.1.6 as binding on every binding and §11.7's
+// "interrupted" as about the stream of a message (SendStreamingMessage,
+// Watch): there an interaction ends at input-required, and the client
+// answers with a new message and a new stream. A subscriber watches the
+// task, not one interaction, and a task in input-required is not done.
+func (s *Service) Subscribe(ctx context.Context, caller Caller, id string, after *uint64, emit func(StreamEvent) error) error {
+	return s.watch(ctx, caller, id, after, true, emit)
+}
+
+// watch serves Watch and Subscribe: toEnd, the stream ends at a terminal
+// state only; else at an interrupted one too.
+func (s *Service) watch(ctx context.Context, caller Caller, id string, after *uint64, toEnd bool, emit func(StreamEvent) error) error {
 	// Subscribe first, then read the store: every event is either in
 	// what is read or delivered live (or both; duplicates are skipped).
 	sub := s.broker.Subscribe(id, s.streamBuffer())
@@ -63,14 +86,14 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 	if err != nil {
 		return err
 	}
-	w := watcher{s: s, rec: rec, emit: emit}
+	w := watcher{s: s, rec: rec, emit: emit, toEnd: toEnd}
 	if after == nil {
 		t := rec.Task
 		if err := emit(StreamEvent{Seq: rec.Seq, Task: &t}); err != nil {
 			return err
 		}
 		w.last = rec.Seq
-		if settled(rec.State()) {
+		if w.ends(rec.State()) {
 			st := rec.Task.Status
 			return emit(StreamEvent{Seq: rec.Seq, Status: w.status(&st)})
 		}
@@ -83,7 +106,7 @@ func (s *Service) Watch(ctx context.Context, caller Caller, id string, after *ui
 		if done, err := w.catchUp(ctx); done || err != nil {
 			return err
 		}
-		if w.last >= rec.Seq && settled(rec.State()) {
+		if w.last >= rec.Seq && w.ends(rec.State()) {
 			return nil // the client has seen everything, the final event included
 		}
 	}
@@ -129,6 +152,16 @@ type watcher struct {
 	rec  *Record
 	last uint64
 	emit func(StreamEvent) error
+	// toEnd: the stream ends at a terminal state only (see Subscribe).
+	toEnd bool
+}
+
+// ends reports whether a task in state st ends the watcher's stream.
+func (w *watcher) ends(st a2a.TaskState) bool {
+	if w.toEnd {
+		return st.Terminal()
+	}
+	return settled(st)
 }
 
 // catchUp emits the stored events after the last one sent. done reports
@@ -179,7 +212,7 @@ func (w *watcher) send(e Event) (done bool, err error) {
 func (w *watcher) status(st *a2a.TaskStatus) *a2a.StatusUpdateEvent {
 	return &a2a.StatusUpdateEvent{
 		TaskID: w.rec.Task.ID, ContextID: w.rec.Task.ContextID,
-		Status: *st, Final: settled(st.State),
+		Status: *st, Final: w.ends(st.State),
 	}
 }
 

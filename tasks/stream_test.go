@@ -350,3 +350,73 @@ func sendNonBlocking(m a2a.Message) a2a.SendParams {
 	no := false
 	return a2a.SendParams{Message: m, Blocking: &no}
 }
+
+// TestSubscribeThroughInputRequired: Subscribe on a task in
+// input-required stays open (its status not final) and follows the task
+// through the answer to its terminal state; Watch ends at
+// input-required, as before.
+func TestSubscribeThroughInputRequired(t *testing.T) {
+	b := &Backend{Fn: func(_ context.Context, in json.RawMessage) (functions.Result, error) {
+		var v struct{ Approved bool }
+		_ = json.Unmarshal(in, &v)
+		if !v.Approved {
+			return functions.Result{InputRequired: "Approve the order?"}, nil
+		}
+		return functions.Result{Output: json.RawMessage(`{"ok":true}`)}, nil
+	}}
+	e := newEnv(t, tasks.Config{}, fn(t, "orders::place", b))
+	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "orders::place", `{"sku":"a"}`)))
+	if err != nil || task.Status.State != a2a.StateInputRequired {
+		t.Fatalf("send: %v %+v", err, task)
+	}
+	if evs, err := collect(t, e, task.ID, nil); err != nil || fmt.Sprint(evs) != "[3:task:input-required 3:status:input-required:final]" {
+		t.Fatalf("Watch: %v %v", evs, err)
+	}
+	type result struct {
+		evs []string
+		err error
+	}
+	got := make(chan result, 1)
+	first := make(chan struct{})
+	go func() {
+		var evs []string
+		err := e.svc.Subscribe(ctx, tasks.Caller{}, task.ID, nil, func(ev tasks.StreamEvent) error {
+			evs = append(evs, describe(ev))
+			if len(evs) == 1 {
+				close(first)
+			}
+			return nil
+		})
+		got <- result{evs, err}
+	}()
+	<-first
+	select {
+	case r := <-got:
+		t.Fatalf("the subscription ended at input-required: %v %v", r.evs, r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	m := a2a.Message{MessageID: "m2", TaskID: task.ID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"sku":"a","approved":true}`))}}
+	if done, _, err := e.svc.Send(ctx, tasks.Caller{}, send(m)); err != nil || done.Status.State != a2a.StateCompleted {
+		t.Fatalf("answer: %v %+v", err, done)
+	}
+	var r result
+	select {
+	case r = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscription did not end at the terminal state")
+	}
+	s := fmt.Sprint(r.evs)
+	if r.err != nil || !strings.HasPrefix(s, "[3:task:input-required ") || !strings.HasSuffix(s, ":status:completed:final]") ||
+		strings.Contains(s, "input-required:final") || !strings.Contains(s, ":status:working ") {
+		t.Fatalf("Subscribe: %s %v", s, r.err)
+	}
+	// A terminal task: its task and final status at once, as Watch.
+	evs, err := func() ([]string, error) {
+		var out []string
+		err := e.svc.Subscribe(ctx, tasks.Caller{}, task.ID, nil, func(ev tasks.StreamEvent) error { out = append(out, describe(ev)); return nil })
+		return out, err
+	}()
+	if err != nil || len(evs) != 2 || !strings.HasSuffix(evs[1], ":status:completed:final") {
+		t.Fatalf("Subscribe of a finished task: %v %v", evs, err)
+	}
+}

@@ -170,6 +170,15 @@ func (c *Core) Admit(cl *Call, declared int64) (release func(), ref *Refusal) {
 // floor and the size cap, and charges the caller's byte budget with what
 // came beyond (or short of) what was declared.
 func (c *Core) ReadBody(cl *Call, w http.ResponseWriter, r *http.Request, buf []byte) ([]byte, *Refusal) {
+	if r.Body == nil || r.Body == http.NoBody {
+		// No body (a GET, a POST with Content-Length 0): nothing to
+		// read, and no deadline to set. net/http watches such a
+		// connection for the client going away from the start; a read
+		// deadline set now would end that watch when it passed, and
+		// with it the context of this request (a stream cut at the
+		// grace period) and of every later one on the connection.
+		return buf[:0], nil
+	}
 	br := bodyReader{
 		r: r.Body, rc: *http.NewResponseController(w), start: time.Now(),
 		grace: c.cfg.BodyGrace, rate: c.cfg.MinBodyRate,

@@ -27,6 +27,9 @@ type TaskService interface {
 type StreamService interface {
 	Stream(ctx context.Context, caller tasks.Caller, p a2a.SendParams, after *uint64, emit func(tasks.StreamEvent) error) (tasks.Outcome, error)
 	Watch(ctx context.Context, caller tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error
+	// Subscribe is Watch up to the task's terminal state, through its
+	// interruptions (see tasks.Service.Subscribe).
+	Subscribe(ctx context.Context, caller tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error
 }
 
 // PushService is what the push config methods need of the task service.

@@ -52,9 +52,12 @@ func (c *Core) OpenSend(cl *Call, p a2a.SendParams, after *uint64) Opened {
 }
 
 // OpenWatch opens the stream of a task's events (tasks/resubscribe,
-// SubscribeToTask). liveOnly: a finished task has nothing to subscribe
-// to (-32004), but a client resuming from an event id still gets what it
-// missed (1.0; 0.3's tasks/resubscribe leaves it to the stream).
+// SubscribeToTask). liveOnly (1.0's SubscribeToTask): a finished task has
+// nothing to subscribe to (-32004), but a client resuming from an event
+// id still gets what it missed (0.3's tasks/resubscribe leaves it to the
+// stream); and the stream follows the task through input-required to its
+// terminal state (tasks.Service.Subscribe says why), where 0.3's ends
+// with final: true at input-required, as 0.3 says.
 func (c *Core) OpenWatch(ctx context.Context, cl *Call, id string, after *uint64, liveOnly bool) (Opened, *a2a.Error) {
 	cl.NoteTask(id)
 	if liveOnly && after == nil {
@@ -67,6 +70,9 @@ func (c *Core) OpenWatch(ctx context.Context, cl *Call, id string, after *uint64
 		}
 	}
 	return Opened{run: func(ctx context.Context, emit func(tasks.StreamEvent) error) error {
+		if liveOnly {
+			return c.cfg.Streams.Subscribe(ctx, cl.Caller(), id, after, emit)
+		}
 		return c.cfg.Streams.Watch(ctx, cl.Caller(), id, after, emit)
 	}}, nil
 }

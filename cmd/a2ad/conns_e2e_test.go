@@ -301,7 +301,7 @@ func TestSlowBodyFlood(t *testing.T) {
 		case a.err == nil && a.status == http.StatusTooManyRequests &&
 			a.body == `{"jsonrpc":"2.0","id":null,"error":{"code":-32053,"message":"Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1000,"scope":"caller"}}}`:
 			refused = append(refused, a)
-		case a.err == nil && a.status == http.StatusRequestTimeout && a.body == `{"error":"request body arrived slower than 1024 bytes/s"}`:
+		case a.err == nil && a.status == http.StatusRequestTimeout && a.body == `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body arrived slower than 1024 bytes/s"}}`:
 			cut = append(cut, a)
 		default:
 			if len(other) < 5 {
@@ -564,7 +564,7 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 		c, start := dial()
 		_, _ = io.WriteString(c, "POST /a2a HTTP/1.1\r\nHost: a2ad\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 		a := readAnswer(c, start, 5*time.Second)
-		if a.err != nil || a.status != http.StatusRequestTimeout || a.body != `{"error":"request body not received within 1s"}` {
+		if a.err != nil || a.status != http.StatusRequestTimeout || a.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body not received within 1s"}}` {
 			t.Errorf("late body: %+v", a)
 		}
 		if a.after < time.Second {

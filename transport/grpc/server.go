@@ -53,7 +53,8 @@ var _ a2apb.A2AServiceServer = (*Server)(nil)
 func New(core *transport.Core, lim Limits, creds credentials.TransportCredentials, opts ...grpc.ServerOption) *Server {
 	s := &Server{core: core, limits: lim.withDefaults(), methods: methodNames()}
 	opts = append(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(core.MaxBodyBytes())),
-		grpc.ChainUnaryInterceptor(s.unaryRequest), grpc.ChainStreamInterceptor(s.streamRequest)},
+		grpc.ChainUnaryInterceptor(s.unaryRequest), grpc.ChainStreamInterceptor(s.streamRequest),
+		grpc.ForceServerCodecV2(newWireCodec())},
 		s.options(s.limits, creds)...), opts...)
 	s.srv = grpc.NewServer(opts...)
 	a2apb.RegisterA2AServiceServer(s.srv, s)
@@ -132,12 +133,9 @@ func checkVersion(vals []string) *a2a.Error {
 	if len(vals) == 0 || vals[0] == "" {
 		return nil
 	}
-	ver, e := a2a.ParseVersion(vals[0])
-	if e != nil {
-		return e
-	}
-	if ver != a2a.V10 {
-		return a2a.ErrVersionNotSupported.WithData(map[string]any{"version": vals[0], "supported": "1.0"})
+	// What the binding speaks, not what a2ad does (0.3 too, over JSON-RPC).
+	if ver, e := a2a.ParseVersion(vals[0]); e != nil || ver != a2a.V10 {
+		return a2a.UnsupportedVersion(vals[0], "1.0")
 	}
 	return nil
 }

@@ -142,9 +142,16 @@ func TestCalls(t *testing.T) {
 		t.Errorf("details %v, want a BadRequest on message", details)
 	}
 
-	ctx03 := metadata.AppendToOutgoingContext(ctx, "a2a-version", "0.3")
-	_, err = client.GetTask(ctx03, &a2apb.GetTaskRequest{Id: "t1"})
-	checkStatus(t, "a2a-version 0.3", err, codes.FailedPrecondition, "Version not supported", "VERSION_NOT_SUPPORTED", "a2a-protocol.org")
+	// The binding names what it speaks (1.0), not what a2ad does.
+	for _, v := range []string{"0.3", "9.9"} {
+		_, err = client.GetTask(metadata.AppendToOutgoingContext(ctx, "a2a-version", v), &a2apb.GetTaskRequest{Id: "t1"})
+		details := checkStatus(t, "a2a-version "+v, err, codes.FailedPrecondition, "Version not supported", "VERSION_NOT_SUPPORTED", "a2a-protocol.org")
+		if len(details) > 0 {
+			if md := details[0].(*errdetails.ErrorInfo).GetMetadata(); len(md) != 2 || md["supported"] != "1.0" || md["version"] != v {
+				t.Errorf("a2a-version %s: metadata %v, want supported 1.0, version %s", v, md, v)
+			}
+		}
+	}
 
 	recs := auditLog.String()
 	for _, want := range []string{`"transport":"grpc","client_addr":"127.0.0.1"`, `"rpc_method":"GetTask","task_id":"theirs"`, `"reason":"denied_owner"`,

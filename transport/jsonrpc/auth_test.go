@@ -45,6 +45,10 @@ func (w watcher) Watch(ctx context.Context, _ tasks.Caller, id string, _ *uint64
 	return ctx.Err()
 }
 
+func (w watcher) Subscribe(ctx context.Context, c tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error {
+	return w.Watch(ctx, c, id, after, emit)
+}
+
 func resubscribe(tb testing.TB, url string) *http.Response {
 	tb.Helper()
 	req, _ := http.NewRequest("POST", url+"/a2a", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tasks/resubscribe","params":{"id":"t1"}}`))

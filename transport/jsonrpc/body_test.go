@@ -145,7 +145,7 @@ func TestSlowBodyIs408(t *testing.T) {
 			}()
 			defer close(stop)
 			// Not within the grace period.
-			c.want408(t, start, 300*time.Millisecond, `{"error":"request body arrived slower than 1024 bytes/s"}`)
+			c.want408(t, start, 300*time.Millisecond, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body arrived slower than 1024 bytes/s"}}`)
 		})
 	}
 	if n := fake.Calls(); n != 0 {
@@ -165,7 +165,7 @@ func TestLateBodyIs408(t *testing.T) {
 	c.head(t, len(getT1))
 	c.write(t, getT1[:10])
 	// Not before the read timeout.
-	c.want408(t, start, 300*time.Millisecond, `{"error":"request body not received within 300ms"}`)
+	c.want408(t, start, 300*time.Millisecond, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body not received within 300ms"}}`)
 	if n := fake.Calls(); n != 0 {
 		t.Errorf("task service called %d times for a late body", n)
 	}

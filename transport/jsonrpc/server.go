@@ -65,12 +65,16 @@ func New(cfg Config) *Server {
 	httpx.GET(e, "/healthz", func(c echo.Context) error {
 		return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
 	})
-	e.POST("/a2a", s.jsonrpc)
-	e.Match([]string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
-		http.MethodOptions, http.MethodTrace, http.MethodConnect}, "/a2a", func(c echo.Context) error {
-		c.Response().Header().Set("Allow", http.MethodPost)
-		return echo.NewHTTPError(http.StatusMethodNotAllowed, "use POST for JSON-RPC requests")
-	})
+	// The endpoint with a trailing slash too: clients that join a path
+	// to the interface URL (the TCK's posts "/" to it) reach it so.
+	for _, p := range []string{"/a2a", "/a2a/"} {
+		e.POST(p, s.jsonrpc)
+		e.Match([]string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
+			http.MethodOptions, http.MethodTrace, http.MethodConnect}, p, func(c echo.Context) error {
+			c.Response().Header().Set("Allow", http.MethodPost)
+			return echo.NewHTTPError(http.StatusMethodNotAllowed, "use POST for JSON-RPC requests")
+		})
+	}
 	return s
 }
 
@@ -163,7 +167,13 @@ func newRequestID() string {
 	return string(b[:])
 }
 
-// httpError answers transport-level errors as a small JSON object.
+// httpError answers the errors of the transport (a path with no route, a
+// verb the endpoint does not take, a body too large, too late or not
+// JSON) in the binding's own shape, a JSON-RPC error with id null and
+// the HTTP status of the error: -32601 for a path with no route, -32600
+// for another client error, -32603 for the server's. It is in the form
+// of the version the request asks for (1.0: data the ErrorInfo array),
+// so a client that parses JSON-RPC errors reads these too.
 func (s *Server) httpError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -184,7 +194,27 @@ func (s *Server) httpError(err error, c echo.Context) {
 		_ = c.NoContent(code)
 		return
 	}
-	_ = c.JSON(code, map[string]string{"error": msg})
+	e := &a2a.Error{Code: a2a.CodeInvalidRequest, Message: msg}
+	switch {
+	case errors.Is(err, echo.ErrNotFound):
+		e = noRoute(c.Request())
+	case code >= http.StatusInternalServerError:
+		e.Code = a2a.CodeInternalError
+	}
+	ver, _ := requestVersion(c.Request())
+	_ = c.Blob(code, echo.MIMEApplicationJSON, appendErrorFor(nil, ver, nil, e))
+}
+
+// noRoute is the error of a path the listener has no route for: the
+// JSON-RPC binding owns the listener (its endpoint and the cards), so a
+// client that posted to a wrong URL reads a JSON-RPC error, as on the
+// endpoint, not a body of another shape.
+func noRoute(r *http.Request) *a2a.Error {
+	path := r.URL.EscapedPath()
+	if len(path) > 200 {
+		path = path[:200] + "..."
+	}
+	return &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "No A2A endpoint at " + r.Method + " " + path}
 }
 
 // jsonrpc serves POST /a2a as a pipeline: authenticate, admit, read,

@@ -199,7 +199,7 @@ func TestBodyLimit(t *testing.T) {
 	fake := okService()
 	ts := MustServe(t, fake)
 	big := padTo(t, getT1, testMaxBody+1)
-	wantBody := `{"error":"request body exceeds 1024 bytes"}`
+	wantBody := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body exceeds 1024 bytes"}}`
 
 	t.Run("content-length", func(t *testing.T) {
 		req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(big))
@@ -274,7 +274,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			if got := resp.Header.Values("Allow"); !reflect.DeepEqual(got, []string{"POST"}) {
 				t.Errorf("%s /a2a: Allow = %q, want [POST]", method, got)
 			}
-			want := `{"error":"use POST for JSON-RPC requests"}`
+			want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"use POST for JSON-RPC requests"}}`
 			if method == http.MethodHead {
 				want = ""
 			}
@@ -293,7 +293,7 @@ func TestContentType(t *testing.T) {
 	ts := MustServe(t, fake)
 	for _, ct := range []string{"", "text/plain", "text/json", "application/x-www-form-urlencoded", "application/jsonx", "application/json; charset", "json"} {
 		resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", ct, strings.NewReader(getT1)))
-		want := `{"error":"Content-Type must be application/json"}`
+		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Content-Type must be application/json"}}`
 		if resp.StatusCode != http.StatusUnsupportedMediaType || strings.TrimSpace(string(body)) != want {
 			t.Errorf("Content-Type %q: status %d body %s, want 415 %s", ct, resp.StatusCode, body, want)
 		}
@@ -822,11 +822,62 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
+// TestUnknownRoute: a path with no route answers 404 with a JSON-RPC
+// error, the listener's binding's own shape (not Echo's), in the form of
+// the version asked for; so does a transport error of the endpoint (a
+// 1.0 client's wrong Content-Type here).
 func TestUnknownRoute(t *testing.T) {
 	ts := MustServe(t, &TaskService{})
-	resp, body := do(t, newRequest(t, http.MethodGet, ts.URL+"/nope", "", nil))
-	if resp.StatusCode != http.StatusNotFound || strings.TrimSpace(string(body)) != `{"error":"Not Found"}` {
-		t.Errorf("GET /nope: status %d body %s, want 404 {\"error\":\"Not Found\"}", resp.StatusCode, body)
+	const info10 = `,"data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"METHOD_NOT_FOUND","domain":"github.com/a2ad/a2ad"}]`
+	for _, c := range []struct{ method, path, version, ct, want string }{
+		{http.MethodGet, "/nope", "", "application/json", `{"code":-32601,"message":"No A2A endpoint at GET /nope"}`},
+		{http.MethodPost, "/a2a/x", "1.0", "application/json", `{"code":-32601,"message":"No A2A endpoint at POST /a2a/x"` + info10 + `}`},
+		{http.MethodPost, "/a2a//", "", "application/json", `{"code":-32601,"message":"No A2A endpoint at POST /a2a//"}`},
+		{http.MethodDelete, "/", "1.0", "application/json", `{"code":-32601,"message":"No A2A endpoint at DELETE /"` + info10 + `}`},
+		{http.MethodPost, "/a2a", "1.0", "text/plain", `{"code":-32600,"message":"Content-Type must be application/json","data":[` +
+			`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_REQUEST","domain":"github.com/a2ad/a2ad"}]}`},
+	} {
+		req := newRequest(t, c.method, ts.URL+c.path, c.ct, strings.NewReader(`{}`))
+		if c.version != "" {
+			req.Header.Set("A2A-Version", c.version)
+		}
+		resp, body := do(t, req)
+		want := `{"jsonrpc":"2.0","id":null,"error":` + c.want + `}`
+		wantStatus := http.StatusNotFound
+		if c.ct != "application/json" {
+			wantStatus = http.StatusUnsupportedMediaType
+		}
+		if resp.StatusCode != wantStatus || string(body) != want || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: status %d %q body %s, want %d application/json %s", c.method, c.path, resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, wantStatus, want)
+		}
+	}
+}
+
+// TestTrailingSlash: POST /a2a/ is the endpoint, as POST /a2a (the
+// TCK's client posts to the interface URL plus "/"), and it takes only
+// POST as /a2a does.
+func TestTrailingSlash(t *testing.T) {
+	fake := &TaskService{GetFn: func(context.Context, tasks.Caller, string, *int) (*a2a.Task, error) {
+		return nil, tasks.ErrNotFound
+	}}
+	ts := MustServe(t, fake)
+	req := newRequest(t, http.MethodPost, ts.URL+"/a2a/", "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"t1"}}`))
+	req.Header.Set("A2A-Version", "1.0")
+	resp, body := do(t, req)
+	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found","data":[` +
+		`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != want {
+		t.Errorf("POST /a2a/: status %d body %s, want 200 %s", resp.StatusCode, body, want)
+	}
+	if n := fake.calls.Load(); n != 1 {
+		t.Errorf("task service called %d times, want 1", n)
+	}
+	resp, body = do(t, newRequest(t, http.MethodGet, ts.URL+"/a2a/", "", nil))
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodPost ||
+		strings.TrimSpace(string(body)) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"use POST for JSON-RPC requests"}}` {
+		t.Errorf("GET /a2a/: status %d Allow %q body %s, want 405 POST", resp.StatusCode, resp.Header.Get("Allow"), body)
 	}
 }
 
@@ -841,7 +892,7 @@ func TestPanicAnswered(t *testing.T) {
 	req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))
 	req.Header.Set("X-Request-Id", "client-chosen-id")
 	resp, body := do(t, req)
-	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"error":"internal error"}` {
+	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}` {
 		t.Errorf("panicking handler: HTTP %d %s, want 500 {\"error\":\"internal error\"}", resp.StatusCode, body)
 	}
 	if id := resp.Header.Get("X-Request-Id"); id != "client-chosen-id" {

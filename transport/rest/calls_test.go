@@ -123,6 +123,8 @@ func TestBadInput(t *testing.T) {
 			`{"error":{"code":415,"status":"INVALID_ARGUMENT","message":"Content-Type must be application/a2a+json or application/json","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_REQUEST","domain":"github.com/a2ad/a2ad"}]}}`},
 		{"0.3", "GET", "/tasks/t1", "", "", []string{"A2A-Version", "0.3"}, 400, "",
 			`{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Version not supported","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED","domain":"a2a-protocol.org","metadata":{"supported":"1.0","version":"0.3"}}]}}`},
+		{"a version no binding speaks", "GET", "/tasks/t1", "", "", []string{"A2A-Version", "9.9"}, 400, "",
+			`{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"Version not supported","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED","domain":"a2a-protocol.org","metadata":{"supported":"1.0","version":"9.9"}}]}}`},
 		{"push config of no task", "GET", "/tasks//pushNotificationConfigs/c1", "", "", nil, 404, "", notFound},
 	}
 	for _, tt := range tests {

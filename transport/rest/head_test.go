@@ -71,3 +71,39 @@ func stable(h http.Header) http.Header {
 	h.Del("X-Request-Id")
 	return h
 }
+
+// TestTrailingSlash: a path with a trailing slash names the same
+// operation as without it; the base alone, with or without one, names
+// none and answers the binding's own 404.
+func TestTrailingSlash(t *testing.T) {
+	fake := &transporttest.Service{
+		GetFn: func(id string, _ *int) (*a2a.Task, error) {
+			if id == "t1" {
+				return task("t1", a2a.StateCompleted), nil
+			}
+			return nil, tasks.ErrNotFound
+		},
+		ListFn: func(tasks.ListQuery) (tasks.ListPage, error) {
+			return tasks.ListPage{Tasks: []a2a.Task{*task("t1", a2a.StateCompleted)}, PageSize: 50, TotalSize: 1}, nil
+		},
+	}
+	ts, _ := serve(t, fake, func(c *jsonrpc.Config) {
+		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "c1"} }
+	})
+	base := ts.URL + "/a2a/rest"
+	for _, path := range []string{"/tasks/t1", "/tasks"} {
+		wc, _, wb := call(t, http.MethodGet, base+path, "", "")
+		gc, _, gb := call(t, http.MethodGet, base+path+"/", "", "")
+		if wc != http.StatusOK || gc != wc || gb != wb {
+			t.Errorf("GET %s/ = %d %s; without the slash %d %s", path, gc, gb, wc, wb)
+		}
+	}
+	for _, path := range []string{"", "/"} {
+		code, h, body := call(t, http.MethodPost, base+path, "application/json", "{}")
+		want := `{"error":{"code":404,"status":"NOT_FOUND","message":"No HTTP+JSON operation at POST /a2a/rest` + path +
+			`","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"METHOD_NOT_FOUND","domain":"github.com/a2ad/a2ad"}]}}`
+		if code != http.StatusNotFound || body != want || h.Get("Content-Type") != "application/json" {
+			t.Errorf("POST /a2a/rest%s = %d %q %s, want 404 %s", path, code, h.Get("Content-Type"), body, want)
+		}
+	}
+}

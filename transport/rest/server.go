@@ -61,6 +61,11 @@ func (s *Server) serve(c echo.Context) error {
 		return s.refuse(c, ref)
 	}
 	path := strings.TrimPrefix(r.URL.EscapedPath(), s.base)
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		// A trailing slash names the same resource ("/tasks/" is
+		// "/tasks"), for clients that join paths with one.
+		path = path[:len(path)-1]
+	}
 	t, rerr := route(r.Method, path)
 	if rerr == nil {
 		cl.SetMethod(ops[t.op].name, a2a.V10, ops[t.op].stateful)
@@ -143,12 +148,9 @@ func requestVersion(r *http.Request) *a2a.Error {
 	if v == "" {
 		return nil
 	}
-	ver, e := a2a.ParseVersion(v)
-	if e != nil {
-		return e
-	}
-	if ver != a2a.V10 {
-		return a2a.ErrVersionNotSupported.WithData(map[string]any{"version": v, "supported": "1.0"})
+	// What the binding speaks, not what a2ad does (0.3 too, over JSON-RPC).
+	if ver, e := a2a.ParseVersion(v); e != nil || ver != a2a.V10 {
+		return a2a.UnsupportedVersion(v, "1.0")
 	}
 	return nil
 }

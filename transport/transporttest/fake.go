@@ -85,6 +85,11 @@ func (s *Service) Watch(_ context.Context, _ tasks.Caller, id string, after *uin
 	return s.WatchFn(id, after, emit)
 }
 
+// Subscribe is Watch: WatchFn serves both.
+func (s *Service) Subscribe(ctx context.Context, c tasks.Caller, id string, after *uint64, emit func(tasks.StreamEvent) error) error {
+	return s.Watch(ctx, c, id, after, emit)
+}
+
 func (s *Service) SetPushConfig(_ context.Context, _ tasks.Caller, taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error) {
 	if s.SetFn == nil {
 		return nil, s.unexpected("SetPushConfig")
