@@ -324,7 +324,7 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	if f.out == "" {
 		fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
 	}
-	if n := dirBytes(f.store + ".wal"); n > 0 {
+	if n := dirBytes(f.store + ".wal"); n > 0 && f.out == "" {
 		fmt.Fprintf(stdout, "left %s.wal as it is: %d MiB of write-ahead log segments, allocated ahead and reused, holding nothing the file does not\n", f.store, (n+1<<20-1)>>20)
 	}
 	return 0
