@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
-	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestKeysSchema keeps docs/reference/keys.schema.json the loader's: the
@@ -46,10 +47,10 @@ func TestKeysSchema(t *testing.T) {
 		what      string
 		got, want []string
 	}{
-		{"top-level keys", keysOf(doc.Properties), sorted("keys", "version")},
-		{"entry keys", keysOf(doc.Defs.Entry.Properties), sorted(entryKeys...)},
-		{"rate keys", keysOf(rate.Properties), sorted(rateKeys...)},
-		{"key keys", keysOf(keyItems.Items.Properties), sorted(keyKeys...)},
+		{"top-level keys", testkit.SortedKeys(doc.Properties), sorted("keys", "version")},
+		{"entry keys", testkit.SortedKeys(doc.Defs.Entry.Properties), sorted(entryKeys...)},
+		{"rate keys", testkit.SortedKeys(rate.Properties), sorted(rateKeys...)},
+		{"key keys", testkit.SortedKeys(keyItems.Items.Properties), sorted(keyKeys...)},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s: the schema has %q, the loader %q", c.what, c.got, c.want)
@@ -74,7 +75,7 @@ func TestKeysSchema(t *testing.T) {
 		if _, err := LoadKeys(path); err != nil {
 			t.Fatalf("%s: the loader refuses it: %v", label, err)
 		}
-		if err := schema.Validate(yamlValue(t, path)); err != nil {
+		if err := schema.Validate(testkit.YAMLValue(t, path)); err != nil {
 			t.Errorf("%s under the schema: %v", label, err)
 		}
 	}
@@ -91,36 +92,4 @@ func TestKeysSchema(t *testing.T) {
 	if schema.Validate(bad) == nil {
 		t.Error("the schema takes quota_taks, which the loader refuses")
 	}
-}
-
-// keysOf is m's keys, sorted.
-func keysOf(m map[string]json.RawMessage) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// yamlValue reads the YAML file at path as JSON values.
-func yamlValue(tb testing.TB, path string) any {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		tb.Fatal(err)
-	}
-	j, err := json.Marshal(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(j, &out); err != nil {
-		tb.Fatal(err)
-	}
-	return out
 }

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
-	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // catalogSchemaPath is the catalogue's JSON Schema, for editors.
@@ -47,10 +48,10 @@ func TestCatalogSchema(t *testing.T) {
 		what      string
 		got, want []string
 	}{
-		{"top-level keys", keysOf(doc.Properties), sorted("functions", "default_skill")},
+		{"top-level keys", testkit.SortedKeys(doc.Properties), sorted("functions", "default_skill")},
 		{"function keys", fnKeys, sorted(functionKeys...)},
-		{"http keys", keysOf(fn["http"].Properties), sorted(httpKeys...)},
-		{"exec keys", keysOf(fn["exec"].Properties), sorted(execKeys...)},
+		{"http keys", testkit.SortedKeys(fn["http"].Properties), sorted(httpKeys...)},
+		{"exec keys", testkit.SortedKeys(fn["exec"].Properties), sorted(execKeys...)},
 		{"builtins", fn["builtin"].Enum, BuiltinNames()},
 		{"output", fn["output"].Enum, []string{"data", "parts"}},
 		{"reply", fn["reply"].Enum, []string{"task", "message", "either"}},
@@ -69,7 +70,7 @@ func TestCatalogSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"../examples/catalog.yaml", "../examples/conformance/catalog.yaml", "../examples/plaintext/catalog.yaml"} {
-		if err := schema.Validate(yamlValue(t, path)); err != nil {
+		if err := schema.Validate(testkit.YAMLValue(t, path)); err != nil {
 			t.Errorf("%s under the schema: %v", path, err)
 		}
 	}
@@ -85,36 +86,4 @@ func TestCatalogSchema(t *testing.T) {
 			t.Errorf("the schema takes %s, which the loader refuses", bad)
 		}
 	}
-}
-
-// yamlValue reads the YAML file at path as JSON values.
-func yamlValue(tb testing.TB, path string) any {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		tb.Fatal(err)
-	}
-	j, err := json.Marshal(v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(j, &out); err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-// keysOf is m's keys, sorted.
-func keysOf(m map[string]json.RawMessage) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -23,27 +23,7 @@ func TestReplicasCancelExec(t *testing.T) {
 	rs := startReplicas(t, catalog, dsn, 3)
 	a, c := rs[0], rs[2]
 
-	task := resultTask(t, rpc(t, a.base, "message/send", sendParams("m-wait", "exec::wait", map[string]any{}, false)))
-	id := task["id"].(string)
-	deadline := time.Now().Add(10 * time.Second)
-	for statusMessage(waitTaskState(t, c.base, id, "working")) != "started" {
-		if time.Now().After(deadline) {
-			t.Fatal("the call never reported its start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "wait.pids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var child, grandchild int
-	if _, err := fmt.Sscan(string(raw), &child, &grandchild); err != nil {
-		t.Fatalf("wait.pids %q: %v", raw, err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(child, syscall.SIGKILL)
-		_ = syscall.Kill(grandchild, syscall.SIGKILL)
-	})
+	id, child, grandchild := startWaitCall(t, dir, a, c)
 
 	canceledAt := time.Now()
 	if got := resultTask(t, rpc(t, c.base, "tasks/cancel", map[string]any{"id": id})); state(got) != "canceled" {
@@ -81,27 +61,7 @@ func TestReplicasExecRunnerKilled(t *testing.T) {
 	rs := startReplicas(t, catalog, dsn, 2, "--lease-ttl", "2s")
 	a, b := rs[0], rs[1]
 
-	task := resultTask(t, rpc(t, a.base, "message/send", sendParams("m-wait", "exec::wait", map[string]any{}, false)))
-	id := task["id"].(string)
-	deadline := time.Now().Add(10 * time.Second)
-	for statusMessage(waitTaskState(t, b.base, id, "working")) != "started" {
-		if time.Now().After(deadline) {
-			t.Fatal("the call never reported its start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "wait.pids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var child, grandchild int
-	if _, err := fmt.Sscan(string(raw), &child, &grandchild); err != nil {
-		t.Fatalf("wait.pids %q: %v", raw, err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(child, syscall.SIGKILL)
-		_ = syscall.Kill(grandchild, syscall.SIGKILL)
-	})
+	id, child, grandchild := startWaitCall(t, dir, a, b)
 
 	a.kill(t)
 	killed := time.Now()
@@ -115,4 +75,33 @@ func TestReplicasExecRunnerKilled(t *testing.T) {
 	if n := countLines(t, filepath.Join(dir, "wait.runs")); n != 1 {
 		t.Fatalf("the function ran %d times, want 1", n)
 	}
+}
+
+// startWaitCall starts exec::wait (crashScript) on replica on, waits on
+// replica seen for it to report its start, and returns its task and the
+// pids of its child and the child's own child (killed when the test
+// ends, whatever it shows).
+func startWaitCall(t *testing.T, dir string, on, seen *process) (id string, child, grandchild int) {
+	t.Helper()
+	task := resultTask(t, rpc(t, on.base, "message/send", sendParams("m-wait", "exec::wait", map[string]any{}, false)))
+	id = task["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for statusMessage(waitTaskState(t, seen.base, id, "working")) != "started" {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reported its start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "wait.pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(string(raw), &child, &grandchild); err != nil {
+		t.Fatalf("wait.pids %q: %v", raw, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+		_ = syscall.Kill(grandchild, syscall.SIGKILL)
+	})
+	return id, child, grandchild
 }
