@@ -74,13 +74,6 @@ func (ac adminCommand) start(args []string, lookupEnv func(string) (string, bool
 	return run, -1
 }
 
-// set reports whether the flag name was given on the command line.
-func (r *adminRun) set(name string) bool {
-	given := false
-	r.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
-}
-
 // flagBool is the value of the bool flag name on fs.
 func flagBool(fs *flag.FlagSet, name string) bool {
 	f := fs.Lookup(name)
