@@ -70,12 +70,18 @@ func statusError(resp *http.Response) *StatusError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var e struct {
 		ErrorBody
-		Error string `json:"error"`
+		Error json.RawMessage `json:"error"` // a string, or a JSON-RPC error object (the main listener's)
 	}
 	_ = json.Unmarshal(body, &e)
 	msg := e.Message
 	if msg == "" {
-		msg = e.Error
+		var s string
+		var obj struct{ Message string }
+		if json.Unmarshal(e.Error, &s) == nil {
+			msg = s
+		} else if json.Unmarshal(e.Error, &obj) == nil {
+			msg = obj.Message
+		}
 	}
 	if msg == "" && !json.Valid(body) {
 		// A text answer says what is wrong too (a PostgreSQL store's

@@ -10,11 +10,12 @@ import (
 )
 
 // TestAdminOnTheMainListener: an admin route asked of the main listener
-// is a 404 that says where the admin listener is, and the operator CLI,
-// pointed at the main listener, prints that.
+// is a 404 that says where the admin listener is, in the JSON-RPC
+// listener's one error shape, and the operator CLI, pointed at the main
+// listener, prints that.
 func TestAdminOnTheMainListener(t *testing.T) {
 	m := startMain(t, nil)
-	const want = `{"error":"this is the main listener; the admin listener is --admin-listen (default 127.0.0.1:8081)"}`
+	const want = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"this is the main listener; the admin listener is --admin-listen (default 127.0.0.1:8081)"}}`
 	for _, path := range []string{"/admin/v1/overview", "/admin/push/dead-letters", "/admin/store/backup"} {
 		resp, body := httpGet(t, m.BaseURL()+path)
 		if resp.StatusCode != 404 || strings.TrimSpace(string(body)) != want {
