@@ -129,7 +129,7 @@ func DefaultConfig() Config {
 		Store:                "a2ad.db",
 		Name:                 "a2ad",
 		Description:          "Operator functions published as A2A skills, each call a durable task.",
-		LogFormat:            "json",
+		LogFormat:            "auto",
 		LogLevel:             "info",
 		MaxBodyBytes:         1 << 20,
 		MaxConcurrent:        64,
@@ -204,7 +204,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ProviderURL, "provider-url", c.ProviderURL, "provider URL on the card (shown only with --provider-org)")
 	fs.StringVar(&c.DocumentationURL, "documentation-url", c.DocumentationURL, "documentation URL on the card")
 	fs.StringVar(&c.IconURL, "icon-url", c.IconURL, "icon URL on the card")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json or console")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: json, console, or auto (console on a terminal, else json)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (debug logs every request)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest JSON-RPC request body accepted (larger gets HTTP 413)")
 	fs.IntVar(&c.MaxConcurrent, "max-concurrent", c.MaxConcurrent, "calls running at once, across all functions")
@@ -425,7 +425,7 @@ func (c *Config) Validate() error {
 		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
 		failIf(strings.Contains(c.Tier, ","), "tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several", c.Tier),
 		failIf(c.Protocol != "a2a" && c.Protocol != "mcp", "protocol: must be a2a or mcp, not %q", c.Protocol),
-		failIf(c.LogFormat != "json" && c.LogFormat != "console", "log-format: must be json or console, not %q", c.LogFormat),
+		failIf(c.LogFormat != "json" && c.LogFormat != "console" && c.LogFormat != "auto", "log-format: must be json, console or auto, not %q", c.LogFormat),
 		positive("max-body-bytes", c.MaxBodyBytes),
 		positive("max-concurrent", c.MaxConcurrent),
 		notNegative("max-queue", c.MaxQueue, ""),

@@ -317,7 +317,7 @@ func TestValidate(t *testing.T) {
 			"listen :8080: listening on all addresses needs --base-url, the URL clients reach a2ad at"},
 		{"listen on all addresses with a base URL", func(c *Config) { c.Listen = "0.0.0.0:8080"; c.BaseURL = "https://a2a.example.com" }, ""},
 		{"listen on a host name", func(c *Config) { c.Listen = "localhost:8080" }, ""},
-		{"log format xml", func(c *Config) { c.LogFormat = "xml" }, `log-format: must be json or console, not "xml"`},
+		{"log format xml", func(c *Config) { c.LogFormat = "xml" }, `log-format: must be json, console or auto, not "xml"`},
 		{"tier list", func(c *Config) { c.Tier = "internal,partner" }, `tier: one tier name, not a list ("internal,partner"): the server-wide tier caps every caller; a caller of the keys file may have several`},
 		{"max body bytes 0", func(c *Config) { c.MaxBodyBytes = 0 }, "max-body-bytes: must be positive, not 0"},
 		{"max concurrent 0", func(c *Config) { c.MaxConcurrent = 0 }, "max-concurrent: must be positive, not 0"},

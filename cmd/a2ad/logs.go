@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -15,7 +16,7 @@ func newLogger(cfg Config, w io.Writer) (zerolog.Logger, error) {
 	if err != nil || cfg.LogLevel == "" {
 		return zerolog.Nop(), fmt.Errorf("log-level: %q is not a level (debug, info, warn, error)", cfg.LogLevel)
 	}
-	if cfg.LogFormat == "console" {
+	if logFormatFor(cfg.LogFormat, w) == "console" {
 		// Colour codes only for a terminal: in a file or a pipe they are
 		// noise.
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, NoColor: !isTerminal(w)}
@@ -32,4 +33,34 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// logFormatFor is format with "auto" resolved for w: console for a
+// person at a terminal, JSON for a file, a pipe or a journal.
+func logFormatFor(format string, w io.Writer) string {
+	if format != "auto" {
+		return format
+	}
+	if isTerminal(w) {
+		return "console"
+	}
+	return "json"
+}
+
+// servingBanner tells a person at a terminal where a2ad is: its card,
+// its endpoints and its admin listener ("" where there is none).
+func servingBanner(base, admin, grpc string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\na2ad is serving at %s\n", base)
+	fmt.Fprintf(&b, "  agent card      %s/.well-known/agent-card.json\n", base)
+	fmt.Fprintf(&b, "  A2A JSON-RPC    %s/a2a\n", base)
+	fmt.Fprintf(&b, "  A2A HTTP+JSON   %s/a2a/rest\n", base)
+	if grpc != "" {
+		fmt.Fprintf(&b, "  A2A gRPC        %s\n", grpc)
+	}
+	if admin != "" {
+		fmt.Fprintf(&b, "  operator view   %s/admin/v1/overview (also /metrics and /readyz; a2ad tasks --server %s)\n", admin, admin)
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -106,6 +106,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "a2ad:", err)
 		return 2
 	}
+	cfg.LogFormat = logFormatFor(cfg.LogFormat, stderr)
 	if f, ok := stderr.(*os.File); ok && cfg.LogFormat != "console" {
 		// Log lines of concurrent requests leave in one write, not one
 		// each (logw): the process's stderr goes through it from here on,
@@ -141,6 +142,9 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 		return 1
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
+	if cfg.LogFormat == "console" {
+		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr()))
+	}
 loop:
 	for {
 		select {
@@ -503,6 +507,17 @@ func (m *Main) AdminAddr() string {
 		return ""
 	}
 	return m.adminLn.Addr().String()
+}
+
+// adminURL is the admin listener's base URL, "" when there is none.
+func (m *Main) adminURL() string {
+	if m.AdminAddr() == "" {
+		return ""
+	}
+	if m.tls != nil {
+		return "https://" + m.AdminAddr()
+	}
+	return "http://" + m.AdminAddr()
 }
 
 // BaseURL is the normalised base URL the card advertises.
