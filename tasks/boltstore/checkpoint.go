@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"fmt"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/internal/crashpoint"

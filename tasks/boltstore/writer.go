@@ -174,7 +174,7 @@ func (s *Store) commit(batch []*write) {
 		return
 	}
 	if s.ckptErr != nil && s.act.size > s.ckptBytes*4 {
-		err := &UnwritableError{Path: s.db.Path(), Cause: fmt.Errorf("its checkpoints fail, and its log holds 4 times --checkpoint's worth: %w", s.ckptErr)}
+		err := &UnwritableError{Path: s.db.Path(), Cause: fmt.Errorf("its checkpoints fail, and its log holds four checkpoints' worth: %w", s.ckptErr)}
 		for _, w := range batch {
 			w.done <- err
 		}
