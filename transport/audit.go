@@ -118,6 +118,10 @@ func (ac *Call) NoteBodyLate() { ac.bodyLate = true }
 // away) before its answer: the call is audited client_canceled.
 func (ac *Call) NoteClientCanceled() { ac.gone = true }
 
+// ClientGone reports whether the client canceled the call before its
+// answer (see NoteClientCanceled).
+func (ac *Call) ClientGone() bool { return ac.gone }
+
 // NoteSummarised marks a call that a binding refused before its handler
 // (gRPC: an unknown method, a message over the cap, not protobuf or too
 // late): a client may repeat it at will, so it is audited in summary, as

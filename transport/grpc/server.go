@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -77,6 +78,7 @@ type call struct {
 	release func()
 	reqID   string
 	req     *http.Request
+	ctx     context.Context // the call's, once begun: fail reads whether it ended
 }
 
 // begin admits a call to method with request req, its message read (the
@@ -97,6 +99,7 @@ func (s *Server) begin(ctx context.Context, method string, stateful bool, req pr
 	c.reqID = requestID(ctx)
 	c.cl.SetMethod(method, a2a.V10, stateful)
 	ctx = s.core.Trace(ctx, c.cl, mdCarrier(md))
+	c.ctx = ctx
 	if g == nil {
 		if ref := s.core.Authenticate(c.cl, c.req); ref != nil {
 			return ctx, c, refusalError(ref)
@@ -122,9 +125,17 @@ func (s *Server) end(c *call) {
 	s.core.End(c.cl, c.reqID)
 }
 
-// fail is the gRPC error of e, noted in the call's record.
+// fail is the gRPC error of e, noted in the call's record. A call whose
+// client canceled it or whose deadline passed ends as gRPC says such a
+// call ends (CANCELLED, DEADLINE_EXCEEDED), whichever end sees it first:
+// not as an internal error that a2ad did not have.
 func (s *Server) fail(c *call, e *a2a.Error) error {
 	c.cl.NoteError(e, nil)
+	if c.ctx != nil && c.cl.ClientGone() {
+		if err := c.ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+	}
 	return statusError(e)
 }
 
