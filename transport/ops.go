@@ -23,6 +23,7 @@ type Replier interface {
 // task, or with a Message (reply, task nil) from a Replier.
 func (c *Core) Send(ctx context.Context, cl *Call, p a2a.SendParams) (task *a2a.Task, reply *a2a.Message, e *a2a.Error) {
 	cl.NoteTask(p.Message.TaskID)
+	cl.stampPush(p.PushConfig)
 	var (
 		out tasks.Outcome
 		err error
@@ -160,12 +161,22 @@ func (c *Core) PushRefused() *a2a.Error {
 	return nil
 }
 
+// stampPush marks a push config set by the call with the call's
+// protocol version, the one its notifications are delivered in: one rule
+// for every binding.
+func (cl *Call) stampPush(pc *a2a.PushConfig) {
+	if pc != nil {
+		pc.Wire = cl.version
+	}
+}
+
 // The push config operations; call PushRefused first. Each takes the
 // decoded params (a2a.PushConfigParams) and notes the task.
 
 // SetPush sets a task's push config.
 func (c *Core) SetPush(ctx context.Context, cl *Call, p a2a.PushConfigParams) (*a2a.TaskPushConfig, *a2a.Error) {
 	cl.NoteTask(p.TaskID)
+	cl.stampPush(&p.Config)
 	cfg, err := c.cfg.Push.SetPushConfig(ctx, cl.Caller(), p.TaskID, p.Config)
 	if err != nil {
 		return nil, c.Fail(ctx, cl, err)

@@ -44,6 +44,7 @@ func (c *Core) StreamsRefused() *a2a.Error {
 // client's last event id, nil for none.
 func (c *Core) OpenSend(cl *Call, p a2a.SendParams, after *uint64) Opened {
 	cl.NoteTask(p.Message.TaskID)
+	cl.stampPush(p.PushConfig)
 	return Opened{run: func(ctx context.Context, emit func(tasks.StreamEvent) error) error {
 		out, err := c.cfg.Streams.Stream(ctx, cl.Caller(), p, after, emit)
 		cl.outcome = out

@@ -2,6 +2,8 @@ package grpc
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -13,132 +15,218 @@ import (
 	"github.com/a2ad/a2ad/transport"
 )
 
-// encode reads r into out; a failure is the call's internal error.
-func (s *Server) encode(ctx context.Context, c *call, err error) error {
-	if err == nil {
-		return nil
-	}
-	return s.fail(c, s.core.Fail(ctx, c.cl, err))
+// unary is the one shape of the unary methods: begin the call, refuse it
+// when the binding does not offer what it asks (refused, optional),
+// decode its request, run it through the core and encode the answer.
+type unary[P any, O proto.Message] struct {
+	name string
+	// stateful says that the method changes a task (see transport.Call).
+	stateful bool
+	refused  func(s *Server, cl *transport.Call) *a2a.Error
+	decode   func(raw json.RawMessage) (P, *a2a.Error)
+	// run answers the call: an *a2a.Error is the call's error, any other
+	// error a failure to encode the answer (internal).
+	run func(ctx context.Context, s *Server, cl *transport.Call, p P) (O, error)
 }
 
-// SendMessage implements a2apb.A2AServiceServer.
-func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	ctx, c, err := s.begin(ctx, "SendMessage", true, req)
+// serve runs m for req.
+func (m *unary[P, O]) serve(ctx context.Context, s *Server, req proto.Message) (O, error) {
+	var zero O
+	ctx, c, err := s.begin(ctx, m.name, m.stateful, req)
 	defer s.end(c)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	p, e := sendParams(req)
-	if e == nil {
-		var (
-			task  *a2a.Task
-			reply *a2a.Message
-		)
-		if task, reply, e = s.core.Send(ctx, c.cl, p); e == nil {
-			if reply != nil {
-				m, err := pbMessage(reply)
-				return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Message{Message: m}}, s.encode(ctx, c, err)
-			}
-			t, err := pbTask(task)
-			return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Task{Task: t}}, s.encode(ctx, c, err)
-		}
+	var e *a2a.Error
+	if m.refused != nil {
+		e = m.refused(s, c.cl)
 	}
-	return nil, s.fail(c, e)
-}
-
-// sendParams reads a send's request; a push config in it is delivered
-// in 1.0.
-func sendParams(req *a2apb.SendMessageRequest) (a2a.SendParams, *a2a.Error) {
-	raw, e := params(req)
-	if e != nil {
-		return a2a.SendParams{}, e
-	}
-	p, e := v1.DecodeSendParams(raw)
-	if e == nil && p.PushConfig != nil {
-		p.PushConfig.Wire = a2a.V10
-	}
-	return p, e
-}
-
-// GetTask implements a2apb.A2AServiceServer.
-func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	ctx, c, err := s.begin(ctx, "GetTask", false, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	raw, e := params(req)
-	var q a2a.TaskQuery
-	if e == nil {
-		q, e = v1.DecodeTaskQuery(raw)
-	}
-	if e == nil {
-		var task *a2a.Task
-		if task, e = s.core.Get(ctx, c.cl, q, false); e == nil {
-			out, err := pbTask(task)
-			return out, s.encode(ctx, c, err)
-		}
-	}
-	return nil, s.fail(c, e)
-}
-
-// ListTasks implements a2apb.A2AServiceServer.
-func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	ctx, c, err := s.begin(ctx, "ListTasks", false, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	e := s.core.ListRefused(c.cl)
-	var raw []byte
+	var raw json.RawMessage
 	if e == nil {
 		raw, e = params(req)
 	}
-	var p a2a.ListTasksParams
+	var p P
 	if e == nil {
-		p, e = v1.DecodeListTasks(raw)
+		p, e = m.decode(raw)
 	}
-	if e == nil {
-		page, e := s.core.List(ctx, c.cl, p, "/pageToken")
-		if e == nil {
+	if e != nil {
+		return zero, s.fail(c, e)
+	}
+	out, err := m.run(ctx, s, c.cl, p)
+	if err == nil {
+		return out, nil
+	}
+	if errors.As(err, &e) {
+		return zero, s.fail(c, e)
+	}
+	return zero, s.fail(c, s.core.Fail(ctx, c.cl, err))
+}
+
+// answer is out, or the core's refusal e (never a typed nil).
+func answer[O any](out O, e *a2a.Error) (O, error) {
+	if e != nil {
+		var zero O
+		return zero, e
+	}
+	return out, nil
+}
+
+// encoded is out read from the 1.0 encoding of r.
+func encoded[O proto.Message](r encodable, out O) (O, error) {
+	if err := result(r, out); err != nil {
+		var zero O
+		return zero, err
+	}
+	return out, nil
+}
+
+func pushRefused(s *Server, _ *transport.Call) *a2a.Error { return s.core.PushRefused() }
+
+var (
+	sendMessage = unary[a2a.SendParams, *a2apb.SendMessageResponse]{
+		name: "SendMessage", stateful: true, decode: v1.DecodeSendParams,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, p a2a.SendParams) (*a2apb.SendMessageResponse, error) {
+			task, reply, e := s.core.Send(ctx, cl, p)
+			switch {
+			case e != nil:
+				return nil, e
+			case reply != nil:
+				m, err := pbMessage(reply)
+				return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Message{Message: m}}, err
+			}
+			t, err := pbTask(task)
+			return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Task{Task: t}}, err
+		},
+	}
+	getTask = unary[a2a.TaskQuery, *a2apb.Task]{
+		name: "GetTask", decode: v1.DecodeTaskQuery,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, q a2a.TaskQuery) (*a2apb.Task, error) {
+			task, e := s.core.Get(ctx, cl, q, false)
+			if e != nil {
+				return nil, e
+			}
+			return pbTask(task)
+		},
+	}
+	listTasks = unary[a2a.ListTasksParams, *a2apb.ListTasksResponse]{
+		name: "ListTasks", decode: v1.DecodeListTasks,
+		refused: func(s *Server, cl *transport.Call) *a2a.Error { return s.core.ListRefused(cl) },
+		run: func(ctx context.Context, s *Server, cl *transport.Call, p a2a.ListTasksParams) (*a2apb.ListTasksResponse, error) {
+			page, e := s.core.List(ctx, cl, p, "/pageToken")
+			if e != nil {
+				return nil, e
+			}
 			out := &a2apb.ListTasksResponse{NextPageToken: page.NextPageToken, PageSize: int32(page.PageSize), TotalSize: int32(page.TotalSize)}
 			for i := range page.Tasks {
 				t, err := pbTask(&page.Tasks[i])
 				if err != nil {
-					return nil, s.encode(ctx, c, err)
+					return nil, err
 				}
 				out.Tasks = append(out.Tasks, t)
 			}
 			return out, nil
-		}
-		return nil, s.fail(c, e)
+		},
 	}
-	return nil, s.fail(c, e)
+	cancelTask = unary[a2a.TaskIDParams, *a2apb.Task]{
+		name: "CancelTask", stateful: true, decode: v1.DecodeTaskIDParams,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, p a2a.TaskIDParams) (*a2apb.Task, error) {
+			task, e := s.core.Cancel(ctx, cl, p.ID, true)
+			if e != nil {
+				return nil, e
+			}
+			return pbTask(task)
+		},
+	}
+	createPush = unary[a2a.PushConfigParams, *a2apb.TaskPushNotificationConfig]{
+		name: "CreateTaskPushNotificationConfig", refused: pushRefused, decode: v1.DecodePushCreate,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, p a2a.PushConfigParams) (*a2apb.TaskPushNotificationConfig, error) {
+			cfg, e := s.core.SetPush(ctx, cl, p)
+			if e != nil {
+				return nil, e
+			}
+			return encoded(v1.PushConfigResult{Config: cfg}, &a2apb.TaskPushNotificationConfig{})
+		},
+	}
+	getPush = unary[a2a.PushConfigParams, *a2apb.TaskPushNotificationConfig]{
+		name: "GetTaskPushNotificationConfig", refused: pushRefused, decode: v1.DecodePushRef,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, p a2a.PushConfigParams) (*a2apb.TaskPushNotificationConfig, error) {
+			cfg, e := s.core.GetPush(ctx, cl, p)
+			if e != nil {
+				return nil, e
+			}
+			return encoded(v1.PushConfigResult{Config: cfg}, &a2apb.TaskPushNotificationConfig{})
+		},
+	}
+	listPush = unary[v1.PushListParams, *a2apb.ListTaskPushNotificationConfigsResponse]{
+		name: "ListTaskPushNotificationConfigs", refused: pushRefused, decode: decodePushList,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, lp v1.PushListParams) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+			list, e := s.core.ListPush(ctx, cl, a2a.PushConfigParams{TaskID: lp.TaskID})
+			if e != nil {
+				return nil, e
+			}
+			return encoded(&v1.PushConfigList{Configs: list}, &a2apb.ListTaskPushNotificationConfigsResponse{})
+		},
+	}
+	deletePush = unary[a2a.PushConfigParams, *emptypb.Empty]{
+		name: "DeleteTaskPushNotificationConfig", refused: pushRefused, decode: v1.DecodePushRef,
+		run: func(ctx context.Context, s *Server, cl *transport.Call, p a2a.PushConfigParams) (*emptypb.Empty, error) {
+			return answer(&emptypb.Empty{}, s.core.DeletePush(ctx, cl, p))
+		},
+	}
+)
+
+// decodePushList reads a push config list: one page, as a2ad offers.
+func decodePushList(raw json.RawMessage) (v1.PushListParams, *a2a.Error) {
+	lp, e := v1.DecodePushList(raw)
+	if e == nil {
+		e = transport.OnePage("/pageToken", lp.PageToken)
+	}
+	return lp, e
+}
+
+// SendMessage implements a2apb.A2AServiceServer.
+func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	return sendMessage.serve(ctx, s, req)
+}
+
+// GetTask implements a2apb.A2AServiceServer.
+func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
+	return getTask.serve(ctx, s, req)
+}
+
+// ListTasks implements a2apb.A2AServiceServer.
+func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
+	return listTasks.serve(ctx, s, req)
 }
 
 // CancelTask implements a2apb.A2AServiceServer.
 func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
-	ctx, c, err := s.begin(ctx, "CancelTask", true, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	raw, e := params(req)
-	var p a2a.TaskIDParams
-	if e == nil {
-		p, e = v1.DecodeTaskIDParams(raw)
-	}
-	if e == nil {
-		var task *a2a.Task
-		if task, e = s.core.Cancel(ctx, c.cl, p.ID, true); e == nil {
-			out, err := pbTask(task)
-			return out, s.encode(ctx, c, err)
-		}
-	}
-	return nil, s.fail(c, e)
+	return cancelTask.serve(ctx, s, req)
 }
 
-// GetExtendedAgentCard implements a2apb.A2AServiceServer.
+// CreateTaskPushNotificationConfig implements a2apb.A2AServiceServer.
+func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
+	return createPush.serve(ctx, s, req)
+}
+
+// GetTaskPushNotificationConfig implements a2apb.A2AServiceServer.
+func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
+	return getPush.serve(ctx, s, req)
+}
+
+// ListTaskPushNotificationConfigs implements a2apb.A2AServiceServer.
+func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+	return listPush.serve(ctx, s, req)
+}
+
+// DeleteTaskPushNotificationConfig implements a2apb.A2AServiceServer.
+func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	return deletePush.serve(ctx, s, req)
+}
+
+// GetExtendedAgentCard implements a2apb.A2AServiceServer: its request
+// has nothing to decode, and without credentials it is refused as the
+// core refuses an unauthenticated call.
 func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
 	ctx, c, err := s.begin(ctx, "GetExtendedAgentCard", false, req)
 	defer s.end(c)
@@ -153,109 +241,17 @@ func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtende
 		return nil, s.fail(c, e)
 	}
 	out := &a2apb.AgentCard{}
-	return out, s.encode(ctx, c, rawResult(card, out))
+	if err := rawResult(card, out); err != nil {
+		return nil, s.fail(c, s.core.Fail(ctx, c.cl, err))
+	}
+	return out, nil
 }
 
-// CreateTaskPushNotificationConfig implements a2apb.A2AServiceServer.
-func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	ctx, c, err := s.begin(ctx, "CreateTaskPushNotificationConfig", false, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	e := s.core.PushRefused()
-	var raw []byte
-	if e == nil {
-		raw, e = params(req)
-	}
-	var p a2a.PushConfigParams
-	if e == nil {
-		p, e = v1.DecodePushCreate(raw)
-	}
-	if e == nil {
-		p.Config.Wire = a2a.V10
-		var cfg *a2a.TaskPushConfig
-		if cfg, e = s.core.SetPush(ctx, c.cl, p); e == nil {
-			out := &a2apb.TaskPushNotificationConfig{}
-			return out, s.encode(ctx, c, result(v1.PushConfigResult{Config: cfg}, out))
-		}
-	}
-	return nil, s.fail(c, e)
-}
-
-// GetTaskPushNotificationConfig implements a2apb.A2AServiceServer.
-func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
-	ctx, c, err := s.begin(ctx, "GetTaskPushNotificationConfig", false, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	p, e := s.pushRef(req)
-	if e == nil {
-		var cfg *a2a.TaskPushConfig
-		if cfg, e = s.core.GetPush(ctx, c.cl, p); e == nil {
-			out := &a2apb.TaskPushNotificationConfig{}
-			return out, s.encode(ctx, c, result(v1.PushConfigResult{Config: cfg}, out))
-		}
-	}
-	return nil, s.fail(c, e)
-}
-
-// pushRef reads the {taskId, id} of a push config get or delete.
-func (s *Server) pushRef(req proto.Message) (a2a.PushConfigParams, *a2a.Error) {
-	if e := s.core.PushRefused(); e != nil {
-		return a2a.PushConfigParams{}, e
-	}
+// sendParams reads a send's request, streamed or not.
+func sendParams(req *a2apb.SendMessageRequest) (a2a.SendParams, *a2a.Error) {
 	raw, e := params(req)
 	if e != nil {
-		return a2a.PushConfigParams{}, e
+		return a2a.SendParams{}, e
 	}
-	return v1.DecodePushRef(raw)
-}
-
-// ListTaskPushNotificationConfigs implements a2apb.A2AServiceServer.
-func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
-	ctx, c, err := s.begin(ctx, "ListTaskPushNotificationConfigs", false, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	e := s.core.PushRefused()
-	var raw []byte
-	if e == nil {
-		raw, e = params(req)
-	}
-	var lp v1.PushListParams
-	if e == nil {
-		lp, e = v1.DecodePushList(raw)
-	}
-	if e == nil {
-		e = transport.OnePage("/pageToken", lp.PageToken)
-	}
-	if e == nil {
-		list, e := s.core.ListPush(ctx, c.cl, a2a.PushConfigParams{TaskID: lp.TaskID})
-		if e == nil {
-			out := &a2apb.ListTaskPushNotificationConfigsResponse{}
-			return out, s.encode(ctx, c, result(&v1.PushConfigList{Configs: list}, out))
-		}
-		return nil, s.fail(c, e)
-	}
-	return nil, s.fail(c, e)
-}
-
-// DeleteTaskPushNotificationConfig implements a2apb.A2AServiceServer.
-func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	ctx, c, err := s.begin(ctx, "DeleteTaskPushNotificationConfig", false, req)
-	defer s.end(c)
-	if err != nil {
-		return nil, err
-	}
-	p, e := s.pushRef(req)
-	if e == nil {
-		e = s.core.DeletePush(ctx, c.cl, p)
-	}
-	if e != nil {
-		return nil, s.fail(c, e)
-	}
-	return &emptypb.Empty{}, nil
+	return v1.DecodeSendParams(raw)
 }

@@ -77,14 +77,9 @@ func (c *codec) send(s *Server, cl *call) (result, *a2a.Error) {
 	return c.sent(task), nil
 }
 
-// sendParams reads the params of a send, streamed or not; a push config
-// in them is delivered in the codec's version.
+// sendParams reads the params of a send, streamed or not.
 func (c *codec) sendParams(cl *call) (a2a.SendParams, *a2a.Error) {
-	p, perr := c.decodeSend(cl.req.Params)
-	if perr == nil && p.PushConfig != nil {
-		p.PushConfig.Wire = c.version
-	}
-	return p, perr
+	return c.decodeSend(cl.req.Params)
 }
 
 // get serves tasks/get and GetTask.

@@ -18,7 +18,6 @@ func (c *codec) push(verb pushVerb) func(s *Server, cl *call) (result, *a2a.Erro
 		}
 		switch verb {
 		case pushSet:
-			p.Config.Wire = c.version
 			cfg, e := s.core.SetPush(cl.ctx, cl.cl, p)
 			return pushAnswer(s, cl, cfg, e, c.pushConfig)
 		case pushGet:

@@ -110,18 +110,13 @@ func (s *Server) call(c echo.Context, cl *transport.Call, t target, body []byte)
 	return s.push(c, cl, t, body)
 }
 
-// sendParams reads the body of message:send and message:stream; a push
-// config in it is delivered in 1.0.
+// sendParams reads the body of message:send and message:stream.
 func sendParams(body []byte) (a2a.SendParams, *a2a.Error) {
 	raw, e := jsonBody(body)
 	if e != nil {
 		return a2a.SendParams{}, e
 	}
-	p, e := v1.DecodeSendParams(raw)
-	if e == nil && p.PushConfig != nil {
-		p.PushConfig.Wire = a2a.V10
-	}
-	return p, e
+	return v1.DecodeSendParams(raw)
 }
 
 // list serves GET /tasks.
@@ -221,7 +216,6 @@ func pushCreateParams(body []byte, taskID string) (a2a.PushConfigParams, *a2a.Er
 	if p.TaskID != taskID {
 		return p, a2a.InvalidParams(a2a.Problem{Path: "/taskId", Message: "must be empty or the task of the path"})
 	}
-	p.Config.Wire = a2a.V10
 	return p, nil
 }
 
