@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -399,19 +398,6 @@ func TestAuthFloodThrottled(t *testing.T) {
 	}
 	if st, err := os.Stat(k.audit); err != nil || st.Size() > 16<<10 {
 		t.Errorf("the audit log is %d bytes (%v), want under 16 KiB", st.Size(), err)
-	}
-}
-
-// TestAuthThrottlePer64: an IPv6 client's /64 is one address for the
-// throttle, as for the rate buckets.
-func TestAuthThrottlePer64(t *testing.T) {
-	th := addrThrottle{callers.NewThrottle(callers.ThrottleConfig{PerSecond: 1, Burst: 1, Now: func() time.Time { return time.Unix(0, 0) }})}
-	th.Fail("2001:db8:1:2::1")
-	if _, _, ok := th.Check("2001:db8:1:2:ffff::9"); ok {
-		t.Error("another address of the /64 was not throttled")
-	}
-	if _, _, ok := th.Check("2001:db8:1:3::1"); !ok {
-		t.Error("another /64 was throttled")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/transport"
+	"github.com/a2ad/a2ad/transport/access"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 	"github.com/a2ad/a2ad/transport/rest"
@@ -31,11 +32,11 @@ const restPath = "/a2a/rest"
 // running ones finish within the grace period.
 func (m *Main) openHTTP(context.Context) error {
 	cfg := m.Config
-	limits := cfg.storageLimits()
-	var auth transport.Authenticator = anonymousAuth{tiers: cfg.anonymousTiers(), limits: limits}
+	limits := cfg.callerDefaults()
+	var auth transport.Authenticator = access.AnonymousAuth{Tiers: cfg.anonymousTiers(), Defaults: limits}
 	var extended func(transport.Principal) transport.Card
 	if m.authenticates() {
-		auth = keyAuth{auth: m.authenticator(), log: m.Logger, limits: limits}
+		auth = access.KeyAuth{Auth: m.authenticator(), Log: m.Logger, Defaults: limits}
 		extended = m.extendedCard
 	}
 	proxies, _ := cfg.trustedProxies() // Validate checked them
@@ -50,8 +51,8 @@ func (m *Main) openHTTP(context.Context) error {
 	}, CardKeys: m.cardKeys, Config: transport.Config{
 		Tasks:         m.service,
 		Auth:          auth,
-		Admit:         gateAdmitter{gate: m.gate, rejected: met.Rejected},
-		Bytes:         gateAdmitter{gate: m.gate, rejectedBytes: met.RejectedBytes},
+		Admit:         access.Gate{Gate: m.gate, Rejected: met.Rejected},
+		Bytes:         access.Gate{Gate: m.gate, RejectedBytes: met.RejectedBytes},
 		Answers:       answerAdmitter(cfg.AnswerBytesPerCaller),
 		AnswerReserve: max(cfg.HistoryReadBytes, cfg.ListPageBytes),
 		Audit:         m.auditLogger,

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -17,250 +14,16 @@ import (
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/internal/tick"
-	"github.com/a2ad/a2ad/internal/tlsconf"
-	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
+	"github.com/a2ad/a2ad/transport/access"
 )
 
-// keyAuth authenticates requests by API key, for the server.
-type keyAuth struct {
-	auth   *callers.Authenticator
-	log    zerolog.Logger
-	limits storageLimits // the defaults of keys without their own
+// callerDefaults are the server's limits of a caller without its own
+// (see callers.Effective.For, where a key's own replace them).
+func (c *Config) callerDefaults() callers.Effective {
+	return callers.Effective{QuotaTasks: c.QuotaTasks, QuotaBytes: c.QuotaBytes, MaxHistory: c.MaxHistory,
+		MaxCalls: c.MaxCallsPerCaller, RateBytes: c.RateBytes, IdemWindow: c.A2A.IdemWindow}
 }
-
-var _ transport.Authenticator = keyAuth{}
-
-func (k keyAuth) Authenticate(r *http.Request, clientAddr string) (transport.Principal, transport.AuthResult) {
-	id, err := k.identify(r, clientAddr)
-	switch {
-	case errors.Is(err, callers.ErrNoKey):
-		return transport.Principal{}, transport.NoCredentials
-	case err != nil:
-		// Log the failure (spec §13), never the key it presented.
-		// Debug: the audit trail records every refusal; a flood of bad
-		// keys must not flood the operational log.
-		// The reason of a token's refusal (expired, wrong audience...)
-		// helps the operator; it never holds the token.
-		k.log.Debug().Err(err).Str("client_addr", clientAddr).Msg("request with invalid credentials refused")
-		if errors.Is(err, callers.ErrConflictingKeys) {
-			return transport.Principal{}, transport.ConflictingCredentials
-		}
-		return transport.Principal{}, transport.BadCredentials
-	}
-	p := principalOf(id, clientAddr, k.limits)
-	p.SharedOwner = id.Anonymous // beside keyed callers, the anonymous pool is not one tenant
-	return p, transport.Authenticated
-}
-
-// identify is the caller of r: the one its API key (or token) names when
-// it presents one, else, under mutual TLS, the one whose tls_subjects hold
-// its verified client certificate's subject. A certificate whose subject
-// no entry holds is refused (ErrBadKey) unless a key authenticates the
-// request, and one naming another caller than the key does is
-// ErrConflictingKeys.
-func (k keyAuth) identify(r *http.Request, clientAddr string) (callers.Identity, error) {
-	subject, ok := tlsconf.ClientSubject(r.TLS)
-	if !ok {
-		return k.auth.Identify(r)
-	}
-	var keys *callers.Keys // nil without a keys file: no subject maps
-	if k.auth.Registry != nil {
-		keys = k.auth.Registry.Keys()
-	}
-	key, byCert := keys.AuthenticateSubject(subject)
-	id, err := k.auth.Identify(r)
-	switch noKey := errors.Is(err, callers.ErrNoKey) || (err == nil && id.Anonymous); {
-	case noKey && !byCert:
-		// The subject is not a secret: it shows the operator what to map.
-		k.log.Debug().Str("client_addr", clientAddr).Str("tls_subject", subject).Msg("client certificate of no caller refused")
-		return callers.Identity{}, callers.ErrBadKey
-	case noKey:
-		// No key was presented: no key hash nor id.
-		return callers.Identity{CallerID: key.CallerID, Tiers: key.Tiers, Rate: key.Rate, Limits: key.Limits}, nil
-	case err == nil && byCert && key.CallerID != id.CallerID:
-		return callers.Identity{}, callers.ErrConflictingKeys
-	}
-	return id, err
-}
-
-// anonymousAuth serves every request as the anonymous caller: a server
-// without a keys file.
-type anonymousAuth struct {
-	tiers  []string
-	limits storageLimits
-}
-
-var _ transport.Authenticator = anonymousAuth{}
-
-func (a anonymousAuth) Authenticate(_ *http.Request, clientAddr string) (transport.Principal, transport.AuthResult) {
-	return principalOf(callers.Identity{Tiers: a.tiers, Anonymous: true}, clientAddr, a.limits), transport.Authenticated
-}
-
-// storageLimits are the server's default limits of a caller: on what it
-// stores, on its calls running or waiting, and on its request bytes.
-type storageLimits struct {
-	quota      tasks.Quota
-	maxHistory int
-	maxCalls   int
-	rateBytes  int64
-	idemWindow time.Duration
-}
-
-func (c *Config) storageLimits() storageLimits {
-	return storageLimits{quota: tasks.Quota{Tasks: c.QuotaTasks, Bytes: c.QuotaBytes}, maxHistory: c.MaxHistory,
-		maxCalls: c.MaxCallsPerCaller, rateBytes: c.RateBytes, idemWindow: c.A2A.IdemWindow}
-}
-
-// of is the limits of a caller with own: each of its own that is set
-// replaces the default.
-func (d storageLimits) of(own callers.Limits) storageLimits {
-	if own.QuotaTasks != nil {
-		d.quota.Tasks = *own.QuotaTasks
-	}
-	if own.QuotaBytes != nil {
-		d.quota.Bytes = *own.QuotaBytes
-	}
-	if own.MaxHistory != nil {
-		d.maxHistory = *own.MaxHistory
-	}
-	if own.MaxCalls != nil {
-		d.maxCalls = *own.MaxCalls
-	}
-	if own.RateBytes != nil {
-		d.rateBytes = *own.RateBytes
-	}
-	if own.IdemWindow != nil {
-		d.idemWindow = *own.IdemWindow
-	}
-	return d
-}
-
-// principalOf is the server's view of id, whose limits default to def.
-// Anonymous callers share one owner (their tasks are one pool, under one
-// quota) but each client address has its own rate bucket, budget of
-// request bytes and count of calls, so that one noisy client does not
-// starve the others.
-func principalOf(id callers.Identity, clientAddr string, def storageLimits) transport.Principal {
-	lim := def.of(id.Limits)
-	p := transport.Principal{
-		Caller: tasks.Caller{ID: id.CallerID, Tiers: id.Tiers, Quota: lim.quota, MaxHistory: lim.maxHistory,
-			MaxCalls: lim.maxCalls, IdemWindow: idemWindow(lim.idemWindow)},
-		Anonymous:      id.Anonymous,
-		LimitKey:       "key:" + id.CallerID,
-		KeyHash:        id.KeyHash,
-		KeyID:          id.KeyID,
-		Token:          id.Token,
-		BytesPerSecond: lim.rateBytes,
-	}
-	if id.Anonymous {
-		addr := addressKey(clientAddr)
-		p.LimitKey = "anon:" + addr
-		p.Caller.CallGroup = addr
-	}
-	if id.Rate != nil {
-		p.PerSecond, p.Burst = id.Rate.PerSecond, id.Rate.Burst
-	}
-	return p
-}
-
-// addressKey is the rate bucket of an address: IPv6 clients are given
-// whole /64s, so rotating addresses in one gains nothing.
-func addressKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil || !a.Is6() || a.Is4In6() {
-		return ip
-	}
-	p, _ := a.Prefix(64)
-	return p.String()
-}
-
-// gateAdmitter applies a callers.Gate to the server's principals, and
-// tells rejected (when set) of each refusal. Anonymous callers, known by
-// their address only, have their buckets in the gate's bounded set.
-type gateAdmitter struct {
-	gate     *callers.Gate
-	rejected func(rateLimited, serverWide bool)
-	// rejectedBytes, when set, is told of each refusal by a budget of
-	// request bytes.
-	rejectedBytes func()
-}
-
-var (
-	_ transport.Admitter  = gateAdmitter{}
-	_ transport.ByteMeter = gateAdmitter{}
-)
-
-// TakeBytes charges a request's declared length to p's budget of request
-// bytes: anonymous callers' are among the gate's bounded address budgets.
-func (g gateAdmitter) TakeBytes(p transport.Principal, n int64) *transport.Denial {
-	var (
-		retry time.Duration
-		ok    bool
-	)
-	if p.Anonymous {
-		retry, ok = g.gate.TakeAddressBytes(p.LimitKey, p.BytesPerSecond, n)
-	} else {
-		retry, ok = g.gate.TakeBytes(p.LimitKey, p.BytesPerSecond, n)
-	}
-	if ok {
-		return nil
-	}
-	if g.rejectedBytes != nil {
-		g.rejectedBytes()
-	}
-	return &transport.Denial{Scope: "bytes", RateLimited: true, RetryAfter: retry}
-}
-
-// ChargeBytes charges what a body held beyond its declared length.
-func (g gateAdmitter) ChargeBytes(p transport.Principal, n int64) {
-	if p.Anonymous {
-		g.gate.ChargeAddressBytes(p.LimitKey, p.BytesPerSecond, n)
-	} else {
-		g.gate.ChargeBytes(p.LimitKey, p.BytesPerSecond, n)
-	}
-}
-
-func (g gateAdmitter) Admit(p transport.Principal) (func(), *transport.Denial) {
-	var (
-		release func()
-		d       callers.Denial
-		ok      bool
-	)
-	if p.Anonymous {
-		release, d, ok = g.gate.AdmitAddress(p.LimitKey)
-	} else {
-		var rate *callers.Rate
-		if p.PerSecond > 0 {
-			rate = &callers.Rate{PerSecond: p.PerSecond, Burst: p.Burst}
-		}
-		release, d, ok = g.gate.Admit(p.LimitKey, rate)
-	}
-	if ok {
-		return release, nil
-	}
-	scope := "caller"
-	if d.Global {
-		scope = "server"
-	}
-	if g.rejected != nil {
-		g.rejected(d.RateLimited, d.Global)
-	}
-	return nil, &transport.Denial{Scope: scope, RateLimited: d.RateLimited, RetryAfter: d.RetryAfter}
-}
-
-// addrThrottle applies a callers.Throttle per address as the rate buckets
-// are: an IPv6 client's whole /64 is one address, so rotating addresses in
-// it buys no new failures.
-type addrThrottle struct{ t *callers.Throttle }
-
-var _ transport.AuthThrottle = addrThrottle{}
-
-func (a addrThrottle) Check(addr string) (time.Duration, int, bool) {
-	return a.t.Check(addressKey(addr))
-}
-
-func (a addrThrottle) Fail(addr string) { a.t.Fail(addressKey(addr)) }
 
 // authThrottle is the core's throttle of failed authentications: nil
 // (not a nil *Throttle in an interface) when there is none.
@@ -268,7 +31,7 @@ func (m *Main) authThrottle() transport.AuthThrottle {
 	if m.throttle == nil {
 		return nil
 	}
-	return addrThrottle{m.throttle}
+	return access.Throttle{T: m.throttle}
 }
 
 // sweepBuckets forgets idle rate buckets until stop is closed.
@@ -404,11 +167,3 @@ func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
 
 // sweepEvery is how often idle rate buckets are forgotten.
 const sweepEvery = time.Minute
-
-// idemWindow is the tasks' form of w, a window as callers reads it.
-func idemWindow(w time.Duration) time.Duration {
-	if w == callers.IdemOff {
-		return tasks.IdemOff
-	}
-	return w
-}

@@ -603,17 +603,3 @@ func TestOfficialClientWithAPIKey(t *testing.T) {
 		t.Error("GetTask without a key succeeded")
 	}
 }
-
-func TestAddressKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1":            "127.0.0.1",
-		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
-		"2001:db8:1:2:ffff::9": "2001:db8:1:2::/64",
-		"::ffff:192.0.2.1":     "::ffff:192.0.2.1",
-		"not an address":       "not an address",
-	} {
-		if got := addressKey(in); got != want {
-			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
