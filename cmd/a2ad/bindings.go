@@ -45,10 +45,7 @@ func (m *Main) openHTTP(context.Context) error {
 	observe := func(transport, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(transport, method, string(outcome), string(reason), d)
 	}
-	srv := jsonrpc.New(jsonrpc.Config{CORS: cors, Card: func() transport.Card {
-		c, _ := m.cards.served(nil, true) // built at start: never fails
-		return c
-	}, CardKeys: m.cardKeys, Config: transport.Config{
+	m.core = transport.New(transport.Config{
 		Tasks:         m.service,
 		Auth:          auth,
 		Admit:         access.Gate{Gate: m.gate, Rejected: met.Rejected},
@@ -73,9 +70,15 @@ func (m *Main) openHTTP(context.Context) error {
 		TrustedProxies: proxies,
 		Throttle:       m.authThrottle(),
 		Revoked:        m.revoked,
-	}})
+	})
+	// The one core, handed to each binding: JSON-RPC here, HTTP+JSON on
+	// its Echo, gRPC in serveGRPC.
+	srv := jsonrpc.New(jsonrpc.Config{Core: m.core, CORS: cors, Card: func() transport.Card {
+		c, _ := m.cards.served(nil, true) // built at start: never fails
+		return c
+	}, CardKeys: m.cardKeys})
 	m.srv = srv
-	rest.Mount(srv.Echo(), restPath, srv.Core(), cors)
+	rest.Mount(srv.Echo(), restPath, m.core, cors)
 	m.addMainRoutes(srv.Echo())
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
@@ -146,7 +149,7 @@ func (m *Main) serveGRPC(context.Context) error {
 	// within --read-timeout, a silent connection closed after
 	// --read-header-timeout, an idle one after --idle-timeout.
 	lim := a2agrpc.Limits{Handshake: m.Config.ReadHeaderTimeout, Idle: m.Config.IdleTimeout, RecvTimeout: m.Config.ReadTimeout}
-	m.grpc = a2agrpc.New(m.srv.Core(), lim, creds)
+	m.grpc = a2agrpc.New(m.core, lim, creds)
 	// The main listener's caps on connections, counted apart.
 	ln := limitListener(m.grpcLn, "grpc", m.Config.MaxConns, m.Config.MaxConnsPerIP, m.metrics, m.Logger)
 	served := make(chan struct{})
@@ -160,7 +163,7 @@ func (m *Main) serveGRPC(context.Context) error {
 		// As the main listener drains (shutdownHTTP, next): streams end,
 		// new calls get UNAVAILABLE (-32051) while running ones finish
 		// within the grace period; then the server stops.
-		m.srv.CloseStreams()
+		m.core.CloseStreams()
 		_ = m.service.Drain(ctx) // its error is ctx's, handled below
 		stopped := make(chan struct{})
 		go func() {

@@ -30,6 +30,7 @@ import (
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
@@ -58,6 +59,7 @@ type Main struct {
 	throttle   *callers.Throttle // nil without keys, or with --auth-fail-rate 0
 	refusals   *callers.Reports  // the audit's summaries of limits' refusals
 	srv        *jsonrpc.Server
+	core       *transport.Core // the bindings' one core (openHTTP)
 	grpc       *a2agrpc.Server // nil without --grpc-listen
 	grpcLn     net.Listener
 	grpcAddr   string       // host:port the card gives for gRPC
@@ -558,7 +560,7 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 	// Each answer from now on closes its connection: a client's next
 	// request goes through the balancer again.
 	m.http.SetKeepAlivesEnabled(false)
-	m.srv.CloseStreams()
+	m.core.CloseStreams()
 	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
 	stop := context.AfterFunc(ctx, func() {
 		_ = m.service.Close(ctx) // ctx is over: cancel the calls now

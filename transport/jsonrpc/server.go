@@ -20,6 +20,10 @@ import (
 // Config wires a Server: the core every binding shares, and what the
 // HTTP face adds to it.
 type Config struct {
+	// Core is the core to serve through, built by whoever wires the
+	// bindings and handed to each; nil builds one of Config (a server of
+	// this binding alone, as tests build).
+	Core *transport.Core
 	transport.Config
 	Card CardSource
 	// CORS is the cross-origin policy: the card is public, /a2a (and
@@ -49,7 +53,11 @@ func New(cfg Config) *Server {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	s := &Server{cfg: cfg, core: transport.New(cfg.Config), echo: e, log: cfg.Logger}
+	core := cfg.Core
+	if core == nil {
+		core = transport.New(cfg.Config)
+	}
+	s := &Server{cfg: cfg, core: core, echo: e, log: core.Logger()}
 	e.HTTPErrorHandler = s.httpError
 	e.Use(s.front)
 	if cfg.CORS != nil {
