@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 )
@@ -72,16 +70,14 @@ type speculation struct {
 	ready   chan struct{}           // closed when res is set
 }
 
-// speculate runs rec's call (a slot is held) and stores the task once it
-// ends, or working when the window passes first. rec is submitted, with
-// events; key has no task yet.
-func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func(), window time.Duration) (*Record, error) {
-	id := rec.Task.ID
-	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
+// speculate runs the call (a slot is held) and stores its task once it
+// ends, or working when the window passes first. r.rec is submitted, with
+// r.events; r.key has no task yet.
+func (r *run) speculate(ctx context.Context, in *incoming, ck callKey, held func(), window time.Duration) (*Record, error) {
+	s, id := r.s, r.c.TaskID
 	sp := &speculation{ready: make(chan struct{})}
-	input := rec.Input
 	traced := s.traceRun(ctx)
-	cancel := s.ex.spawn(id, fn.ID, ck, func(runCtx context.Context) {
+	cancel := s.ex.spawn(id, r.fn.ID, ck, func(runCtx context.Context) {
 		runCtx = traced(runCtx)
 		defer held()
 		defer s.relay.follow(id, 0)() // once stored, a cancel may come from another process
@@ -93,7 +89,7 @@ func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key I
 				return
 			}
 			sp.mu.Unlock()
-			s.progress(runCtx, rec.Owner, key.Quota, id, p, log)
+			r.progress(runCtx, p)
 		}
 		started := func(g functions.ProcessGroup) {
 			sp.mu.Lock()
@@ -103,14 +99,14 @@ func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key I
 				return
 			}
 			sp.mu.Unlock()
-			s.storeGroup(runCtx, rec.Owner, id, g, log)
+			r.storeGroup(runCtx, g)
 		}
-		res := s.call(runCtx, callOf(rec, key.messageID(), 1), fn, input, log, report, started)
+		res := r.call(runCtx, report, started)
 		sp.mu.Lock()
 		if sp.stored {
 			sp.mu.Unlock()
 			if !res.stopped {
-				s.finish(runCtx, rec.Owner, id, res, log)
+				r.finish(runCtx, res)
 			}
 			return
 		}
@@ -120,15 +116,15 @@ func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key I
 	})
 
 	working := s.status(a2a.StateWorking, nil)
-	events = append(events, Event{Status: &working})
+	r.events = append(r.events, Event{Status: &working})
 	timer := time.NewTimer(window)
 	defer timer.Stop()
 	select {
 	case <-sp.ready:
-		return s.storeEnded(ctx, key, rec, events, working, sp, log)
+		return r.storeEnded(ctx, working, sp)
 	case <-timer.C:
 		in.watch(s.broker, id)
-		return s.storeRunning(ctx, key, rec, events, working, sp, cancel, log)
+		return r.storeRunning(ctx, working, sp, cancel)
 	}
 }
 
@@ -137,26 +133,28 @@ func (s *Service) speculate(ctx context.Context, in *incoming, ck callKey, key I
 // with no run, timer or deadline of its own (a call that took longer than
 // the function's timeout still times out), then gives back its slots
 // (held) and its place, and stores the task once, with its outcome.
-func (s *Service) runNow(ctx context.Context, ck callKey, key IdemKey, rec *Record, events []Event, fn *functions.Function, held func()) (*Record, error) {
-	log := s.log.With().Str("task_id", rec.Task.ID).Str("function_id", fn.ID).Logger()
-	res := s.callNow(ctx, rec.Task.ID, fn, rec.Input, log)
+func (r *run) runNow(ctx context.Context, ck callKey, held func()) (*Record, error) {
+	s := r.s
+	res := r.callNow(ctx)
 	held()
 	s.ex.unreserve(ck)
 	working := s.status(a2a.StateWorking, nil)
-	return s.storeEnded(ctx, key, rec, append(events, Event{Status: &working}), working, &speculation{res: &res}, log)
+	r.events = append(r.events, Event{Status: &working})
+	return r.storeEnded(ctx, working, &speculation{res: &res})
 }
 
-// storeEnded stores rec's task once its call ended within the window: in
-// one commit, with what the call reported and its result (events end with
-// the move to working).
-func (s *Service) storeEnded(ctx context.Context, key IdemKey, rec *Record, events []Event, working a2a.TaskStatus, sp *speculation, log zerolog.Logger) (*Record, error) {
+// storeEnded stores the task once its call ended within the window: in
+// one commit, with what the call reported and its result (r.events end
+// with the move to working).
+func (r *run) storeEnded(ctx context.Context, working a2a.TaskStatus, sp *speculation) (*Record, error) {
+	s, events := r.s, r.events
 	res := sp.res
 	if res.stopped { // shutting down before anything was stored
 		return nil, ErrClosed
 	}
-	// rec is this send's own, and the call is done with it: it is
+	// r.rec is this send's own, and the call is done with it: it is
 	// moved on in place, not copied.
-	final := rec
+	final := r.rec
 	final.Task.Artifacts = nil
 	if err := s.move(final, onStart, working); err != nil {
 		return nil, err
@@ -164,32 +162,32 @@ func (s *Service) storeEnded(ctx context.Context, key IdemKey, rec *Record, even
 	// final is held whole: each artifact event is folded into it as it
 	// comes, so that the artifact limit counts what came before.
 	for _, p := range sp.pending {
-		evs, err := s.applyProgress(final, p)
+		evs, err := r.applyProgress(final, p)
 		if err != nil {
 			break // a chunk past the artifact limit failed it
 		}
 		foldArtifacts(final, evs)
 		events = append(events, evs...)
 	}
-	if evs, err := s.apply(final, res); err == nil { // else failed by a chunk
+	if evs, err := r.apply(final, res); err == nil { // else failed by a chunk
 		foldArtifacts(final, evs)
 		events = append(events, evs...)
 	}
-	got, created, err := s.store.Create(ctx, key, final, events)
+	got, created, err := s.store.Create(ctx, r.key, final, events)
 	if err != nil || !created {
 		return got, err
 	}
-	s.broker.Publish(rec.Task.ID, withRecord(events, got))
-	log.Info().Str("state", string(got.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
+	s.broker.Publish(r.c.TaskID, withRecord(events, got))
+	r.log.Info().Str("state", string(got.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
 	return got, nil
 }
 
-// storeRunning stores rec's task working, its call being slow, with its
+// storeRunning stores the task working, its call being slow, with its
 // process group if it has one already; then what the call reported
 // meanwhile, after which the call stores its own progress and result.
 // cancel stops the call if nothing could be stored.
-func (s *Service) storeRunning(ctx context.Context, key IdemKey, rec *Record, events []Event, working a2a.TaskStatus, sp *speculation, cancel context.CancelCauseFunc, log zerolog.Logger) (*Record, error) {
-	id := rec.Task.ID
+func (r *run) storeRunning(ctx context.Context, working a2a.TaskStatus, sp *speculation, cancel context.CancelCauseFunc) (*Record, error) {
+	s, rec, id := r.s, r.rec, r.c.TaskID
 	if err := s.move(rec, onStart, working); err != nil {
 		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
 		return nil, err
@@ -197,27 +195,27 @@ func (s *Service) storeRunning(ctx context.Context, key IdemKey, rec *Record, ev
 	sp.mu.Lock()
 	rec.Group = sp.group
 	sp.mu.Unlock()
-	got, created, err := s.store.Create(ctx, key, rec, events)
+	got, created, err := s.store.Create(ctx, r.key, rec, r.events)
 	if err != nil || !created {
 		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
 		return got, err
 	}
-	s.broker.Publish(id, events)
+	s.broker.Publish(id, r.events)
 	// Store what the call reported meanwhile, in order, before it may
 	// report more (it waits on sp.mu).
 	sp.mu.Lock()
 	if sp.group != rec.Group && sp.res == nil { // reported while the task was being stored, and still running
-		s.storeGroup(ctx, rec.Owner, id, *sp.group, log)
+		r.storeGroup(ctx, *sp.group)
 	}
 	for _, p := range sp.pending {
-		s.progress(ctx, rec.Owner, key.Quota, id, p, log)
+		r.progress(ctx, p)
 	}
 	sp.pending = nil
 	res := sp.res
 	sp.stored = res == nil
 	sp.mu.Unlock()
 	if res != nil && !res.stopped { // it ended while the task was being stored
-		s.finish(ctx, rec.Owner, id, *res, log)
+		r.finish(ctx, *res)
 	}
 	return got, nil
 }

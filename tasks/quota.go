@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rs/zerolog"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 )
@@ -134,12 +132,13 @@ var errOutputTooLarge = errors.New("output past the task's artifact limit")
 
 // tooLarge reports whether the chunk pa would take r's artifacts past
 // MaxTaskArtifactBytes, and if so the failed status r gets instead.
-func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskStatus, bool) {
+func (r *run) tooLarge(rec *Record, pa *functions.ProgressArtifact) (a2a.TaskStatus, bool) {
+	s := r.s
 	limit := s.cfg.MaxTaskArtifactBytes
 	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
-	n, replaced := artifactBytes(r, pa.ArtifactID)
+	n, replaced := artifactBytes(rec, pa.ArtifactID)
 	n += int64(len(pa.Data))
 	if pa.Text != nil {
 		n += int64(len(*pa.Text))
@@ -150,7 +149,7 @@ func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskS
 	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}
-	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
+	return s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
 			"the call was stopped and the rest of its output was not stored", n, limit), FailureTooLarge)), true
 }
@@ -158,19 +157,20 @@ func (s *Service) tooLarge(r *Record, pa *functions.ProgressArtifact) (a2a.TaskS
 // resultTooLarge reports whether art, a call's result, would take r's
 // artifacts past MaxTaskArtifactBytes, and if so the failed status r gets
 // instead.
-func (s *Service) resultTooLarge(r *Record, arts []a2a.Artifact) (a2a.TaskStatus, bool) {
+func (r *run) resultTooLarge(rec *Record, arts []a2a.Artifact) (a2a.TaskStatus, bool) {
+	s := r.s
 	limit := s.cfg.MaxTaskArtifactBytes
 	if limit <= 0 {
 		return a2a.TaskStatus{}, false
 	}
-	n, _ := artifactBytes(r, "")
+	n, _ := artifactBytes(rec, "")
 	for _, a := range arts {
 		n += partBytes(a.Parts)
 	}
 	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}
-	return s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, fmt.Sprintf(
+	return s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
 			"the output was not stored", n, limit), FailureTooLarge)), true
 }
@@ -184,14 +184,15 @@ var errQuotaExceeded = errors.New("output past the caller's storage quota")
 // the call. The failed status, small and bounded, is the one write past
 // the quota: a task must be able to end. Its message is the -32055
 // refusal's (a2a.QuotaExceeded), classed FailureQuota.
-func (s *Service) overQuota(ctx context.Context, owner, id string, qe *QuotaError, log zerolog.Logger) {
+func (r *run) overQuota(ctx context.Context, qe *QuotaError) {
+	s, owner, id, log := r.s, r.c.Caller, r.c.TaskID, r.log
 	text := a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit).Message
-	_, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-		if err := s.may(r, a2a.StateWorking, onProgress); err != nil {
+	_, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(rec *Record) ([]Event, error) {
+		if err := s.may(rec, a2a.StateWorking, onProgress); err != nil {
 			return nil, err
 		}
-		st := s.status(a2a.StateFailed, failure(r.Task.ID, r.Task.ContextID, text, FailureQuota))
-		if err := s.move(r, onProgress, st); err != nil {
+		st := s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, text, FailureQuota))
+		if err := s.move(rec, onProgress, st); err != nil {
 			return nil, err
 		}
 		return []Event{{Status: &st}}, nil

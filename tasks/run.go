@@ -19,18 +19,46 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// start runs rec's call c in the background; a place was reserved for it
+// run is one call of a function for a task, from its start to its
+// stored result: what each of its steps needs (the call, the function,
+// its input, the asking caller's quota, the logger) is held here once
+// instead of passed from step to step. The steps go through the state
+// machine, so a step the task moved past (a cancel, say) is dropped.
+type run struct {
+	s     *Service
+	c     functions.Call // c.Caller owns the task c.TaskID
+	fn    *functions.Function
+	input json.RawMessage
+	// q is the quota of the caller that asked for the call, which its
+	// progress is checked against (see progress); zero for a call
+	// recovery resumed.
+	q   Quota
+	log zerolog.Logger
+	// Of a call that runs before its task is stored (speculate, runNow):
+	// the send's key, the new task and its first events.
+	key    IdemKey
+	rec    *Record
+	events []Event
+}
+
+// newRun is the run of call c of rec's task to fn, for a caller of quota
+// q.
+func (s *Service) newRun(rec *Record, c functions.Call, fn *functions.Function, q Quota) *run {
+	return &run{s: s, c: c, fn: fn, input: rec.Input, q: q, rec: rec,
+		log: s.log.With().Str("task_id", c.TaskID).Str("function_id", fn.ID).Logger()}
+}
+
+// start runs the call in the background; a place was reserved for it
 // under k. held, when not nil, releases the slots the call already holds:
 // its task was stored working, so the run goes straight to the call. The
-// run is traced under the span in ctx, the request's that started it. q
-// is the quota of the caller that asked for the call, which its progress
-// is checked against (see progress); zero for a call recovery resumed.
-func (s *Service) start(ctx context.Context, k callKey, q Quota, rec *Record, c functions.Call, fn *functions.Function, held func()) {
-	unfollow := s.relay.follow(rec.Task.ID, rec.Seq) // a cancel may come from another process
+// run is traced under the span in ctx, the request's that started it.
+func (r *run) start(ctx context.Context, k callKey, held func()) {
+	s := r.s
+	unfollow := s.relay.follow(r.c.TaskID, r.rec.Seq) // a cancel may come from another process
 	traced := s.traceRun(ctx)
-	s.ex.spawn(rec.Task.ID, fn.ID, k, func(ctx context.Context) {
+	s.ex.spawn(r.c.TaskID, r.fn.ID, k, func(ctx context.Context) {
 		defer unfollow()
-		s.run(traced(ctx), c, q, fn, rec.Input, held)
+		r.live(traced(ctx), held)
 	})
 }
 
@@ -77,13 +105,11 @@ func withRecord(evs []Event, rec *Record) []Event {
 	return evs
 }
 
-// run is the life of one call, spawned by the executor: it waits for its
-// slots (unless held), moves the task to working, calls fn and stores the
-// result. Each step goes through the state machine, so a step the task
-// moved past (a cancel, say) is dropped.
-func (s *Service) run(ctx context.Context, c functions.Call, q Quota, fn *functions.Function, input json.RawMessage, held func()) {
-	owner, id := c.Caller, c.TaskID
-	log := s.log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
+// live is the life of the call, spawned by the executor: it waits for
+// its slots (unless held), moves the task to working, calls the function
+// and stores the result.
+func (r *run) live(ctx context.Context, held func()) {
+	s, fn := r.s, r.fn
 	if held != nil {
 		defer held()
 	} else {
@@ -94,19 +120,19 @@ func (s *Service) run(ctx context.Context, c functions.Call, q Quota, fn *functi
 			return // canceled while queued, or shutting down: the task is as it should be
 		}
 		defer release()
-		events, err := s.storeWorking(ctx, owner, id, log)
+		events, err := r.storeWorking(ctx)
 		if err != nil {
 			if !errors.Is(err, errSkip) {
-				log.Error().Err(err).Msg("store working state")
+				r.log.Error().Err(err).Msg("store working state")
 			}
 			return
 		}
-		s.broker.Publish(id, events)
+		s.broker.Publish(r.c.TaskID, events)
 	}
-	report := func(p functions.Progress) { s.progress(ctx, owner, q, id, p, log) }
-	started := func(g functions.ProcessGroup) { s.storeGroup(ctx, owner, id, g, log) }
-	if res := s.call(ctx, c, fn, input, log, report, started); !res.stopped {
-		s.finish(ctx, owner, id, res, log)
+	report := func(p functions.Progress) { r.progress(ctx, p) }
+	started := func(g functions.ProcessGroup) { r.storeGroup(ctx, g) }
+	if res := r.call(ctx, report, started); !res.stopped {
+		r.finish(ctx, res)
 	}
 }
 
@@ -115,7 +141,8 @@ func (s *Service) run(ctx context.Context, c functions.Call, q Quota, fn *functi
 // takes or the run is stopped (a cancel, a fence, shutdown): a run that
 // gave up at once left its task submitted under a live runner, which no
 // recovery takes over (TestPostgresRestartedUnderLoad saw one).
-func (s *Service) storeWorking(ctx context.Context, owner, id string, log zerolog.Logger) ([]Event, error) {
+func (r *run) storeWorking(ctx context.Context) ([]Event, error) {
+	s, owner, id, log := r.s, r.c.Caller, r.c.TaskID, r.log
 	working := s.status(a2a.StateWorking, nil)
 	for wait, tries := 100*time.Millisecond, 0; ; tries++ {
 		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
@@ -146,17 +173,18 @@ func (s *Service) storeWorking(ctx context.Context, owner, id string, log zerolo
 // is no longer working.
 // A chunk that takes the task's artifacts past MaxTaskArtifactBytes fails
 // the task instead, and stops the call; so does a report that would take
-// owner past q, its caller's quota, in bytes (see overQuota).
-func (s *Service) progress(ctx context.Context, owner string, q Quota, id string, p functions.Progress, log zerolog.Logger) {
-	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-		r.WriteQuota = Quota{Bytes: q.Bytes}
-		return s.applyProgress(r, p)
+// the owner past q, its caller's quota, in bytes (see overQuota).
+func (r *run) progress(ctx context.Context, p functions.Progress) {
+	s, owner, id, log := r.s, r.c.Caller, r.c.TaskID, r.log
+	rec, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(rec *Record) ([]Event, error) {
+		rec.WriteQuota = Quota{Bytes: r.q.Bytes}
+		return r.applyProgress(rec, p)
 	})
 	var qe *QuotaError
 	switch {
 	case errors.Is(err, errSkip):
 	case errors.As(err, &qe):
-		s.overQuota(ctx, owner, id, qe, log)
+		r.overQuota(ctx, qe)
 	case err != nil:
 		log.Error().Err(err).Msg("store call progress")
 	case rec.State() == a2a.StateFailed:
@@ -171,17 +199,18 @@ func (s *Service) progress(ctx context.Context, owner string, q Quota, id string
 // storeGroup stores g, the process group of the task's running call, so
 // that if a2ad crashes the next start can kill it (see recover); unless the
 // task is no longer working.
-func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.ProcessGroup, log zerolog.Logger) {
-	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
+func (r *run) storeGroup(ctx context.Context, g functions.ProcessGroup) {
+	s := r.s
+	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), r.c.Caller, r.c.TaskID, nil, Head, func(rec *Record) ([]Event, error) {
 		// A process group is news of a running call, as progress is.
-		if err := s.may(r, a2a.StateWorking, onProgress); err != nil {
+		if err := s.may(rec, a2a.StateWorking, onProgress); err != nil {
 			return nil, err
 		}
-		r.Group = &g
+		rec.Group = &g
 		return []Event{}, nil // a change of the record, no event
 	})
 	if err != nil && !errors.Is(err, errSkip) {
-		log.Error().Err(err).Msg("store call process group")
+		r.log.Error().Err(err).Msg("store call process group")
 	}
 }
 
@@ -192,25 +221,26 @@ func (s *Service) storeGroup(ctx context.Context, owner, id string, g functions.
 // would take r's artifacts past MaxTaskArtifactBytes fails r instead
 // (tooLarge). Returns errSkip, and changes nothing, if r is no longer
 // working.
-func (s *Service) applyProgress(r *Record, p functions.Progress) ([]Event, error) {
-	if err := s.may(r, a2a.StateWorking, onProgress); err != nil {
+func (r *run) applyProgress(rec *Record, p functions.Progress) ([]Event, error) {
+	s := r.s
+	if err := s.may(rec, a2a.StateWorking, onProgress); err != nil {
 		return nil, err
 	}
 	if pa := p.Artifact; pa != nil {
-		if st, over := s.tooLarge(r, pa); over {
-			if err := s.move(r, onProgress, st); err != nil {
+		if st, over := r.tooLarge(rec, pa); over {
+			if err := s.move(rec, onProgress, st); err != nil {
 				return nil, err
 			}
 			return []Event{{Status: &st}}, nil
 		}
-		r.UpdatedAt = s.cfg.Now()
+		rec.UpdatedAt = s.cfg.Now()
 		return []Event{chunkEvent(pa)}, nil
 	}
 	if p.Message == "" {
 		return nil, nil
 	}
-	st := s.noteStatus(r.Task.ID, r.Task.ContextID, p.Message)
-	if err := s.move(r, onProgress, st); err != nil {
+	st := s.noteStatus(rec.Task.ID, rec.Task.ContextID, p.Message)
+	if err := s.move(rec, onProgress, st); err != nil {
 		return nil, err
 	}
 	return []Event{{Status: &st}}, nil
@@ -261,20 +291,21 @@ func (res *callResult) events() []Event {
 // past MaxTaskArtifactBytes fails r instead, and is not stored. Returns
 // errSkip, and changes nothing, if r is no longer working (a result after
 // a cancel is discarded).
-func (s *Service) apply(r *Record, res *callResult) ([]Event, error) {
-	if err := s.may(r, res.status.State, onResult); err != nil {
+func (r *run) apply(rec *Record, res *callResult) ([]Event, error) {
+	s := r.s
+	if err := s.may(rec, res.status.State, onResult); err != nil {
 		return nil, err
 	}
-	r.Group = nil
+	rec.Group = nil
 	if len(res.artifacts) > 0 {
-		if st, over := s.resultTooLarge(r, res.artifacts); over {
-			if err := s.move(r, onResult, st); err != nil {
+		if st, over := r.resultTooLarge(rec, res.artifacts); over {
+			if err := s.move(rec, onResult, st); err != nil {
 				return nil, err
 			}
 			return []Event{{Status: &st}}, nil
 		}
 	}
-	if err := s.move(r, onResult, res.status); err != nil {
+	if err := s.move(rec, onResult, res.status); err != nil {
 		return nil, err
 	}
 	return res.events(), nil
@@ -291,44 +322,48 @@ func foldArtifacts(r *Record, evs []Event) {
 	}
 }
 
-// call invokes fn once for c, bounded by its timeout; the call's progress
-// goes to report, and the process group of an exec call to started.
-func (s *Service) call(ctx context.Context, c functions.Call, fn *functions.Function, input json.RawMessage, log zerolog.Logger, report functions.ProgressFunc, started functions.StartedFunc) callResult {
-	begun, id := time.Now(), c.TaskID
+// call invokes the function once, bounded by its timeout; the call's
+// progress goes to report, and the process group of an exec call to
+// started.
+func (r *run) call(ctx context.Context, report functions.ProgressFunc, started functions.StartedFunc) callResult {
+	s, fn := r.s, r.fn
+	begun := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, fn.Timeout)
-	callCtx = functions.WithCall(callCtx, c)
-	callCtx = functions.WithProgress(log.WithContext(callCtx), report)
+	callCtx = functions.WithCall(callCtx, r.c)
+	callCtx = functions.WithProgress(r.log.WithContext(callCtx), report)
 	callCtx = functions.WithStarted(callCtx, started)
-	callCtx, span := s.traceCall(callCtx, id, fn)
+	callCtx, span := r.traceCall(callCtx)
 	s.met.CallRunning(fn.ID, 1)
-	res, callErr := fn.Backend.Invoke(callCtx, input)
+	res, callErr := fn.Backend.Invoke(callCtx, r.input)
 	s.met.CallRunning(fn.ID, -1)
 	timedOut := errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	endCall(span, callErr, timedOut, ctx.Err() != nil)
-	return s.ended(context.Cause(ctx), id, fn, res, callErr, timedOut, begun, log)
+	return r.ended(context.Cause(ctx), res, callErr, timedOut, begun)
 }
 
 // callNow is call for an immediate backend (see functions.Immediate),
 // inline: its context is ctx, and it times out if it took longer than fn's
 // timeout. It is one of the executor's runs only in that its end reads
-// their cause (a shutdown). Task id's call is not in the context: the
-// backend reads none of it.
-func (s *Service) callNow(ctx context.Context, id string, fn *functions.Function, input json.RawMessage, log zerolog.Logger) callResult {
+// their cause (a shutdown). The call is not in the context: the backend
+// reads none of it.
+func (r *run) callNow(ctx context.Context) callResult {
+	s, fn := r.s, r.fn
 	begun := time.Now()
-	ctx, span := s.traceCall(ctx, id, fn)
+	ctx, span := r.traceCall(ctx)
 	s.met.CallRunning(fn.ID, 1)
-	res, callErr := fn.Backend.Invoke(ctx, input)
+	res, callErr := fn.Backend.Invoke(ctx, r.input)
 	s.met.CallRunning(fn.ID, -1)
 	cause := context.Cause(s.ex.ctx)
 	timedOut := time.Since(begun) >= fn.Timeout && cause == nil
 	endCall(span, callErr, timedOut, cause != nil)
-	return s.ended(cause, id, fn, res, callErr, timedOut, begun, log)
+	return r.ended(cause, res, callErr, timedOut, begun)
 }
 
-// ended is what a call of task id that ended leaves for its task; cause is
-// the cause of the end of its run's context, if it ended.
-func (s *Service) ended(cause error, id string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, begun time.Time, log zerolog.Logger) callResult {
+// ended is what the call that ended leaves for its task; cause is the
+// cause of the end of its run's context, if it ended.
+func (r *run) ended(cause error, res functions.Result, callErr error, timedOut bool, begun time.Time) callResult {
+	log := r.log
 	switch {
 	case errors.Is(cause, errShuttingDown):
 		log.Warn().Msg("call interrupted by shutdown; recovery settles the task, on another replica or at the next start")
@@ -342,7 +377,7 @@ func (s *Service) ended(cause error, id string, fn *functions.Function, res func
 	case errors.Is(cause, errOutputTooLarge), errors.Is(cause, errQuotaExceeded):
 		return callResult{stopped: true} // the task is failed already
 	}
-	status, artifacts := s.outcome(id, fn, res, callErr, timedOut, log)
+	status, artifacts := r.outcome(res, callErr, timedOut)
 	return callResult{status: status, artifacts: artifacts, started: begun}
 }
 
@@ -355,15 +390,16 @@ func (s *Service) ended(cause error, id string, fn *functions.Function, res func
 // another replica adopted the task meanwhile. The tries are at most a
 // quarter of the lease's ttl apart, so that one lands before a replica
 // back from an outage every one shared may adopt the task.
-func (s *Service) finish(ctx context.Context, owner, id string, res callResult, log zerolog.Logger) {
+func (r *run) finish(ctx context.Context, res callResult) {
+	s, owner, id, log := r.s, r.c.Caller, r.c.TaskID, r.log
 	var (
 		rec *Record
 		evs []Event
 		err error
 	)
 	for wait, tries := 100*time.Millisecond, 0; ; tries++ {
-		rec, evs, _, err = s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(r *Record) ([]Event, error) {
-			return s.apply(r, &res)
+		rec, evs, _, err = s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Whole, func(rec *Record) ([]Event, error) {
+			return r.apply(rec, &res)
 		})
 		if !errors.Is(err, ErrStoreUnavailable) {
 			if tries > 0 && err == nil {
@@ -404,7 +440,8 @@ func (s *Service) finish(ctx context.Context, owner, id string, res callResult, 
 }
 
 // outcome turns a call's result into the task's next status and artifacts.
-func (s *Service) outcome(taskID string, fn *functions.Function, res functions.Result, callErr error, timedOut bool, log zerolog.Logger) (a2a.TaskStatus, []a2a.Artifact) {
+func (r *run) outcome(res functions.Result, callErr error, timedOut bool) (a2a.TaskStatus, []a2a.Artifact) {
+	s, fn, taskID, log := r.s, r.fn, r.c.TaskID, r.log
 	const ctxID = "" // advance fills in the task's context id
 	switch {
 	case timedOut:
@@ -428,7 +465,7 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 		}
 	}
 	if fn.Parts {
-		return s.partsOutcome(taskID, fn, res.Output, log)
+		return r.partsOutcome(res.Output)
 	}
 	return s.status(a2a.StateCompleted, nil), []a2a.Artifact{{
 		ArtifactID: newID(),
@@ -440,7 +477,8 @@ func (s *Service) outcome(taskID string, fn *functions.Function, res functions.R
 // partsOutcome is the outcome of fn's output out, a parts envelope (see
 // partsOf): completed with its artifacts and message, or failed if out is
 // not one.
-func (s *Service) partsOutcome(taskID string, fn *functions.Function, out json.RawMessage, log zerolog.Logger) (a2a.TaskStatus, []a2a.Artifact) {
+func (r *run) partsOutcome(out json.RawMessage) (a2a.TaskStatus, []a2a.Artifact) {
+	s, fn, taskID, log := r.s, r.fn, r.c.TaskID, r.log
 	const ctxID = "" // advance fills in the task's context id
 	arts, parts, asMessage, path, problem := partsOf(out, fn)
 	if problem != "" {

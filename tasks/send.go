@@ -74,10 +74,13 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 			// The call may run before its task is stored, unless this
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
-			case errors.Is(err, ErrNotFound) && immediate:
-				return s.runNow(ctx, ck, key, rec, events, fn, release)
 			case errors.Is(err, ErrNotFound):
-				return s.speculate(ctx, in, ck, key, rec, events, fn, release, window)
+				r := s.newRun(rec, callOf(rec, key.messageID(), 1), fn, key.Quota)
+				r.key, r.events = key, events
+				if immediate {
+					return r.runNow(ctx, ck, release)
+				}
+				return r.speculate(ctx, in, ck, release, window)
 			default:
 				release()
 				s.ex.unreserve(ck)
@@ -118,7 +121,7 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.start(ctx, ck, key.Quota, got, callOf(got, key.messageID(), 1), fn, held)
+		s.newRun(got, callOf(got, key.messageID(), 1), fn, key.Quota).start(ctx, ck, held)
 	}
 	return got, nil
 }
@@ -291,7 +294,7 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 	}
 	s.broker.Publish(id, events)
 	if fn != nil {
-		s.start(ctx, caller.callKey(), caller.Quota, rec, callOf(rec, msg.MessageID, 1), fn, nil)
+		s.newRun(rec, callOf(rec, msg.MessageID, 1), fn, caller.Quota).start(ctx, caller.callKey(), nil)
 	}
 	return rec, nil
 }

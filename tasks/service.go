@@ -256,7 +256,8 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 	if !s.ex.hold(ck) {
 		return false
 	}
-	s.start(context.Background(), ck, Quota{}, rec, recoveredCall(rec), fn, nil) // recovered: no request to trace it under, no caller's quota
+	// Recovered: no request to trace it under, no caller's quota.
+	s.newRun(rec, recoveredCall(rec), fn, Quota{}).start(context.Background(), ck, nil)
 	return true
 }
 

@@ -98,14 +98,15 @@ func (s *Service) traceRun(ctx context.Context) func(context.Context) context.Co
 	return func(run context.Context) context.Context { return trace.ContextWithSpan(run, parent) }
 }
 
-// traceCall starts the span of fn's backend call for task id; nil when
-// tracing is off.
-func (s *Service) traceCall(ctx context.Context, id string, fn *functions.Function) (context.Context, trace.Span) {
-	if s.cfg.Tracer == nil {
+// traceCall starts the span of the run's backend call; nil when tracing
+// is off.
+func (r *run) traceCall(ctx context.Context) (context.Context, trace.Span) {
+	tracer := r.s.cfg.Tracer
+	if tracer == nil {
 		return ctx, nil
 	}
-	return s.cfg.Tracer.Start(ctx, SpanBackendCall, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		AttrTaskID.String(id), AttrFunction.String(fn.ID), AttrBackend.String(fn.Backend.Kind())))
+	return tracer.Start(ctx, SpanBackendCall, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		AttrTaskID.String(r.c.TaskID), AttrFunction.String(r.fn.ID), AttrBackend.String(r.fn.Backend.Kind())))
 }
 
 // endCall ends a backend call's span with how it ended. The error's
