@@ -16,8 +16,10 @@ import (
 
 // incoming is one message being taken: who sent it, with which webhook
 // and idempotency key, and the Outcome that the policy's decision on it
-// is written to (for the audit trail; see Outcome).
+// is written to (for the audit trail; see Outcome). The steps of taking
+// it are its methods, as a call's are run's.
 type incoming struct {
+	s      *Service
 	caller Caller
 	msg    *a2a.Message
 	push   *a2a.PushConfig
@@ -40,16 +42,16 @@ func (in *incoming) watch(b *Broker, id string) {
 
 // sendNew creates a task for a message that names none. Sends with the
 // same key take turns (see flights).
-func (s *Service) sendNew(ctx context.Context, in *incoming, id string, window time.Duration) (*Record, error) {
-	return s.flights.do(ctx, in.key, func() (*Record, error) { return s.createTask(ctx, in, id, window) })
+func (in *incoming) sendNew(ctx context.Context, id string, window time.Duration) (*Record, error) {
+	return in.s.flights.do(ctx, in.key, func() (*Record, error) { return in.createTask(ctx, id, window) })
 }
 
 // createTask stores task id for msg, the first message, and starts its
 // call if it asks for one: stored working at once when a slot is free, or
 // run before the task is stored when it may (speculate).
-func (s *Service) createTask(ctx context.Context, in *incoming, id string, window time.Duration) (*Record, error) {
-	caller, key := in.caller, in.key
-	rec, fn, err := s.newRecord(ctx, in, id)
+func (in *incoming) createTask(ctx context.Context, id string, window time.Duration) (*Record, error) {
+	s, caller, key := in.s, in.caller, in.key
+	rec, fn, err := in.newRecord(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +132,8 @@ func (s *Service) createTask(ctx context.Context, in *incoming, id string, windo
 // asks for (see askFor), with the webhook push if not nil; fn is the
 // function to call, if any. Errors: an *InputError for an invalid message,
 // input or webhook.
-func (s *Service) newRecord(ctx context.Context, in *incoming, id string) (rec *Record, fn *functions.Function, err error) {
-	caller, msg, push := in.caller, in.msg, in.push
+func (in *incoming) newRecord(ctx context.Context, id string) (rec *Record, fn *functions.Function, err error) {
+	s, caller, msg, push := in.s, in.caller, in.msg, in.push
 	c, perr := resolveCall(msg)
 	if perr != nil {
 		return nil, nil, perr
@@ -157,7 +159,7 @@ func (s *Service) newRecord(ctx context.Context, in *incoming, id string) (rec *
 		}
 		rec.PushConfigs = []a2a.PushConfig{cfg}
 	}
-	a, err := s.askFor(in, c, id, contextID)
+	a, err := in.askFor(c, id, contextID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,12 +183,12 @@ type ask struct {
 }
 
 // askFor works out what c asks of task id (in contextID); a message that
-// names no skill calls the default skill, if caller may see one. It asks
-// the policy whether in's caller may call c's function, and notes the
+// names no skill calls the default skill, if the caller may see one. It
+// asks the policy whether the caller may call c's function, and notes the
 // decision in in.out, then checks c's input against its schema (an
 // *InputError if it does not match).
-func (s *Service) askFor(in *incoming, c call, id, contextID string) (ask, error) {
-	caller := in.caller
+func (in *incoming) askFor(c call, id, contextID string) (ask, error) {
+	s, caller := in.s, in.caller
 	if !c.Named {
 		f := s.defaultSkill(caller)
 		if f == nil {
@@ -205,8 +207,10 @@ func (s *Service) askFor(in *incoming, c call, id, contextID string) (ask, error
 	return ask{fn: f, input: c.Input, status: s.status(a2a.StateSubmitted, nil)}, nil
 }
 
-func (s *Service) sendFollowUp(ctx context.Context, in *incoming, sc Scope) (*Record, error) {
-	caller, msg := in.caller, in.msg
+// sendFollowUp takes a message to the task it names (see followUp),
+// trying again when the task moved meanwhile.
+func (in *incoming) sendFollowUp(ctx context.Context, sc Scope) (*Record, error) {
+	s, caller, msg := in.s, in.caller, in.msg
 	for attempt := 0; ; attempt++ {
 		rec, err := s.store.Get(ctx, caller.ID, msg.TaskID, Head)
 		if err != nil {
@@ -215,7 +219,7 @@ func (s *Service) sendFollowUp(ctx context.Context, in *incoming, sc Scope) (*Re
 		if msg.ContextID != "" && msg.ContextID != rec.Task.ContextID {
 			return nil, invalid("/message/contextId", "does not match the task's contextId")
 		}
-		rec, err = s.followUp(ctx, in, rec, sc)
+		rec, err = in.followUp(ctx, rec, sc)
 		if errors.Is(err, ErrConflict) && attempt < 3 {
 			continue
 		}
@@ -228,8 +232,8 @@ func (s *Service) sendFollowUp(ctx context.Context, in *incoming, sc Scope) (*Re
 // snap; ErrConflict if it has. A task that takes no message answers with
 // the rule's error (ErrTaskTerminal, ErrTaskBusy), unless msg is a retry
 // of one it holds. The task it returns holds what sc asks for.
-func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc Scope) (*Record, error) {
-	caller, msg, key, push := in.caller, in.msg, in.key, in.push
+func (in *incoming) followUp(ctx context.Context, snap *Record, sc Scope) (*Record, error) {
+	s, caller, msg, key, push := in.s, in.caller, in.msg, in.key, in.push
 	id := snap.Task.ID
 	stored := *msg
 	stored.ContextID = snap.Task.ContextID
@@ -237,7 +241,7 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 	// Work out what the message asks for, outside the transaction; the
 	// transaction checks that the task has not moved meanwhile.
 	if err := transition(snap.State(), a2a.StateSubmitted, onMessage); err != nil {
-		return s.refused(ctx, caller, key, snap, err, sc)
+		return in.refused(ctx, snap, err, sc)
 	}
 	var (
 		c    call
@@ -252,7 +256,7 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 	if perr != nil {
 		return nil, perr
 	}
-	a, err := s.askFor(in, c, id, snap.Task.ContextID)
+	a, err := in.askFor(c, id, snap.Task.ContextID)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +306,8 @@ func (s *Service) followUp(ctx context.Context, in *incoming, snap *Record, sc S
 // refused answers a message to snap's task, which takes none (err, from
 // the state machine): a retry of a message the task holds returns the
 // task, with what sc asks for; anything else gets err.
-func (s *Service) refused(ctx context.Context, caller Caller, key IdemKey, snap *Record, err error, sc Scope) (*Record, error) {
+func (in *incoming) refused(ctx context.Context, snap *Record, err error, sc Scope) (*Record, error) {
+	s, caller, key := in.s, in.caller, in.key
 	if !errors.Is(err, ErrTaskTerminal) && !errors.Is(err, ErrTaskBusy) {
 		return nil, err
 	}

@@ -383,7 +383,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 		return nil, err
 	}
 	key.Quota = caller.Quota
-	in := &incoming{caller: caller, msg: &msg, key: key, out: out}
+	in := &incoming{s: s, caller: caller, msg: &msg, key: key, out: out}
 	// The answer holds the history the client asked for: reads of a task
 	// with a long history leave the rest.
 	sc := s.answerScope(p.HistoryLength, true)
@@ -400,7 +400,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			}
 		}()
 		in.push = p.PushConfig
-		rec, err = s.sendNew(ctx, in, id, window)
+		rec, err = in.sendNew(ctx, id, window)
 		sub = in.sub
 		if err == nil && rec.Task.ID != id {
 			sub = nil // a duplicate: the task is another one
@@ -419,7 +419,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 			push = &cfg
 		}
 		in.push = push
-		rec, err = s.sendFollowUp(ctx, in, sc)
+		rec, err = in.sendFollowUp(ctx, sc)
 	}
 	if err != nil {
 		return nil, err
