@@ -115,7 +115,7 @@ func (r *run) speculate(ctx context.Context, in *incoming, ck callKey, held func
 		close(sp.ready)
 	})
 
-	working := s.status(a2a.StateWorking, nil)
+	working := s.sm.status(a2a.StateWorking, nil)
 	r.events = append(r.events, Event{Status: &working})
 	timer := time.NewTimer(window)
 	defer timer.Stop()
@@ -138,7 +138,7 @@ func (r *run) runNow(ctx context.Context, ck callKey, held func()) (*Record, err
 	res := r.callNow(ctx)
 	held()
 	s.ex.unreserve(ck)
-	working := s.status(a2a.StateWorking, nil)
+	working := s.sm.status(a2a.StateWorking, nil)
 	r.events = append(r.events, Event{Status: &working})
 	return r.storeEnded(ctx, working, &speculation{res: &res})
 }
@@ -156,7 +156,7 @@ func (r *run) storeEnded(ctx context.Context, working a2a.TaskStatus, sp *specul
 	// moved on in place, not copied.
 	final := r.rec
 	final.Task.Artifacts = nil
-	if err := s.move(final, onStart, working); err != nil {
+	if err := s.sm.move(final, onStart, working); err != nil {
 		return nil, err
 	}
 	// final is held whole: each artifact event is folded into it as it
@@ -188,7 +188,7 @@ func (r *run) storeEnded(ctx context.Context, working a2a.TaskStatus, sp *specul
 // cancel stops the call if nothing could be stored.
 func (r *run) storeRunning(ctx context.Context, working a2a.TaskStatus, sp *speculation, cancel context.CancelCauseFunc) (*Record, error) {
 	s, rec, id := r.s, r.rec, r.c.TaskID
-	if err := s.move(rec, onStart, working); err != nil {
+	if err := s.sm.move(rec, onStart, working); err != nil {
 		cancel(errCanceledByClient) // nothing stored: the call's result has nowhere to go
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func (r *run) tooLarge(rec *Record, pa *functions.ProgressArtifact) (a2a.TaskSta
 	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}
-	return s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, fmt.Sprintf(
+	return s.sm.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
 			"the call was stopped and the rest of its output was not stored", n, limit), FailureTooLarge)), true
 }
@@ -170,7 +170,7 @@ func (r *run) resultTooLarge(rec *Record, arts []a2a.Artifact) (a2a.TaskStatus, 
 	if n <= limit {
 		return a2a.TaskStatus{}, false
 	}
-	return s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, fmt.Sprintf(
+	return s.sm.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, fmt.Sprintf(
 		"Function output is too large: the task's artifacts would take %d bytes, over the limit of %d; "+
 			"the output was not stored", n, limit), FailureTooLarge)), true
 }
@@ -188,11 +188,11 @@ func (r *run) overQuota(ctx context.Context, qe *QuotaError) {
 	s, owner, id, log := r.s, r.c.Caller, r.c.TaskID, r.log
 	text := a2a.QuotaExceeded(qe.Which, qe.Used, qe.Limit).Message
 	_, evs, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(rec *Record) ([]Event, error) {
-		if err := s.may(rec, a2a.StateWorking, onProgress); err != nil {
+		if err := s.sm.may(rec, a2a.StateWorking, onProgress); err != nil {
 			return nil, err
 		}
-		st := s.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, text, FailureQuota))
-		if err := s.move(rec, onProgress, st); err != nil {
+		st := s.sm.status(a2a.StateFailed, failure(rec.Task.ID, rec.Task.ContextID, text, FailureQuota))
+		if err := s.sm.move(rec, onProgress, st); err != nil {
 			return nil, err
 		}
 		return []Event{{Status: &st}}, nil

@@ -143,10 +143,10 @@ func (r *run) live(ctx context.Context, held func()) {
 // recovery takes over (TestPostgresRestartedUnderLoad saw one).
 func (r *run) storeWorking(ctx context.Context) ([]Event, error) {
 	s, owner, id, log := r.s, r.c.Caller, r.c.TaskID, r.log
-	working := s.status(a2a.StateWorking, nil)
+	working := s.sm.status(a2a.StateWorking, nil)
 	for wait, tries := 100*time.Millisecond, 0; ; tries++ {
 		_, events, _, err := s.store.Update(context.WithoutCancel(ctx), owner, id, nil, Head, func(r *Record) ([]Event, error) {
-			if err := s.move(r, onStart, working); err != nil {
+			if err := s.sm.move(r, onStart, working); err != nil {
 				return nil, err
 			}
 			return []Event{{Status: &working}}, nil
@@ -203,7 +203,7 @@ func (r *run) storeGroup(ctx context.Context, g functions.ProcessGroup) {
 	s := r.s
 	_, _, _, err := s.store.Update(context.WithoutCancel(ctx), r.c.Caller, r.c.TaskID, nil, Head, func(rec *Record) ([]Event, error) {
 		// A process group is news of a running call, as progress is.
-		if err := s.may(rec, a2a.StateWorking, onProgress); err != nil {
+		if err := s.sm.may(rec, a2a.StateWorking, onProgress); err != nil {
 			return nil, err
 		}
 		rec.Group = &g
@@ -223,12 +223,12 @@ func (r *run) storeGroup(ctx context.Context, g functions.ProcessGroup) {
 // working.
 func (r *run) applyProgress(rec *Record, p functions.Progress) ([]Event, error) {
 	s := r.s
-	if err := s.may(rec, a2a.StateWorking, onProgress); err != nil {
+	if err := s.sm.may(rec, a2a.StateWorking, onProgress); err != nil {
 		return nil, err
 	}
 	if pa := p.Artifact; pa != nil {
 		if st, over := r.tooLarge(rec, pa); over {
-			if err := s.move(rec, onProgress, st); err != nil {
+			if err := s.sm.move(rec, onProgress, st); err != nil {
 				return nil, err
 			}
 			return []Event{{Status: &st}}, nil
@@ -239,8 +239,8 @@ func (r *run) applyProgress(rec *Record, p functions.Progress) ([]Event, error) 
 	if p.Message == "" {
 		return nil, nil
 	}
-	st := s.noteStatus(rec.Task.ID, rec.Task.ContextID, p.Message)
-	if err := s.move(rec, onProgress, st); err != nil {
+	st := s.sm.noteStatus(rec.Task.ID, rec.Task.ContextID, p.Message)
+	if err := s.sm.move(rec, onProgress, st); err != nil {
 		return nil, err
 	}
 	return []Event{{Status: &st}}, nil
@@ -259,11 +259,6 @@ func chunkEvent(pa *functions.ProgressArtifact) Event {
 	}
 	chunk := a2a.Artifact{ArtifactID: id, Name: pa.Name, Parts: []a2a.Part{part}}
 	return Event{Artifact: &chunk, Append: pa.Append, LastChunk: pa.LastChunk}
-}
-
-// noteStatus is the working status of a progress note a call reported.
-func (s *Service) noteStatus(taskID, contextID, note string) a2a.TaskStatus {
-	return s.status(a2a.StateWorking, agentText(taskID, contextID, note))
 }
 
 // callResult is what a finished call leaves for its task.
@@ -293,19 +288,19 @@ func (res *callResult) events() []Event {
 // a cancel is discarded).
 func (r *run) apply(rec *Record, res *callResult) ([]Event, error) {
 	s := r.s
-	if err := s.may(rec, res.status.State, onResult); err != nil {
+	if err := s.sm.may(rec, res.status.State, onResult); err != nil {
 		return nil, err
 	}
 	rec.Group = nil
 	if len(res.artifacts) > 0 {
 		if st, over := r.resultTooLarge(rec, res.artifacts); over {
-			if err := s.move(rec, onResult, st); err != nil {
+			if err := s.sm.move(rec, onResult, st); err != nil {
 				return nil, err
 			}
 			return []Event{{Status: &st}}, nil
 		}
 	}
-	if err := s.move(rec, onResult, res.status); err != nil {
+	if err := s.sm.move(rec, onResult, res.status); err != nil {
 		return nil, err
 	}
 	return res.events(), nil
@@ -446,7 +441,7 @@ func (r *run) outcome(res functions.Result, callErr error, timedOut bool) (a2a.T
 	switch {
 	case timedOut:
 		log.Warn().Err(callErr).Dur("timeout", fn.Timeout).Msg("call timed out")
-		return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function call timed out after "+fn.Timeout.String(), FailureTimeout)), nil
+		return s.sm.status(a2a.StateFailed, failure(taskID, ctxID, "Function call timed out after "+fn.Timeout.String(), FailureTimeout)), nil
 	case callErr != nil:
 		reason := "Function call failed"
 		var ce *functions.CallError
@@ -454,20 +449,20 @@ func (r *run) outcome(res functions.Result, callErr error, timedOut bool) (a2a.T
 			reason = ce.Reason
 		}
 		log.Warn().Err(callErr).Msg("call failed")
-		return s.status(a2a.StateFailed, failure(taskID, ctxID, reason, FailureInvoke)), nil
+		return s.sm.status(a2a.StateFailed, failure(taskID, ctxID, reason, FailureInvoke)), nil
 	case res.InputRequired != "":
-		return s.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
+		return s.sm.status(a2a.StateInputRequired, agentText(taskID, ctxID, res.InputRequired)), nil
 	}
 	if fn.Output != nil {
 		if problems := fn.Output.Validate(res.Output); len(problems) > 0 {
 			log.Warn().Str("path", problems[0].Path).Str("problem", problems[0].Message).Msg("output does not match the output schema")
-			return s.status(a2a.StateFailed, failure(taskID, ctxID, "Function returned output that does not match its output schema", FailureOutput)), nil
+			return s.sm.status(a2a.StateFailed, failure(taskID, ctxID, "Function returned output that does not match its output schema", FailureOutput)), nil
 		}
 	}
 	if fn.Parts {
 		return r.partsOutcome(res.Output)
 	}
-	return s.status(a2a.StateCompleted, nil), []a2a.Artifact{{
+	return s.sm.status(a2a.StateCompleted, nil), []a2a.Artifact{{
 		ArtifactID: newID(),
 		Name:       fn.ID,
 		Parts:      []a2a.Part{outputPart(res.Output)},
@@ -487,7 +482,7 @@ func (r *run) partsOutcome(out json.RawMessage) (a2a.TaskStatus, []a2a.Artifact)
 		if path != "" {
 			text = "Function returned output that is not a parts envelope: " + path + ": " + problem
 		}
-		return s.status(a2a.StateFailed, failure(taskID, ctxID, text, FailureOutput)), nil
+		return s.sm.status(a2a.StateFailed, failure(taskID, ctxID, text, FailureOutput)), nil
 	}
 	var m *a2a.Message
 	if len(parts) > 0 {
@@ -497,7 +492,7 @@ func (r *run) partsOutcome(out json.RawMessage) (a2a.TaskStatus, []a2a.Artifact)
 			m.Metadata = map[string]any{ReplyKey: "message"}
 		}
 	}
-	return s.status(a2a.StateCompleted, m), arts
+	return s.sm.status(a2a.StateCompleted, m), arts
 }
 
 // outputPart is the artifact part for a function's output: a data part

@@ -92,8 +92,8 @@ func (in *incoming) createTask(ctx context.Context, id string, window time.Durat
 		// With a slot free now, store the task already working: one
 		// commit fewer than submitted, then working.
 		if ok {
-			working := s.status(a2a.StateWorking, nil)
-			if err := s.move(rec, onStart, working); err != nil {
+			working := s.sm.status(a2a.StateWorking, nil)
+			if err := s.sm.move(rec, onStart, working); err != nil {
 				release()
 				s.ex.unreserve(ck)
 				return nil, err
@@ -166,7 +166,7 @@ func (in *incoming) newRecord(ctx context.Context, id string) (rec *Record, fn *
 	if a.fn != nil {
 		rec.FunctionID, rec.Input = a.fn.ID, a.input
 	}
-	if err := s.move(rec, onMessage, a.status); err != nil {
+	if err := s.sm.move(rec, onMessage, a.status); err != nil {
 		return nil, nil, err
 	}
 	return rec, a.fn, nil
@@ -192,19 +192,19 @@ func (in *incoming) askFor(c call, id, contextID string) (ask, error) {
 	if !c.Named {
 		f := s.defaultSkill(caller)
 		if f == nil {
-			return ask{status: s.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
+			return ask{status: s.sm.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
 		}
 		c = call{FunctionID: f.ID, Input: messageInput(in.msg, id, contextID), Named: true}
 	}
 	f, reason, denial := s.authorize(caller, c.FunctionID)
 	in.out.note(c.FunctionID, reason)
 	if denial != "" {
-		return ask{status: s.status(a2a.StateRejected, agentText(id, contextID, denial))}, nil
+		return ask{status: s.sm.status(a2a.StateRejected, agentText(id, contextID, denial))}, nil
 	}
 	if err := validateInput(f, c.Input); err != nil {
 		return ask{}, err
 	}
-	return ask{fn: f, input: c.Input, status: s.status(a2a.StateSubmitted, nil)}, nil
+	return ask{fn: f, input: c.Input, status: s.sm.status(a2a.StateSubmitted, nil)}, nil
 }
 
 // sendFollowUp takes a message to the task it names (see followUp),
@@ -279,7 +279,7 @@ func (in *incoming) followUp(ctx context.Context, snap *Record, sc Scope) (*Reco
 				return nil, err
 			}
 		}
-		if err := s.move(r, onMessage, status); err != nil {
+		if err := s.sm.move(r, onMessage, status); err != nil {
 			return nil, err
 		}
 		if fn != nil {

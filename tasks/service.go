@@ -122,7 +122,7 @@ type Service struct {
 	sw      *sweeper  // leases, recovery, retention
 	relay   *relay    // other processes' commits on a shared store; nil if not shared
 	flights flights   // one send at a time per messageId
-	stamps  stamps    // the status timestamp last formatted
+	sm      machine   // the state machine at the service's clock
 
 	ctx    context.Context // the lifetime of waits and streams
 	cancel context.CancelCauseFunc
@@ -198,6 +198,7 @@ func New(cfg Config) *Service {
 	if s.relay != nil {
 		s.sw.fenced = func() { s.ex.stopAll(errFenced) }
 	}
+	s.sm.now, s.sm.lease = cfg.Now, s.sw.lease
 	return s
 }
 
@@ -434,25 +435,6 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 // waits for the client.
 func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 
-func (s *Service) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
-	return a2a.TaskStatus{State: st, Message: m, Timestamp: s.stamps.format(s.cfg.Now())}
-}
-
-// move is advance at the service's clock: it moves r to st on on, if the
-// state machine allows it (see transition for its errors).
-func (s *Service) move(r *Record, on trigger, st a2a.TaskStatus) error {
-	return advance(r, on, st, s.cfg.Now(), s.sw.lease.runnerOf(r.Runner, on))
-}
-
-// may reports whether on may take r to the state to on this replica, as
-// advance would, without moving it (see runs and transition).
-func (s *Service) may(r *Record, to a2a.TaskState, on trigger) error {
-	if err := runs(r, on, s.sw.lease.runnerOf(r.Runner, on)); err != nil {
-		return err
-	}
-	return transition(r.State(), to, on)
-}
-
 // Get returns caller's task id, with at most historyLength messages of
 // history (nil: all). Errors: ErrNotFound.
 func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLength *int) (*a2a.Task, error) {
@@ -479,8 +461,8 @@ func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string)
 func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
 	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, s.answerScope(nil, true), func(r *Record) ([]Event, error) {
-		status = s.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
-		if err := s.move(r, onCancel, status); err != nil {
+		status = s.sm.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
+		if err := s.sm.move(r, onCancel, status); err != nil {
 			return nil, err
 		}
 		return []Event{{Status: &status}}, nil

@@ -179,3 +179,37 @@ func advance(r *Record, on trigger, st a2a.TaskStatus, now time.Time, replica st
 	r.UpdatedAt = now
 	return nil
 }
+
+// machine moves records through the state machine (see advance) at the
+// service's clock, as this replica (its lease), and stamps the statuses
+// it moves them to.
+type machine struct {
+	now    func() time.Time
+	lease  *lease // nil where nothing moves (Try)
+	stamps stamps // the status timestamp last formatted
+}
+
+// status is a status of state st with message m, stamped now.
+func (sm *machine) status(st a2a.TaskState, m *a2a.Message) a2a.TaskStatus {
+	return a2a.TaskStatus{State: st, Message: m, Timestamp: sm.stamps.format(sm.now())}
+}
+
+// noteStatus is the working status of a progress note a call reported.
+func (sm *machine) noteStatus(taskID, contextID, note string) a2a.TaskStatus {
+	return sm.status(a2a.StateWorking, agentText(taskID, contextID, note))
+}
+
+// move is advance at the service's clock: it moves r to st on on, if the
+// state machine allows it (see transition for its errors).
+func (sm *machine) move(r *Record, on trigger, st a2a.TaskStatus) error {
+	return advance(r, on, st, sm.now(), sm.lease.runnerOf(r.Runner, on))
+}
+
+// may reports whether on may take r to the state to on this replica, as
+// advance would, without moving it (see runs and transition).
+func (sm *machine) may(r *Record, to a2a.TaskState, on trigger) error {
+	if err := runs(r, on, sm.lease.runnerOf(r.Runner, on)); err != nil {
+		return err
+	}
+	return transition(r.State(), to, on)
+}

@@ -30,7 +30,7 @@ func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log
 	}
 	// A Service with what a call's steps use, a clock and metrics: no
 	// store, no executor.
-	s := &Service{cfg: Config{Now: time.Now}, met: nopMetrics{}}
+	s := &Service{cfg: Config{Now: time.Now}, met: nopMetrics{}, sm: machine{now: time.Now}}
 	id, contextID := newID(), newID()
 	log = log.With().Str("task_id", id).Str("function_id", fn.ID).Logger()
 	report := func(p functions.Progress) {
@@ -38,7 +38,7 @@ func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log
 		case p.Artifact != nil:
 			emit(chunkEvent(p.Artifact))
 		case p.Message != "":
-			st := s.noteStatus(id, contextID, p.Message)
+			st := s.sm.noteStatus(id, contextID, p.Message)
 			emit(Event{Status: &st})
 		}
 	}
