@@ -3,7 +3,11 @@ package tasks
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/functions"
 )
@@ -242,4 +246,32 @@ func take(ctx context.Context, sem chan struct{}, wait bool) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// drainLogEvery is how often Drain says what it waits for.
+const drainLogEvery = time.Second
+
+// logDrain logs the calls Drain waits for, per function, and the time
+// left.
+func (ex *executor) logDrain(ctx context.Context, log zerolog.Logger) {
+	fns := ex.running()
+	ids := make([]string, 0, len(fns))
+	total := 0
+	for id, n := range fns {
+		ids = append(ids, id)
+		total += n
+	}
+	if total == 0 {
+		return // the last calls are ending: nothing to wait for worth a line
+	}
+	slices.Sort(ids)
+	per := zerolog.Dict()
+	for _, id := range ids {
+		per = per.Int(id, fns[id])
+	}
+	ev := log.Info().Int("calls", total).Dict("functions", per)
+	if d, ok := ctx.Deadline(); ok {
+		ev = ev.Dur("grace_left", time.Until(d).Round(time.Millisecond))
+	}
+	ev.Msg("draining: waiting for running calls")
 }

@@ -76,7 +76,7 @@ type speculation struct {
 func (r *run) speculate(ctx context.Context, in *incoming, ck callKey, held func(), window time.Duration) (*Record, error) {
 	s, id := r.s, r.c.TaskID
 	sp := &speculation{ready: make(chan struct{})}
-	traced := s.traceRun(ctx)
+	traced := traceRun(s.cfg.Tracer, ctx)
 	cancel := s.ex.spawn(id, r.fn.ID, ck, func(runCtx context.Context) {
 		runCtx = traced(runCtx)
 		defer held()

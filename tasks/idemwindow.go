@@ -23,7 +23,8 @@ const IdemOff time.Duration = -1
 //
 // The messageId the sender chose stays key.sent: the call's idempotency
 // key is built from it (see callOf), as recovery builds it again.
-func (s *Service) windowed(ctx context.Context, w time.Duration, key IdemKey) (IdemKey, error) {
+func (in *incoming) windowed(ctx context.Context, w time.Duration, key IdemKey) (IdemKey, error) {
+	s := in.s
 	if w == 0 {
 		return key, nil
 	}

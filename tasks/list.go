@@ -151,7 +151,7 @@ func (s *Service) List(ctx context.Context, caller Caller, q ListQuery) (ListPag
 	if hl == nil {
 		hl = new(int)
 	}
-	sc := s.answerScope(hl, q.IncludeArtifacts)
+	sc := s.ans.scope(hl, q.IncludeArtifacts)
 	sc.ListBytes = s.cfg.ListPageBytes
 	recs, total, next, err := s.store.List(ctx, caller.ID, q.ListFilter, after, size, sc)
 	if err != nil {

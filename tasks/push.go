@@ -21,14 +21,15 @@ type URLChecker interface {
 
 // checkPushConfig validates cfg for task id, and gives it an id (the task's
 // when the client chose none, as the 0.3 "the task's config" reads).
-func (s *Service) checkPushConfig(ctx context.Context, taskID, path string, cfg *a2a.PushConfig) error {
+// guard, the SSRF guard, refuses its URL (ErrPushUnavailable without one).
+func checkPushConfig(ctx context.Context, guard URLChecker, taskID, path string, cfg *a2a.PushConfig) error {
 	if cfg.ID == "" {
 		cfg.ID = taskID
 	}
-	if s.cfg.PushGuard == nil {
+	if guard == nil {
 		return ErrPushUnavailable
 	}
-	if err := s.cfg.PushGuard.Check(ctx, cfg.URL); err != nil {
+	if err := guard.Check(ctx, cfg.URL); err != nil {
 		return invalid(path+"/url", err.Error())
 	}
 	return nil
@@ -41,7 +42,7 @@ func (s *Service) SetPushConfig(ctx context.Context, caller Caller, taskID strin
 	if _, err := s.store.Get(ctx, caller.ID, taskID, Head); err != nil {
 		return nil, err // an unknown task reads as unknown before any URL check
 	}
-	if err := s.checkPushConfig(ctx, taskID, "/pushNotificationConfig", &cfg); err != nil {
+	if err := checkPushConfig(ctx, s.cfg.PushGuard, taskID, "/pushNotificationConfig", &cfg); err != nil {
 		return nil, err
 	}
 	_, err := s.store.PushConfigs(ctx, caller.ID, taskID, func(cfgs []a2a.PushConfig) ([]a2a.PushConfig, error) {

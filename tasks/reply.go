@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/functions"
 )
 
 // A reply that is a message. A function declared "reply: message" answers
@@ -26,60 +25,16 @@ import (
 // is the Message a "reply: message" function answered with, and then
 // the binding answers with it instead of the task; nil otherwise.
 func (s *Service) SendReply(ctx context.Context, caller Caller, p a2a.SendParams) (task *a2a.Task, reply *a2a.Message, out Outcome, err error) {
-	blocking, window := s.sendWindow(p)
+	blocking, window := s.ans.window(p)
 	rec, err := s.send(ctx, caller, p, blocking, window, &out)
 	if err != nil {
 		return nil, nil, out, err
 	}
-	if m := s.reply(rec); m != nil {
+	if m := s.ans.reply(rec); m != nil {
 		return nil, m, out, nil
 	}
-	t := s.answerTask(rec, p.HistoryLength)
+	t := s.ans.task(rec, p.HistoryLength)
 	return &t, nil, out, nil
-}
-
-// replyOf is how rec's function answers, as the catalogue in force says.
-func (s *Service) replyOf(rec *Record) functions.Reply {
-	cat := s.cfg.Catalog()
-	if cat == nil || rec.FunctionID == "" {
-		return functions.ReplyTask
-	}
-	if f, ok := cat.Lookup(rec.FunctionID); ok {
-		return f.Reply
-	}
-	return functions.ReplyTask
-}
-
-// reply is the Message rec's call answered with, if its function answers
-// with one and the task completed; nil otherwise. It is the completed
-// status's message (a parts envelope's "message") or, without one, the
-// parts of the task's artifacts, in order; its id is the status message's,
-// or the task's, so a resend gets the same message. It names the task that
-// holds it (taskId), which GetTask reads.
-func (s *Service) reply(rec *Record) *a2a.Message {
-	if rec.State() != a2a.StateCompleted {
-		return nil
-	}
-	t := &rec.Task
-	switch s.replyOf(rec) {
-	case functions.ReplyTask:
-		return nil
-	case functions.ReplyEither:
-		// This call chose (its parts envelope's "reply").
-		return chosenReply(t.ID, t.ContextID, &t.Status)
-	}
-	m := &a2a.Message{MessageID: t.ID, TaskID: t.ID, ContextID: t.ContextID, Role: a2a.RoleAgent}
-	if sm := t.Status.Message; sm != nil && len(sm.Parts) > 0 {
-		m.MessageID, m.Parts = sm.MessageID, sm.Parts
-		return m
-	}
-	for _, a := range t.Artifacts {
-		m.Parts = append(m.Parts, a.Parts...)
-	}
-	if len(m.Parts) == 0 {
-		return nil // nothing to say: the task is the answer
-	}
-	return m
 }
 
 // chosenReply is the reply of a call of a "reply: either" function that

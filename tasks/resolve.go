@@ -83,7 +83,8 @@ func resolveCall(msg *a2a.Message) (call, *InputError) {
 // "input" if it names the same skill), else the text, parsed as JSON, else
 // {"text": text}. A message naming no skill to a task of the default skill
 // (one caller may see) gets the default skill's input (messageInput).
-func (s *Service) followUpInput(caller Caller, msg *a2a.Message, snap *Record) (json.RawMessage, *InputError) {
+func (in *incoming) followUpInput(snap *Record) (json.RawMessage, *InputError) {
+	s, caller, msg := in.s, in.caller, in.msg
 	functionID := snap.FunctionID
 	c, err := resolveCall(msg)
 	if err != nil {

@@ -43,7 +43,7 @@ type run struct {
 
 // newRun is the run of call c of rec's task to fn, for a caller of quota
 // q.
-func (s *Service) newRun(rec *Record, c functions.Call, fn *functions.Function, q Quota) *run {
+func newRun(s *Service, rec *Record, c functions.Call, fn *functions.Function, q Quota) *run {
 	return &run{s: s, c: c, fn: fn, input: rec.Input, q: q, rec: rec,
 		log: s.log.With().Str("task_id", c.TaskID).Str("function_id", fn.ID).Logger()}
 }
@@ -55,7 +55,7 @@ func (s *Service) newRun(rec *Record, c functions.Call, fn *functions.Function, 
 func (r *run) start(ctx context.Context, k callKey, held func()) {
 	s := r.s
 	unfollow := s.relay.follow(r.c.TaskID, r.rec.Seq) // a cancel may come from another process
-	traced := s.traceRun(ctx)
+	traced := traceRun(s.cfg.Tracer, ctx)
 	s.ex.spawn(r.c.TaskID, r.fn.ID, k, func(ctx context.Context) {
 		defer unfollow()
 		r.live(traced(ctx), held)
@@ -114,7 +114,7 @@ func (r *run) live(ctx context.Context, held func()) {
 		defer held()
 	} else {
 		s.met.CallQueued(fn.ID, 1)
-		release, ok := s.acquire(ctx, fn, true)
+		release, ok := s.ex.acquireTraced(ctx, s.cfg.Tracer, fn, true)
 		s.met.CallQueued(fn.ID, -1)
 		if !ok {
 			return // canceled while queued, or shutting down: the task is as it should be

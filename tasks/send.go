@@ -65,7 +65,7 @@ func (in *incoming) createTask(ctx context.Context, id string, window time.Durat
 		if err := s.ex.reserve(ck, caller.MaxCalls); err != nil {
 			return nil, err
 		}
-		release, ok := s.acquire(ctx, fn, false)
+		release, ok := s.ex.acquireTraced(ctx, s.cfg.Tracer, fn, false)
 		// On a store other processes share, a send on another replica
 		// may claim the messageId meanwhile (in one process, flights make
 		// sends of one messageId take turns): there, a call that reaches
@@ -77,7 +77,7 @@ func (in *incoming) createTask(ctx context.Context, id string, window time.Durat
 			// message already has a task.
 			switch got, err := s.store.Lookup(ctx, key); {
 			case errors.Is(err, ErrNotFound):
-				r := s.newRun(rec, callOf(rec, key.messageID(), 1), fn, key.Quota)
+				r := newRun(s, rec, callOf(rec, key.messageID(), 1), fn, key.Quota)
 				r.key, r.events = key, events
 				if immediate {
 					return r.runNow(ctx, ck, release)
@@ -123,7 +123,7 @@ func (in *incoming) createTask(ctx context.Context, id string, window time.Durat
 	s.log.Debug().Str("task_id", id).Str("function_id", fid).Str("state", string(got.State())).
 		Str("caller", caller.ID).Msg("task created")
 	if fn != nil {
-		s.newRun(got, callOf(got, key.messageID(), 1), fn, key.Quota).start(ctx, ck, held)
+		newRun(s, got, callOf(got, key.messageID(), 1), fn, key.Quota).start(ctx, ck, held)
 	}
 	return got, nil
 }
@@ -154,7 +154,7 @@ func (in *incoming) newRecord(ctx context.Context, id string) (rec *Record, fn *
 	}
 	if push != nil {
 		cfg := *push
-		if err := s.checkPushConfig(ctx, id, "/configuration/pushNotificationConfig", &cfg); err != nil {
+		if err := checkPushConfig(ctx, s.cfg.PushGuard, id, "/configuration/pushNotificationConfig", &cfg); err != nil {
 			return nil, nil, err
 		}
 		rec.PushConfigs = []a2a.PushConfig{cfg}
@@ -249,7 +249,7 @@ func (in *incoming) followUp(ctx context.Context, snap *Record, sc Scope) (*Reco
 	)
 	if snap.FunctionID != "" {
 		c = call{FunctionID: snap.FunctionID, Named: true}
-		c.Input, perr = s.followUpInput(caller, msg, snap)
+		c.Input, perr = in.followUpInput(snap)
 	} else {
 		c, perr = resolveCall(msg)
 	}
@@ -298,7 +298,7 @@ func (in *incoming) followUp(ctx context.Context, snap *Record, sc Scope) (*Reco
 	}
 	s.broker.Publish(id, events)
 	if fn != nil {
-		s.newRun(rec, callOf(rec, msg.MessageID, 1), fn, caller.Quota).start(ctx, caller.callKey(), nil)
+		newRun(s, rec, callOf(rec, msg.MessageID, 1), fn, caller.Quota).start(ctx, caller.callKey(), nil)
 	}
 	return rec, nil
 }

@@ -30,7 +30,6 @@ package tasks
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -101,15 +100,6 @@ type Config struct {
 	ListPageBytes int64
 }
 
-// answerScope is the scope of a read whose task goes to the client: the
-// last historyLength messages (nil: all), within the history byte cap,
-// and the artifacts if artifacts.
-func (s *Service) answerScope(historyLength *int, artifacts bool) Scope {
-	sc := ScopeOf(historyLength, artifacts)
-	sc.HistoryBytes = s.cfg.HistoryReadBytes
-	return sc
-}
-
 // Service runs tasks. It is safe for concurrent use.
 type Service struct {
 	cfg    Config
@@ -123,6 +113,7 @@ type Service struct {
 	relay   *relay    // other processes' commits on a shared store; nil if not shared
 	flights flights   // one send at a time per messageId
 	sm      machine   // the state machine at the service's clock
+	ans     answers   // the shape of answers
 
 	ctx    context.Context // the lifetime of waits and streams
 	cancel context.CancelCauseFunc
@@ -199,6 +190,7 @@ func New(cfg Config) *Service {
 		s.sw.fenced = func() { s.ex.stopAll(errFenced) }
 	}
 	s.sm.now, s.sm.lease = cfg.Now, s.sw.lease
+	s.ans = answers{historyBytes: cfg.HistoryReadBytes, blockingTimeout: cfg.BlockingTimeout, catalog: cfg.Catalog}
 	return s
 }
 
@@ -258,7 +250,7 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 		return false
 	}
 	// Recovered: no request to trace it under, no caller's quota.
-	s.newRun(rec, recoveredCall(rec), fn, Quota{}).start(context.Background(), ck, nil)
+	newRun(s, rec, recoveredCall(rec), fn, Quota{}).start(context.Background(), ck, nil)
 	return true
 }
 
@@ -291,7 +283,7 @@ func (s *Service) Drain(ctx context.Context) error {
 			return ctx.Err()
 		default:
 		}
-		s.logDrain(ctx)
+		s.ex.logDrain(ctx, s.log)
 		select {
 		case <-idle:
 			return nil
@@ -300,34 +292,6 @@ func (s *Service) Drain(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-}
-
-// drainLogEvery is how often Drain says what it waits for.
-const drainLogEvery = time.Second
-
-// logDrain logs the calls Drain waits for, per function, and the time
-// left.
-func (s *Service) logDrain(ctx context.Context) {
-	fns := s.ex.running()
-	ids := make([]string, 0, len(fns))
-	total := 0
-	for id, n := range fns {
-		ids = append(ids, id)
-		total += n
-	}
-	if total == 0 {
-		return // the last calls are ending: nothing to wait for worth a line
-	}
-	slices.Sort(ids)
-	per := zerolog.Dict()
-	for _, id := range ids {
-		per = per.Int(id, fns[id])
-	}
-	ev := s.log.Info().Int("calls", total).Dict("functions", per)
-	if d, ok := ctx.Deadline(); ok {
-		ev = ev.Dur("grace_left", time.Until(d).Round(time.Millisecond))
-	}
-	ev.Msg("draining: waiting for running calls")
 }
 
 // Send handles message/send for caller: it resolves the function the
@@ -340,33 +304,14 @@ func (s *Service) logDrain(ctx context.Context) {
 // caller.MaxHistory (nothing stored for either). The Outcome says what
 // the policy decided, with an error too.
 func (s *Service) Send(ctx context.Context, caller Caller, p a2a.SendParams) (*a2a.Task, Outcome, error) {
-	blocking, window := s.sendWindow(p)
+	blocking, window := s.ans.window(p)
 	var out Outcome
 	rec, err := s.send(ctx, caller, p, blocking, window, &out)
 	if err != nil {
 		return nil, out, err
 	}
-	t := s.answerTask(rec, p.HistoryLength)
+	t := s.ans.task(rec, p.HistoryLength)
 	return &t, out, nil
-}
-
-// answerTask is rec's task as a send answers it: the history the client
-// asked for, within the history byte cap (a record from the broker was
-// read with another scope).
-func (s *Service) answerTask(rec *Record, historyLength *int) a2a.Task {
-	sc := s.answerScope(historyLength, true)
-	t := rec.Task.WithHistoryLength(sc.History)
-	t.History = LastFitting(t.History, sc.HistoryBytes)
-	return t
-}
-
-// sendWindow says whether p's send blocks and how long its call may run
-// before its task is stored (see speculationWindow): 0 if it does not.
-func (s *Service) sendWindow(p a2a.SendParams) (blocking bool, window time.Duration) {
-	if blocking = p.Blocking == nil || *p.Blocking; blocking {
-		window = min(speculationWindow, s.cfg.BlockingTimeout)
-	}
-	return blocking, window
 }
 
 // send is Send; window is how long a retry-safe call may run before its
@@ -379,15 +324,16 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 		return nil, err
 	}
 	msg := p.Message
-	key, err := s.windowed(ctx, caller.IdemWindow, KeyFor(caller.ID, &msg))
+	in := &incoming{s: s, caller: caller, msg: &msg, out: out}
+	key, err := in.windowed(ctx, caller.IdemWindow, KeyFor(caller.ID, &msg))
 	if err != nil {
 		return nil, err
 	}
 	key.Quota = caller.Quota
-	in := &incoming{s: s, caller: caller, msg: &msg, key: key, out: out}
+	in.key = key
 	// The answer holds the history the client asked for: reads of a task
 	// with a long history leave the rest.
-	sc := s.answerScope(p.HistoryLength, true)
+	sc := s.ans.scope(p.HistoryLength, true)
 	var rec *Record
 	var sub *Subscription
 	if msg.TaskID == "" {
@@ -414,7 +360,7 @@ func (s *Service) send(ctx context.Context, caller Caller, p a2a.SendParams, blo
 		var push *a2a.PushConfig
 		if p.PushConfig != nil {
 			cfg := *p.PushConfig
-			if err := s.checkPushConfig(ctx, msg.TaskID, "/configuration/pushNotificationConfig", &cfg); err != nil {
+			if err := checkPushConfig(ctx, s.cfg.PushGuard, msg.TaskID, "/configuration/pushNotificationConfig", &cfg); err != nil {
 				return nil, err
 			}
 			push = &cfg
@@ -438,7 +384,7 @@ func settled(st a2a.TaskState) bool { return st.Terminal() || st.Interrupted() }
 // Get returns caller's task id, with at most historyLength messages of
 // history (nil: all). Errors: ErrNotFound.
 func (s *Service) Get(ctx context.Context, caller Caller, id string, historyLength *int) (*a2a.Task, error) {
-	rec, err := s.store.Get(ctx, caller.ID, id, s.answerScope(historyLength, true))
+	rec, err := s.store.Get(ctx, caller.ID, id, s.ans.scope(historyLength, true))
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +406,7 @@ func (s *Service) CancelByOperator(ctx context.Context, owner Caller, id string)
 
 func (s *Service) cancelTask(ctx context.Context, caller Caller, id, text string) (*a2a.Task, error) {
 	var status a2a.TaskStatus
-	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, s.answerScope(nil, true), func(r *Record) ([]Event, error) {
+	rec, events, _, err := s.store.Update(ctx, caller.ID, id, nil, s.ans.scope(nil, true), func(r *Record) ([]Event, error) {
 		status = s.sm.status(a2a.StateCanceled, agentText(r.Task.ID, r.Task.ContextID, text))
 		if err := s.sm.move(r, onCancel, status); err != nil {
 			return nil, err

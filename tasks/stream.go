@@ -73,12 +73,12 @@ func (s *Service) Subscribe(ctx context.Context, caller Caller, id string, after
 func (s *Service) watch(ctx context.Context, caller Caller, id string, after *uint64, toEnd bool, emit func(StreamEvent) error) error {
 	// Subscribe first, then read the store: every event is either in
 	// what is read or delivered live (or both; duplicates are skipped).
-	sub := s.broker.Subscribe(id, s.streamBuffer())
+	sub := s.broker.Subscribe(id, s.cfg.streamBuffer())
 	defer s.broker.Unsubscribe(sub)
 	defer s.relay.follow(id, 0)() // the task may run in another process: before the read, to miss no notice
 	s.met.Subscribers(1)
 	defer s.met.Subscribers(-1)
-	sc := s.answerScope(nil, true) // the task comes first
+	sc := s.ans.scope(nil, true) // the task comes first
 	if after != nil {
 		sc = Head // the events after after: the task's head is enough
 	}
@@ -139,9 +139,10 @@ func (s *Service) watch(ctx context.Context, caller Caller, id string, after *ui
 	}
 }
 
-func (s *Service) streamBuffer() int {
-	if s.cfg.StreamBuffer > 0 {
-		return s.cfg.StreamBuffer
+// streamBuffer is the events a stream's subscription buffers.
+func (c *Config) streamBuffer() int {
+	if c.StreamBuffer > 0 {
+		return c.StreamBuffer
 	}
 	return DefaultStreamBuffer
 }
@@ -229,14 +230,14 @@ func (s *Service) Stream(ctx context.Context, caller Caller, p a2a.SendParams, a
 		return out, err
 	}
 	if after == nil {
-		switch s.replyOf(rec) {
+		switch s.ans.replyOf(rec) {
 		case functions.ReplyMessage:
 			// The stream is the message alone, once the call completed
 			// (see reply).
 			if !settled(rec.State()) {
-				rec = s.wait(ctx, rec, nil, s.answerScope(p.HistoryLength, true))
+				rec = s.wait(ctx, rec, nil, s.ans.scope(p.HistoryLength, true))
 			}
-			if m := s.reply(rec); m != nil {
+			if m := s.ans.reply(rec); m != nil {
 				return out, emit(StreamEvent{Seq: rec.Seq, Message: m})
 			}
 		case functions.ReplyEither:

@@ -69,16 +69,17 @@ func endCommit(span trace.Span, err error) {
 	span.End()
 }
 
-// acquire takes fn's slots as executor.acquire does; when traced, the
-// time it took is a queue wait span (when it waited, or took them).
-func (s *Service) acquire(ctx context.Context, fn *functions.Function, wait bool) (release func(), ok bool) {
-	if s.cfg.Tracer == nil {
-		return s.ex.acquire(ctx, fn, wait)
+// acquireTraced takes fn's slots as acquire does; when traced (tracer
+// not nil), the time it took is a queue wait span (when it waited, or
+// took them).
+func (ex *executor) acquireTraced(ctx context.Context, tracer trace.Tracer, fn *functions.Function, wait bool) (release func(), ok bool) {
+	if tracer == nil {
+		return ex.acquire(ctx, fn, wait)
 	}
 	begun := time.Now()
-	release, ok = s.ex.acquire(ctx, fn, wait)
+	release, ok = ex.acquire(ctx, fn, wait)
 	if ok || wait {
-		_, span := s.cfg.Tracer.Start(ctx, SpanQueueWait, trace.WithTimestamp(begun), trace.WithAttributes(
+		_, span := tracer.Start(ctx, SpanQueueWait, trace.WithTimestamp(begun), trace.WithAttributes(
 			AttrFunction.String(fn.ID), AttrQueued.Bool(wait)))
 		if !ok {
 			span.SetStatus(codes.Error, "stopped while queued")
@@ -89,9 +90,10 @@ func (s *Service) acquire(ctx context.Context, fn *functions.Function, wait bool
 }
 
 // traceRun gives a run's context the span of the request that started
-// it, from ctx; the run's own context comes from the executor.
-func (s *Service) traceRun(ctx context.Context) func(context.Context) context.Context {
-	if s.cfg.Tracer == nil {
+// it, from ctx, when traced (tracer not nil); the run's own context comes
+// from the executor.
+func traceRun(tracer trace.Tracer, ctx context.Context) func(context.Context) context.Context {
+	if tracer == nil {
 		return func(run context.Context) context.Context { return run }
 	}
 	parent := trace.SpanFromContext(ctx)
