@@ -282,8 +282,9 @@ curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: appli
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
-// readmeNotRun are the README's examples with an output that the test
-// does not run, and why. A marked example may not appear here.
+// readmeNotRun are the examples of the README and the guides that the
+// test does not run, and why (the page names the test that covers each).
+// A marked example may not appear here.
 var readmeNotRun = map[string]string{
 	"catalogue":     "the catalogue's format, not the output of a command (examples/catalog.yaml is the reference; every e2e test serves it)",
 	"resubscribe":   "shows no output and needs a task id in place of <task id> (TestStreamResume* resume streams)",
@@ -294,6 +295,8 @@ var readmeNotRun = map[string]string{
 	"rotation":      "works on /etc/a2ad/keys.yaml and a key made before it (TestKeyRotationE2E walks it against the binary)",
 	"oidc":          "needs an OpenID Connect provider at id.example.com; no output shown (TestOIDCCallersE2E runs one on loopback)",
 	"grpc client":   "Go code, not a command (TestGRPC* and the a2a-go interop tests call the binding)",
+	"js sdk":        "JavaScript, not a command (interop/js/check.mjs makes the same calls with @a2a-js/sdk in CI: bash interop/js/run.sh)",
+	"go sdk":        "Go code, not a command (TestInteropV2 makes the same calls with a2a-go v2 over all three bindings)",
 	"image":         "builds the image (about a minute) and needs root for its chroot run; .ci/run builds and checks it on every run",
 }
 
