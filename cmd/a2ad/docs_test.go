@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -183,5 +187,110 @@ func TestDocsLinks(t *testing.T) {
 				t.Errorf("%s/%s is not within two links of README.md", dir, e.Name())
 			}
 		}
+	}
+}
+
+// docsProgram is the fenced block of page that follows the marker
+// <!-- program: NAME -->: a whole program of an SDK's, which
+// TestDocsGoProgram (and, where node and the JS SDK are installed,
+// TestDocsJSProgram) runs against the real binary.
+func docsProgram(tb testing.TB, page, name string) string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(data), "<!-- program: "+name+" -->\n")
+	if !ok {
+		tb.Fatalf("%s has no <!-- program: %s --> marker", page, name)
+	}
+	_, body, ok := strings.Cut(after, "\n")
+	if !ok || !strings.HasPrefix(after, "```") {
+		tb.Fatalf("%s: the program %s is not a fenced block right after its marker", page, name)
+	}
+	body, _, ok = strings.Cut(body, "\n```\n")
+	if !ok {
+		tb.Fatalf("%s: the program %s has no closing fence", page, name)
+	}
+	return body + "\n"
+}
+
+// TestDocsGoProgram: the a2a-go v2 program of docs/agents.md, built in a
+// module of its own with this module's requirements (from the module
+// cache, no network), sends and streams against the real binary and
+// prints what its comments say.
+func TestDocsGoProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the guide's Go program against the real binary")
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"))
+	src := strings.ReplaceAll(docsProgram(t, "docs/agents.md", "go-sdk"), "http://127.0.0.1:8080", p.base)
+	dir := t.TempDir()
+	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(repoRoot, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod = []byte(strings.Replace(string(mod), "module github.com/a2ad/a2ad", "module docsprogram", 1))
+	for name, data := range map[string][]byte{"go.mod": mod, "go.sum": sum, "main.go": []byte(src)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run of the guide's program: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := []string{"TASK_STATE_COMPLETED map[message:hello]", "*a2a.Task"}
+	if len(lines) < 4 || lines[0] != want[0] || lines[1] != want[1] || lines[len(lines)-1] != "*a2a.TaskStatusUpdateEvent" ||
+		!slices.Contains(lines, "*a2a.TaskArtifactUpdateEvent") {
+		t.Errorf("the guide's program printed\n%s\nwant %q, %q, then updates with an artifact, ending with a status update", out, want[0], want[1])
+	}
+}
+
+// TestDocsJSProgram: the README's JS SDK program, run by node against the
+// real binary with the JS SDK that interop/js installs (npm ci from its
+// lockfile). It skips with one line where node or those packages are
+// missing; CI runs the same calls in interop/js/check.mjs.
+func TestDocsJSProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's JS program against the real binary")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("needs node; CI runs the same calls in interop/js/check.mjs")
+	}
+	modules, err := filepath.Abs(filepath.Join(repoRoot, "interop", "js", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@a2a-js", "sdk")); err != nil {
+		t.Skip("needs the JS SDK in interop/js/node_modules (npm ci there); CI runs the same calls in interop/js/check.mjs")
+	}
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"))
+	src := strings.ReplaceAll(docsProgram(t, "README.md", "js-sdk"), "http://127.0.0.1:8080", p.base)
+	dir := t.TempDir()
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "call.mjs"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "call.mjs")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if want := "TASK_STATE_COMPLETED { message: 'hello' }\n"; err != nil || string(out) != want {
+		t.Errorf("node call.mjs: %v\n%s\nwant %q", err, out, want)
 	}
 }

@@ -295,8 +295,6 @@ var readmeNotRun = map[string]string{
 	"rotation":      "works on /etc/a2ad/keys.yaml and a key made before it (TestKeyRotationE2E walks it against the binary)",
 	"oidc":          "needs an OpenID Connect provider at id.example.com; no output shown (TestOIDCCallersE2E runs one on loopback)",
 	"grpc client":   "Go code, not a command (TestGRPC* and the a2a-go interop tests call the binding)",
-	"js sdk":        "JavaScript, not a command (interop/js/check.mjs makes the same calls with @a2a-js/sdk in CI: bash interop/js/run.sh)",
-	"go sdk":        "Go code, not a command (TestInteropV2 makes the same calls with a2a-go v2 over all three bindings)",
 	"image":         "builds the image (about a minute) and needs root for its chroot run; .ci/run builds and checks it on every run",
 }
 
