@@ -207,7 +207,7 @@ func TestCallHTTPStreams(t *testing.T) {
 	}
 }
 
-// TestCallREADME runs the README's "write your first function": its
+// TestCallREADME runs the README's "your own function in five minutes": its
 // shell block in a new directory, then a2ad call as the README shows it,
 // with the output the README shows.
 func TestCallREADME(t *testing.T) {
@@ -215,9 +215,9 @@ func TestCallREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### Write your first function\n")
+	_, section, ok := strings.Cut(string(readme), "\n## Your own function in five minutes\n")
 	if !ok {
-		t.Fatal("README has no section \"Write your first function\"")
+		t.Fatal("README has no section \"Your own function in five minutes\"")
 	}
 	_, script, _ := strings.Cut(section, "```sh\n")
 	script, _, _ = strings.Cut(script, "```\n")

@@ -1,7 +1,7 @@
 package main
 
 // a2ad store migrate: a bbolt store file into a PostgreSQL store, for the
-// cut-over to a database (README, "A PostgreSQL store").
+// cut-over to a database (docs/replicas.md).
 
 import (
 	"context"

@@ -1,14 +1,15 @@
 package main
 
-// The README's examples are tests (issue 16): every fenced block marked
-// <!-- example: NAME --> runs against the real binary, each in a fresh
+// The README's examples, and those of the guides under docs/, are tests
+// (issues 16 and 30): every fenced block of README.md or docs/*.md marked
+// <!-- example: NAME --> (NAME unique across the pages) runs against the real binary, each in a fresh
 // directory, on ports of its own, and what it prints is compared with
 // what the README shows (inline "# ..." lines after a command, the lines
 // after a "$ command" in a transcript, or the block marked
 // <!-- output: NAME -->), by shape: keys and types, with ids, times and
 // versions masked, "…" standing for anything (see readme_match_test.go).
 //
-// The README is run as written but for these rewrites, applied to its
+// A page is run as written but for these rewrites, applied to its
 // commands and to the outputs it shows:
 //
 //	go run ./cmd/a2ad          a2ad (the binary built once, first on PATH)
@@ -54,9 +55,10 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// readmeExample is a marked block of the README.
+// readmeExample is a marked block of the README or of a guide.
 type readmeExample struct {
 	name  string
+	file  string            // the page, from the repository's root: README.md, docs/agents.md
 	line  int               // of the marker, for messages
 	attrs map[string]string // server="FLAGS" (started first), setup="NAME" (readmeSetups)
 	lang  string            // the fence's info string: "sh", "" for a transcript
@@ -79,10 +81,51 @@ var (
 	markerAttr    = regexp.MustCompile(`(\w+)="([^"]*)"`)
 )
 
-// parseReadme returns the README's marked examples, in order.
-func parseReadme(tb testing.TB, path string) []*readmeExample {
+// docPages are the pages whose examples run, from the repository's root:
+// the README and every guide under docs/.
+func docPages(tb testing.TB) []string {
 	tb.Helper()
-	data, err := os.ReadFile(path)
+	guides, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pages := []string{"README.md"}
+	for _, g := range guides {
+		rel, err := filepath.Rel(repoRoot, g)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pages = append(pages, filepath.ToSlash(rel))
+	}
+	return pages
+}
+
+// repoRoot is the repository's root, seen from this package's directory.
+var repoRoot = filepath.Join("..", "..")
+
+// parseDocs returns the marked examples of every page of docPages, in
+// order. An example's name is unique across the pages.
+func parseDocs(tb testing.TB) []*readmeExample {
+	tb.Helper()
+	var out []*readmeExample
+	byName := map[string]*readmeExample{}
+	for _, page := range docPages(tb) {
+		for _, ex := range parseReadme(tb, page) {
+			if prev := byName[ex.name]; prev != nil {
+				tb.Fatalf("%s:%d: example %q is marked at %s:%d too", ex.file, ex.line, ex.name, prev.file, prev.line)
+			}
+			byName[ex.name] = ex
+			out = append(out, ex)
+		}
+	}
+	return out
+}
+
+// parseReadme returns the marked examples of page (a path from the
+// repository's root), in order.
+func parseReadme(tb testing.TB, page string) []*readmeExample {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -93,11 +136,11 @@ func parseReadme(tb testing.TB, path string) []*readmeExample {
 	fence := func(i int) (lang string, body []string, end int) {
 		for ; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
 			if strings.TrimSpace(lines[i]) != "" {
-				tb.Fatalf("README.md:%d: a marker must be followed by a fenced block", i+1)
+				tb.Fatalf("%s:%d: a marker must be followed by a fenced block", page, i+1)
 			}
 		}
 		if i == len(lines) {
-			tb.Fatalf("README.md: a marker at the end has no block")
+			tb.Fatalf("%s: a marker at the end has no block", page)
 		}
 		lang = strings.TrimPrefix(lines[i], "```")
 		for end = i + 1; end < len(lines) && lines[end] != "```"; end++ {
@@ -107,12 +150,12 @@ func parseReadme(tb testing.TB, path string) []*readmeExample {
 	}
 	for i := 0; i < len(lines); i++ {
 		if m := exampleMarker.FindStringSubmatch(lines[i]); m != nil {
-			ex := &readmeExample{name: m[1], line: i + 1, attrs: map[string]string{}}
+			ex := &readmeExample{name: m[1], file: page, line: i + 1, attrs: map[string]string{}}
 			for _, a := range markerAttr.FindAllStringSubmatch(m[2], -1) {
 				ex.attrs[a[1]] = a[2]
 			}
 			if byName[ex.name] != nil {
-				tb.Fatalf("README.md:%d: example %q marked twice", i+1, ex.name)
+				tb.Fatalf("%s:%d: example %q marked twice", page, i+1, ex.name)
 			}
 			ex.lang, ex.body, i = fence(i + 1)
 			ex.steps = exampleSteps(ex.lang, ex.body)
@@ -121,7 +164,7 @@ func parseReadme(tb testing.TB, path string) []*readmeExample {
 		} else if m := outputMarker.FindStringSubmatch(lines[i]); m != nil {
 			ex := byName[m[1]]
 			if ex == nil || len(ex.steps) == 0 {
-				tb.Fatalf("README.md:%d: output of %q, which no example before it has", i+1, m[1])
+				tb.Fatalf("%s:%d: output of %q, which no example before it has", page, i+1, m[1])
 			}
 			_, body, end := fence(i + 1)
 			last := &ex.steps[len(ex.steps)-1]
@@ -239,8 +282,9 @@ curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: appli
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
-// readmeNotRun are the README's examples with an output that the test
-// does not run, and why. A marked example may not appear here.
+// readmeNotRun are the examples of the README and the guides that the
+// test does not run, and why (the page names the test that covers each).
+// A marked example may not appear here.
 var readmeNotRun = map[string]string{
 	"catalogue":     "the catalogue's format, not the output of a command (examples/catalog.yaml is the reference; every e2e test serves it)",
 	"resubscribe":   "shows no output and needs a task id in place of <task id> (TestStreamResume* resume streams)",
@@ -269,14 +313,14 @@ func TestReadmeExamples(t *testing.T) {
 			t.Skipf("the README examples need %s (bash, curl and jq); not installed: skipped", tool)
 		}
 	}
-	examples := parseReadme(t, filepath.Join("..", "..", "README.md"))
+	examples := parseDocs(t)
 	if len(examples) == 0 {
-		t.Fatal("README.md marks no example")
+		t.Fatal("neither README.md nor docs/*.md marks an example")
 	}
 	bin := binary(t)
 	for _, ex := range examples {
 		if _, ok := readmeNotRun[ex.name]; ok {
-			t.Errorf("README.md:%d: example %q is marked, and listed as not run", ex.line, ex.name)
+			t.Errorf("%s:%d: example %q is marked, and listed as not run", ex.file, ex.line, ex.name)
 		}
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel()
@@ -393,7 +437,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 	if name := ex.attrs["setup"]; name != "" {
 		setup, ok := readmeSetups[name]
 		if !ok {
-			t.Fatalf("README.md:%d: no setup %q", ex.line, name)
+			t.Fatalf("%s:%d: no setup %q", ex.file, ex.line, name)
 		}
 		fmt.Fprintf(&script, "{\n%s\n} >/dev/null 2>setup.log || { echo 'setup failed' >&2; cat setup.log >&2; exit 1; }\n", env.rewrite(setup, true))
 	}
@@ -451,8 +495,8 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 		return true
 	}
 	if err != nil || len(outs) != len(ex.steps)+1 {
-		t.Fatalf("README.md:%d: %s: %v; ran %d of %d steps\nstdout:\n%s\nstderr:\n%s\nserver log:\n%s",
-			ex.line, ex.name, err, len(outs)-1, len(ex.steps), &stdout, &stderr, logs)
+		t.Fatalf("%s:%d: %s: %v; ran %d of %d steps\nstdout:\n%s\nstderr:\n%s\nserver log:\n%s",
+			ex.file, ex.line, ex.name, err, len(outs)-1, len(ex.steps), &stdout, &stderr, logs)
 	}
 	for i, s := range ex.steps {
 		if !s.hasWant {
@@ -460,7 +504,7 @@ func runExample(t *testing.T, ex *readmeExample, bin, dir string, mayRetry bool)
 		}
 		want := env.rewrite(s.want, false)
 		if diff := matchOutput(want, outs[i]); diff != "" {
-			t.Errorf("README.md:%d: %s, command %d:\n%s\n%s\ngot:\n%s\nstderr:\n%s", ex.line, ex.name, i+1,
+			t.Errorf("%s:%d: %s, command %d:\n%s\n%s\ngot:\n%s\nstderr:\n%s", ex.file, ex.line, ex.name, i+1,
 				strings.TrimSpace(s.cmd), diff, outs[i], &stderr)
 		}
 	}
@@ -503,7 +547,7 @@ __stop_server() { kill "$__server"; wait "$__server"; }
 __stop_all() { kill $(jobs -p) 2>/dev/null; wait; }
 `
 
-// TestReadmeCatalogVersions: the catalogue versions the README shows
+// TestReadmeCatalogVersions: the catalogue versions the README and the guides show
 // (TestReadmeExamples masks them) are those a newcomer sees: the shipped
 // catalogue's, and in the reload example that of the copy its setup adds
 // a function to. Each "…"-shortened one is the start of one of them.
@@ -530,19 +574,21 @@ func TestReadmeCatalogVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	versions := []string{shipped.Version, changed.Version}
 	// A write-ahead log segment's name (%016x.wal) is no version.
 	shown := regexp.MustCompile(`\b([0-9a-f]{16})\b(?:[^.]|$)|"version":"([0-9a-f]{2,})…"`)
-	for i, line := range strings.Split(string(readme), "\n") {
-		for _, m := range shown.FindAllStringSubmatch(line, -1) {
-			full, start := m[1], m[2]
-			if !slices.ContainsFunc(versions, func(v string) bool { return v == full || start != "" && strings.HasPrefix(v, start) }) {
-				t.Errorf("README.md:%d: version %s%s is neither the shipped catalogue's (%s) nor the reload example's (%s)",
-					i+1, full, start, shipped.Version, changed.Version)
+	for _, page := range docPages(t) {
+		text, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(text), "\n") {
+			for _, m := range shown.FindAllStringSubmatch(line, -1) {
+				full, start := m[1], m[2]
+				if !slices.ContainsFunc(versions, func(v string) bool { return v == full || start != "" && strings.HasPrefix(v, start) }) {
+					t.Errorf("%s:%d: version %s%s is neither the shipped catalogue's (%s) nor the reload example's (%s)",
+						page, i+1, full, start, shipped.Version, changed.Version)
+				}
 			}
 		}
 	}

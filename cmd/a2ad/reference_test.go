@@ -168,7 +168,8 @@ error object (HTTP 200, but 503 with ` + "`Retry-After: 1`" + ` for -32051 and -
 HTTP+JSON with the HTTP status and a ` + "`google.rpc.Status`" + ` body; gRPC with the status code. Every binding's A2A 1.0
 form carries a ` + "`google.rpc.ErrorInfo`" + ` with the reason and domain below (0.3's JSON-RPC errors carry a ` + "`data`" + `
 object instead). The A2A codes follow the mapping table of spec 1.0.1; a2ad's own (-32050 to -32057) are in its
-domain. Refusals before a call is read (rate limits, caps, bodies too large or too slow) are in the README's Errors.
+domain. Refusals before a call is read (rate limits, caps, bodies too large or too slow), with each message
+and when it comes, are in [Errors](../agents.md#errors) of the guide for agents.
 
 | JSON-RPC code | message | HTTP+JSON | gRPC | ErrorInfo reason | domain |
 |---|---|---|---|---|---|
