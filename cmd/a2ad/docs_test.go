@@ -266,14 +266,14 @@ func TestDocsJSProgram(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("needs node; CI runs the same calls in interop/js/check.mjs")
+		skipWithoutNode(t, "needs node; CI runs the same calls in interop/js/check.mjs")
 	}
 	modules, err := filepath.Abs(filepath.Join(repoRoot, "interop", "js", "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(modules, "@a2a-js", "sdk")); err != nil {
-		t.Skip("needs the JS SDK in interop/js/node_modules (npm ci there); CI runs the same calls in interop/js/check.mjs")
+		skipWithoutNode(t, "needs the JS SDK in interop/js/node_modules (npm ci there); CI runs the same calls in interop/js/check.mjs")
 	}
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"))
 	src := strings.ReplaceAll(docsProgram(t, "README.md", "js-sdk"), "http://127.0.0.1:8080", p.base)
@@ -292,4 +292,14 @@ func TestDocsJSProgram(t *testing.T) {
 	if want := "TASK_STATE_COMPLETED { message: 'hello' }\n"; err != nil || string(out) != want {
 		t.Errorf("node call.mjs: %v\n%s\nwant %q", err, out, want)
 	}
+}
+
+// skipWithoutNode skips t for want of node or its packages, or fails it
+// under A2AD_REQUIRE_NODE=1, as CI sets it (it installs them).
+func skipWithoutNode(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("A2AD_REQUIRE_NODE") != "" {
+		t.Fatalf("%s; A2AD_REQUIRE_NODE is set (CI installs them)", why)
+	}
+	t.Skip(why)
 }
