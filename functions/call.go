@@ -24,6 +24,10 @@ type Call struct {
 	// Attempt counts the runs of this call: 1, then 2 for its first
 	// re-run, and so on.
 	Attempt int
+	// FunctionID is the id of the function called. It is not sent to
+	// backends (an http or exec backend is one function's); a builtin
+	// that plays several functions (conformance) reads it.
+	FunctionID string
 }
 
 // WithCall returns a context whose calls are c.

@@ -52,6 +52,9 @@ func artifactText(s string) string {
 }
 
 func builtinConformance(ctx context.Context, input json.RawMessage) (Result, error) {
+	if play, ok := mcpPlay(ctx); ok {
+		return play(ctx)
+	}
 	var in struct {
 		MessageID string `json:"messageId"`
 	}

@@ -69,7 +69,7 @@ func TestCatalogSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"../examples/catalog.yaml", "../examples/conformance/catalog.yaml", "../examples/plaintext/catalog.yaml"} {
+	for _, path := range []string{"../examples/catalog.yaml", "../examples/conformance/catalog.yaml", "../examples/conformance/mcp.yaml", "../examples/plaintext/catalog.yaml"} {
 		if err := schema.Validate(testkit.YAMLValue(t, path)); err != nil {
 			t.Errorf("%s under the schema: %v", path, err)
 		}

@@ -44,6 +44,7 @@ type run struct {
 // newRun is the run of call c of rec's task to fn, for a caller of quota
 // q.
 func newRun(s *Service, rec *Record, c functions.Call, fn *functions.Function, q Quota) *run {
+	c.FunctionID = fn.ID
 	return &run{s: s, c: c, fn: fn, input: rec.Input, q: q, rec: rec,
 		log: s.log.With().Str("task_id", c.TaskID).Str("function_id", fn.ID).Logger()}
 }

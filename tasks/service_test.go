@@ -785,3 +785,27 @@ func TestRetentionSweep(t *testing.T) {
 		t.Fatalf("messageId of an expired task: %v", err)
 	}
 }
+
+// TestCallNamesItsFunction: the call a backend is given names the task,
+// the caller and the function called, on the fast path (retry-safe, run
+// before its task is stored) and the stored one alike.
+func TestCallNamesItsFunction(t *testing.T) {
+	seen := make(chan functions.Call, 2)
+	b := &Backend{Fn: func(ctx context.Context, in json.RawMessage) (functions.Result, error) {
+		c, _ := functions.CallFrom(ctx)
+		seen <- c
+		return functions.Result{Output: in}, nil
+	}}
+	safe := fn(t, "demo::safe", b, func(f *functions.Function) { f.RetrySafe = true })
+	unsafe := fn(t, "demo::unsafe", b)
+	e := newEnv(t, tasks.Config{}, safe, unsafe)
+	for _, id := range []string{"demo::safe", "demo::unsafe"} {
+		task, _, err := e.svc.Send(ctx, tasks.Caller{ID: "acme"}, send(dataMsg("m-"+id, id, `{}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := <-seen; c.FunctionID != id || c.TaskID != task.ID || c.Caller != "acme" || c.Attempt != 1 {
+			t.Errorf("%s: the backend was given %+v", id, c)
+		}
+	}
+}

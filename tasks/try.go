@@ -45,7 +45,9 @@ func Try(ctx context.Context, fn *functions.Function, input json.RawMessage, log
 	// The backend is told its call as a task's would be: a first attempt,
 	// by the anonymous caller, with a key of its own.
 	rec := &Record{Task: a2a.Task{ID: id, ContextID: contextID}, Input: input}
-	r := &run{s: s, c: callOf(rec, newID(), 1), fn: fn, input: input, rec: rec, log: log}
+	c := callOf(rec, newID(), 1)
+	c.FunctionID = fn.ID
+	r := &run{s: s, c: c, fn: fn, input: input, rec: rec, log: log}
 	res := r.call(ctx, report, func(functions.ProcessGroup) {})
 	return res.status, res.artifacts, nil
 }
