@@ -2,11 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -175,4 +177,47 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 		return nil
 	}
 	return tx.SendBatch(ctx, b).Close()
+}
+
+// updateGuarded is updateTask as one statement that fails
+// (division_by_zero) when it updates no row: the task changed or went
+// since it was read, and the rest of its batch must not run.
+const updateGuarded = `WITH u AS (` + updateTask + ` RETURNING 1) SELECT 1 / count(*) FROM u`
+
+// updateAtOnce writes c, a change of the task read as rw, in one round
+// trip: one pipelined batch that the server runs as one implicit
+// transaction, guarded by the version read (updateGuarded), so that no
+// transaction stays open while the client waits. It binds key (if not
+// nil) and checks the quota (key's, else q) as writeChange does, in the
+// manner of createAtOnce: errTakeTurns, having written nothing, when the
+// key is bound already or the quota's guard refuses, for writeChange's
+// transaction to tell which; errStale when the version moved.
+func (s *Store) updateAtOnce(ctx context.Context, rw *row, c *change, key *tasks.IdemKey, q tasks.Quota, grow int64) error {
+	id, owner := []byte(c.rec.Task.ID), c.rec.Owner
+	idem, guard := -1, -1
+	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
+		b := &pgx.Batch{}
+		b.Queue(updateGuarded, append([]any{id, rw.version, c.input}, c.rowValues(rw.stored+grow)...)...)
+		if key != nil {
+			idem = b.Len()
+			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
+			q = key.Quota
+		}
+		guard = queueQuotaGuard(b, owner, q, false, grow)
+		c.queueRows(b)
+		queueUsage(b, shard, owner, 0, grow)
+		return b
+	})
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &pe):
+		// The connection's: the batch may have committed.
+	case at == 0 && pe.Code == "22012":
+		return errStale
+	case at == idem && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
+		return errTakeTurns
+	}
+	return s.failed(err)
 }
