@@ -27,10 +27,10 @@ import (
 // issue 31: half the throughput of calls through working at 16 clients).
 // A store sends none while no other store follows the schema: each
 // follower holds a shared session lock (followLock) on its listening
-// connection, which the others look for in pg_locks, at most once per
-// followersTTL, before they send. A notice lost (a crash between the
-// commit and the NOTIFY, a listener's lost connection, a follower that
-// came within followersTTL) is made up for by the followers' poll
+// connection, which the others look for in pg_locks before they send, at
+// most once per followersTTL (unfollowedTTL while none did). A notice
+// lost (a crash between the commit and the NOTIFY, a listener's lost
+// connection, a follower that came meanwhile) is made up for by the followers' poll
 // (tasks.SharedPoll), and a follower that begins listening polls.
 
 var _ tasks.Shared = (*Store)(nil)
@@ -43,8 +43,12 @@ const maxPayload = 7000
 const followLock = 0x61326166
 
 // followersTTL is how long a store goes by what it last read of the
-// other stores following its schema.
-const followersTTL = time.Second
+// other stores following its schema; unfollowedTTL if it read that none
+// did, so that one that starts following soon hears.
+const (
+	followersTTL  = time.Second
+	unfollowedTTL = 100 * time.Millisecond
+)
 
 // followersQuery tells whether a session other than $2 (the store's own
 // listener, 0 for none) holds followLock on the schema.
@@ -123,7 +127,11 @@ func (s *Store) notify(ctx context.Context) {
 // most followersTTL ago; yes if it cannot tell. Only notify calls it.
 func (s *Store) followed(ctx context.Context) bool {
 	n := &s.notices
-	if time.Since(n.followedAt) < followersTTL {
+	ttl := unfollowedTTL
+	if n.followed {
+		ttl = followersTTL
+	}
+	if time.Since(n.followedAt) < ttl {
 		return n.followed
 	}
 	var yes bool
