@@ -63,8 +63,15 @@ func (c *change) queueRows(b *pgx.Batch) {
 		b.Queue(`DELETE FROM artifacts WHERE task_id = $1 AND i = ANY($2::integer[]) AND j > 0`, id, c.drop)
 	}
 	if len(c.artI) > 0 {
-		b.Queue(`INSERT INTO artifacts (task_id, i, j, body) SELECT $1, i, j, v FROM unnest($2::integer[], $3::integer[], $4::bytea[]) AS x(i, j, v)
-			ON CONFLICT (task_id, i, j) DO UPDATE SET body = EXCLUDED.body`, id, c.artI, c.artJ, c.artBody)
+		// A new task's are plain inserts: ON CONFLICT inserts speculatively,
+		// one more WAL record a row.
+		upsert := `
+			ON CONFLICT (task_id, i, j) DO UPDATE SET body = EXCLUDED.body`
+		if c.fresh {
+			upsert = ""
+		}
+		b.Queue(`INSERT INTO artifacts (task_id, i, j, body) SELECT $1, i, j, v FROM unnest($2::integer[], $3::integer[], $4::bytea[]) AS x(i, j, v)`+upsert,
+			id, c.artI, c.artJ, c.artBody)
 	}
 	if len(c.configs) > 0 {
 		// A webhook with a delivery waiting gets no other: the one
@@ -76,15 +83,21 @@ func (c *change) queueRows(b *pgx.Batch) {
 	}
 }
 
+// bumpUsage adds $3 tasks and $4 bytes to the usage of owner $1 in shard
+// $2: an UPDATE of the row, there but for an owner's first writes on a
+// connection, which INSERT ... ON CONFLICT DO UPDATE alone would lock
+// first, one more WAL record a write.
+const bumpUsage = `WITH u AS (UPDATE usage SET tasks = tasks + $3, bytes = bytes + $4 WHERE owner = $1 AND shard = $2 RETURNING 1)
+	INSERT INTO usage (owner, shard, tasks, bytes) SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT FROM u)
+	ON CONFLICT (owner, shard) DO UPDATE SET tasks = usage.tasks + EXCLUDED.tasks, bytes = usage.bytes + EXCLUDED.bytes`
+
 // queueUsage queues adding a task count and bytes to owner's usage, in
 // shard (the connection's: shardOf).
 func queueUsage(b *pgx.Batch, shard int16, owner string, tasks, bytes int64) {
 	if tasks == 0 && bytes == 0 {
 		return
 	}
-	b.Queue(`INSERT INTO usage (owner, shard, tasks, bytes) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (owner, shard) DO UPDATE SET tasks = usage.tasks + EXCLUDED.tasks, bytes = usage.bytes + EXCLUDED.bytes`,
-		[]byte(owner), shard, tasks, bytes)
+	b.Queue(bumpUsage, []byte(owner), shard, tasks, bytes)
 }
 
 // usageShards is how many rows an owner's usage may be spread over.
