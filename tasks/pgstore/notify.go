@@ -30,8 +30,9 @@ import (
 // connection, which the others look for in pg_locks before they send, at
 // most once per followersTTL (unfollowedTTL while none did). A notice
 // lost (a crash between the commit and the NOTIFY, a listener's lost
-// connection, a follower that came meanwhile) is made up for by the followers' poll
-// (tasks.SharedPoll), and a follower that begins listening polls.
+// connection, a follower that came meanwhile) is made up for by the
+// followers' poll (tasks.SharedPoll), and a follower that begins
+// listening polls.
 
 var _ tasks.Shared = (*Store)(nil)
 

@@ -229,7 +229,7 @@ func (s *Store) updateAtOnce(ctx context.Context, rw *row, c *change, key *tasks
 		// The connection's: the batch may have committed.
 	case at == 0 && pe.Code == "22012":
 		return errStale
-	case at == idem && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
+	case idem >= 0 && at == idem && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
 		return errTakeTurns
 	}
 	return s.failed(err)
