@@ -37,6 +37,7 @@ type change struct {
 	artI, artJ   []int32 // artifact rows written (replaced, if there)
 	artBody      [][]byte
 	drop         []int32  // artifacts replaced: their chunks go
+	fresh        bool     // a new task's: no row of it is there to replace
 	input        []byte   // nil: unchanged
 	configs      [][]byte // the webhooks the change queues a delivery for
 	grow         int64    // what the rows written add, less what they replace
@@ -190,7 +191,7 @@ func (c *change) deliveries(prev a2a.TaskState) {
 
 // encodeNew encodes rec, whole, as a new task with its first events.
 func encodeNew(rec *tasks.Record, events []tasks.Event) (*change, error) {
-	c := &change{rec: rec}
+	c := &change{rec: rec, fresh: true}
 	if err := c.encodeEvents(events); err != nil {
 		return nil, err
 	}

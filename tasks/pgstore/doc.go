@@ -30,7 +30,11 @@
 // Every change is one transaction, committed before the method returns.
 // A change of a task reads it, applies the change outside any
 // transaction, then writes it only if its version is still the one read
-// (optimistic concurrency): a change that lost a race to another writer,
+// (optimistic concurrency), in one round trip: a pipelined batch the
+// server runs as one implicit transaction, its UPDATE guarded by the
+// version, so that no transaction stays open while a2ad waits (a key
+// bound already, or a quota near its limit, takes a transaction that
+// tells which). A change that lost a race to another writer,
 // in this process or another, starts again, and one that keeps losing is
 // refused with tasks.ErrConflict. Nothing is ever written over a change
 // it did not read.

@@ -208,7 +208,10 @@ func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey
 	if key != nil {
 		grow += idemBytes(key, id)
 	}
-	err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, key, r.WriteQuota, grow) })
+	err = s.updateAtOnce(ctx, rw, c, key, r.WriteQuota, grow)
+	if errors.Is(err, errTakeTurns) {
+		err = s.write(ctx, func(tx pgx.Tx) error { return s.writeChange(ctx, tx, rw, c, key, r.WriteQuota, grow) })
+	}
 	if err != nil {
 		return nil, nil, false, err
 	}

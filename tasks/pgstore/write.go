@@ -2,11 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/a2ad/a2ad/tasks"
 )
@@ -61,8 +63,15 @@ func (c *change) queueRows(b *pgx.Batch) {
 		b.Queue(`DELETE FROM artifacts WHERE task_id = $1 AND i = ANY($2::integer[]) AND j > 0`, id, c.drop)
 	}
 	if len(c.artI) > 0 {
-		b.Queue(`INSERT INTO artifacts (task_id, i, j, body) SELECT $1, i, j, v FROM unnest($2::integer[], $3::integer[], $4::bytea[]) AS x(i, j, v)
-			ON CONFLICT (task_id, i, j) DO UPDATE SET body = EXCLUDED.body`, id, c.artI, c.artJ, c.artBody)
+		// A new task's are plain inserts: ON CONFLICT inserts speculatively,
+		// one more WAL record a row.
+		upsert := `
+			ON CONFLICT (task_id, i, j) DO UPDATE SET body = EXCLUDED.body`
+		if c.fresh {
+			upsert = ""
+		}
+		b.Queue(`INSERT INTO artifacts (task_id, i, j, body) SELECT $1, i, j, v FROM unnest($2::integer[], $3::integer[], $4::bytea[]) AS x(i, j, v)`+upsert,
+			id, c.artI, c.artJ, c.artBody)
 	}
 	if len(c.configs) > 0 {
 		// A webhook with a delivery waiting gets no other: the one
@@ -74,15 +83,21 @@ func (c *change) queueRows(b *pgx.Batch) {
 	}
 }
 
+// bumpUsage adds $3 tasks and $4 bytes to the usage of owner $1 in shard
+// $2: an UPDATE of the row, there but for an owner's first writes on a
+// connection, which INSERT ... ON CONFLICT DO UPDATE alone would lock
+// first, one more WAL record a write.
+const bumpUsage = `WITH u AS (UPDATE usage SET tasks = tasks + $3, bytes = bytes + $4 WHERE owner = $1 AND shard = $2 RETURNING 1)
+	INSERT INTO usage (owner, shard, tasks, bytes) SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT FROM u)
+	ON CONFLICT (owner, shard) DO UPDATE SET tasks = usage.tasks + EXCLUDED.tasks, bytes = usage.bytes + EXCLUDED.bytes`
+
 // queueUsage queues adding a task count and bytes to owner's usage, in
 // shard (the connection's: shardOf).
 func queueUsage(b *pgx.Batch, shard int16, owner string, tasks, bytes int64) {
 	if tasks == 0 && bytes == 0 {
 		return
 	}
-	b.Queue(`INSERT INTO usage (owner, shard, tasks, bytes) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (owner, shard) DO UPDATE SET tasks = usage.tasks + EXCLUDED.tasks, bytes = usage.bytes + EXCLUDED.bytes`,
-		[]byte(owner), shard, tasks, bytes)
+	b.Queue(bumpUsage, []byte(owner), shard, tasks, bytes)
 }
 
 // usageShards is how many rows an owner's usage may be spread over.
@@ -175,4 +190,47 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
 		return nil
 	}
 	return tx.SendBatch(ctx, b).Close()
+}
+
+// updateGuarded is updateTask as one statement that fails
+// (division_by_zero) when it updates no row: the task changed or went
+// since it was read, and the rest of its batch must not run.
+const updateGuarded = `WITH u AS (` + updateTask + ` RETURNING 1) SELECT 1 / count(*) FROM u`
+
+// updateAtOnce writes c, a change of the task read as rw, in one round
+// trip: one pipelined batch that the server runs as one implicit
+// transaction, guarded by the version read (updateGuarded), so that no
+// transaction stays open while the client waits. It binds key (if not
+// nil) and checks the quota (key's, else q) as writeChange does, in the
+// manner of createAtOnce: errTakeTurns, having written nothing, when the
+// key is bound already or the quota's guard refuses, for writeChange's
+// transaction to tell which; errStale when the version moved.
+func (s *Store) updateAtOnce(ctx context.Context, rw *row, c *change, key *tasks.IdemKey, q tasks.Quota, grow int64) error {
+	id, owner := []byte(c.rec.Task.ID), c.rec.Owner
+	idem, guard := -1, -1
+	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
+		b := &pgx.Batch{}
+		b.Queue(updateGuarded, append([]any{id, rw.version, c.input}, c.rowValues(rw.stored+grow)...)...)
+		if key != nil {
+			idem = b.Len()
+			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
+			q = key.Quota
+		}
+		guard = queueQuotaGuard(b, owner, q, false, grow)
+		c.queueRows(b)
+		queueUsage(b, shard, owner, 0, grow)
+		return b
+	})
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &pe):
+		// The connection's: the batch may have committed.
+	case at == 0 && pe.Code == "22012":
+		return errStale
+	case idem >= 0 && at == idem && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
+		return errTakeTurns
+	}
+	return s.failed(err)
 }
