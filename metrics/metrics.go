@@ -321,7 +321,7 @@ func (l logAdapter) Println(v ...any) {
 
 // transports are the bindings' names, the transport label's values (any
 // other is "other").
-var transports = map[string]bool{"jsonrpc": true, "rest": true, "grpc": true}
+var transports = map[string]bool{"jsonrpc": true, "rest": true, "grpc": true, "mcp": true}
 
 // Request counts one A2A call: the binding it came over, method as the
 // caller sent it, outcome and reason from the audit trail's fixed sets.

@@ -17,7 +17,7 @@ func (s *Service) defaultSkill(caller Caller) *functions.Function {
 		return nil
 	}
 	f, ok := cat.Lookup(cat.Default)
-	if !ok || !s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
+	if !ok || !s.cfg.Policy.DecideIn(caller.protocol(), f.ID, f.Metadata, caller.Tiers).Exposed {
 		return nil
 	}
 	return f

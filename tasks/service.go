@@ -238,11 +238,21 @@ func (s *Service) NotReady() string {
 func (s *Service) Sweep(ctx context.Context) error { return s.sw.sweep(ctx) }
 
 // rerun returns the function of rec, a task a restart cut short, if it is
-// retry-safe and its owner may still call it; else nil.
+// retry-safe and its owner may still call it over some protocol (a
+// record does not say which one it came over: a call the owner may make
+// over either is its own to run again); else nil.
 func (s *Service) rerun(ctx context.Context, rec *Record) *functions.Function {
-	if f, _, denial := s.authorize(rec.Caller(), rec.FunctionID); denial == "" && f.RetrySafe {
-		return f
+	c := rec.Caller()
+	for _, p := range exposure.Protocols {
+		c.Protocol = p
+		if f, d := s.decide(c, rec.FunctionID); d.Exposed {
+			if f.RetrySafe {
+				return f
+			}
+			return nil
+		}
 	}
+	s.authorize(rec.Caller(), rec.FunctionID) // logs the denial
 	return nil
 }
 

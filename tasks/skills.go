@@ -11,24 +11,12 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// authorize asks the policy, at call time, whether caller may call id.
-// It returns the policy's reason and the function, or the text of a
-// denial. Unknown and unexposed functions get the same text, so that
-// callers cannot probe what exists.
+// authorize asks the policy, at call time, whether caller may call id
+// over its protocol. It returns the policy's reason and the function, or
+// the text of a denial. Unknown and unexposed functions get the same
+// text, so that callers cannot probe what exists.
 func (s *Service) authorize(caller Caller, id string) (*functions.Function, exposure.Reason, string) {
-	cat := s.cfg.Catalog()
-	var fn *functions.Function
-	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
-		if cat == nil {
-			return nil, false, errors.New("no catalogue loaded")
-		}
-		f, ok := cat.Lookup(id)
-		if !ok {
-			return nil, false, nil
-		}
-		fn = f
-		return f.Metadata, true, nil
-	})
+	fn, d := s.decide(caller, id)
 	if d.Exposed {
 		return fn, d.Reason, ""
 	}
@@ -50,7 +38,27 @@ func (s *Service) authorize(caller Caller, id string) (*functions.Function, expo
 	return nil, d.Reason, fmt.Sprintf("Function '%s' is not an available skill", id)
 }
 
-// Skills lists the functions caller may call, in catalogue order.
+// decide is the policy's decision on a call of id by caller over its
+// protocol, and the function when there is one.
+func (s *Service) decide(caller Caller, id string) (*functions.Function, exposure.Decision) {
+	cat := s.cfg.Catalog()
+	var fn *functions.Function
+	d := s.cfg.Policy.CheckIn(caller.protocol(), id, caller.Tiers, func(id string) (map[string]any, bool, error) {
+		if cat == nil {
+			return nil, false, errors.New("no catalogue loaded")
+		}
+		f, ok := cat.Lookup(id)
+		if !ok {
+			return nil, false, nil
+		}
+		fn = f
+		return f.Metadata, true, nil
+	})
+	return fn, d
+}
+
+// Skills lists the functions caller may call over its protocol, in
+// catalogue order.
 func (s *Service) Skills(caller Caller) []*functions.Function {
 	cat := s.cfg.Catalog()
 	if cat == nil {
@@ -58,7 +66,7 @@ func (s *Service) Skills(caller Caller) []*functions.Function {
 	}
 	var out []*functions.Function
 	for _, f := range cat.Functions {
-		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
+		if s.cfg.Policy.DecideIn(caller.protocol(), f.ID, f.Metadata, caller.Tiers).Exposed {
 			out = append(out, f)
 		}
 	}
