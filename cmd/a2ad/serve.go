@@ -143,7 +143,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
 	if cfg.LogFormat == "console" {
-		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr()))
+		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr(), m.mcpURL()))
 	}
 loop:
 	for {
@@ -196,7 +196,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.registry != nil {
 		keys = m.registry.Keys().Len()
 	}
-	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("grpc_listen", m.GRPCAddr()).Str("base_url", m.baseURL).
+	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("grpc_listen", m.GRPCAddr()).Str("base_url", m.baseURL).Str("mcp_url", m.mcpURL()).
 		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", storeName(cfg.Store)).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Bool("traces", m.tracer != nil).Str("version", Version()).Msg("a2ad serving")

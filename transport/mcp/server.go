@@ -68,11 +68,6 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Mount routes every method of path on e to s (GET and DELETE get 405).
-func (s *Server) Mount(e *echo.Echo, path string) {
-	e.Any(path, echo.WrapHandler(s))
-}
-
 // ServeHTTP serves one request as a pipeline: the Origin and the method,
 // authentication, the protocol version, admission, the body; then the SDK
 // answers the JSON-RPC message, calling tools/list and tools/call here.
