@@ -204,7 +204,7 @@ func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
 // limits that refuse them, and returns them to register.
 func (m *Metrics) newRequestMetrics() []prometheus.Collector {
 	m.requests = counterVec("a2ad_requests_total",
-		"A2A calls, by binding (transport: jsonrpc, rest, grpc), method (\"other\" for any method a2ad does not know; the 1.0 method names over rest and grpc), outcome and reason, as the audit trail classifies them.",
+		"A2A and MCP calls, by binding (transport: jsonrpc, rest, grpc, mcp), method (\"other\" for any method a2ad does not know; the 1.0 method names over rest and grpc, MCP's over mcp), outcome and reason, as the audit trail classifies them.",
 		"transport", "method", "outcome", "reason")
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "a2ad_request_duration_seconds",

@@ -168,6 +168,16 @@ func TestMCPInterop(t *testing.T) {
 	if mcpCalls != 10 || denied != 4 {
 		t.Errorf("audit: %d MCP tools/call records, %d policy_denied; want 10, 4", mcpCalls, denied)
 	}
+	_, metrics := httpGet(t, p.admin+"/metrics")
+	for _, want := range []string{
+		`a2ad_requests_total{method="tools/call",outcome="ok",reason="completed",transport="mcp"} 4`,
+		`a2ad_requests_total{method="tools/call",outcome="policy_denied",reason="denied_tier",transport="mcp"} 1`,
+		`a2ad_requests_total{method="tools/list",outcome="ok",reason="ok",transport="mcp"} 2`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
 
 // TestMCPServedWhileOptedIn: /mcp is served while the catalogue in force

@@ -32,6 +32,7 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport/mcp"
 )
 
 // Main is a running a2ad server: Open starts it, Close stops it. Tests use
@@ -368,7 +369,7 @@ func (m *Main) openStore(ctx context.Context) error {
 		return fmt.Errorf("push-allow: %w", err)
 	}
 	m.guard = guard
-	met := metrics.New(metrics.Options{Methods: jsonrpc.Methods(), Version: Version(), Logger: m.Logger})
+	met := metrics.New(metrics.Options{Methods: append(jsonrpc.Methods(), mcp.Methods()...), Version: Version(), Logger: m.Logger})
 	m.metrics = met
 	store, err := m.openTaskStore(ctx, met)
 	if err != nil {

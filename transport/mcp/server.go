@@ -125,6 +125,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
 }
 
+// Methods returns the names of the MCP methods a2ad serves, for the
+// metrics' method label (a method the caller names is "other" unless it
+// is one of these).
+func Methods() []string {
+	return []string{"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call"}
+}
+
 // versionError is the error of a request that names an MCP revision the
 // SDK does not speak; nil for a known one, or none (the initialize
 // request names its version in its params).

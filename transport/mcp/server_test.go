@@ -77,6 +77,7 @@ func testCatalog(tb testing.TB) *functions.Catalog {
 
 type fixture struct {
 	url   string
+	h     http.Handler
 	fake  *transporttest.Service
 	cat   atomic.Pointer[functions.Catalog]
 	audit *syncBuffer
@@ -112,7 +113,7 @@ func newFixture(tb testing.TB, limits transport.Admitter) *fixture {
 	s := mcp.New(mcp.Config{Core: core, Catalog: f.cat.Load, CORS: cors, Version: "test"})
 	srv := httptest.NewServer(s)
 	tb.Cleanup(srv.Close)
-	f.url = srv.URL
+	f.url, f.h = srv.URL, s
 	return f
 }
 
