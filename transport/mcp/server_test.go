@@ -405,6 +405,11 @@ func TestTransportRefusals(t *testing.T) {
 			t.Errorf("%s: HTTP %d %s; want %d with %s", tc.name, status, b, tc.status, tc.contains)
 		}
 	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"pad":"` + strings.Repeat("x", transport.DefaultMaxBodyBytes) + `"}}}`
+	if status, _, b := f.post(t, "partner-key", big); status != 413 ||
+		string(b) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body exceeds 1048576 bytes"}}` {
+		t.Errorf("body over the cap: HTTP %d %s", status, b)
+	}
 	lim.Deny(&transport.Denial{Scope: "caller", RateLimited: true})
 	status, h, b := f.post(t, "partner-key", list)
 	if status != 429 || h.Get("Retry-After") == "" || !strings.Contains(string(b), `"code":-32052`) {
