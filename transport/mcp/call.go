@@ -82,10 +82,13 @@ func (rq *request) call(p *sdk.CallToolParamsRaw) (sdk.Result, error) {
 	if e != nil {
 		return nil, rq.fail(e)
 	}
-	data, _ := json.Marshal(struct {
+	data, err := json.Marshal(struct {
 		Skill string          `json:"skill"`
 		Input json.RawMessage `json:"input"`
 	}{f.ID, args})
+	if err != nil {
+		return nil, rq.fail(invalidParams("arguments", "must be a JSON object"))
+	}
 	task, reply, ae := s.cfg.Core.Send(rq.ctx, cl, a2a.SendParams{Message: a2a.Message{
 		MessageID: msgID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(data)},
 	}})

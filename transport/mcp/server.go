@@ -196,9 +196,12 @@ type requestKey struct{}
 // request is one request's passage through the SDK: its call in the core
 // and the SDK server built for it.
 type request struct {
-	s   *Server
-	cl  *transport.Call
-	ctx context.Context // the request's: its trace, its client's cancel
+	s  *Server
+	cl *transport.Call
+	// ctx is the request's (its trace span, its client's cancel), kept
+	// for the calls the SDK makes back: the context it gives them is not
+	// the request's before revision 2026-07-28.
+	ctx context.Context
 	srv *sdk.Server
 }
 
