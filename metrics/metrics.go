@@ -204,7 +204,7 @@ func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
 // limits that refuse them, and returns them to register.
 func (m *Metrics) newRequestMetrics() []prometheus.Collector {
 	m.requests = counterVec("a2ad_requests_total",
-		"A2A calls, by binding (transport: jsonrpc, rest, grpc), method (\"other\" for any method a2ad does not know; the 1.0 method names over rest and grpc), outcome and reason, as the audit trail classifies them.",
+		"A2A and MCP calls, by binding (transport: jsonrpc, rest, grpc, mcp), method (\"other\" for any method a2ad does not know; the 1.0 method names over rest and grpc, MCP's over mcp), outcome and reason, as the audit trail classifies them.",
 		"transport", "method", "outcome", "reason")
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "a2ad_request_duration_seconds",
@@ -321,7 +321,7 @@ func (l logAdapter) Println(v ...any) {
 
 // transports are the bindings' names, the transport label's values (any
 // other is "other").
-var transports = map[string]bool{"jsonrpc": true, "rest": true, "grpc": true}
+var transports = map[string]bool{"jsonrpc": true, "rest": true, "grpc": true, "mcp": true}
 
 // Request counts one A2A call: the binding it came over, method as the
 // caller sent it, outcome and reason from the audit trail's fixed sets.

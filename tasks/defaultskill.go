@@ -11,13 +11,13 @@ import (
 // defaultSkill is the catalogue's default skill (the function that takes
 // messages naming no skill) if there is one and caller may see it; nil
 // otherwise, and the message gets the guidance of skillsHint.
-func (s *Service) defaultSkill(caller Caller) *functions.Function {
-	cat := s.cfg.Catalog()
+func (sk *skills) defaultSkill(caller Caller) *functions.Function {
+	cat := sk.catalog()
 	if cat == nil || cat.Default == "" {
 		return nil
 	}
 	f, ok := cat.Lookup(cat.Default)
-	if !ok || !s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
+	if !ok || !sk.policy.DecideIn(caller.protocol(), f.ID, f.Metadata, caller.Tiers).Exposed {
 		return nil
 	}
 	return f

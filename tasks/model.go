@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 )
 
@@ -78,6 +79,17 @@ type Caller struct {
 	// deduplication: 0 as long as their task is kept, IdemOff never (see
 	// windowed).
 	IdemWindow time.Duration
+	// Protocol is the protocol the caller reaches functions over: the
+	// policy decides its calls for that protocol ("" is A2A).
+	Protocol exposure.Protocol
+}
+
+// protocol is the protocol c's calls are decided for.
+func (c Caller) protocol() exposure.Protocol {
+	if c.Protocol == "" {
+		return exposure.A2A
+	}
+	return c.Protocol
 }
 
 // callKey names whose calls are counted together: a caller by its ID, an

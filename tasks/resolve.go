@@ -91,7 +91,7 @@ func (in *incoming) followUpInput(snap *Record) (json.RawMessage, *InputError) {
 		return nil, err
 	}
 	if !c.Named {
-		if f := s.defaultSkill(caller); f != nil && f.ID == functionID {
+		if f := s.sk.defaultSkill(caller); f != nil && f.ID == functionID {
 			return messageInput(msg, snap.Task.ID, snap.Task.ContextID), nil
 		}
 	}

@@ -190,13 +190,13 @@ type ask struct {
 func (in *incoming) askFor(c call, id, contextID string) (ask, error) {
 	s, caller := in.s, in.caller
 	if !c.Named {
-		f := s.defaultSkill(caller)
+		f := s.sk.defaultSkill(caller)
 		if f == nil {
-			return ask{status: s.sm.status(a2a.StateInputRequired, s.skillsHint(caller, id, contextID))}, nil
+			return ask{status: s.sm.status(a2a.StateInputRequired, s.sk.hint(caller, id, contextID))}, nil
 		}
 		c = call{FunctionID: f.ID, Input: messageInput(in.msg, id, contextID), Named: true}
 	}
-	f, reason, denial := s.authorize(caller, c.FunctionID)
+	f, reason, denial := s.sk.authorize(caller, c.FunctionID)
 	in.out.note(c.FunctionID, reason)
 	if denial != "" {
 		return ask{status: s.sm.status(a2a.StateRejected, agentText(id, contextID, denial))}, nil

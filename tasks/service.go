@@ -114,6 +114,7 @@ type Service struct {
 	flights flights   // one send at a time per messageId
 	sm      machine   // the state machine at the service's clock
 	ans     answers   // the shape of answers
+	sk      skills    // what the catalogue offers a caller
 
 	ctx    context.Context // the lifetime of waits and streams
 	cancel context.CancelCauseFunc
@@ -190,6 +191,7 @@ func New(cfg Config) *Service {
 		s.sw.fenced = func() { s.ex.stopAll(errFenced) }
 	}
 	s.sm.now, s.sm.lease = cfg.Now, s.sw.lease
+	s.sk = skills{catalog: cfg.Catalog, policy: cfg.Policy, log: cfg.Logger}
 	s.ans = answers{historyBytes: cfg.HistoryReadBytes, blockingTimeout: cfg.BlockingTimeout, catalog: cfg.Catalog}
 	return s
 }
@@ -231,11 +233,21 @@ func (s *Service) NotReady() string {
 func (s *Service) Sweep(ctx context.Context) error { return s.sw.sweep(ctx) }
 
 // rerun returns the function of rec, a task a restart cut short, if it is
-// retry-safe and its owner may still call it; else nil.
+// retry-safe and its owner may still call it over some protocol (a
+// record does not say which one it came over: a call the owner may make
+// over either is its own to run again); else nil.
 func (s *Service) rerun(ctx context.Context, rec *Record) *functions.Function {
-	if f, _, denial := s.authorize(rec.Caller(), rec.FunctionID); denial == "" && f.RetrySafe {
-		return f
+	c := rec.Caller()
+	for _, p := range exposure.Protocols {
+		c.Protocol = p
+		if f, d := s.sk.decide(c, rec.FunctionID); d.Exposed {
+			if f.RetrySafe {
+				return f
+			}
+			return nil
+		}
 	}
+	s.sk.authorize(rec.Caller(), rec.FunctionID) // logs the denial
 	return nil
 }
 

@@ -6,35 +6,34 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 )
 
-// authorize asks the policy, at call time, whether caller may call id.
-// It returns the policy's reason and the function, or the text of a
-// denial. Unknown and unexposed functions get the same text, so that
-// callers cannot probe what exists.
-func (s *Service) authorize(caller Caller, id string) (*functions.Function, exposure.Reason, string) {
-	cat := s.cfg.Catalog()
-	var fn *functions.Function
-	d := s.cfg.Policy.Check(id, caller.Tiers, func(id string) (map[string]any, bool, error) {
-		if cat == nil {
-			return nil, false, errors.New("no catalogue loaded")
-		}
-		f, ok := cat.Lookup(id)
-		if !ok {
-			return nil, false, nil
-		}
-		fn = f
-		return f.Metadata, true, nil
-	})
+// skills is what the catalogue in force offers a caller, as the policy
+// decides it for the caller's protocol: the decision on a call, the
+// list, the default skill, the hint of a message that names none.
+type skills struct {
+	catalog func() *functions.Catalog
+	policy  exposure.Policy
+	log     zerolog.Logger
+}
+
+// authorize asks the policy, at call time, whether caller may call id
+// over its protocol. It returns the policy's reason and the function, or
+// the text of a denial. Unknown and unexposed functions get the same
+// text, so that callers cannot probe what exists.
+func (sk *skills) authorize(caller Caller, id string) (*functions.Function, exposure.Reason, string) {
+	fn, d := sk.decide(caller, id)
 	if d.Exposed {
 		return fn, d.Reason, ""
 	}
-	ev := s.log.Info()
+	ev := sk.log.Info()
 	if d.Reason == exposure.CatalogError {
-		ev = s.log.Error()
+		ev = sk.log.Error()
 	}
 	if d.Reason == exposure.UnknownFunction {
 		// Not an id of ours but whatever the caller sent: log its size,
@@ -50,15 +49,39 @@ func (s *Service) authorize(caller Caller, id string) (*functions.Function, expo
 	return nil, d.Reason, fmt.Sprintf("Function '%s' is not an available skill", id)
 }
 
-// Skills lists the functions caller may call, in catalogue order.
-func (s *Service) Skills(caller Caller) []*functions.Function {
-	cat := s.cfg.Catalog()
+// decide is the policy's decision on a call of id by caller over its
+// protocol, and the function when there is one.
+func (sk *skills) decide(caller Caller, id string) (*functions.Function, exposure.Decision) {
+	cat := sk.catalog()
+	var fn *functions.Function
+	d := sk.policy.CheckIn(caller.protocol(), id, caller.Tiers, func(id string) (map[string]any, bool, error) {
+		if cat == nil {
+			return nil, false, errors.New("no catalogue loaded")
+		}
+		f, ok := cat.Lookup(id)
+		if !ok {
+			return nil, false, nil
+		}
+		fn = f
+		return f.Metadata, true, nil
+	})
+	return fn, d
+}
+
+// Skills lists the functions caller may call over its protocol, in
+// catalogue order.
+func (s *Service) Skills(caller Caller) []*functions.Function { return s.sk.list(caller) }
+
+// list lists the functions caller may call over its protocol, in
+// catalogue order.
+func (sk *skills) list(caller Caller) []*functions.Function {
+	cat := sk.catalog()
 	if cat == nil {
 		return nil
 	}
 	var out []*functions.Function
 	for _, f := range cat.Functions {
-		if s.cfg.Policy.DecideFor(f.ID, f.Metadata, caller.Tiers).Exposed {
+		if sk.policy.DecideIn(caller.protocol(), f.ID, f.Metadata, caller.Tiers).Exposed {
 			out = append(out, f)
 		}
 	}
@@ -82,8 +105,8 @@ func validateInput(fn *functions.Function, input json.RawMessage) error {
 
 // skillsHint is the status message of a task that waits for a message
 // naming a skill.
-func (s *Service) skillsHint(caller Caller, taskID, contextID string) *a2a.Message {
-	skills := s.Skills(caller)
+func (sk *skills) hint(caller Caller, taskID, contextID string) *a2a.Message {
+	skills := sk.list(caller)
 	ids := make([]string, len(skills))
 	list := make([]map[string]any, len(skills))
 	for i, f := range skills {

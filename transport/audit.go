@@ -17,7 +17,7 @@ import (
 // writes its record. Only the call's own goroutine touches it.
 type Call struct {
 	start     time.Time
-	transport string      // the binding: "jsonrpc", "rest" or "grpc"
+	transport string      // the binding: "jsonrpc", "rest", "grpc" or "mcp"
 	version   a2a.Version // the method's protocol: the names its problems are located with
 	client    string      // the client's address
 	principal Principal
@@ -71,6 +71,22 @@ func (ac *Call) Principal() Principal { return ac.principal }
 
 // Caller is the task service's view of who made the call.
 func (ac *Call) Caller() tasks.Caller { return ac.principal.Caller }
+
+// ServeOver makes the call's caller reach functions over proto: the
+// policy decides its calls for that protocol (the MCP binding's calls are
+// MCP's). Call it after Authenticate.
+func (ac *Call) ServeOver(proto exposure.Protocol) { ac.principal.Caller.Protocol = proto }
+
+// NoteDenied records that the policy refused the function a binding
+// asked it about before sending anything (reason, not Exposed): the call
+// is audited policy_denied, as a send the service refuses is. id is not
+// recorded for an unknown function: it is whatever the caller sent.
+func (ac *Call) NoteDenied(id string, reason exposure.Reason) {
+	if reason == exposure.UnknownFunction || len(id) > maxAuditTaskID {
+		id = ""
+	}
+	ac.outcome = tasks.Outcome{FunctionID: id, Decision: reason}
+}
 
 // Err is the error the call is answered with so far; nil for none.
 func (ac *Call) Err() *a2a.Error { return ac.rpcErr }

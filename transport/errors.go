@@ -26,7 +26,7 @@ var rpcErrors = []struct {
 	{tasks.ErrPushConfigNotFound, is(a2a.ErrPushConfigNotFound)},
 	{tasks.ErrPushUnavailable, is(a2a.ErrPushNotSupported)},
 	{tasks.ErrNotCancelable, is(a2a.ErrTaskNotCancelable)},
-	{tasks.ErrMessageIDReused, is(errMessageIDReused)},
+	{tasks.ErrMessageIDReused, is(ErrMessageIDReused)},
 	{tasks.ErrTaskBusy, is(a2a.ErrTaskBusy)},
 	{tasks.ErrTaskTerminal, is(a2a.ErrTaskTerminal)},
 	{tasks.ErrConflict, is(a2a.ErrTaskBusy)},
@@ -36,7 +36,10 @@ var rpcErrors = []struct {
 	{tasks.ErrStoreUnavailable, is(a2a.ErrStoreUnavailable)},
 }
 
-var errMessageIDReused = &a2a.Error{
+// ErrMessageIDReused answers a message whose messageId names an earlier
+// message with other content; a binding that makes the messageId of a key
+// of its own (MCP's idempotency key) tells it by identity.
+var ErrMessageIDReused = &a2a.Error{
 	Code:    a2a.CodeInvalidParams,
 	Message: "messageId reused with a different message",
 	Data:    map[string]any{"errors": []any{map[string]any{"path": "/message/messageId", "message": "reused with a different message"}}},

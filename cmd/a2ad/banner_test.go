@@ -49,20 +49,21 @@ func TestLogFormatAuto(t *testing.T) {
 }
 
 func TestServingBanner(t *testing.T) {
-	got := servingBanner("http://127.0.0.1:8080", "http://127.0.0.1:8081", "127.0.0.1:50051")
+	got := servingBanner("http://127.0.0.1:8080", "http://127.0.0.1:8081", "127.0.0.1:50051", "http://127.0.0.1:8080/mcp")
 	want := `
 a2ad is serving at http://127.0.0.1:8080
   agent card      http://127.0.0.1:8080/.well-known/agent-card.json
   A2A JSON-RPC    http://127.0.0.1:8080/a2a
   A2A HTTP+JSON   http://127.0.0.1:8080/a2a/rest
   A2A gRPC        127.0.0.1:50051
+  MCP             http://127.0.0.1:8080/mcp
   operator view   http://127.0.0.1:8081/admin/v1/overview (also /metrics and /readyz; a2ad tasks --server http://127.0.0.1:8081)
 
 `
 	if got != want {
 		t.Errorf("banner:\n%s\nwant:\n%s", got, want)
 	}
-	if got := servingBanner("https://a2a.example.com", "", ""); bytes.Contains([]byte(got), []byte("gRPC")) || bytes.Contains([]byte(got), []byte("operator")) {
-		t.Errorf("a banner without gRPC or admin names them:\n%s", got)
+	if got := servingBanner("https://a2a.example.com", "", "", ""); bytes.Contains([]byte(got), []byte("gRPC")) || bytes.Contains([]byte(got), []byte("operator")) || bytes.Contains([]byte(got), []byte("MCP")) {
+		t.Errorf("a banner without gRPC, admin or MCP names them:\n%s", got)
 	}
 }

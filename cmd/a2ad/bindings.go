@@ -1,7 +1,8 @@
 package main
 
-// The bindings' wiring: JSON-RPC and HTTP+JSON on the main listener, gRPC
-// on its own, all three over the one transport.Core that openHTTP builds.
+// The bindings' wiring: JSON-RPC, HTTP+JSON and MCP on the main listener,
+// gRPC on its own, all four over the one transport.Core that openHTTP
+// builds.
 
 import (
 	"context"
@@ -15,17 +16,27 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/a2ad/a2ad/audit"
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/access"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
+	"github.com/a2ad/a2ad/transport/httpx"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport/mcp"
 	"github.com/a2ad/a2ad/transport/rest"
 )
 
 // restPath is where the HTTP+JSON binding is served on the main
 // listener.
 const restPath = "/a2a/rest"
+
+// mcpPath is where MCP's Streamable HTTP transport is served on the main
+// listener.
+const mcpPath = "/mcp"
 
 // openHTTP serves the A2A server on the main listener. It closes first,
 // draining (see shutdownHTTP): new calls are refused from then on, and
@@ -79,6 +90,7 @@ func (m *Main) openHTTP(context.Context) error {
 	}, CardKeys: m.cardKeys})
 	m.srv = srv
 	rest.Mount(srv.Echo(), restPath, m.core, cors)
+	m.mountMCP(srv.Echo(), cors)
 	m.addMainRoutes(srv.Echo())
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
@@ -207,4 +219,46 @@ func (m *Main) extendedCard(p transport.Principal) transport.Card {
 		c, _ = m.cards.served(nil, true)
 	}
 	return c
+}
+
+// mountMCP serves the catalogue's MCP tools at mcpPath through the main
+// server's core (its keys, limits, caps and audit), unless --mcp=false.
+// While the catalogue in force opts no function into MCP the path is not
+// served: it answers 404, as an unknown path does, and a reload that
+// opts one in serves it.
+func (m *Main) mountMCP(e *echo.Echo, cors *httpx.CORS) {
+	if !m.Config.MCP {
+		return
+	}
+	policy := m.Config.Policy()
+	s := mcp.New(mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Version: Version()})
+	e.Any(mcpPath, func(c echo.Context) error {
+		if !offersMCP(policy, m.catalog.Load()) {
+			return echo.ErrNotFound
+		}
+		s.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
+}
+
+// mcpURL is where MCP is served, "" when it is not (see mountMCP).
+func (m *Main) mcpURL() string {
+	if !m.Config.MCP || !offersMCP(m.Config.Policy(), m.catalog.Load()) {
+		return ""
+	}
+	return m.baseURL + mcpPath
+}
+
+// offersMCP reports whether policy lets any function of cat be an MCP
+// tool (for some caller: the callers' tiers aside).
+func offersMCP(policy exposure.Policy, cat *functions.Catalog) bool {
+	if cat == nil {
+		return false
+	}
+	for _, f := range cat.Functions {
+		if policy.DecideIn(exposure.MCP, f.ID, f.Metadata, nil).Exposed {
+			return true
+		}
+	}
+	return false
 }

@@ -31,6 +31,7 @@ type Config struct {
 	Listen      string
 	AdminListen string // "" for no admin listener
 	GRPCListen  string // "" for no gRPC binding
+	MCP         bool   // serve MCP at /mcp while the catalogue opts a function into it
 	BaseURL     string
 	Catalog     string
 	Store       string
@@ -126,6 +127,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:               "127.0.0.1:8080",
 		AdminListen:          "127.0.0.1:8081",
+		MCP:                  true,
 		Store:                "a2ad.db",
 		Name:                 "a2ad",
 		Description:          "Operator functions published as A2A skills, each call a durable task.",
@@ -191,6 +193,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice (a2ad warns), and all addresses (0.0.0.0:8080) need --base-url")
 	fs.StringVar(&c.GRPCListen, "grpc-listen", c.GRPCListen, "address of the A2A 1.0 gRPC binding (lf.a2a.v1.A2AService; TLS with --tls-cert, else plaintext); empty for none; binding beyond loopback is an explicit choice")
+	fs.BoolVar(&c.MCP, "mcp", c.MCP, "serve the functions the catalogue opts into MCP (\"mcp.expose\") as MCP tools at /mcp on the main listener (Streamable HTTP, stateless) while it opts any in; false for never")
 	fs.StringVar(&c.AdminListen, "admin-listen", c.AdminListen, "address of the admin listener (metrics, operator views, backups, reload); empty for none; keep it on loopback")
 	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "absolute http(s) URL clients reach a2ad at (default http://<listen>)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "function catalogue file (YAML or JSON)")

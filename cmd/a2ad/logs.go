@@ -49,7 +49,7 @@ func logFormatFor(format string, w io.Writer) string {
 
 // servingBanner tells a person at a terminal where a2ad is: its card,
 // its endpoints and its admin listener ("" where there is none).
-func servingBanner(base, admin, grpc string) string {
+func servingBanner(base, admin, grpc, mcp string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\na2ad is serving at %s\n", base)
 	fmt.Fprintf(&b, "  agent card      %s/.well-known/agent-card.json\n", base)
@@ -57,6 +57,9 @@ func servingBanner(base, admin, grpc string) string {
 	fmt.Fprintf(&b, "  A2A HTTP+JSON   %s/a2a/rest\n", base)
 	if grpc != "" {
 		fmt.Fprintf(&b, "  A2A gRPC        %s\n", grpc)
+	}
+	if mcp != "" {
+		fmt.Fprintf(&b, "  MCP             %s\n", mcp)
 	}
 	if admin != "" {
 		fmt.Fprintf(&b, "  operator view   %s/admin/v1/overview (also /metrics and /readyz; a2ad tasks --server %s)\n", admin, admin)

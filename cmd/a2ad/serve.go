@@ -33,6 +33,7 @@ import (
 	"github.com/a2ad/a2ad/transport"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
+	"github.com/a2ad/a2ad/transport/mcp"
 )
 
 // Main is a running a2ad server: Open starts it, Close stops it. Tests use
@@ -145,7 +146,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
 	if cfg.LogFormat == "console" {
-		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr()))
+		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr(), m.mcpURL()))
 	}
 loop:
 	for {
@@ -198,7 +199,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.registry != nil {
 		keys = m.registry.Keys().Len()
 	}
-	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("grpc_listen", m.GRPCAddr()).Str("base_url", m.baseURL).
+	m.Logger.Info().Str("listen", m.ln.Addr().String()).Str("admin_listen", m.AdminAddr()).Str("grpc_listen", m.GRPCAddr()).Str("base_url", m.baseURL).Str("mcp_url", m.mcpURL()).
 		Str("catalog", cfg.Catalog).Str("catalog_version", m.catalog.Load().Version).Str("store", storeName(cfg.Store)).
 		Str("tier", cfg.Tier).Int("public_skills", len(card.Skills)).Int("keys", keys).
 		Bool("allow_anonymous", !m.authenticates() || cfg.AllowAnonymous).Bool("oidc", m.tokens != nil).Bool("traces", m.tracer != nil).Str("version", Version()).Msg("a2ad serving")
@@ -370,7 +371,7 @@ func (m *Main) openStore(ctx context.Context) error {
 		return fmt.Errorf("push-allow: %w", err)
 	}
 	m.guard = guard
-	met := metrics.New(metrics.Options{Methods: jsonrpc.Methods(), Version: Version(), Logger: m.Logger})
+	met := metrics.New(metrics.Options{Methods: append(jsonrpc.Methods(), mcp.Methods()...), Version: Version(), Logger: m.Logger})
 	m.metrics = met
 	store, err := m.openTaskStore(ctx, met)
 	if err != nil {

@@ -12,13 +12,13 @@ import (
 
 // The CORS headers a2ad answers with. Allowed are the headers a client of
 // the bindings sends beyond the safelisted ones (a key, the JSON body's
-// type, the version asked for, the event a stream resumes after, and the
-// extensions it opts into: a2ad ignores them, but a preflight that left
+// type, the version asked for, MCP's revision, method and tool name, the
+// event a stream resumes after, and the extensions it opts into: a2ad ignores them, but a preflight that left
 // them out would fail the whole call of a browser client that sends
 // them); exposed are the ones a page needs to read beyond the safelisted
 // ones.
 const (
-	corsAllowHeaders  = "Authorization, X-API-Key, Content-Type, A2A-Version, Last-Event-ID, A2A-Extensions, X-A2A-Extensions"
+	corsAllowHeaders  = "Authorization, X-API-Key, Content-Type, A2A-Version, Last-Event-ID, A2A-Extensions, X-A2A-Extensions, MCP-Protocol-Version, Mcp-Method, Mcp-Name"
 	corsExposeHeaders = "ETag, Retry-After"
 	corsPublicMethods = "GET, HEAD"
 	corsMaxAge        = "600" // seconds a browser may reuse a preflight's answer

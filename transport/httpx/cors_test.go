@@ -131,7 +131,7 @@ func (tt corsCase) run(t *testing.T, base string, served *atomic.Int64) {
 	wantExpose, wantHeaders, wantAge := "", "", ""
 	switch {
 	case tt.preflightAllow != "":
-		wantHeaders, wantAge = "Authorization, X-API-Key, Content-Type, A2A-Version, Last-Event-ID, A2A-Extensions, X-A2A-Extensions", "600"
+		wantHeaders, wantAge = "Authorization, X-API-Key, Content-Type, A2A-Version, Last-Event-ID, A2A-Extensions, X-A2A-Extensions, MCP-Protocol-Version, Mcp-Method, Mcp-Name", "600"
 	case tt.allowOrigin != "":
 		wantExpose = "ETag, Retry-After"
 	}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// mcpCatalog has an MCP tool for partners, one for internal callers with
+// an output schema, an A2A-only skill, and a function MCP never sees.
+const mcpCatalog = `functions:
+  - id: demo::echo
+    description: Returns its input.
+    metadata: {"a2a.expose": true, "a2a.tier": partner, "mcp.expose": true, "mcp.tier": partner, "mcp.read_only": true}
+    retry_safe: true
+    builtin: echo
+  - id: ops::count
+    description: Counts, structured.
+    metadata: {"mcp.expose": true, "mcp.tier": [internal]}
+    input_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    builtin: echo
+  - id: demo::skill
+    metadata: {"a2a.expose": true, "a2a.tier": [partner, internal]}
+    builtin: echo
+  - id: engine::status
+    metadata: {"mcp.expose": true}
+    builtin: echo
+`
+
+// bearerTransport sends each request with an API key as a bearer token
+// (keyTransport sends it in X-API-Key).
+type bearerTransport struct{ key string }
+
+func (k bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+k.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mcpSession connects the official Go SDK client to the binary's /mcp
+// with key.
+func mcpSession(tb testing.TB, base, key string) *sdk.ClientSession {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := sdk.NewClient(&sdk.Implementation{Name: "a2ad-interop", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{key}}, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		tb.Fatalf("connect: %v", err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	if ir := s.InitializeResult(); ir != nil {
+		tb.Logf("MCP revision %s", ir.ProtocolVersion)
+	}
+	return s
+}
+
+// TestMCPInterop runs the official Go SDK client against the real binary:
+// two keys of two tiers see two tool lists; a call answers structured
+// output and its task id; a resend with the same idempotency key answers
+// the same task; another caller's task is unknown to it (over A2A, where
+// the owner reads it); a hidden tool is an unknown one.
+func TestMCPInterop(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.yaml")
+	partner := mustAppendKey(t, keys, "acme", "partner")
+	internal := mustAppendKey(t, keys, "ops", "internal")
+	catalog := filepath.Join(dir, "catalog.yaml")
+	putFile(t, catalog, mcpCatalog)
+	audit := filepath.Join(dir, "audit.log")
+	p := startBinary(t, catalog, filepath.Join(dir, "a2ad.db"), "--keys", keys, "--audit-log", audit)
+	ctx := context.Background()
+
+	ps, is := mcpSession(t, p.base, partner), mcpSession(t, p.base, internal)
+	for _, tc := range []struct {
+		s    *sdk.ClientSession
+		who  string
+		want []string
+	}{{ps, "partner", []string{"demo.echo"}}, {is, "internal", []string{"ops.count"}}} {
+		res, err := tc.s.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list as %s: %v", tc.who, err)
+		}
+		var got []string
+		for _, tl := range res.Tools {
+			got = append(got, tl.Name)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("tools/list as %s (-want +got):\n%s", tc.who, diff)
+		}
+	}
+
+	call := func(s *sdk.ClientSession, name string, args any, key string) (*sdk.CallToolResult, error) {
+		params := &sdk.CallToolParams{Name: name, Arguments: args}
+		if key != "" {
+			params.Meta = sdk.Meta{"io.a2ad/idempotency-key": key}
+		}
+		return s.CallTool(ctx, params)
+	}
+	res, err := call(is, "ops.count", map[string]any{"n": 3}, "order-1")
+	if err != nil {
+		t.Fatalf("tools/call ops.count: %v", err)
+	}
+	structured, _ := json.Marshal(res.StructuredContent)
+	taskID, _ := res.Meta["io.a2ad/task-id"].(string)
+	if res.IsError || string(structured) != `{"n":3}` || taskID == "" || res.Meta["io.a2ad/task-state"] != "completed" {
+		t.Fatalf("tools/call ops.count = isError %v, structured %s, _meta %v", res.IsError, structured, res.Meta)
+	}
+	if text, ok := res.Content[0].(*sdk.TextContent); !ok || text.Text != `{"n":3}` {
+		t.Errorf("content = %#v, want the output as text", res.Content)
+	}
+	again, err := call(is, "ops.count", map[string]any{"n": 3}, "order-1")
+	if err != nil || again.Meta["io.a2ad/task-id"] != taskID {
+		t.Errorf("resend with the same key: %v, task %v; want task %s", err, again.Meta, taskID)
+	}
+	other, err := call(is, "ops.count", map[string]any{"n": 3}, "")
+	if err != nil || other.Meta["io.a2ad/task-id"] == taskID {
+		t.Errorf("call without a key: %v, task %v; want a new task", err, other.Meta)
+	}
+	if _, err := call(is, "ops.count", map[string]any{"n": 4}, "order-1"); err == nil || !strings.Contains(err.Error(), "reused with different arguments") {
+		t.Errorf("the key with other arguments: %v", err)
+	}
+	if _, err := call(is, "ops.count", map[string]any{"n": "three"}, ""); err == nil || !strings.Contains(err.Error(), "does not match the schema of skill ops::count") {
+		t.Errorf("arguments against the schema: %v", err)
+	}
+
+	// The task is the owner's over A2A too, and unknown to another caller.
+	k := &keyed{base: p.base}
+	if got := state(resultTask(t, k.ok(t, internal, "tasks/get", map[string]any{"id": taskID}))); got != "completed" {
+		t.Errorf("the owner's tasks/get over A2A: %s", got)
+	}
+	status, _, body := k.call(t, partner, "tasks/get", map[string]any{"id": taskID})
+	if status != http.StatusOK || !strings.Contains(string(body), `"code":-32001`) {
+		t.Errorf("another caller's tasks/get: HTTP %d %s; want -32001", status, body)
+	}
+
+	for _, name := range []string{"ops.count", "demo.skill", "engine.status", "no.such"} {
+		_, err := call(ps, name, map[string]any{}, "")
+		if err == nil || !strings.Contains(err.Error(), `Unknown tool "`+name+`"`) {
+			t.Errorf("partner calls %s: %v; want Unknown tool", name, err)
+		}
+	}
+	echo, err := call(ps, "demo.echo", map[string]any{"message": "hi"}, "")
+	if err != nil || echo.IsError {
+		t.Fatalf("partner calls demo.echo: %v %v", err, echo)
+	}
+
+	var mcpCalls, denied int
+	for _, r := range auditFile(t, audit) {
+		if r["transport"] == "mcp" && r["rpc_method"] == "tools/call" {
+			mcpCalls++
+			if r["outcome"] == "policy_denied" {
+				denied++
+			}
+		}
+	}
+	if mcpCalls != 10 || denied != 4 {
+		t.Errorf("audit: %d MCP tools/call records, %d policy_denied; want 10, 4", mcpCalls, denied)
+	}
+	_, metrics := httpGet(t, p.admin+"/metrics")
+	for _, want := range []string{
+		`a2ad_requests_total{method="tools/call",outcome="ok",reason="completed",transport="mcp"} 4`,
+		`a2ad_requests_total{method="tools/call",outcome="policy_denied",reason="denied_tier",transport="mcp"} 1`,
+		`a2ad_requests_total{method="tools/list",outcome="ok",reason="ok",transport="mcp"} 2`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestMCPServedWhileOptedIn: /mcp is served while the catalogue in force
+// opts a function into MCP (the example catalogue does), from the reload
+// that opts one in on, and never with --mcp=false.
+func TestMCPServedWhileOptedIn(t *testing.T) {
+	list := func(m *Main) (int, string) {
+		h := http.Header{"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+		resp, body := postURL(t, nil, "http://"+m.Addr()+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), h)
+		return resp.StatusCode, string(body)
+	}
+	m := startMain(t, nil)
+	if status, body := list(m); status != http.StatusOK || !strings.Contains(body, `"name":"demo.echo"`) || !strings.Contains(body, `"name":"text.wordcount"`) {
+		t.Errorf("the example catalogue: HTTP %d %s", status, body)
+	}
+	if got, want := m.mcpURL(), "http://"+m.Addr()+"/mcp"; got != want {
+		t.Errorf("mcpURL = %q, want %q", got, want)
+	}
+	off := startMain(t, func(c *Config) { c.MCP = false })
+	if status, _ := list(off); status != http.StatusNotFound || off.mcpURL() != "" {
+		t.Errorf("--mcp=false: HTTP %d, mcpURL %q; want 404, none", status, off.mcpURL())
+	}
+
+	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+	putFile(t, catalog, "functions:\n  - id: demo::echo\n    metadata: {\"a2a.expose\": true}\n    builtin: echo\n")
+	m = startMain(t, func(c *Config) { c.Catalog = catalog })
+	if status, _ := list(m); status != http.StatusNotFound || m.mcpURL() != "" {
+		t.Errorf("no MCP function: HTTP %d, mcpURL %q; want 404, none", status, m.mcpURL())
+	}
+	putFile(t, catalog, "functions:\n  - id: demo::echo\n    metadata: {\"mcp.expose\": true}\n    builtin: echo\n")
+	if _, err := m.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := list(m); status != http.StatusOK || !strings.Contains(body, `"name":"demo.echo"`) {
+		t.Errorf("after the reload: HTTP %d %s", status, body)
+	}
+}

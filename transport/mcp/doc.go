@@ -1,0 +1,13 @@
+// Package mcp serves the catalogue's MCP tools over the Model Context
+// Protocol's Streamable HTTP transport, stateless: every POST is one
+// JSON-RPC message answered in JSON, so any replica answers any request
+// and nothing is kept between requests.
+//
+// It is an adapter over transport.Core, as the A2A bindings are: the same
+// authentication, limits, body caps and audit (transport "mcp"). The MCP
+// protocol itself (initialize, version negotiation, ping, the envelope)
+// is the official Go SDK's, run per request; tools/list and tools/call
+// are a2ad's: a caller sees exactly the tools its tiers may see over MCP
+// (exposure.Policy.DecideIn), and every call is a durable task of the
+// task service, sent through the core as an A2A message/send is.
+package mcp

@@ -1,0 +1,238 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/transport"
+	"github.com/a2ad/a2ad/transport/httpx"
+)
+
+// transportName names the binding in audit records and metrics.
+const transportName = "mcp"
+
+// versionHeader is the header that names the MCP revision a request
+// speaks, after initialisation.
+const versionHeader = "Mcp-Protocol-Version"
+
+// Config wires a Server.
+type Config struct {
+	// Core serves every call: authentication, limits, body caps, audit.
+	Core *transport.Core
+	// Catalog is the catalogue in force; nil, or one returning nil,
+	// serves no tools.
+	Catalog func() *functions.Catalog
+	// Policy decides which tools each caller sees, over MCP.
+	Policy exposure.Policy
+	// CORS is the listener's policy: a request that carries an Origin it
+	// does not list is refused with 403 (DNS rebinding). Nil refuses
+	// every request with an Origin.
+	CORS *httpx.CORS
+	// Version is a2ad's version, given as the server's in initialize.
+	Version string
+}
+
+// Server serves MCP's Streamable HTTP transport, stateless. Build it with
+// New; it is an http.Handler.
+type Server struct {
+	cfg Config
+	sdk *sdk.StreamableHTTPHandler
+}
+
+// New builds the server.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg}
+	s.sdk = sdk.NewStreamableHTTPHandler(serverOf, &sdk.StreamableHTTPOptions{
+		Stateless: true,
+		// One JSON answer per POST: no stream is open between requests,
+		// and the call's audit record is written when it is answered.
+		JSONResponse: true,
+		// Checked here, against --cors-origins, before authentication; a
+		// Host check would refuse a2ad behind a proxy on the same host.
+		DisableLocalhostProtection: true,
+		// The core read the body, under its cap, timeout and byte rate.
+		MaxRequestBodyBytes: -1,
+	})
+	return s
+}
+
+// ServeHTTP serves one request as a pipeline: the Origin and the method,
+// authentication, the protocol version, admission, the body; then the SDK
+// answers the JSON-RPC message, calling tools/list and tools/call here.
+// Each step that refuses the request answers it and stops; the call's one
+// audit record is written at the end.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get(echo.HeaderOrigin); origin != "" && !s.cfg.CORS.Allows(origin) {
+		transport.LeaveBody(w, r)
+		http.Error(w, "Forbidden: Origin not allowed (see --cors-origins)", http.StatusForbidden)
+		return
+	}
+	if r.Method != http.MethodPost {
+		transport.LeaveBody(w, r)
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "Method Not Allowed: this MCP endpoint is stateless and opens no SSE stream; POST each JSON-RPC message", http.StatusMethodNotAllowed)
+		return
+	}
+	core := s.cfg.Core
+	cl, tr, ref := core.OpenHTTP(transportName, w, r)
+	defer func() { core.End(cl, w.Header().Get(echo.HeaderXRequestID)) }()
+	r = tr
+	cl.SetMethod("", a2a.V03, false) // named once the body is read
+	if ref != nil {
+		refuse(w, ref)
+		return
+	}
+	cl.ServeOver(exposure.MCP)
+	if e := versionError(r.Header.Get(versionHeader)); e != nil {
+		transport.LeaveBody(w, r)
+		cl.NoteError(e, nil)
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
+	release, ref := core.Admit(cl, r.ContentLength)
+	defer release()
+	if ref != nil {
+		transport.LeaveBody(w, r)
+		refuse(w, ref)
+		return
+	}
+	bp := transport.Buffer()
+	defer transport.PutBuffer(bp)
+	body, ref := core.ReadBody(cl, w, r, (*bp)[:0])
+	*bp = body
+	if ref != nil {
+		refuse(w, ref)
+		return
+	}
+	method := methodOf(body)
+	cl.SetMethod(method, a2a.V03, method == "tools/call")
+	// The SDK reads the body again, from the bytes read here (it copies
+	// them: the buffer goes back to the pool once it has answered).
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	rq := &request{s: s, cl: cl, ctx: r.Context()}
+	s.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
+}
+
+// Methods returns the names of the MCP methods a2ad serves, for the
+// metrics' method label (a method the caller names is "other" unless it
+// is one of these).
+func Methods() []string {
+	return []string{"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call"}
+}
+
+// versionError is the error of a request that names an MCP revision the
+// SDK does not speak; nil for a known one, or none (the initialize
+// request names its version in its params).
+func versionError(v string) *a2a.Error {
+	if v == "" || slices.Contains(sdk.SupportedProtocolVersions(), v) {
+		return nil
+	}
+	if len(v) > 32 {
+		v = strings.ToValidUTF8(v[:32], "") + "…"
+	}
+	return &a2a.Error{Code: a2a.CodeInvalidRequest,
+		Message: "Unsupported " + versionHeader + " " + strconv.Quote(v) + ": supported are " + strings.Join(sdk.SupportedProtocolVersions(), ", ")}
+}
+
+// methodOf is the JSON-RPC method of body, for the audit record: "" for a
+// body that is not one JSON-RPC message (the SDK answers it), cut to a
+// bounded length by the record.
+func methodOf(body []byte) string {
+	var env struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return ""
+	}
+	return env.Method
+}
+
+// refuse answers a request the core refused before its message.
+func refuse(w http.ResponseWriter, ref *transport.Refusal) {
+	h := w.Header()
+	if ref.Challenge != "" {
+		h.Set("WWW-Authenticate", ref.Challenge)
+	}
+	if ref.RetryAfter != "" {
+		h.Set("Retry-After", ref.RetryAfter)
+	}
+	if ref.Close {
+		h.Set("Connection", "close")
+	}
+	writeError(w, ref.Status, transport.RefusalError(ref))
+}
+
+// writeError answers e as a JSON-RPC error without an id (the request's
+// is unknown: its body is not read) with HTTP status.
+func writeError(w http.ResponseWriter, status int, e *a2a.Error) {
+	b, err := json.Marshal(struct {
+		JSONRPC string     `json:"jsonrpc"`
+		ID      *int       `json:"id"`
+		Error   *a2a.Error `json:"error"`
+	}{"2.0", nil, e})
+	if err != nil {
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+	}
+	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// requestKey is the context key of a request's *request.
+type requestKey struct{}
+
+// request is one request's passage through the SDK: its call in the core
+// and the SDK server built for it.
+type request struct {
+	s  *Server
+	cl *transport.Call
+	// ctx is the request's (its trace span, its client's cancel), kept
+	// for the calls the SDK makes back: the context it gives them is not
+	// the request's before revision 2026-07-28.
+	ctx context.Context
+	srv *sdk.Server
+}
+
+// serverOf is the SDK server of the request r carries (the SDK asks for
+// it more than once, on the request's goroutine): nil, which the SDK
+// answers 400, for a request that did not come through ServeHTTP.
+func serverOf(r *http.Request) *sdk.Server {
+	rq, _ := r.Context().Value(requestKey{}).(*request)
+	if rq == nil {
+		return nil
+	}
+	if rq.srv == nil {
+		rq.srv = sdk.NewServer(&sdk.Implementation{Name: "a2ad", Version: rq.s.cfg.Version},
+			&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+		rq.srv.AddReceivingMiddleware(rq.tools)
+	}
+	return rq.srv
+}
+
+// tools serves tools/list and tools/call; every other method is the
+// SDK's.
+func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case "tools/list":
+			return rq.list(), nil
+		case "tools/call":
+			if call, ok := req.(*sdk.CallToolRequest); ok {
+				return rq.call(call.Params)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
