@@ -43,32 +43,45 @@ func runStoreMigrate(ctx context.Context, args []string, stdout, stderr io.Write
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
+	from, fromPath := storeKindOf(f.store)
+	into, target := storeKindOf(to)
 	switch {
 	case f.store == "" || to == "":
 		return usageError(stderr, "store migrate: give the store file with --from and the database with --to postgres://...")
-	case isPostgres(f.store):
+	case !from.file:
 		return usageError(stderr, "store migrate: --from is a bbolt store file, not a database")
-	case !isPostgres(to):
+	case into.openTool == nil:
 		return usageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
 	}
-	// Exclusive: a server serving the database meanwhile would recover
-	// tasks half copied; one started meanwhile is refused.
-	s, err := pgstore.Open(ctx, to, pgstore.Options{Exclusive: true, MaxConns: 2})
+	b, err := into.openTool(ctx, target, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: store migrate:", err)
 		return 1
 	}
-	defer s.Close()
-	m := &migration{s: s, force: force, from: f.store, to: storeName(to), stderr: stderr}
+	defer b.Close()
+	s, ok := b.(migrationTarget)
+	if !ok {
+		return usageError(stderr, "store migrate: "+into.name(target)+" takes no import")
+	}
+	m := &migration{s: s, force: force, from: fromPath, to: into.name(target), stderr: stderr}
 	if code := m.run(ctx, f); code != 0 {
 		return code
 	}
 	return m.verify(ctx, stdout, stderr)
 }
 
+// migrationTarget is a store a2ad store migrate copies into: it imports
+// what the export hands over, and counts its rows by table to compare.
+type migrationTarget interface {
+	tasks.Importer
+	Counts(ctx context.Context) ([]pgstore.Count, error)
+}
+
+var _ migrationTarget = (*pgstore.Store)(nil)
+
 // migration is one run of a2ad store migrate.
 type migration struct {
-	s        *pgstore.Store
+	s        migrationTarget
 	force    bool
 	from, to string
 	stderr   io.Writer

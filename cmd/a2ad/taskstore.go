@@ -9,85 +9,150 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/metrics"
-	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/pgstore"
 )
 
-// taskStore is what a2ad serves from, whichever store keeps the tasks: a
-// bbolt file (boltstore), or a PostgreSQL database (pgstore) that
-// several a2ad processes may share.
-type taskStore interface {
-	tasks.Store
-	push.Outbox
-	metrics.Outbox
-	admin.Outbox
-	admin.DeadLetterOutbox
-	// ActiveStates counts the tasks that are not terminal, by state.
-	ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
-	// SetOutboxHook sets fn to be called after each commit that queued
-	// push deliveries.
-	SetOutboxHook(fn func())
-	// Closed reports whether Close has begun.
-	Closed() bool
-	Close() error
+// storeKind is one row of the opener table: a kind of store, the --store
+// values that name it, and how serve and the store tools open it. What a
+// store serves is tasks.Backend; what else a kind can do is an optional
+// interface that whoever needs it asserts on what open returns.
+type storeKind struct {
+	// noun names the kind in messages: "a bbolt store file".
+	noun string
+	// schemes are the prefixes, a URL's scheme, of the --store values
+	// that are this kind's ("postgres://"); the rest of the value is its
+	// target (the URL whole, or after "bolt:" a file's path).
+	schemes []string
+	// file marks the kind a --store without a known scheme is: a path
+	// to a store file, which the offline tools (backup, compact, check,
+	// repair, migrate --from) work on while no server holds it.
+	file bool
+	// keepScheme passes the whole value on as the target (a URL).
+	keepScheme bool
+	// name is target as logs, errors and the operator's view show it.
+	name func(target string) string
+	// open opens target for serve, its hooks feeding met.
+	open func(ctx context.Context, m *Main, target string, met *metrics.Metrics) (tasks.Backend, error)
+	// openTool opens target for a store tool: read-only (check) or
+	// else held exclusively (the target of migrate). Nil for a file
+	// kind, whose tools work on the file.
+	openTool func(ctx context.Context, target string, readOnly bool) (tasks.Backend, error)
+	// instead is, for each store tool this kind has not, what to do
+	// instead.
+	instead map[string]string
 }
 
-var (
-	_ taskStore = (*boltstore.Store)(nil)
-	_ taskStore = (*pgstore.Store)(nil)
-)
+// storeKinds is the opener table. A third store is one package
+// implementing tasks.Backend, one row here, and the conformance suite.
+var storeKinds = []*storeKind{
+	{
+		noun: "a bbolt store file", schemes: []string{"bolt:"}, file: true,
+		name: func(target string) string { return target },
+		open: openBolt,
+	},
+	{
+		noun: "a PostgreSQL database", schemes: []string{"postgres://", "postgresql://"}, keepScheme: true,
+		name: pgstore.Target,
+		open: openPostgres,
+		openTool: func(ctx context.Context, dsn string, readOnly bool) (tasks.Backend, error) {
+			// Exclusive: a server serving the database during a
+			// migration would recover tasks half copied; one started
+			// meanwhile is refused.
+			return pgstore.Open(ctx, dsn, pgstore.Options{ReadOnly: readOnly, Exclusive: !readOnly, MaxConns: 2})
+		},
+		instead: map[string]string{
+			"store backup":  "back it up with pg_dump, or your database's usual way",
+			"store compact": "PostgreSQL reclaims the space of deleted rows itself (autovacuum)",
+			"store repair":  "a database has no write-ahead log of a2ad's",
+		},
+	},
+}
 
-// isPostgres reports whether store names a PostgreSQL database (a
-// postgres:// or postgresql:// URL) rather than a bbolt file.
-func isPostgres(store string) bool {
-	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+// storeKindOf returns the kind of store the --store value store names, and
+// its target: the row whose scheme it has, else the file kind with store
+// as the path.
+func storeKindOf(store string) (*storeKind, string) {
+	var file *storeKind
+	for _, k := range storeKinds {
+		for _, sc := range k.schemes {
+			if rest, ok := strings.CutPrefix(store, sc); ok {
+				if k.keepScheme {
+					return k, store
+				}
+				return k, rest
+			}
+		}
+		if k.file {
+			file = k
+		}
+	}
+	return file, store
 }
 
 // storeName is store as logs, errors and the operator's view show it: a
 // bbolt file's path as given, a database's URL without its password or
 // parameters.
 func storeName(store string) string {
-	if isPostgres(store) {
-		return pgstore.Target(store)
+	k, target := storeKindOf(store)
+	if k.file {
+		return store
 	}
-	return store
+	return k.name(target)
 }
 
-// notForPostgres is the error of a command that works on bbolt files
-// only, given the database store names.
-func notForPostgres(cmd, store, instead string) error {
-	return fmt.Errorf("%s works on a bbolt store file, and %s is a PostgreSQL database: %s", cmd, storeName(store), instead)
+// notAFile is the error of a store tool that works on store files
+// only, given the store of another kind that store names.
+func notAFile(tool, store string) error {
+	k, target := storeKindOf(store)
+	return fmt.Errorf("%s works on a bbolt store file, and %s is %s: %s", tool, k.name(target), k.noun, k.instead[tool])
 }
 
 // openTaskStore opens the store cfg.Store names, its hooks feeding met,
-// and sets what the admin listener reads of it: its inspector, and its
-// backups for a bbolt file (a database is backed up with its own tools).
-func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskStore, error) {
-	cfg := m.Config
-	if isPostgres(cfg.Store) {
-		s, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{
-			MaxConns: int32(cfg.StoreMaxConns), OnCommit: met.Commit, OnTransition: met.Transition,
-			// Replicas share the database, but not with a migration into it.
-			Shared: true,
-			// A push delivery a dead replica was sending is taken over as
-			// its calls are, once its lease would have lapsed; the sender
-			// renews its claims every third of it (pushPollInterval).
-			ClaimTTL: cfg.LeaseTTL,
-		})
-		if err != nil {
-			return nil, err
-		}
-		in := s.Inspector()
-		m.inspector, m.stateCountLimit = in, in.StateCountLimit
-		m.storeProbe = admin.NewStoreProbe(s, nil)
-		return s, nil
+// and sets what the admin listener reads of it: its inspector, and,
+// where the store has them, its online backup, its ping and whether it
+// takes writes.
+func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (tasks.Backend, error) {
+	k, target := storeKindOf(m.Config.Store)
+	s, err := k.open(ctx, m, target, met)
+	if err != nil {
+		return nil, err
 	}
-	s, err := boltstore.Open(cfg.Store, boltstore.Options{
+	b := tasks.InspectBounds{StateCount: tasks.DefaultStateCountLimit, Scan: tasks.DefaultScanLimit}
+	m.inspector, m.stateCountLimit = s.Inspect(b), b.StateCount
+	if bs, ok := s.(admin.BackupSource); ok {
+		m.backup = bs
+	}
+	if p, ok := s.(admin.Pinger); ok {
+		m.storeProbe = admin.NewStoreProbe(p, nil)
+	}
+	if w, ok := s.(tasks.Writable); ok {
+		m.storeWritable = w.Writable
+	}
+	return s, nil
+}
+
+// openPostgres opens the database at dsn for serve.
+func openPostgres(ctx context.Context, m *Main, dsn string, met *metrics.Metrics) (tasks.Backend, error) {
+	cfg := m.Config
+	return pgstore.Open(ctx, dsn, pgstore.Options{
+		MaxConns: int32(cfg.StoreMaxConns), OnCommit: met.Commit, OnTransition: met.Transition,
+		// Replicas share the database, but not with a migration into it.
+		Shared: true,
+		// A push delivery a dead replica was sending is taken over as
+		// its calls are, once its lease would have lapsed; the sender
+		// renews its claims every third of it (pushPollInterval).
+		ClaimTTL: cfg.LeaseTTL,
+	})
+}
+
+// openBolt opens the bbolt file at path for serve.
+func openBolt(_ context.Context, m *Main, path string, met *metrics.Metrics) (tasks.Backend, error) {
+	cfg := m.Config
+	return boltstore.Open(path, boltstore.Options{
 		LockTimeout: cfg.StoreLockTimeout, OnCommit: met.Commit, OnTransition: met.Transition,
 		OnCheckpointError: func(err error) {
 			// Changes stay in the write-ahead log and in memory meanwhile.
@@ -100,13 +165,6 @@ func (m *Main) openTaskStore(ctx context.Context, met *metrics.Metrics) (taskSto
 		// Crash tests make segments small, to reach the log's rotation.
 		WALSegmentBytes: envInt64("A2AD_TEST_WAL_SEGMENT_BYTES"),
 	})
-	if err != nil {
-		return nil, err
-	}
-	in := s.Inspector()
-	m.inspector, m.stateCountLimit, m.backup = in, in.StateCountLimit, s
-	m.storeWritable = s.Writable
-	return s, nil
 }
 
 // pushPollInterval is how often the push sender polls the outbox, and so
