@@ -35,13 +35,13 @@ import (
 // a2ad store migrate), and the admin listener's admin.Pinger (the
 // readiness probe of a store across a network) and admin.BackupSource
 // (the online backup of a store file).
-// Tools that work on a store no server holds (check, compact, repair and
-// the offline backup of a bbolt file) are the command's, by the store's
-// kind.
+// Tools that work on a store file no server holds (check, compact,
+// repair, the offline backup and export of a bbolt file) are the
+// command's, for the kinds the opener table marks as files.
 //
 // A third store is then: one package implementing Backend, one var _
-// check beside it, one row in the command's opener table (keyed by the
-// scheme of the store URL), and the conformance suite run over it
+// check beside it, one row in the opener table of tasks/stores (keyed by
+// the scheme of the store URL), and the conformance suite run over it
 // (storetest.Run).
 type Backend interface {
 	Store

@@ -12,6 +12,6 @@
 // pgstore (PostgreSQL); the contracts are written down as the tests of
 // storetest, which each implementation runs. A third store is one package
 // implementing Backend, one var _ check beside it, one row in the opener
-// table of cmd/a2ad (keyed by the scheme of the store URL), and the
+// table of tasks/stores (keyed by the scheme of the store URL), and the
 // conformance suite run over it.
 package tasks

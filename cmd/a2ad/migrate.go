@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/stores"
 )
 
 // migrateBatch is how many tasks one transaction of the target takes,
@@ -43,27 +44,27 @@ func runStoreMigrate(ctx context.Context, args []string, stdout, stderr io.Write
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
-	from, fromPath := storeKindOf(f.store)
-	into, target := storeKindOf(to)
+	from, fromPath := stores.Of(f.store)
 	switch {
 	case f.store == "" || to == "":
 		return usageError(stderr, "store migrate: give the store file with --from and the database with --to postgres://...")
-	case !from.file:
+	case !from.File:
 		return usageError(stderr, "store migrate: --from is a bbolt store file, not a database")
-	case into.openTool == nil:
-		return usageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
 	}
-	b, err := into.openTool(ctx, target, false)
+	into, target := stores.Of(to)
+	b, opened, err := into.OpenTool(ctx, target, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: store migrate:", err)
 		return 1
 	}
-	defer b.Close()
+	if opened {
+		defer b.Close()
+	}
 	s, ok := b.(migrationTarget)
 	if !ok {
-		return usageError(stderr, "store migrate: "+into.name(target)+" takes no import")
+		return usageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
 	}
-	m := &migration{s: s, force: force, from: fromPath, to: into.name(target), stderr: stderr}
+	m := &migration{s: s, force: force, from: fromPath, to: storeName(to), stderr: stderr}
 	if code := m.run(ctx, f); code != 0 {
 		return code
 	}

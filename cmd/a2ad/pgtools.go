@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/stores"
 )
 
 // databaseCheck is a store that checks itself, writing nothing, and
@@ -19,14 +20,13 @@ type databaseCheck interface {
 
 var _ databaseCheck = (*pgstore.Store)(nil)
 
-// checkDatabase checks the database of kind k at target, writing
+// checkDatabase checks the database of kind k at target, named name, writing
 // nothing: the schema must be this a2ad's version; every index the
 // queries need is there and valid; the invariants of pgstore.Store.Check
 // hold. It prints the rows of each table, and each problem on its own
 // line on stderr, and returns the exit code: 0 when there is none.
-func checkDatabase(ctx context.Context, k *storeKind, target string, stdout, stderr io.Writer) int {
-	name := k.name(target)
-	s, err := k.openTool(ctx, target, true)
+func checkDatabase(ctx context.Context, k *stores.Kind, target, name string, stdout, stderr io.Writer) int {
+	s, _, err := k.OpenTool(ctx, target, true)
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: store check:", err)
 		return 1

@@ -19,6 +19,7 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/internal/syncdir"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/stores"
 )
 
 const storeUsage = `a2ad store: tools for the store file. They take flags only.
@@ -170,9 +171,9 @@ func (f *storeFlags) parse(args []string, stderr io.Writer) int {
 // kind that is no file (a database); -1 when it names a file, whose path
 // --store then is.
 func (f *storeFlags) notAFile(tool string, stderr io.Writer) int {
-	k, target := storeKindOf(f.store)
-	if !k.file {
-		return usageError(stderr, notAFile(tool, f.store).Error())
+	k, target := stores.Of(f.store)
+	if !k.File {
+		return usageError(stderr, fmt.Sprintf("%s works on a bbolt store file, and %s is %s: %s", tool, storeName(f.store), k.Noun, k.Instead[tool]))
 	}
 	f.store = target
 	return -1
@@ -378,9 +379,9 @@ func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if f.store == "" {
 		return usageError(stderr, "store check: give the store file with --store")
 	}
-	k, target := storeKindOf(f.store)
-	if !k.file {
-		return checkDatabase(ctx, k, target, stdout, stderr)
+	k, target := stores.Of(f.store)
+	if !k.File {
+		return checkDatabase(ctx, k, target, storeName(f.store), stdout, stderr)
 	}
 	f.store = target
 	r, err := boltstore.Check(f.store, f.lockTimeout)
