@@ -35,6 +35,7 @@ import (
 // a2ad store migrate), and the admin listener's admin.Pinger (the
 // readiness probe of a store across a network) and admin.BackupSource
 // (the online backup of a store file).
+//
 // Tools that work on a store file no server holds (check, compact,
 // repair, the offline backup and export of a bbolt file) are the
 // command's, for the kinds the opener table marks as files.
@@ -57,13 +58,12 @@ type Backend interface {
 	SetOutboxHook(fn func())
 	// Closed reports whether Close has begun.
 	Closed() bool
-	// Close closes the store: it waits for the writes under way, then
-	// refuses any more with ErrClosed. A second Close returns nil.
+	// Close closes the store; it then refuses writes with ErrClosed, and
+	// a second Close returns nil.
 	Close() error
 }
 
 // Gauges are the counts the metrics and the operator read of a store.
-// Each is one bounded read.
 type Gauges interface {
 	// OutboxDepth counts the deliveries waiting: at most one per webhook
 	// of a task.
