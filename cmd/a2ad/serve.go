@@ -69,7 +69,7 @@ type Main struct {
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
-	store       taskStore
+	store       tasks.Backend
 	service     *tasks.Service
 	sender      *push.Sender
 	guard       *push.Guard
