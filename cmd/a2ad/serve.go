@@ -146,7 +146,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
 	if cfg.LogFormat == "console" {
-		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr(), m.mcpURL()))
+		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.Addr(), m.adminURL(), m.GRPCAddr(), m.mcpURL()))
 	}
 loop:
 	for {
