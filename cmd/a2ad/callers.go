@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -104,50 +102,6 @@ func (m *Main) revoked(p transport.Principal) bool {
 	return !m.registry.Keys().InForce(p.Caller.ID, p.KeyHash)
 }
 
-// auditLog is the audit trail's own file, reopened on SIGHUP so that log
-// rotation works.
-type auditLog struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
-}
-
-func openAuditLog(path string) (*auditLog, error) {
-	a := &auditLog{path: path}
-	if err := a.Reopen(); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-func (a *auditLog) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.f.Write(p)
-}
-
-// Reopen opens the file again (a rotated file is left to its rotator).
-func (a *auditLog) Reopen() error {
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("audit-log: %w", err)
-	}
-	a.mu.Lock()
-	old := a.f
-	a.f = f
-	a.mu.Unlock()
-	if old != nil {
-		return old.Close()
-	}
-	return nil
-}
-
-func (a *auditLog) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.f.Close()
-}
-
 // newAuditLogger builds the audit logger the config asks for: nil for
 // "off", the operational log's writer for "", else its own file.
 func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
@@ -157,7 +111,7 @@ func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {
 	case "":
 		return audit.Logger(opLog), nil
 	}
-	a, err := openAuditLog(m.Config.AuditLog)
+	a, err := audit.OpenFile(m.Config.AuditLog)
 	if err != nil {
 		return nil, err
 	}

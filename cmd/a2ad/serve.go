@@ -21,6 +21,7 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/agentcard/cardsign"
+	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
 	"github.com/a2ad/a2ad/functions"
@@ -65,7 +66,7 @@ type Main struct {
 	grpcLn     net.Listener
 	grpcAddr   string       // host:port the card gives for gRPC
 	tracer     trace.Tracer // nil unless traces are exported (see openTracing)
-	audit      *auditLog    // nil unless the audit trail has its own file
+	audit      *audit.File  // nil unless the audit trail has its own file
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
