@@ -44,6 +44,9 @@ type Config struct {
 	// port), always allowed: a page of a2ad's own origin is not a
 	// rebinding, whose Origin names the attacker's host. "" for none.
 	Origin string
+	// PageSize is how many tools a tools/list page holds; 0 is
+	// DefaultPageSize.
+	PageSize int
 	// Version is a2ad's version, given as the server's in initialize.
 	Version string
 }
@@ -251,7 +254,11 @@ func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
 		case "tools/list":
-			return rq.list(), nil
+			var cursor string
+			if l, ok := req.(*sdk.ListToolsRequest); ok && l.Params != nil {
+				cursor = l.Params.Cursor
+			}
+			return rq.list(cursor)
 		case "tools/call":
 			if call, ok := req.(*sdk.CallToolRequest); ok {
 				return rq.call(ctx, call)

@@ -102,6 +102,12 @@ func (s *syncBuffer) String() string {
 
 func newFixture(tb testing.TB, limits transport.Admitter) *fixture {
 	tb.Helper()
+	return newFixtureWith(tb, limits, nil)
+}
+
+// newFixtureWith is newFixture with the server's config changed by set.
+func newFixtureWith(tb testing.TB, limits transport.Admitter, set func(*mcp.Config)) *fixture {
+	tb.Helper()
 	f := &fixture{fake: &transporttest.Service{TB: tb}, audit: &syncBuffer{}}
 	f.cat.Store(testCatalog(tb))
 	cors, err := httpx.NewCORS([]string{"https://host.example"})
@@ -110,7 +116,11 @@ func newFixture(tb testing.TB, limits transport.Admitter) *fixture {
 	}
 	al := zerolog.New(f.audit)
 	core := transport.New(transport.Config{Tasks: f.fake, Auth: keys, Admit: limits, Audit: &al, Logger: zerolog.Nop()})
-	s := mcp.New(mcp.Config{Core: core, Catalog: f.cat.Load, CORS: cors, Origin: "http://a2ad.example:8080", Version: "test"})
+	cfg := mcp.Config{Core: core, Catalog: f.cat.Load, CORS: cors, Origin: "http://a2ad.example:8080", Version: "test"}
+	if set != nil {
+		set(&cfg)
+	}
+	s := mcp.New(cfg)
 	srv := httptest.NewServer(s)
 	tb.Cleanup(srv.Close)
 	f.url, f.h = srv.URL, s
@@ -215,6 +225,48 @@ func TestListPerTier(t *testing.T) {
 		if diff := cmp.Diff(tc.want, names(f.tools(t, tc.key))); diff != "" {
 			t.Errorf("tools/list as %s (-want +got):\n%s", tc.key, diff)
 		}
+	}
+}
+
+// TestListPages: tools/list pages through the caller's tools in catalogue
+// order, each page's nextCursor leading to the next and the last having
+// none; a cursor the server did not give is -32602.
+func TestListPages(t *testing.T) {
+	f := newFixtureWith(t, nil, func(c *mcp.Config) { c.PageSize = 1 })
+	var (
+		got    []string
+		cursor string
+	)
+	for range 5 {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":"` + cursor + `"}`
+		}
+		res, e, raw := f.rpc(t, "partner-key", "tools/list", params)
+		if e != nil {
+			t.Fatalf("tools/list %s: %s", params, raw)
+		}
+		var page struct {
+			Tools      []tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(res, &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Tools) != 1 {
+			t.Fatalf("a page of %d tools, want 1: %s", len(page.Tools), raw)
+		}
+		got = append(got, page.Tools[0].Name)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if diff := cmp.Diff([]string{"demo.echo", "text.wordcount"}, got); diff != "" {
+		t.Errorf("the pages (-want +got):\n%s", diff)
+	}
+	_, e, raw := f.rpc(t, "partner-key", "tools/list", `{"cursor":"bm90LWEtdG9vbA"}`)
+	if e == nil || e.Code != -32602 || e.Message != "Invalid params: cursor: is not one this server gave, or names a tool no longer listed" {
+		t.Errorf("a cursor of no tool: %s", raw)
 	}
 }
 

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,16 +28,39 @@ const (
 // checks the input against the function's own schema.
 var permissive = json.RawMessage(`{"type":"object"}`)
 
+// DefaultPageSize is how many tools a tools/list page holds by default.
+const DefaultPageSize = 100
+
 // list is the answer to tools/list: the tools the caller may see over
-// MCP, in catalogue order, all on one page.
-func (rq *request) list() *sdk.ListToolsResult {
+// MCP, in catalogue order, a page at a time. The cursor of the next page
+// names the last tool of this one (opaque to the client), so a page
+// follows on from where the last ended even when the catalogue changed
+// between them; a cursor naming no tool the caller sees is -32602.
+func (rq *request) list(cursor string) (*sdk.ListToolsResult, error) {
 	res := &sdk.ListToolsResult{Tools: []*sdk.Tool{}}
 	// Each caller has its own list: no shared cache may keep it.
 	res.CacheScope = "private"
-	for _, f := range rq.s.visible(rq.cl.Caller()) {
+	fns := rq.s.visible(rq.cl.Caller())
+	if cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(cursor)
+		i := slices.IndexFunc(fns, func(f *functions.Function) bool { return exposure.ToolName(f.ID) == string(after) })
+		if err != nil || i < 0 {
+			return nil, rq.fail(invalidParams("cursor", "is not one this server gave, or names a tool no longer listed"))
+		}
+		fns = fns[i+1:]
+	}
+	size := rq.s.cfg.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	if len(fns) > size {
+		fns = fns[:size]
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(exposure.ToolName(fns[size-1].ID)))
+	}
+	for _, f := range fns {
 		res.Tools = append(res.Tools, tool(f))
 	}
-	return res
+	return res, nil
 }
 
 // visible lists the functions caller may call over MCP, in catalogue
