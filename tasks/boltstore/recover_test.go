@@ -102,11 +102,8 @@ func logBad(t *testing.T, s *Store, key string) {
 // the store it leaves opens with the record named, and Repair applies
 // every other op, so that every other acknowledged write is kept.
 func TestCheckpointThatCannotApplyStopsWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
+	var err error
 	createN(t, s, 0, 5)
 	bad := s.wal.next
 	logBad(t, s, "test-beside")
@@ -210,11 +207,8 @@ func flipByte(t *testing.T, path string, off int64) {
 // applies the log up to the damage and keeps the segment aside (issue 25:
 // those records were dropped without a word).
 func TestLogFlippedByte(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
+	var err error
 	defer s.Close()
 	createN(t, s, 0, 20) // record k creates t-(k-1)
 	out := damagedCopy(t, s, path, 11)
@@ -264,11 +258,7 @@ func TestLogFlippedByte(t *testing.T) {
 // TestLogDamageInAppliedRecord: damage in a record the file holds
 // already loses nothing: the records after it are applied.
 func TestLogDamageInAppliedRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 10)
 	if err := s.Flush(); err != nil { // the file holds records 1 to 10
@@ -289,11 +279,7 @@ func TestLogDamageInAppliedRecord(t *testing.T) {
 // the file holds; after a clean close, or for a backup, the log is not
 // needed; Repair with AcceptLoss makes a new one.
 func TestLogMissingDir(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 5)
 	if err := s.Flush(); err != nil {
