@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -175,29 +176,12 @@ func damagedCopy(t *testing.T, s *Store, path string, lsn uint64) string {
 	}
 	for _, rec := range r.recs {
 		if rec.lsn == lsn {
-			flipByte(t, seg, int64(rec.off+walHeader+len(rec.ops)/2))
+			testkit.FlipByte(t, seg, int64(rec.off+walHeader+len(rec.ops)/2))
 			return out
 		}
 	}
 	t.Fatalf("record %d is not in the last segment", lsn)
 	return ""
-}
-
-func flipByte(t *testing.T, path string, off int64) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x10
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestLogFlippedByte: one flipped byte in a record of the last segment,
