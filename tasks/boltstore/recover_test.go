@@ -322,14 +322,7 @@ func TestBackupNeedsNoLog(t *testing.T) {
 	}
 	defer s.Close()
 	createN(t, s, 0, 3)
-	f, err := os.Create(filepath.Join(dir, "backup.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Backup(context.Background(), f, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	backupTo(t, s, filepath.Join(dir, "backup.db"))
 	createN(t, s, 3, 5)
 	if err := s.Flush(); err != nil { // its checkpoint marks the log open again
 		t.Fatal(err)
@@ -382,14 +375,7 @@ func TestRestoredBackupBesideNewerLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	createN(t, s, 0, 5)
-	f, err := os.Create(filepath.Join(dir, "backup.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Backup(context.Background(), f, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	backupTo(t, s, filepath.Join(dir, "backup.db"))
 	createN(t, s, 5, 120) // the spares hold records of these
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -418,5 +404,18 @@ func TestRestoredBackupBesideNewerLog(t *testing.T) {
 		if _, err := r.Get(context.Background(), "o", fmt.Sprintf("t-%03d", i), tasks.Whole); err != nil {
 			t.Fatalf("t-%03d: %v (segment %s)", i, err, filepath.Base(last.path))
 		}
+	}
+}
+
+// backupTo writes a backup of s to a new file at path.
+func backupTo(t *testing.T, s *Store, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := s.Backup(context.Background(), f, nil); err != nil {
+		t.Fatal(err)
 	}
 }
