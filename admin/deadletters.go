@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
@@ -22,16 +21,14 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// DeadLetterOutbox is what the replay changes of the push outbox.
-type DeadLetterOutbox interface {
-	// RetryDeadLetter puts dead letter id back in the outbox, due at now
-	// with its attempts reset (it reports the task as it stands when it
-	// is sent, and joins its webhook's waiting delivery if there is one),
-	// and returns it; tasks.ErrDeadLetterNotFound if there is none.
-	RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (tasks.DeadLetter, error)
-	// DropDeadLetter deletes dead letter id and returns it;
-	// tasks.ErrDeadLetterNotFound if there is none.
-	DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter, error)
+// DeadLetterOutbox is what the replay changes of the push outbox: the
+// tasks.Replay part of tasks.Backend.
+type DeadLetterOutbox = tasks.Replay
+
+// deadLetter is d as every route answers it, its times in UTC.
+func deadLetter(d tasks.DeadLetter) DeadLetter {
+	d.CreatedAt, d.DeadAt = d.CreatedAt.UTC(), d.DeadAt.UTC()
+	return DeadLetter(d)
 }
 
 // deadLetterOps serves the replay.
@@ -75,8 +72,7 @@ func (o *deadLetterOps) do(c echo.Context, action string, fn func(context.Contex
 	}
 	o.record(c, action, id, d.TaskID, audit.OutcomeOK, audit.ReasonOK)
 	o.log.Info().Str("action", action).Uint64("dead_letter_id", id).Str("task_id", d.TaskID).Msg("dead letter handled by the operator")
-	d.CreatedAt, d.DeadAt = d.CreatedAt.UTC(), d.DeadAt.UTC()
-	return v.reply(c, DeadLetter(d), nil)
+	return v.reply(c, deadLetter(d), nil)
 }
 
 // record writes the operator action's audit record: ids and outcome only

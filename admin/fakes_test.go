@@ -39,15 +39,11 @@ func (f *fakeInspector) DeadLetters(_ context.Context, after uint64, limit int) 
 	return f.deadLetters(after, limit)
 }
 
-// fakeOutbox is a push outbox whose answers the test sets.
+// fakeOutbox is a push outbox whose depth the test sets.
 type fakeOutbox struct {
-	deadLetters func(after uint64, limit int) ([]tasks.DeadLetter, error)
-	depth       int
+	depth int
 }
 
-func (f *fakeOutbox) DeadLetters(_ context.Context, after uint64, limit int) ([]tasks.DeadLetter, error) {
-	return f.deadLetters(after, limit)
-}
 func (f *fakeOutbox) OutboxDepth(context.Context) (int, error) { return f.depth, nil }
 
 // testkit.Backup stands in for the store's copies.

@@ -279,8 +279,7 @@ func (v *opView) listDeadLetters(ctx context.Context, q url.Values) (*DeadLetter
 	}
 	out := &DeadLetterList{DeadLetters: make([]DeadLetter, 0, len(list))}
 	for _, d := range list {
-		d.CreatedAt, d.DeadAt = d.CreatedAt.UTC(), d.DeadAt.UTC()
-		out.DeadLetters = append(out.DeadLetters, DeadLetter(d))
+		out.DeadLetters = append(out.DeadLetters, deadLetter(d))
 	}
 	if more && len(list) > 0 {
 		tok := encodePageToken(tokenDeadLetters, be.BigEndian.AppendUint64(nil, list[len(list)-1].ID))

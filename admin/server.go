@@ -20,11 +20,19 @@ import (
 	"github.com/a2ad/a2ad/transport/httpx"
 )
 
-// Outbox is what GET /admin/push/dead-letters reads of the push outbox.
+// Outbox is what GET /admin/push/dead-letters reads of the push outbox
+// besides the dead letters (which Inspector lists): a subset of
+// tasks.Backend (of its tasks.Gauges).
 type Outbox interface {
-	DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, error)
 	OutboxDepth(ctx context.Context) (int, error)
 }
+
+// What the admin listener reads and changes of a store are subsets of
+// tasks.Backend.
+var (
+	_ Outbox           = tasks.Backend(nil)
+	_ DeadLetterOutbox = tasks.Backend(nil)
+)
 
 // BackupSource is what the backup endpoint needs of the store: a copy of
 // the store file written to w, size called with its length before the
@@ -190,7 +198,10 @@ func loopbackOnly(c echo.Context) error {
 
 // outboxDeadLetters lists the push deliveries given up on, oldest first:
 // ?after=<id>&limit=<n> (1..1000, default 100). Tokens, credentials and
-// bodies are never shown.
+// bodies are never shown. It is GET /admin/push/dead-letters, the alias
+// of GET /admin/v1/dead-letters kept for a release: the same letters
+// from the same read (Inspector.DeadLetters), in its own shape (after
+// and limit in, the outbox's depth out).
 func (s *Server) outboxDeadLetters(c echo.Context) error {
 	after, limit := uint64(0), 100
 	if v := c.QueryParam("after"); v != "" {
@@ -208,7 +219,7 @@ func (s *Server) outboxDeadLetters(c echo.Context) error {
 		limit = n
 	}
 	ctx := c.Request().Context()
-	list, err := s.cfg.Outbox.DeadLetters(ctx, after, limit)
+	list, _, err := s.cfg.Inspector.DeadLetters(ctx, after, limit)
 	if err != nil {
 		return err
 	}
@@ -218,7 +229,7 @@ func (s *Server) outboxDeadLetters(c echo.Context) error {
 	}
 	out := OutboxList{DeadLetters: make([]DeadLetter, len(list)), OutboxDepth: depth}
 	for i, d := range list {
-		out.DeadLetters[i] = DeadLetter(d)
+		out.DeadLetters[i] = deadLetter(d)
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -2,10 +2,15 @@ package admin_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
+	"net/url"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -95,12 +100,12 @@ func TestReadyzAndReload(t *testing.T) {
 func TestOutboxDeadLetters(t *testing.T) {
 	var gotAfter uint64
 	var gotLimit int
-	ob := &fakeOutbox{depth: 4, deadLetters: func(after uint64, limit int) ([]tasks.DeadLetter, error) {
+	in := &fakeInspector{deadLetters: func(after uint64, limit int) ([]tasks.DeadLetter, bool, error) {
 		gotAfter, gotLimit = after, limit
 		return []tasks.DeadLetter{{ID: 7, TaskID: "t1", ConfigID: "c1", URL: "https://hooks.example/x", Attempts: 5,
-			LastError: "HTTP 404", CreatedAt: testStart, DeadAt: testStart}}, nil
+			LastError: "HTTP 404", CreatedAt: testStart, DeadAt: testStart}}, false, nil
 	}}
-	s := newServer(admin.Config{Outbox: ob})
+	s := newServer(admin.Config{Outbox: &fakeOutbox{depth: 4}, Inspector: in})
 	want := `{"deadLetters":[{"id":7,"taskId":"t1","configId":"c1","url":"https://hooks.example/x","attempts":5,"lastError":"HTTP 404",` +
 		`"createdAt":"2026-01-02T03:04:05Z","deadAt":"2026-01-02T03:04:05Z"}],"outboxDepth":4}`
 	if code, body := serve(t, s, "GET", "/admin/push/dead-letters"); code != 200 || body != want || gotAfter != 0 || gotLimit != 100 {
@@ -201,5 +206,69 @@ func TestOperatorCancel(t *testing.T) {
 	want := []string{`"reason":"canceled"`, `"reason":"not_cancelable"`, `"reason":"internal_error"`, `"reason":"not_found"`}
 	if strings.Join(outcomes, " ") != strings.Join(want, " ") {
 		t.Errorf("audit reasons %v, want %v", outcomes, want)
+	}
+}
+
+// TestDeadLetterRoutesAnswerTheSame: GET /admin/push/dead-letters, the
+// alias kept for a release, answers page by page the letters GET
+// /admin/v1/dead-letters does, from the same read, times in UTC for both.
+func TestDeadLetterRoutesAnswerTheSame(t *testing.T) {
+	east := time.FixedZone("east", 5*3600)
+	var all []tasks.DeadLetter
+	for i := range 5 {
+		all = append(all, tasks.DeadLetter{ID: uint64(3 + 2*i), TaskID: fmt.Sprintf("t%d", i), ConfigID: "c", URL: "https://hooks.example/x",
+			Attempts: i + 1, LastError: "HTTP 500", CreatedAt: testStart.In(east), DeadAt: testStart.Add(time.Duration(i) * time.Second).In(east)})
+	}
+	in := &fakeInspector{deadLetters: func(after uint64, limit int) ([]tasks.DeadLetter, bool, error) {
+		var out []tasks.DeadLetter
+		for _, d := range all {
+			if d.ID > after {
+				out = append(out, d)
+			}
+		}
+		more := len(out) > limit
+		return out[:min(limit, len(out))], more, nil
+	}}
+	s := newServer(admin.Config{Outbox: &fakeOutbox{depth: 1}, Inspector: in})
+	var v1, alias []admin.DeadLetter
+	for tok, pages := "", 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("GET /admin/v1/dead-letters does not end")
+		}
+		path := "/admin/v1/dead-letters?limit=2"
+		if tok != "" {
+			path += "&page_token=" + url.QueryEscape(tok)
+		}
+		var page admin.DeadLetterList
+		code, body := serve(t, s, "GET", path)
+		if err := json.Unmarshal([]byte(body), &page); code != 200 || err != nil {
+			t.Fatalf("GET %s: HTTP %d %s (%v)", path, code, body, err)
+		}
+		v1 = append(v1, page.DeadLetters...)
+		if page.NextPageToken == nil {
+			break
+		}
+		tok = *page.NextPageToken
+	}
+	for after := uint64(0); ; {
+		var page admin.OutboxList
+		path := fmt.Sprintf("/admin/push/dead-letters?limit=2&after=%d", after)
+		code, body := serve(t, s, "GET", path)
+		if err := json.Unmarshal([]byte(body), &page); code != 200 || err != nil || page.OutboxDepth != 1 {
+			t.Fatalf("GET %s: HTTP %d %s (%v)", path, code, body, err)
+		}
+		if len(page.DeadLetters) == 0 {
+			break
+		}
+		alias = append(alias, page.DeadLetters...)
+		after = page.DeadLetters[len(page.DeadLetters)-1].ID
+	}
+	if len(v1) != len(all) || !reflect.DeepEqual(v1, alias) {
+		t.Errorf("GET /admin/v1/dead-letters: %+v\nGET /admin/push/dead-letters: %+v\nwant the same %d letters", v1, alias, len(all))
+	}
+	for _, d := range alias {
+		if d.CreatedAt.Location() != time.UTC || d.DeadAt.Location() != time.UTC {
+			t.Fatalf("alias answers %v, %v: want UTC", d.CreatedAt, d.DeadAt)
+		}
 	}
 }

@@ -22,13 +22,16 @@ import (
 // of Options.Methods (or that was refused before its method was read).
 const OtherMethod = "other"
 
-// Outbox is what a scrape reads of the push outbox.
+// Outbox is what a scrape reads of the push outbox: a subset of
+// tasks.Backend (of its tasks.Gauges).
 type Outbox interface {
 	// OutboxDepth counts the deliveries waiting.
 	OutboxDepth(ctx context.Context) (int, error)
 	// DeadLetterCount counts the deliveries given up on.
 	DeadLetterCount(ctx context.Context) (int, error)
 }
+
+var _ Outbox = tasks.Backend(nil)
 
 // Options configure a Metrics.
 type Options struct {

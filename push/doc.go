@@ -4,6 +4,7 @@
 // an SSRF guard that keeps callers from aiming a2ad at internal addresses.
 //
 // The outbox itself lives in the task store, written in the same
-// transaction as the task transition a delivery reports; this package
-// defines what the sender needs of it (Outbox) and does the sending.
+// transaction as the task transition a delivery reports; its contract is
+// tasks.Outbox, a part of tasks.Backend (Outbox here), and this package
+// does the sending.
 package push

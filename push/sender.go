@@ -469,7 +469,7 @@ func (s *Sender) post(d Delivery) (outcome senderOutcome, lastErr, retryAfter st
 	ctx, cancel := context.WithTimeout(s.attemptCtx, s.cfg.Timeout)
 	defer cancel()
 
-	body, ct, err := d.Body()
+	body, ct, err := requestBody(&d)
 	if err != nil {
 		return outcomePermanent, "the task could not be encoded (not retried)", ""
 	}

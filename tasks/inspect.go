@@ -12,7 +12,7 @@ import (
 // every owner, and the push deliveries given up on. It has no method that
 // writes, and looking is never activity: it refreshes no expiry. Each
 // method reads one consistent snapshot, refuses a canceled context, and
-// is safe for concurrent use.
+// is safe for concurrent use. A Backend returns it from Inspect.
 type Inspector interface {
 	// Overview counts the store's tasks, deliveries and bytes. Its cost
 	// is bounded (see Overview.ByState).

@@ -14,7 +14,8 @@ import (
 // database). It tells of their commits, so that this process's streams,
 // waiters and running calls hear of what happens to their tasks
 // elsewhere: a stream of a task running on another replica, a cancel
-// sent to another replica.
+// sent to another replica. It is an optional ability of a Backend, which
+// NewService asserts.
 type Shared interface {
 	Store
 	// Follow has the store call fn, from a goroutine of its own, for the

@@ -49,7 +49,7 @@ func TestLogFormatAuto(t *testing.T) {
 }
 
 func TestServingBanner(t *testing.T) {
-	got := servingBanner("http://127.0.0.1:8080", "http://127.0.0.1:8081", "127.0.0.1:50051", "http://127.0.0.1:8080/mcp")
+	got := servingBanner("http://127.0.0.1:8080", "127.0.0.1:8080", "http://127.0.0.1:8081", "127.0.0.1:50051", "http://127.0.0.1:8080/mcp")
 	want := `
 a2ad is serving at http://127.0.0.1:8080
   agent card      http://127.0.0.1:8080/.well-known/agent-card.json
@@ -63,7 +63,24 @@ a2ad is serving at http://127.0.0.1:8080
 	if got != want {
 		t.Errorf("banner:\n%s\nwant:\n%s", got, want)
 	}
-	if got := servingBanner("https://a2a.example.com", "", "", ""); bytes.Contains([]byte(got), []byte("gRPC")) || bytes.Contains([]byte(got), []byte("operator")) || bytes.Contains([]byte(got), []byte("MCP")) {
+	if got := servingBanner("https://a2a.example.com", "", "", "", ""); bytes.Contains([]byte(got), []byte("gRPC")) || bytes.Contains([]byte(got), []byte("operator")) || bytes.Contains([]byte(got), []byte("MCP")) {
 		t.Errorf("a banner without gRPC, admin or MCP names them:\n%s", got)
+	}
+	// --base-url names a public address: the banner also says where the
+	// listener is (a newcomer of issue 30 saw only agents.example.com).
+	got = servingBanner("https://agents.example.com", "127.0.0.1:8080", "", "", "")
+	want = `
+a2ad is serving at https://agents.example.com
+  listening on    127.0.0.1:8080 (the base URL is the address callers are given)
+  agent card      https://agents.example.com/.well-known/agent-card.json
+  A2A JSON-RPC    https://agents.example.com/a2a
+  A2A HTTP+JSON   https://agents.example.com/a2a/rest
+
+`
+	if got != want {
+		t.Errorf("banner with a base URL:\n%s\nwant:\n%s", got, want)
+	}
+	if got := servingBanner("https://127.0.0.1:8443", "127.0.0.1:8443", "", "", ""); bytes.Contains([]byte(got), []byte("listening on")) {
+		t.Errorf("a banner whose base URL is the listener names it twice:\n%s", got)
 	}
 }

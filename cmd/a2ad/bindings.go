@@ -231,7 +231,7 @@ func (m *Main) mountMCP(e *echo.Echo, cors *httpx.CORS) {
 		return
 	}
 	policy := m.Config.Policy()
-	s := mcp.New(mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Version: Version()})
+	s := mcp.New(mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Origin: originOf(m.baseURL), Version: Version()})
 	e.Any(mcpPath, func(c echo.Context) error {
 		if !offersMCP(policy, m.catalog.Load()) {
 			return echo.ErrNotFound
@@ -261,4 +261,14 @@ func offersMCP(policy exposure.Policy, cat *functions.Catalog) bool {
 		}
 	}
 	return false
+}
+
+// originOf is the origin (scheme://host[:port]) of base, a normalized
+// base URL; "" if it has none.
+func originOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/admin"
 )
 
 // TestDeadLettersReplayed: a receiver that fails makes three dead
@@ -131,5 +133,54 @@ func TestDeadLettersReplayed(t *testing.T) {
 	}
 	if !slices.Equal(actions, wantActions) {
 		t.Errorf("operator audit records:\n%s\nwant\n%s", strings.Join(actions, "\n"), strings.Join(wantActions, "\n"))
+	}
+}
+
+// TestDeadLetterRoutesAgree: on the real binary and store, GET
+// /admin/push/dead-letters (the alias kept for a release) pages through
+// the same dead letters as GET /admin/v1/dead-letters.
+func TestDeadLetterRoutesAgree(t *testing.T) {
+	hook := newHookReceiver(t, func(int) int { return http.StatusServiceUnavailable })
+	k := startKeyed(t, func(c *Config) {
+		anonymousPartners(c)
+		c.RatePerSecond = 0
+		c.PushMaxAttempts = 1
+	})
+	adminURL := "http://" + k.m.AdminAddr()
+	for i := range 3 {
+		rpc(t, k.base, "message/send", pushSendParams(fmt.Sprintf("agree-%d", i), "demo::echo",
+			map[string]any{}, true, map[string]any{"url": hook.URL}))
+	}
+	eventually(t, 15*time.Second, "three dead letters", func() bool {
+		_, _, l := getDeadLetters(t, adminURL, "")
+		return len(l.DeadLetters) == 3
+	})
+	var v1 []admin.DeadLetter
+	for path := "/admin/v1/dead-letters?limit=2"; ; {
+		resp, raw := httpGet(t, adminURL+path)
+		var page admin.DeadLetterList
+		if err := json.Unmarshal(raw, &page); resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET %s: HTTP %d %s (%v)", path, resp.StatusCode, raw, err)
+		}
+		v1 = append(v1, page.DeadLetters...)
+		if page.NextPageToken == nil || len(v1) > 3 {
+			break
+		}
+		path = "/admin/v1/dead-letters?limit=2&page_token=" + *page.NextPageToken
+	}
+	var alias []admin.DeadLetter
+	for after := uint64(0); len(alias) <= 3; {
+		code, raw, page := getDeadLetters(t, adminURL, fmt.Sprintf("?limit=2&after=%d", after))
+		if code != http.StatusOK {
+			t.Fatalf("GET /admin/push/dead-letters after %d: HTTP %d %s", after, code, raw)
+		}
+		if len(page.DeadLetters) == 0 {
+			break
+		}
+		alias = append(alias, page.DeadLetters...)
+		after = page.DeadLetters[len(page.DeadLetters)-1].ID
+	}
+	if len(v1) != 3 || !slices.Equal(v1, alias) {
+		t.Errorf("GET /admin/v1/dead-letters: %+v\nGET /admin/push/dead-letters: %+v\nwant the same 3 letters", v1, alias)
 	}
 }

@@ -48,10 +48,15 @@ func logFormatFor(format string, w io.Writer) string {
 }
 
 // servingBanner tells a person at a terminal where a2ad is: its card,
-// its endpoints and its admin listener ("" where there is none).
-func servingBanner(base, admin, grpc, mcp string) string {
+// its endpoints and its admin listener ("" where there is none). When the
+// base URL is not the listen address (--base-url names a proxy or a public
+// name), it says where the listener is too, the address to try from here.
+func servingBanner(base, listen, admin, grpc, mcp string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\na2ad is serving at %s\n", base)
+	if listen != "" && base != "http://"+listen && base != "https://"+listen {
+		fmt.Fprintf(&b, "  listening on    %s (the base URL is the address callers are given)\n", listen)
+	}
 	fmt.Fprintf(&b, "  agent card      %s/.well-known/agent-card.json\n", base)
 	fmt.Fprintf(&b, "  A2A JSON-RPC    %s/a2a\n", base)
 	fmt.Fprintf(&b, "  A2A HTTP+JSON   %s/a2a/rest\n", base)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -213,5 +215,71 @@ func TestMCPServedWhileOptedIn(t *testing.T) {
 	}
 	if status, body := list(m); status != http.StatusOK || !strings.Contains(body, `"name":"demo.echo"`) {
 		t.Errorf("after the reload: HTTP %d %s", status, body)
+	}
+}
+
+// TestMCPProgress: the official Go SDK client calls a tool that reports
+// progress with a progress token, and hears each note as
+// notifications/progress before the result, in order and increasing
+// (the MCP conformance suite's tools-call-with-progress); the same call
+// without a token answers alike, with no notifications.
+func TestMCPProgress(t *testing.T) {
+	p := startBinary(t, "../../examples/conformance/mcp.yaml", filepath.Join(t.TempDir(), "a2ad.db"))
+	var (
+		mu    sync.Mutex
+		heard []*sdk.ProgressNotificationParams
+	)
+	c := sdk.NewClient(&sdk.Implementation{Name: "a2ad-interop", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			heard = append(heard, req.Params)
+			mu.Unlock()
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer s.Close()
+	// Without a token first: the client hands notifications to its
+	// handler on a goroutine of its own, so the last may come just after
+	// the result.
+	for _, token := range []any{nil, "p-1"} {
+		params := &sdk.CallToolParams{Name: "test_tool_with_progress", Arguments: map[string]any{}}
+		if token != nil {
+			params.SetProgressToken(token)
+		}
+		res, err := s.CallTool(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Content[0].(*sdk.TextContent).Text; res.IsError || text != "Tool with progress executed successfully" {
+			t.Fatalf("result %v %q", res.IsError, text)
+		}
+		var got []*sdk.ProgressNotificationParams
+		waitFor(5*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			got = slices.Clone(heard)
+			return token == nil || len(got) >= 3
+		})
+		if token == nil {
+			if len(got) != 0 {
+				t.Errorf("without a token, %d notifications", len(got))
+			}
+			continue
+		}
+		var notes []string
+		for i, n := range got {
+			notes = append(notes, n.Message)
+			if n.ProgressToken != "p-1" || n.Progress != float64(i+1) {
+				t.Errorf("notification %d: token %v, progress %v", i, n.ProgressToken, n.Progress)
+			}
+		}
+		if want := "0 of 100|50 of 100|100 of 100"; strings.Join(notes, "|") != want {
+			t.Errorf("notes %q, want %s", notes, want)
+		}
 	}
 }

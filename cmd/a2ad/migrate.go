@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/stores"
 )
 
 // migrateBatch is how many tasks one transaction of the target takes,
@@ -43,32 +44,45 @@ func runStoreMigrate(ctx context.Context, args []string, stdout, stderr io.Write
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
+	from, fromPath := stores.Of(f.store)
 	switch {
 	case f.store == "" || to == "":
 		return usageError(stderr, "store migrate: give the store file with --from and the database with --to postgres://...")
-	case isPostgres(f.store):
+	case !from.File:
 		return usageError(stderr, "store migrate: --from is a bbolt store file, not a database")
-	case !isPostgres(to):
-		return usageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
 	}
-	// Exclusive: a server serving the database meanwhile would recover
-	// tasks half copied; one started meanwhile is refused.
-	s, err := pgstore.Open(ctx, to, pgstore.Options{Exclusive: true, MaxConns: 2})
+	into, target := stores.Of(to)
+	b, opened, err := into.OpenTool(ctx, target, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: store migrate:", err)
 		return 1
 	}
-	defer s.Close()
-	m := &migration{s: s, force: force, from: f.store, to: storeName(to), stderr: stderr}
+	if opened {
+		defer b.Close()
+	}
+	s, ok := b.(migrationTarget)
+	if !ok {
+		return usageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
+	}
+	m := &migration{s: s, force: force, from: fromPath, to: storeName(to), stderr: stderr}
 	if code := m.run(ctx, f); code != 0 {
 		return code
 	}
 	return m.verify(ctx, stdout, stderr)
 }
 
+// migrationTarget is a store a2ad store migrate copies into: it imports
+// what the export hands over, and counts its rows by table to compare.
+type migrationTarget interface {
+	tasks.Importer
+	Counts(ctx context.Context) ([]pgstore.Count, error)
+}
+
+var _ migrationTarget = (*pgstore.Store)(nil)
+
 // migration is one run of a2ad store migrate.
 type migration struct {
-	s        *pgstore.Store
+	s        migrationTarget
 	force    bool
 	from, to string
 	stderr   io.Writer

@@ -8,25 +8,39 @@ import (
 	"io"
 
 	"github.com/a2ad/a2ad/tasks/pgstore"
+	"github.com/a2ad/a2ad/tasks/stores"
 )
 
-// checkPostgres checks the database at dsn, writing nothing: the schema
-// must be this a2ad's version; every index the queries need is there and
-// valid; the invariants of pgstore.Store.Check hold. It prints the rows
-// of each table, and each problem on its own line on stderr, and returns
-// the exit code: 0 when there is none.
-func checkPostgres(ctx context.Context, dsn string, stdout, stderr io.Writer) int {
-	name := storeName(dsn)
-	s, err := pgstore.Open(ctx, dsn, pgstore.Options{ReadOnly: true, MaxConns: 2})
+// databaseCheck is a store that checks itself, writing nothing, and
+// counts its rows by table: a PostgreSQL store.
+type databaseCheck interface {
+	Check(ctx context.Context) ([]string, error)
+	Counts(ctx context.Context) ([]pgstore.Count, error)
+}
+
+var _ databaseCheck = (*pgstore.Store)(nil)
+
+// checkDatabase checks the database of kind k at target, named name, writing
+// nothing: the schema must be this a2ad's version; every index the
+// queries need is there and valid; the invariants of pgstore.Store.Check
+// hold. It prints the rows of each table, and each problem on its own
+// line on stderr, and returns the exit code: 0 when there is none.
+func checkDatabase(ctx context.Context, k *stores.Kind, target, name string, stdout, stderr io.Writer) int {
+	s, _, err := k.OpenTool(ctx, target, true)
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: store check:", err)
 		return 1
 	}
 	defer s.Close()
-	counts, err := s.Counts(ctx)
+	c, ok := s.(databaseCheck)
+	if !ok {
+		fmt.Fprintf(stderr, "a2ad: store check: %s cannot check itself\n", name)
+		return 1
+	}
+	counts, err := c.Counts(ctx)
 	if err == nil {
 		var problems []string
-		if problems, err = s.Check(ctx); err == nil {
+		if problems, err = c.Check(ctx); err == nil {
 			return printPgReport(stdout, stderr, name, counts, problems)
 		}
 	}

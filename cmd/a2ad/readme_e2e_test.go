@@ -278,6 +278,31 @@ curl -sf "$A2AD_URL/a2a" -H "X-API-Key: $(cat acme.key)" -H 'Content-Type: appli
 `,
 }
 
+func init() {
+	// README's own function, served: the section's script writes hello/.
+	script, err := readmeHelloScript()
+	if err != nil {
+		script = "echo " + strconv.Quote(err.Error()) + " >&2; false"
+	}
+	readmeSetups["hello"] = script + "__start_server\n"
+}
+
+// readmeHelloScript is the shell block of the README's "Your own function
+// in five minutes", which writes hello/ (TestCallREADME runs it too).
+func readmeHelloScript() (string, error) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		return "", err
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Your own function in five minutes\n")
+	if !ok {
+		return "", fmt.Errorf("README has no section \"Your own function in five minutes\"")
+	}
+	_, script, _ := strings.Cut(section, "```sh\n")
+	script, _, _ = strings.Cut(script, "```\n")
+	return script, nil
+}
+
 // reloadAdded is the function the reload example's setup adds to its
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"

@@ -69,7 +69,7 @@ type Main struct {
 	// auditLogger writes the audit trail; nil when it is off.
 	auditLogger *zerolog.Logger
 	wg          sync.WaitGroup // the rate limits' sweeper
-	store       taskStore
+	store       tasks.Backend
 	service     *tasks.Service
 	sender      *push.Sender
 	guard       *push.Guard
@@ -146,7 +146,7 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
 	if cfg.LogFormat == "console" {
-		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.adminURL(), m.GRPCAddr(), m.mcpURL()))
+		fmt.Fprint(stderr, servingBanner(m.BaseURL(), m.Addr(), m.adminURL(), m.GRPCAddr(), m.mcpURL()))
 	}
 loop:
 	for {

@@ -19,6 +19,7 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/internal/syncdir"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/stores"
 )
 
 const storeUsage = `a2ad store: tools for the store file. They take flags only.
@@ -166,6 +167,18 @@ func (f *storeFlags) parse(args []string, stderr io.Writer) int {
 	return -1
 }
 
+// notAFile ends tool with a usage error when --store names a store of a
+// kind that is no file (a database); -1 when it names a file, whose path
+// --store then is.
+func (f *storeFlags) notAFile(tool string, stderr io.Writer) int {
+	k, target := stores.Of(f.store)
+	if !k.File {
+		return usageError(stderr, fmt.Sprintf("%s works on a bbolt store file, and %s is %s: %s", tool, storeName(f.store), k.Noun, k.Instead[tool]))
+	}
+	f.store = target
+	return -1
+}
+
 func usageError(stderr io.Writer, msg string) int {
 	fmt.Fprintln(stderr, "a2ad:", msg)
 	return 2
@@ -184,9 +197,10 @@ func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (
 		// As a2ad tasks and a2ad push: the running server's admin listener.
 		server = adminServer(lookupEnv)
 	}
+	if code := f.notAFile("store backup", stderr); code >= 0 {
+		return code
+	}
 	switch {
-	case isPostgres(f.store):
-		return usageError(stderr, notForPostgres("store backup", f.store, "back it up with pg_dump, or your database's usual way").Error())
 	case server != "" && f.store != "":
 		return usageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
 	case f.out == "":
@@ -299,8 +313,9 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case f.store == "":
 		return usageError(stderr, "store compact: give the store file with --store")
-	case isPostgres(f.store):
-		return usageError(stderr, notForPostgres("store compact", f.store, "PostgreSQL reclaims the space of deleted rows itself (autovacuum)").Error())
+	}
+	if code := f.notAFile("store compact", stderr); code >= 0 {
+		return code
 	}
 	res, err := boltstore.Compact(f.store, f.out, f.lockTimeout)
 	switch {
@@ -361,12 +376,14 @@ func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if code := f.parse(args, stderr); code >= 0 {
 		return code
 	}
-	switch {
-	case f.store == "":
+	if f.store == "" {
 		return usageError(stderr, "store check: give the store file with --store")
-	case isPostgres(f.store):
-		return checkPostgres(ctx, f.store, stdout, stderr)
 	}
+	k, target := stores.Of(f.store)
+	if !k.File {
+		return checkDatabase(ctx, k, target, storeName(f.store), stdout, stderr)
+	}
+	f.store = target
 	r, err := boltstore.Check(f.store, f.lockTimeout)
 	switch {
 	case errors.Is(err, boltstore.ErrLocked):
@@ -424,8 +441,9 @@ func runStoreRepair(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case f.store == "":
 		return usageError(stderr, "store repair: give the store file with --store")
-	case isPostgres(f.store):
-		return usageError(stderr, notForPostgres("store repair", f.store, "a database has no write-ahead log of a2ad's").Error())
+	}
+	if code := f.notAFile("store repair", stderr); code >= 0 {
+		return code
 	}
 	res, err := boltstore.Repair(f.store, boltstore.RepairOptions{AcceptLoss: *accept, LockTimeout: f.lockTimeout})
 	var le *boltstore.LogError

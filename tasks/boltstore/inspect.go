@@ -50,6 +50,19 @@ func (s *Store) Inspector() *Inspector {
 	return &Inspector{view: s.view, path: s.db.Path(), StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
 }
 
+// Inspect returns the read-only view of s with bounds b (tasks.Backend):
+// Inspector with b's StateCount and Scan, a zero one the default.
+func (s *Store) Inspect(b tasks.InspectBounds) tasks.Inspector {
+	in := s.Inspector()
+	if b.StateCount > 0 {
+		in.StateCountLimit = b.StateCount
+	}
+	if b.Scan > 0 {
+		in.ScanLimit = b.Scan
+	}
+	return in
+}
+
 // Overview counts the store's tasks, deliveries and bytes, from one
 // consistent snapshot. Its cost is bounded: the per-state walk stops at
 // StateCountLimit entries, and the other counts come from bucket page

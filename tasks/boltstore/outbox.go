@@ -462,7 +462,9 @@ func decodeDeadLetter(k, v []byte) (tasks.DeadLetter, error) {
 }
 
 // DeadLetters returns up to limit dead letters after the one with id
-// after, oldest first.
+// after, oldest first. It is no part of tasks.Backend, whose dead letters
+// are listed by the Inspector (Store.Inspect); the store's own tests read
+// them here.
 func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -141,7 +141,8 @@ type Stats struct {
 	Writes  uint64 // writes grouped into them
 }
 
-var _ tasks.Store = (*Store)(nil)
+// Store is a whole tasks.Backend.
+var _ tasks.Backend = (*Store)(nil)
 
 // Open opens or creates the store at path. A file another process holds
 // is ErrLocked once opts.LockTimeout passes; a file replaced while Open

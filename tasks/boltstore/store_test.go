@@ -212,11 +212,7 @@ func subjectAt(t *testing.T, path string) *storetest.Subject {
 
 func subjectWith(t *testing.T, path string, opts boltstore.Options) *storetest.Subject {
 	open := func(t *testing.T) *boltstore.Store { return mustOpenWith(t, path, opts) }
-	return storetest.Reopening(t, open, func(s *boltstore.Store, b storetest.Bounds) tasks.Inspector {
-		in := s.Inspector() // a zero bound is the default
-		in.StateCountLimit, in.ScanLimit = b.StateCount, b.Scan
-		return in
-	}, check)
+	return storetest.Reopening(t, open, check)
 }
 
 // TestConcurrentWritesAreGrouped checks that many writers share commits.

@@ -93,7 +93,8 @@ type Store struct {
 	wg     sync.WaitGroup
 }
 
-var _ tasks.Store = (*Store)(nil)
+// Store is a whole tasks.Backend.
+var _ tasks.Backend = (*Store)(nil)
 
 // Open connects to the database at dsn (a postgres:// URL), creates or
 // migrates its schema, and returns the store. A database that cannot be

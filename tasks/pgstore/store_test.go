@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/a2ad/a2ad/internal/pgtest"
-	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/pgstore"
 	"github.com/a2ad/a2ad/tasks/storetest"
 )
@@ -43,13 +42,6 @@ func check(tb testing.TB, s *pgstore.Store) {
 	}
 }
 
-// inspector is s's inspector with bounds b (zero: the default).
-func inspector(s *pgstore.Store, b storetest.Bounds) tasks.Inspector {
-	in := s.Inspector()
-	in.StateCountLimit, in.ScanLimit = b.StateCount, b.Scan
-	return in
-}
-
 // TestConformance runs the store conformance suite, each contract on a
 // schema of its own, in parallel.
 func TestConformance(t *testing.T) {
@@ -58,6 +50,6 @@ func TestConformance(t *testing.T) {
 		t.Parallel()
 		dsn := pgtest.Schema(t)
 		open := func(t *testing.T) *pgstore.Store { return mustOpen(t, dsn) }
-		return storetest.Reopening(t, open, inspector, check)
+		return storetest.Reopening(t, open, check)
 	})
 }

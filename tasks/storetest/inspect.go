@@ -118,7 +118,7 @@ func testInspectorOverview(t *testing.T, sub *Subject) {
 		{12, nonTerminal, false},
 		{11, map[a2a.TaskState]int{}, false},
 	} {
-		o, err := sub.Inspector(Bounds{StateCount: c.bound}).Overview(ctx)
+		o, err := sub.Store.Inspect(Bounds{StateCount: c.bound}).Overview(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func testInspectorTasksFiltersAndPages(t *testing.T, sub *Subject) {
 	} {
 		want := matching(recs, q)
 		for _, scan := range []int{0, 3, 1} {
-			in := sub.Inspector(Bounds{Scan: scan})
+			in := sub.Store.Inspect(Bounds{Scan: scan})
 			for _, limit := range []int{1, 2, 7, 1000} {
 				got, pages := pageAll(t, in, q, limit)
 				if diff := cmp.Diff(want, got); diff != "" {
@@ -171,7 +171,7 @@ func testInspectorTasksFiltersAndPages(t *testing.T, sub *Subject) {
 		t.Errorf("record (-want +got):\n%s", diff)
 	}
 	// The scan bound stops a page short, and says where to go on.
-	p, err = sub.Inspector(Bounds{Scan: 4}).Tasks(ctx, tasks.TaskQuery{FunctionID: "nope"}, "", 10)
+	p, err = sub.Store.Inspect(Bounds{Scan: 4}).Tasks(ctx, tasks.TaskQuery{FunctionID: "nope"}, "", 10)
 	if err != nil || len(p.Tasks) != 0 || p.Scanned > 4 {
 		t.Errorf("Tasks with a scan bound of 4: %+v, %v; want no tasks, at most 4 scanned", p, err)
 	}

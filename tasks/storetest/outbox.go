@@ -247,15 +247,16 @@ func testDeadLettersKeepTheURLAndNoSecret(t *testing.T, sub *Subject) {
 	if err := s.Dead(ctx, d.ID, d.URL, 8, "HTTP 500"); err != nil {
 		t.Fatal(err)
 	}
-	dead, err := s.DeadLetters(ctx, 0, 10)
-	if err != nil || len(dead) != 1 {
-		t.Fatalf("DeadLetters = %+v, %v", dead, err)
+	in := s.Inspect(Bounds{})
+	dead, more, err := in.DeadLetters(ctx, 0, 10)
+	if err != nil || len(dead) != 1 || more {
+		t.Fatalf("DeadLetters = %+v, %v, %v", dead, more, err)
 	}
 	if got := dead[0]; got.ID != d.ID || got.TaskID != "t1" || got.ConfigID != "c" || got.URL != "https://x.example/hook" ||
 		got.Attempts != 8 || got.LastError != "HTTP 500" || got.DeadAt.IsZero() || got.CreatedAt.IsZero() {
 		t.Fatalf("dead letter %+v", got)
 	}
-	if tail, err := s.DeadLetters(ctx, math.MaxUint64, 10); err != nil || tail == nil || len(tail) != 0 {
+	if tail, more, err := in.DeadLetters(ctx, math.MaxUint64, 10); err != nil || tail == nil || len(tail) != 0 || more {
 		t.Fatalf("dead letters after the last possible id: %+v, %v; want an empty list", tail, err)
 	}
 	if n, err := s.DeadLetterCount(ctx); err != nil || n != 1 {

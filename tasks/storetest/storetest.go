@@ -1,10 +1,11 @@
-// Package storetest is the conformance suite of a2ad's task stores: the
-// contracts of tasks.Store (create, lookup and idempotency, update and its
-// races, events and their sequence numbers, the active index, expiry,
-// quotas, listing, leases), of the push outbox a store keeps beside its tasks
-// (push.Outbox and what the operator and the metrics read of it), and of
-// the operator's tasks.Inspector, written once. Every store runs all of
-// them from its own tests:
+// Package storetest is the conformance suite of a2ad's task stores, run
+// through the one contract they implement, tasks.Backend: the contracts of
+// tasks.Store (create, lookup and idempotency, update and its races,
+// events and their sequence numbers, the active index, expiry, quotas,
+// listing, leases), of the push outbox a store keeps beside its tasks
+// (tasks.Outbox, and the gauges and replay the operator and the metrics
+// use), and of the operator's tasks.Inspector (Backend.Inspect), written
+// once. Every store runs all of them from its own tests:
 //
 //	func TestConformance(t *testing.T) { storetest.Run(t, openStore) }
 //
@@ -15,60 +16,20 @@ package storetest
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/a2ad/a2ad/a2a"
-	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 )
 
-// Store is what a2ad asks of a task store: tasks.Store, the push outbox
-// that transitions fill in the same commit, and the counts the metrics
-// and the operator read.
-type Store interface {
-	tasks.Store
-	push.Outbox
-	// DeadLetters returns up to limit dead letters with ids above after,
-	// oldest first (never nil).
-	DeadLetters(ctx context.Context, after uint64, limit int) ([]tasks.DeadLetter, error)
-	// OutboxDepth counts the deliveries waiting: at most one per webhook
-	// of a task.
-	OutboxDepth(ctx context.Context) (int, error)
-	// DeadLetterCount counts the dead letters.
-	DeadLetterCount(ctx context.Context) (int, error)
-	// RetryDeadLetter puts dead letter id back in the outbox, due at now
-	// with no attempts (joining its webhook's waiting delivery, if any),
-	// wakes the sender and returns the letter; tasks.ErrDeadLetterNotFound
-	// if there is none.
-	RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (tasks.DeadLetter, error)
-	// DropDeadLetter deletes dead letter id and returns it;
-	// tasks.ErrDeadLetterNotFound if there is none.
-	DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter, error)
-	// ActiveStates counts the tasks that are not terminal, by state.
-	ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
-	// SetOutboxHook sets fn to be called after each commit that queued
-	// push deliveries.
-	SetOutboxHook(fn func())
-	// Close closes the store; it then refuses writes with
-	// tasks.ErrClosed, and a second Close returns nil.
-	Close() error
-}
+// Store is what the suite tests: the whole of tasks.Backend.
+type Store = tasks.Backend
 
-// Bounds are the limits of an inspector's walks; zero is the store's
-// default.
-type Bounds struct {
-	// StateCount is the number of tasks above which Overview stops
-	// counting terminal states (see tasks.Overview.ByState).
-	StateCount int
-	// Scan bounds the tasks one Inspector.Tasks call examines.
-	Scan int
-}
+// Bounds are the limits of an inspector's walks (tasks.InspectBounds);
+// zero is the store's default.
+type Bounds = tasks.InspectBounds
 
 // Subject is one store under test.
 type Subject struct {
 	Store Store
-	// Inspector returns the store's read-only view with bounds b.
-	Inspector func(b Bounds) tasks.Inspector
 	// Reopen closes Store and opens what it stored again, as a restart
 	// (or another process on the same data) does.
 	Reopen func(t *testing.T) *Subject
@@ -79,11 +40,11 @@ type Subject struct {
 
 // Reopening is the Subject of the store open opens at one place (a
 // file, a database schema), and opens again there for Reopen, after its
-// checks and Close. inspector returns its inspector with bounds b; check,
-// when not nil, runs its own consistency checks.
-func Reopening[S Store](t *testing.T, open func(t *testing.T) S, inspector func(s S, b Bounds) tasks.Inspector, check func(tb testing.TB, s S)) *Subject {
+// checks and Close. check, when not nil, runs its own consistency
+// checks.
+func Reopening[S Store](t *testing.T, open func(t *testing.T) S, check func(tb testing.TB, s S)) *Subject {
 	s := open(t)
-	sub := &Subject{Store: s, Inspector: func(b Bounds) tasks.Inspector { return inspector(s, b) }}
+	sub := &Subject{Store: s}
 	if check != nil {
 		sub.Check = func(tb testing.TB) { check(tb, s) }
 	}
@@ -92,7 +53,7 @@ func Reopening[S Store](t *testing.T, open func(t *testing.T) S, inspector func(
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		return Reopening(t, open, inspector, check)
+		return Reopening(t, open, check)
 	}
 	return sub
 }
@@ -188,6 +149,6 @@ func (sub *Subject) check(tb testing.TB) {
 }
 
 // inspector is the store's inspector with its default bounds.
-func (sub *Subject) inspector() tasks.Inspector { return sub.Inspector(Bounds{}) }
+func (sub *Subject) inspector() tasks.Inspector { return sub.Store.Inspect(Bounds{}) }
 
 var ctx = context.Background()

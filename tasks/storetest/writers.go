@@ -405,7 +405,6 @@ func testCanceledContextIsRefused(t *testing.T, sub *Subject) {
 		"Delivered":          func() error { return s.Delivered(c, 1, 1) },
 		"Retry":              func() error { return s.Retry(c, 1, 1, time.Now(), "x") },
 		"Dead":               func() error { return s.Dead(c, 1, "", 1, "x") },
-		"DeadLetters":        func() error { _, err := s.DeadLetters(c, 0, 10); return err },
 		"OutboxDepth":        func() error { _, err := s.OutboxDepth(c); return err },
 		"DeadLetterCount":    func() error { _, err := s.DeadLetterCount(c); return err },
 		"ActiveStates":       func() error { _, err := s.ActiveStates(c); return err },

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -54,6 +55,14 @@ func (m *unary[P, O]) serve(ctx context.Context, s *Server, req proto.Message) (
 	}
 	out, err := m.run(ctx, s, c.cl, p)
 	if err == nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// The client canceled, or its deadline passed, while the call
+			// was answered (a blocking send answers with its task as it
+			// stands then): the answer would reach no one, or race the
+			// client's own deadline, so the call ends as gRPC says such a
+			// call ends, whichever end saw it first.
+			return zero, status.FromContextError(cerr).Err()
+		}
 		return out, nil
 	}
 	if errors.As(err, &e) {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -64,8 +65,11 @@ var errKeyReused = invalidParams("_meta."+IdempotencyKey, "reused with different
 // a blocking A2A message/send, becomes a durable task; its outcome is the
 // result. A refusal (the tool unknown or hidden, bad arguments, a limit)
 // is a JSON-RPC error; a function that fails is a result with isError.
-func (rq *request) call(p *sdk.CallToolParamsRaw) (sdk.Result, error) {
-	s, cl := rq.s, rq.cl
+//
+// sdkCtx is the context the SDK handed the call, which its notifications
+// go out under (to the request's own response stream).
+func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.Result, error) {
+	s, cl, p := rq.s, rq.cl, req.Params
 	f, id, reason := s.find(cl.Caller(), p.Name)
 	if f == nil {
 		cl.NoteDenied(id, reason)
@@ -89,9 +93,17 @@ func (rq *request) call(p *sdk.CallToolParamsRaw) (sdk.Result, error) {
 	if err != nil {
 		return nil, rq.fail(invalidParams("arguments", "must be a JSON object"))
 	}
-	task, reply, ae := s.cfg.Core.Send(rq.ctx, cl, a2a.SendParams{Message: a2a.Message{
-		MessageID: msgID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(data)},
-	}})
+	sp := a2a.SendParams{Message: a2a.Message{MessageID: msgID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(data)}}}
+	var (
+		task  *a2a.Task
+		reply *a2a.Message
+		ae    *a2a.Error
+	)
+	if token, ss := progressToken(req); token != nil && s.cfg.Core.StreamsRefused() == nil {
+		task, reply, ae = rq.sendWatched(sdkCtx, ss, token, sp)
+	} else {
+		task, reply, ae = s.cfg.Core.Send(rq.ctx, cl, sp)
+	}
 	switch {
 	case ae == transport.ErrMessageIDReused:
 		return nil, errKeyReused

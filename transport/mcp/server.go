@@ -40,6 +40,10 @@ type Config struct {
 	// does not list is refused with 403 (DNS rebinding). Nil refuses
 	// every request with an Origin.
 	CORS *httpx.CORS
+	// Origin is the server's own origin (its base URL's scheme, host and
+	// port), always allowed: a page of a2ad's own origin is not a
+	// rebinding, whose Origin names the attacker's host. "" for none.
+	Origin string
 	// Version is a2ad's version, given as the server's in initialize.
 	Version string
 }
@@ -49,22 +53,31 @@ type Config struct {
 type Server struct {
 	cfg Config
 	sdk *sdk.StreamableHTTPHandler
+	// streamed answers as an SSE stream: a tools/call that asked for
+	// progress (a progressToken), whose notifications come before its
+	// result.
+	streamed *sdk.StreamableHTTPHandler
 }
 
 // New builds the server.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg}
-	s.sdk = sdk.NewStreamableHTTPHandler(serverOf, &sdk.StreamableHTTPOptions{
-		Stateless: true,
-		// One JSON answer per POST: no stream is open between requests,
-		// and the call's audit record is written when it is answered.
-		JSONResponse: true,
-		// Checked here, against --cors-origins, before authentication; a
-		// Host check would refuse a2ad behind a proxy on the same host.
-		DisableLocalhostProtection: true,
-		// The core read the body, under its cap, timeout and byte rate.
-		MaxRequestBodyBytes: -1,
-	})
+	opts := func(json bool) *sdk.StreamableHTTPOptions {
+		return &sdk.StreamableHTTPOptions{
+			Stateless: true,
+			// One JSON answer per POST, or for a call that asked for
+			// progress one SSE stream: no stream is open between requests,
+			// and the call's audit record is written when it is answered.
+			JSONResponse: json,
+			// Checked here, against --cors-origins, before authentication; a
+			// Host check would refuse a2ad behind a proxy on the same host.
+			DisableLocalhostProtection: true,
+			// The core read the body, under its cap, timeout and byte rate.
+			MaxRequestBodyBytes: -1,
+		}
+	}
+	s.sdk = sdk.NewStreamableHTTPHandler(serverOf, opts(true))
+	s.streamed = sdk.NewStreamableHTTPHandler(serverOf, opts(false))
 	return s
 }
 
@@ -74,7 +87,7 @@ func New(cfg Config) *Server {
 // Each step that refuses the request answers it and stops; the call's one
 // audit record is written at the end.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if origin := r.Header.Get(echo.HeaderOrigin); origin != "" && !s.cfg.CORS.Allows(origin) {
+	if origin := r.Header.Get(echo.HeaderOrigin); origin != "" && origin != s.cfg.Origin && !s.cfg.CORS.Allows(origin) {
 		transport.LeaveBody(w, r)
 		http.Error(w, "Forbidden: Origin not allowed (see --cors-origins)", http.StatusForbidden)
 		return
@@ -116,13 +129,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, ref)
 		return
 	}
-	method := methodOf(body)
+	method, progress := methodOf(body)
 	cl.SetMethod(method, a2a.V03, method == "tools/call")
 	// The SDK reads the body again, from the bytes read here (it copies
 	// them: the buffer goes back to the pool once it has answered).
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	rq := &request{s: s, cl: cl, ctx: r.Context()}
-	s.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
+	h := s.sdk
+	if progress && method == "tools/call" {
+		h = s.streamed
+	}
+	h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
 }
 
 // Methods returns the names of the MCP methods a2ad serves, for the
@@ -148,15 +165,22 @@ func versionError(v string) *a2a.Error {
 
 // methodOf is the JSON-RPC method of body, for the audit record: "" for a
 // body that is not one JSON-RPC message (the SDK answers it), cut to a
-// bounded length by the record.
-func methodOf(body []byte) string {
+// bounded length by the record; and whether its params' _meta holds a
+// progress token.
+func methodOf(body []byte) (method string, progress bool) {
 	var env struct {
 		Method string `json:"method"`
+		Params struct {
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
 	}
 	if json.Unmarshal(body, &env) != nil {
-		return ""
+		return "", false
 	}
-	return env.Method
+	t := env.Params.Meta.ProgressToken
+	return env.Method, len(t) > 0 && string(t) != "null"
 }
 
 // refuse answers a request the core refused before its message.
@@ -230,7 +254,7 @@ func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
 			return rq.list(), nil
 		case "tools/call":
 			if call, ok := req.(*sdk.CallToolRequest); ok {
-				return rq.call(call.Params)
+				return rq.call(ctx, call)
 			}
 		}
 		return next(ctx, method, req)

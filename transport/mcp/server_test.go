@@ -110,7 +110,7 @@ func newFixture(tb testing.TB, limits transport.Admitter) *fixture {
 	}
 	al := zerolog.New(f.audit)
 	core := transport.New(transport.Config{Tasks: f.fake, Auth: keys, Admit: limits, Audit: &al, Logger: zerolog.Nop()})
-	s := mcp.New(mcp.Config{Core: core, Catalog: f.cat.Load, CORS: cors, Version: "test"})
+	s := mcp.New(mcp.Config{Core: core, Catalog: f.cat.Load, CORS: cors, Origin: "http://a2ad.example:8080", Version: "test"})
 	srv := httptest.NewServer(s)
 	tb.Cleanup(srv.Close)
 	f.url, f.h = srv.URL, s
@@ -395,6 +395,8 @@ func TestTransportRefusals(t *testing.T) {
 	}{
 		{"origin refused", "partner-key", []string{"Origin", "https://evil.example"}, 403, "Forbidden: Origin not allowed"},
 		{"origin listed", "partner-key", []string{"Origin", "https://host.example"}, 200, `"demo.echo"`},
+		{"the server's own origin", "partner-key", []string{"Origin", "http://a2ad.example:8080"}, 200, `"demo.echo"`},
+		{"another port of its host", "partner-key", []string{"Origin", "http://a2ad.example:8081"}, 403, "Forbidden: Origin not allowed"},
 		{"bad version", "partner-key", []string{"Mcp-Protocol-Version", "1999-01-01"}, 400,
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Unsupported Mcp-Protocol-Version \"1999-01-01\": supported are 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"}}`},
 		{"no key", "", nil, 401, `"code":-32054`},
