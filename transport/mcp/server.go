@@ -194,14 +194,9 @@ func methodOf(body []byte) (method string, progress bool) {
 // refuse answers a request the core refused before its message.
 func (s *Server) refuse(w http.ResponseWriter, ref *transport.Refusal) {
 	h := w.Header()
+	ref.SetHeaders(h)
 	if ref.Challenge != "" {
 		h.Set("WWW-Authenticate", withResourceMetadata(ref.Challenge, s.cfg.ResourceMetadata))
-	}
-	if ref.RetryAfter != "" {
-		h.Set("Retry-After", ref.RetryAfter)
-	}
-	if ref.Close {
-		h.Set("Connection", "close")
 	}
 	writeError(w, ref.Status, transport.RefusalError(ref))
 }
