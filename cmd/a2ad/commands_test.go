@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -659,6 +660,38 @@ func TestAdminServerEnv(t *testing.T) {
 	} {
 		if got := adminServer(env(tc.env)); got != tc.want {
 			t.Errorf("adminServer(%v) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+// TestFlagGroups: every setting is in exactly one of serve --help's
+// groups (a new flag must be placed), no group names a flag that does not
+// exist, and serve --help lists them under their group's name.
+func TestFlagGroups(t *testing.T) {
+	fs := flag.NewFlagSet("a2ad", flag.ContinueOnError)
+	cfg := DefaultConfig()
+	cfg.flags(fs)
+	in := map[string]string{}
+	for _, g := range flagGroups {
+		for _, name := range g.flags {
+			if other, dup := in[name]; dup {
+				t.Errorf("--%s is in %q and %q", name, other, g.name)
+			}
+			in[name] = g.name
+			if fs.Lookup(name) == nil {
+				t.Errorf("group %q names --%s, which is no flag", g.name, name)
+			}
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if in[f.Name] == "" {
+			t.Errorf("--%s is in no group of flagGroups", f.Name)
+		}
+	})
+	_, _, errOut := runA2AD(t, nil, "serve", "--help")
+	for _, want := range []string{"\nListeners:\n  -listen string\n", "\nCallers:\n  -keys string\n", "\nStore:\n  -store string\n", "\nTLS:\n  -tls-cert string\n"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("serve --help lacks %q", want)
 		}
 	}
 }

@@ -39,6 +39,10 @@ func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(help, "Usage of %s:\n", fs.Name())
+		if countFlags(fs) > 20 {
+			printGroupedDefaults(help, fs) // serve's many flags, by what they concern
+			return err
+		}
 		fs.SetOutput(help)
 		fs.PrintDefaults()
 		return err
@@ -96,4 +100,11 @@ func unknownCommand(stderr io.Writer, prefix, what, name string, known []string,
 	}
 	fmt.Fprintf(stderr, "%s: unknown %s %q%s\n\n%s", prefix, what, name, guess, usage)
 	return 2
+}
+
+// countFlags is how many flags fs defines.
+func countFlags(fs *flag.FlagSet) int {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n
 }

@@ -71,25 +71,26 @@ Every setting is a flag, an environment variable (` + "`A2AD_`" + ` and the flag
 key of the YAML file given with ` + "`--config`" + ` (the flag's name). A flag wins over the environment, which wins over
 the file. Every command reads every setting from the environment and the file; on its command line it takes only
 the flags listed for it. The admin commands (` + "`a2ad keys`, `a2ad tasks`, `a2ad push`, `a2ad store`, `a2ad reload`" + `) have
-flags of their own: ` + "`a2ad <command> --help`" + ` lists them.
-
-| flag | environment | default | commands | what it sets |
-|---|---|---|---|---|
+flags of their own: ` + "`a2ad <command> --help`" + ` lists them. The settings are grouped by what they concern, as
+` + "`a2ad serve --help`" + ` groups them.
 `)
-	fs.VisitAll(func(f *flag.Flag) {
-		var cmds []string
-		for _, c := range referenceCommands {
-			if takesFlag(c, f.Name) {
-				cmds = append(cmds, c)
+	groupedFlags(fs, func(group string, flags []*flag.Flag) {
+		fmt.Fprintf(&b, "\n## %s\n\n| flag | environment | default | commands | what it sets |\n|---|---|---|---|---|\n", group)
+		for _, f := range flags {
+			var cmds []string
+			for _, c := range referenceCommands {
+				if takesFlag(c, f.Name) {
+					cmds = append(cmds, c)
+				}
 			}
+			def := f.DefValue
+			if def == "" {
+				def = "—"
+			} else {
+				def = "`" + def + "`"
+			}
+			fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.Name, envName(f.Name), def, strings.Join(cmds, ", "), cell(f.Usage))
 		}
-		def := f.DefValue
-		if def == "" {
-			def = "—"
-		} else {
-			def = "`" + def + "`"
-		}
-		fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.Name, envName(f.Name), def, strings.Join(cmds, ", "), cell(f.Usage))
 	})
 	return b.Bytes()
 }
