@@ -695,3 +695,33 @@ func TestFlagGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminServerFromConfig: without A2AD_SERVER, the admin commands find
+// the admin listener where a2ad serve opens it by the same settings: the
+// shared config file's admin-listen (A2AD_CONFIG), or A2AD_ADMIN_LISTEN,
+// which wins over the file as for serve; a file without it, or one that
+// cannot be read, leaves the default.
+func TestAdminServerFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "a2ad.yaml")
+	putFile(t, shared, "catalog: examples/catalog.yaml\nadmin-listen: 127.0.0.1:9181\n")
+	plain := filepath.Join(dir, "plain.yaml")
+	putFile(t, plain, "catalog: examples/catalog.yaml\n")
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"A2AD_CONFIG": shared}, "http://127.0.0.1:9181"},
+		{map[string]string{"A2AD_CONFIG": shared, "A2AD_ADMIN_LISTEN": "127.0.0.1:9282"}, "http://127.0.0.1:9282"},
+		{map[string]string{"A2AD_CONFIG": shared, "A2AD_SERVER": "http://new:2"}, "http://new:2"},
+		{map[string]string{"A2AD_CONFIG": plain}, "http://127.0.0.1:8081"},
+		{map[string]string{"A2AD_CONFIG": filepath.Join(dir, "missing.yaml")}, "http://127.0.0.1:8081"},
+	} {
+		if got := adminServer(env(tc.env)); got != tc.want {
+			t.Errorf("adminServer(%v) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
