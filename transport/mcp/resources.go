@@ -67,7 +67,10 @@ func (rq *request) listTasks(cursor string) (*sdk.ListResourcesResult, error) {
 		cl.NoteError(e, nil)
 		return nil, wireError(e)
 	}
-	page, e := core.List(rq.ctx, cl, a2a.ListTasksParams{PageToken: cursor}, "cursor")
+	// The latest message names the function (a tools/call's only one
+	// does); the rest of the history, and the artifacts, stay in the store.
+	one := 1
+	page, e := core.List(rq.ctx, cl, a2a.ListTasksParams{PageToken: cursor, HistoryLength: &one}, "cursor")
 	if e != nil {
 		return nil, wireError(e)
 	}
@@ -85,8 +88,8 @@ func (rq *request) listTasks(cursor string) (*sdk.ListResourcesResult, error) {
 	return res, nil
 }
 
-// describe is a task's one-line description: its function, when its
-// first message names one, and its state.
+// describe is a task's one-line description: its function, when the
+// message the page holds names one, and its state.
 func describe(t *a2a.Task) string {
 	state := "state " + string(t.Status.State)
 	if fn := functionOf(t); fn != "" {
@@ -95,14 +98,14 @@ func describe(t *a2a.Task) string {
 	return "Task, " + state
 }
 
-// functionOf is the function the task's first message names in a data
+// functionOf is the function the task's last message names in a data
 // part's "skill" (as a tools/call's does); "" when it names none (an A2A
-// message to the default skill, or history not kept).
+// message to the default skill, a follow-up, or no history kept).
 func functionOf(t *a2a.Task) string {
 	if len(t.History) == 0 {
 		return ""
 	}
-	for _, p := range t.History[0].Parts {
+	for _, p := range t.History[len(t.History)-1].Parts {
 		if p.Kind != a2a.PartData {
 			continue
 		}

@@ -43,8 +43,8 @@ func TestResourcesList(t *testing.T) {
 	var callers []string
 	f.fake.Caller = func(c tasks.Caller) { callers = append(callers, c.ID) }
 	f.fake.ListFn = func(q tasks.ListQuery) (tasks.ListPage, error) {
-		if q.HistoryLength != nil || q.IncludeArtifacts || q.PageSize != 0 {
-			t.Errorf("query %+v: want all history, no artifacts, the default page size", q)
+		if q.HistoryLength == nil || *q.HistoryLength != 1 || q.IncludeArtifacts || q.PageSize != 0 {
+			t.Errorf("query %+v: want the latest message, no artifacts, the default page size", q)
 		}
 		switch q.PageToken {
 		case "":
