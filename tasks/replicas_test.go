@@ -264,18 +264,7 @@ func TestStreamOnAnotherReplica(t *testing.T) {
 // A hears of it.
 func TestFollowUpOnAnotherReplica(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	ask := func() *Backend {
-		return &Backend{Fn: func(_ context.Context, in json.RawMessage) (functions.Result, error) {
-			var v struct{ Approved bool }
-			_ = json.Unmarshal(in, &v)
-			if !v.Approved {
-				return functions.Result{InputRequired: "Approve the order?"}, nil
-			}
-			time.Sleep(300 * time.Millisecond)
-			return functions.Result{Output: json.RawMessage(`{"ok":true}`)}, nil
-		}}
-	}
-	ba, bb := ask(), ask()
+	ba, bb := approvalBackend(300*time.Millisecond), approvalBackend(300*time.Millisecond)
 	a := openReplica(t, dsn, true, tasks.Config{}, fn(t, "orders::place", ba))
 	b := openReplica(t, dsn, true, tasks.Config{}, fn(t, "orders::place", bb))
 	task, _, err := a.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "orders::place", `{"sku":"a"}`)))

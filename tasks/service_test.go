@@ -43,6 +43,20 @@ func echoBackend() *Backend {
 	}}
 }
 
+// approvalBackend asks "Approve the order?" until a call's input has
+// "approved": true, then answers {"ok":true} after delay.
+func approvalBackend(delay time.Duration) *Backend {
+	return &Backend{Fn: func(_ context.Context, in json.RawMessage) (functions.Result, error) {
+		var v struct{ Approved bool }
+		_ = json.Unmarshal(in, &v)
+		if !v.Approved {
+			return functions.Result{InputRequired: "Approve the order?"}, nil
+		}
+		time.Sleep(delay)
+		return functions.Result{Output: json.RawMessage(`{"ok":true}`)}, nil
+	}}
+}
+
 // blockingBackend blocks each call until release is closed or the call's
 // context ends.
 func blockingBackend(release <-chan struct{}) *Backend {
@@ -479,14 +493,7 @@ func TestInputRequiredWhenNoSkillIsNamed(t *testing.T) {
 }
 
 func TestBackendAsksForInput(t *testing.T) {
-	b := &Backend{Fn: func(_ context.Context, in json.RawMessage) (functions.Result, error) {
-		var v struct{ Approved bool }
-		_ = json.Unmarshal(in, &v)
-		if !v.Approved {
-			return functions.Result{InputRequired: "Approve the order?"}, nil
-		}
-		return functions.Result{Output: json.RawMessage(`{"ok":true}`)}, nil
-	}}
+	b := approvalBackend(0)
 	e := newEnv(t, tasks.Config{}, fn(t, "orders::place", b))
 	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "orders::place", `{"sku":"a"}`)))
 	if err != nil {

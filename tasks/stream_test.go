@@ -356,14 +356,7 @@ func sendNonBlocking(m a2a.Message) a2a.SendParams {
 // through the answer to its terminal state; Watch ends at
 // input-required, as before.
 func TestSubscribeThroughInputRequired(t *testing.T) {
-	b := &Backend{Fn: func(_ context.Context, in json.RawMessage) (functions.Result, error) {
-		var v struct{ Approved bool }
-		_ = json.Unmarshal(in, &v)
-		if !v.Approved {
-			return functions.Result{InputRequired: "Approve the order?"}, nil
-		}
-		return functions.Result{Output: json.RawMessage(`{"ok":true}`)}, nil
-	}}
+	b := approvalBackend(0)
 	e := newEnv(t, tasks.Config{}, fn(t, "orders::place", b))
 	task, _, err := e.svc.Send(ctx, tasks.Caller{}, send(dataMsg("m1", "orders::place", `{"sku":"a"}`)))
 	if err != nil || task.Status.State != a2a.StateInputRequired {

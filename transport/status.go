@@ -65,6 +65,21 @@ func StatusOf(e *a2a.Error) Status {
 	return statusInternal
 }
 
+// SetHeaders sets the headers a refusal's answer carries over HTTP:
+// WWW-Authenticate, Retry-After, and Connection: close, each where the
+// refusal has one.
+func (ref *Refusal) SetHeaders(h http.Header) {
+	if ref.Challenge != "" {
+		h.Set("WWW-Authenticate", ref.Challenge)
+	}
+	if ref.RetryAfter != "" {
+		h.Set("Retry-After", ref.RetryAfter)
+	}
+	if ref.Close {
+		h.Set("Connection", "close")
+	}
+}
+
 // StatusOfRefusal is the status that answers a refusal: its own HTTP
 // status (a server-wide cap is 503, a caller's 429), with the code that
 // status stands for.

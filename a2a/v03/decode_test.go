@@ -17,11 +17,7 @@ func withParts(parts string) string { return sendParams(map[string]string{"parts
 
 // decodeSendParamsCases are the bad params of message/send, each with the
 // problems it must report. FuzzDecodeSendParams seeds its corpus with them.
-var decodeSendParamsCases = []struct {
-	name   string
-	params string // "" means no params at all
-	want   []a2a.Problem
-}{
+var decodeSendParamsCases = wiretest.NamedRefusals{
 	{"params missing", "", []a2a.Problem{wiretest.Prob("/", "is required")}},
 	{"params null", "null", []a2a.Problem{wiretest.Prob("/", "is required")}},
 	{"params array", `[{"message":{}}]`, []a2a.Problem{wiretest.Prob("/", "must be an object, not an array")}},
@@ -146,12 +142,7 @@ var decodeSendParamsCases = []struct {
 }
 
 func TestDecodeSendParamsProblems(t *testing.T) {
-	for _, tc := range decodeSendParamsCases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := v03.DecodeSendParams(wiretest.RawOrNil(tc.params))
-			wiretest.CheckInvalidParams(t, err, tc.want...)
-		})
-	}
+	wiretest.CheckNamedRefusals(t, v03.DecodeSendParams, decodeSendParamsCases)
 }
 
 func TestDecodeSendParamsSeveralProblemsMessage(t *testing.T) {
@@ -254,10 +245,7 @@ func TestDecodeSendParamsMinimal(t *testing.T) {
 }
 
 func TestDecodeTaskQuery(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v03.DecodeTaskQuery, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`[]`, []a2a.Problem{wiretest.Prob("/", "must be an object, not an array")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
@@ -270,11 +258,7 @@ func TestDecodeTaskQuery(t *testing.T) {
 			wiretest.Prob("/id", "must be a string, not a number"),
 			wiretest.Prob("/historyLength", "must not be negative"),
 		}},
-	}
-	for _, tc := range bad {
-		_, err := v03.DecodeTaskQuery(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 
 	q, err := v03.DecodeTaskQuery(json.RawMessage(`{"id":"t1","historyLength":3,"metadata":{}}`))
 	if err != nil {
@@ -294,21 +278,14 @@ func TestDecodeTaskQuery(t *testing.T) {
 }
 
 func TestDecodeTaskID(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v03.DecodeTaskID, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`"t1"`, []a2a.Problem{wiretest.Prob("/", "must be an object, not a string")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
 		{`{"id":""}`, []a2a.Problem{wiretest.Prob("/id", "must not be empty")}},
 		{`{"id":1}`, []a2a.Problem{wiretest.Prob("/id", "must be a string, not a number")}},
 		{`{"id":{"id":"t1"}}`, []a2a.Problem{wiretest.Prob("/id", "must be a string, not an object")}},
-	}
-	for _, tc := range bad {
-		_, err := v03.DecodeTaskID(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 
 	id, err := v03.DecodeTaskID(json.RawMessage(`{"id":"t1","metadata":{"a":1}}`))
 	if err != nil || id != "t1" {

@@ -15,7 +15,7 @@ import (
 // the 0.3 rules and encodes to a message it accepts again.
 func FuzzDecodeSendParams(f *testing.F) {
 	for _, tc := range decodeSendParamsCases {
-		f.Add([]byte(tc.params))
+		f.Add([]byte(tc.Params))
 	}
 	f.Add([]byte(sendParams(nil, "")))
 	f.Add([]byte(sendParams(map[string]string{"parts": `[{"kind":"file","file":{"uri":"https://example.com/a"}},{"kind":"data","data":{}}]`},

@@ -22,11 +22,7 @@ func withConfV1(conf string) string { return wiretest.SendParams10(nil, `"config
 // decodeSendParamsV1Cases are bad SendMessage params, each with the
 // problems it must report. FuzzDecodeSendParamsV1 seeds its corpus with
 // them.
-var decodeSendParamsV1Cases = []struct {
-	name   string
-	params string // "" means no params at all
-	want   []a2a.Problem
-}{
+var decodeSendParamsV1Cases = wiretest.NamedRefusals{
 	{"params missing", "", []a2a.Problem{wiretest.Prob("/", "is required")}},
 	{"params null", "null", []a2a.Problem{wiretest.Prob("/", "is required")}},
 	{"params array", `[{"message":{}}]`, []a2a.Problem{wiretest.Prob("/", "must be an object, not an array")}},
@@ -177,12 +173,7 @@ var decodeSendParamsV1Cases = []struct {
 }
 
 func TestDecodeSendParamsV1Problems(t *testing.T) {
-	for _, tc := range decodeSendParamsV1Cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := v1.DecodeSendParams(wiretest.RawOrNil(tc.params))
-			wiretest.CheckInvalidParams(t, err, tc.want...)
-		})
-	}
+	wiretest.CheckNamedRefusals(t, v1.DecodeSendParams, decodeSendParamsV1Cases)
 }
 
 func TestDecodeSendParamsV1Good(t *testing.T) {
@@ -330,10 +321,7 @@ func TestDecodeSendParamsV1Base64(t *testing.T) {
 }
 
 func TestDecodeTaskQueryV1(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v1.DecodeTaskQuery, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`[]`, []a2a.Problem{wiretest.Prob("/", "must be an object, not an array")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
@@ -347,11 +335,7 @@ func TestDecodeTaskQueryV1(t *testing.T) {
 			wiretest.Prob("/id", "must be a string, not a number"),
 			wiretest.Prob("/historyLength", "must be an integer"),
 		}},
-	}
-	for _, tc := range bad {
-		_, err := v1.DecodeTaskQuery(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 	for _, tc := range []struct {
 		params string
 		want   a2a.TaskQuery
@@ -369,21 +353,14 @@ func TestDecodeTaskQueryV1(t *testing.T) {
 }
 
 func TestDecodeTaskIDParamsV1(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v1.DecodeTaskIDParams, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`"t1"`, []a2a.Problem{wiretest.Prob("/", "must be an object, not a string")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
 		{`{"id":""}`, []a2a.Problem{wiretest.Prob("/id", "must not be empty")}},
 		{`{"id":"t","metadata":"x"}`, []a2a.Problem{wiretest.Prob("/metadata", "must be an object, not a string")}},
 		{`{"taskId":"t"}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
-	}
-	for _, tc := range bad {
-		_, err := v1.DecodeTaskIDParams(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 	p, err := v1.DecodeTaskIDParams(json.RawMessage(`{"tenant":"","id":"t1","metadata":{"a2ad.lastEventId":4}}`))
 	want := a2a.TaskIDParams{ID: "t1", Metadata: map[string]any{"a2ad.lastEventId": float64(4)}}
 	if err != nil || !reflect.DeepEqual(p, want) {
@@ -392,10 +369,7 @@ func TestDecodeTaskIDParamsV1(t *testing.T) {
 }
 
 func TestDecodePushCreateV1(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v1.DecodePushCreate, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/taskId", "is required"), wiretest.Prob("/url", "is required")}},
 		{`{"taskId":"","url":""}`, []a2a.Problem{wiretest.Prob("/taskId", "must not be empty"), wiretest.Prob("/url", "must not be empty")}},
@@ -410,11 +384,7 @@ func TestDecodePushCreateV1(t *testing.T) {
 			wiretest.Prob("/url", "must be a string, not a number"),
 			wiretest.Prob("/token", "must be a string, not a number"),
 		}},
-	}
-	for _, tc := range bad {
-		_, err := v1.DecodePushCreate(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 	p, err := v1.DecodePushCreate(json.RawMessage(`{"taskId":"t1","url":"https://x"}`))
 	want := a2a.PushConfigParams{TaskID: "t1", Config: a2a.PushConfig{URL: "https://x"}}
 	if err != nil || !reflect.DeepEqual(p, want) {
@@ -423,21 +393,14 @@ func TestDecodePushCreateV1(t *testing.T) {
 }
 
 func TestDecodePushRefV1(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v1.DecodePushRef, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/taskId", "is required"), wiretest.Prob("/id", "is required")}},
 		{`{"taskId":"t"}`, []a2a.Problem{wiretest.Prob("/id", "is required")}},
 		{`{"id":"t","pushNotificationConfigId":"c"}`, []a2a.Problem{wiretest.Prob("/taskId", "is required")}},
 		{`{"taskId":"","id":""}`, []a2a.Problem{wiretest.Prob("/taskId", "must not be empty"), wiretest.Prob("/id", "must not be empty")}},
 		{`{"taskId":1,"id":true}`, []a2a.Problem{wiretest.Prob("/taskId", "must be a string, not a number"), wiretest.Prob("/id", "must be a string, not a boolean")}},
-	}
-	for _, tc := range bad {
-		_, err := v1.DecodePushRef(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 	p, err := v1.DecodePushRef(json.RawMessage(`{"tenant":"x","taskId":"t1","id":"c1"}`))
 	if want := (a2a.PushConfigParams{TaskID: "t1", ConfigID: "c1"}); err != nil || !reflect.DeepEqual(p, want) {
 		t.Errorf("DecodePushRefV1 = %+v, %v; want %+v", p, err, want)
@@ -445,21 +408,14 @@ func TestDecodePushRefV1(t *testing.T) {
 }
 
 func TestDecodePushListV1(t *testing.T) {
-	bad := []struct {
-		params string
-		want   []a2a.Problem
-	}{
+	wiretest.CheckRefusals(t, v1.DecodePushList, wiretest.Refusals{
 		{"", []a2a.Problem{wiretest.Prob("/", "is required")}},
 		{`{}`, []a2a.Problem{wiretest.Prob("/taskId", "is required")}},
 		{`{"id":"t"}`, []a2a.Problem{wiretest.Prob("/taskId", "is required")}},
 		{`{"taskId":"t","pageSize":-1}`, []a2a.Problem{wiretest.Prob("/pageSize", "must not be negative")}},
 		{`{"taskId":"t","pageSize":"ten"}`, []a2a.Problem{wiretest.Prob("/pageSize", "must be an integer")}},
 		{`{"taskId":"t","pageToken":1}`, []a2a.Problem{wiretest.Prob("/pageToken", "must be a string, not a number")}},
-	}
-	for _, tc := range bad {
-		_, err := v1.DecodePushList(wiretest.RawOrNil(tc.params))
-		t.Run(tc.params, func(t *testing.T) { wiretest.CheckInvalidParams(t, err, tc.want...) })
-	}
+	})
 	for _, tc := range []struct {
 		params string
 		want   v1.PushListParams

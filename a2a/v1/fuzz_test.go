@@ -49,7 +49,7 @@ func checkDecodeErrorV1(t *testing.T, raw []byte, err *a2a.Error) {
 // by the 0.3 codec too (the task store keeps the 0.3 form).
 func FuzzDecodeSendParamsV1(f *testing.F) {
 	for _, tc := range decodeSendParamsV1Cases {
-		f.Add([]byte(tc.params))
+		f.Add([]byte(tc.Params))
 	}
 	for _, m := range roundTripMessages() {
 		b, _ := v1.AppendMessage(nil, &m)

@@ -180,12 +180,7 @@ func TestReadStream(t *testing.T) {
 		}
 		return "data: " + data + "\n\n"
 	}
-	for _, tc := range []struct {
-		name    string
-		in      string
-		events  int
-		wantErr string
-	}{
+	checkReadStream(t, a2a03, []streamCase{
 		{"a2ad: task, artifact, final", ev("1", task) + ev("3", art) + ev("4", done), 3, ""},
 		{"sdk: 4 events with uuid ids", ev("0b1e", task) + ev("1c2f", work) + ev("2d3a", art) + ev("3e4b", done), 4, ""},
 		{"keep-alives between events", ": keep-alive\n\n" + ev("", task) + ": keep-alive\n\n" + ev("", done), 2, ""},
@@ -198,20 +193,7 @@ func TestReadStream(t *testing.T) {
 		{"another request's id", ev("", strings.Replace(task, `"id":7`, `"id":8`, 1)), 1, "event id 8, want 7"},
 		{"not JSON", ev("", "{"), 1, "decode event"},
 		{"empty stream", "", 0, "after 0 events without a final"},
-	} {
-		p := newSSEReader(nil)
-		p.reset(strings.NewReader(tc.in))
-		n, err := readStream(p, a2a03, 7)
-		if n != tc.events {
-			t.Errorf("%s: %d events, want %d", tc.name, n, tc.events)
-		}
-		switch {
-		case tc.wantErr == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
-		}
-	}
+	})
 }
 
 func TestPrintStreamResults(t *testing.T) {

@@ -93,13 +93,7 @@ func TestCheckSent(t *testing.T) {
 		{a2a10, `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found"}}`, "JSON-RPC error -32001: Task not found"},
 		{a2a10, `{"jsonrpc":"2.0","id":7,`, "decode response"},
 	} {
-		err := tc.p.checkSent([]byte(tc.answer), 7)
-		switch {
-		case tc.wantErr == "" && err != nil:
-			t.Errorf("%s: %v", tc.answer, err)
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: error %v, want one containing %q", tc.answer, err, tc.wantErr)
-		}
+		checkErr(t, tc.answer, tc.p.checkSent([]byte(tc.answer), 7), tc.wantErr)
 	}
 }
 
@@ -115,12 +109,7 @@ func TestReadStream10(t *testing.T) {
 		old    = `{"jsonrpc":"2.0","id":7,"result":{"kind":"status-update","taskId":"t","status":{"state":"completed"},"final":true}}`
 	)
 	ev := func(data string) string { return "id: x\ndata: " + data + "\n\n" }
-	for _, tc := range []struct {
-		name    string
-		in      string
-		events  int
-		wantErr string
-	}{
+	checkReadStream(t, a2a10, []streamCase{
 		{"sdk2: submitted, working, artifact, completed", ev(task) + ev(work) + ev(art) + ev(final), 4, ""},
 		{"a2ad: the completed task, then the status", ev(done) + ev(final), 2, ""},
 		{"a completed task alone does not end it", ev(done), 1, "without a final status-update"},
@@ -129,20 +118,7 @@ func TestReadStream10(t *testing.T) {
 		{"failed", ev(task) + ev(failed), 2, `in state "failed"`},
 		{"input-required ends it, not completed", ev(task) + ev(input), 2, `in state "input-required"`},
 		{"a 0.3 event", ev(old), 1, "result with 0 of task"},
-	} {
-		p := newSSEReader(nil)
-		p.reset(strings.NewReader(tc.in))
-		n, err := readStream(p, a2a10, 7)
-		if n != tc.events {
-			t.Errorf("%s: %d events, want %d", tc.name, n, tc.events)
-		}
-		switch {
-		case tc.wantErr == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.wantErr)
-		}
-	}
+	})
 }
 
 func TestTmpfsStore(t *testing.T) {
@@ -194,5 +170,40 @@ func TestTmpfsStore(t *testing.T) {
 	w.Reset()
 	if got := skipUnavailable([]string{"a2ad"}, &w); len(got) != 1 || w.Len() != 0 {
 		t.Fatalf("without a2ad-tmpfs: %q, said %q", got, w.String())
+	}
+}
+
+// streamCase is an SSE stream and what readStream must make of it: how
+// many events it reads, and a part of its error ("" for none).
+type streamCase struct {
+	name    string
+	in      string
+	events  int
+	wantErr string
+}
+
+// checkReadStream reads each case's stream as an answer to request 7 in
+// protocol proto.
+func checkReadStream(t *testing.T, proto *protocol, cases []streamCase) {
+	t.Helper()
+	for _, tc := range cases {
+		p := newSSEReader(nil)
+		p.reset(strings.NewReader(tc.in))
+		n, err := readStream(p, proto, 7)
+		if n != tc.events {
+			t.Errorf("%s: %d events, want %d", tc.name, n, tc.events)
+		}
+		checkErr(t, tc.name, err, tc.wantErr)
+	}
+}
+
+// checkErr checks err is nil when want is "", else that it contains want.
+func checkErr(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", what, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: error %v, want one containing %q", what, err, want)
 	}
 }

@@ -231,14 +231,24 @@ func (m *Main) mountMCP(e *echo.Echo, cors *httpx.CORS) {
 		return
 	}
 	policy := m.Config.Policy()
-	s := mcp.New(mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Origin: originOf(m.baseURL), Version: Version()})
-	e.Any(mcpPath, func(c echo.Context) error {
-		if !offersMCP(policy, m.catalog.Load()) {
-			return echo.ErrNotFound
+	cfg := mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Origin: originOf(m.baseURL), Version: Version()}
+	offered := func(h http.Handler) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if !offersMCP(policy, m.catalog.Load()) {
+				return echo.ErrNotFound
+			}
+			h.ServeHTTP(c.Response(), c.Request())
+			return nil
 		}
-		s.ServeHTTP(c.Response(), c.Request())
-		return nil
-	})
+	}
+	if issuer := m.Config.OIDCIssuer; issuer != "" {
+		// MCP clients find where to get a token from the endpoint's
+		// protected-resource metadata (RFC 9728), named in each 401.
+		cfg.ResourceMetadata = mcp.MetadataURL(m.baseURL, mcpPath)
+		doc := mcp.MetadataHandler(mcp.ResourceMetadata(m.baseURL+mcpPath, issuer))
+		e.Any(mcp.ResourceMetadataPath(mcpPath), offered(doc))
+	}
+	e.Any(mcpPath, offered(mcp.New(cfg)))
 }
 
 // mcpURL is where MCP is served, "" when it is not (see mountMCP).

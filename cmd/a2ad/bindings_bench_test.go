@@ -13,8 +13,6 @@ import (
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -29,12 +27,7 @@ func BenchmarkBindingsSend(b *testing.B) {
 	m := startMain(b, func(c *Config) { c.RatePerSecond, c.RateBytes, c.QuotaTasks, c.GRPCListen = 0, 0, 0, "127.0.0.1:0" })
 	base := "http://" + m.Addr()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	conn, err := grpc.NewClient(m.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = conn.Close() })
-	gc := a2apb.NewA2AServiceClient(conn)
+	gc := dialGRPC(b, m.GRPCAddr())
 	data, _ := structpb.NewStruct(map[string]any{"skill": "demo::echo", "input": map[string]any{"message": "hello"}})
 	const part = `{"data":{"skill":"demo::echo","input":{"message":"hello"}}}`
 	var n atomic.Int64

@@ -28,12 +28,7 @@ import (
 // grpcClient is a client of m's gRPC binding.
 func grpcClient(tb testing.TB, m *Main) a2apb.A2AServiceClient {
 	tb.Helper()
-	conn, err := grpc.NewClient(m.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = conn.Close() })
-	return a2apb.NewA2AServiceClient(conn)
+	return dialGRPC(tb, m.GRPCAddr())
 }
 
 func grpcEcho(tb testing.TB, id string) *a2apb.SendMessageRequest {

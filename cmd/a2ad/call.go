@@ -11,6 +11,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/suggest"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
 )
@@ -69,7 +70,15 @@ func callCmd(ctx context.Context, cfg Config, args []string, stdin io.Reader, st
 	}
 	fn, ok := cat.Lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "a2ad: no function %q in %s (a2ad skills --expose-all lists them)\n", args[0], cfg.Catalog)
+		ids := make([]string, len(cat.Functions))
+		for i, f := range cat.Functions {
+			ids[i] = f.ID
+		}
+		guess := ""
+		if g := suggest.Closest(args[0], ids); g != "" {
+			guess = fmt.Sprintf("did you mean %q? ", g)
+		}
+		fmt.Fprintf(stderr, "a2ad: no function %q in %s (%sa2ad skills --expose-all lists them)\n", args[0], cfg.Catalog, guess)
 		return callUnusable
 	}
 	p := &callPrinter{w: stdout}

@@ -75,6 +75,7 @@ func TestCallNothingRuns(t *testing.T) {
 		{[]string{"--catalog", shippedCatalog}, "usage: a2ad call [--catalog FILE] [flags] FUNCTION [INPUT]\n"},
 		{[]string{"demo::echo"}, "a2ad: catalog: no catalogue file given (--catalog or A2AD_CATALOG)\n"},
 		{[]string{"--catalog", shippedCatalog, "demo::nope"}, `a2ad: no function "demo::nope" in ../../examples/catalog.yaml (a2ad skills --expose-all lists them)` + "\n"},
+		{[]string{"--catalog", shippedCatalog, "demo::ecko"}, `a2ad: no function "demo::ecko" in ../../examples/catalog.yaml (did you mean "demo::echo"? a2ad skills --expose-all lists them)` + "\n"},
 		{[]string{"--catalog", shippedCatalog, "demo::echo", "{x"}, "a2ad: input: not JSON: invalid character 'x' looking for beginning of object key string\n"},
 		{[]string{"--catalog", shippedCatalog, "demo::echo", "-"}, "a2ad: input: not JSON: unexpected end of JSON input\n"},
 		{[]string{"--catalog", "nope.yaml", "demo::echo"}, "nope.yaml:cannot read catalogue: "},

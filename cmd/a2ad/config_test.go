@@ -293,16 +293,7 @@ func TestEnvNames(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	valid := func() Config {
-		c := DefaultConfig()
-		c.Catalog = "catalog.yaml"
-		return c
-	}
-	tests := []struct {
-		name   string
-		mutate func(*Config)
-		want   string // "" for valid
-	}{
+	checkValidate(t, []validateCase{
 		{"defaults with a catalogue", func(*Config) {}, ""},
 		{"console logs", func(c *Config) { c.LogFormat = "console" }, ""},
 		{"no queue", func(c *Config) { c.MaxQueue = 0 }, ""},
@@ -391,10 +382,23 @@ func TestValidate(t *testing.T) {
 		}, ""},
 		{"anonymous alone", func(c *Config) { c.AllowAnonymous, c.AnonymousTiers = true, "public" },
 			"allow-anonymous: only means something with --keys or --oidc-issuer (without them every caller is anonymous)"},
-	}
-	for _, tt := range tests {
+	})
+}
+
+// validateCase is a change to a valid configuration (the defaults with a
+// catalogue) and the error Validate must then return, "" for none.
+type validateCase struct {
+	name   string
+	mutate func(*Config)
+	want   string
+}
+
+func checkValidate(t *testing.T, cases []validateCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			c := valid()
+			c := DefaultConfig()
+			c.Catalog = "catalog.yaml"
 			tt.mutate(&c)
 			err := c.Validate()
 			switch {

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 const conformanceCatalog = "../../examples/conformance/catalog.yaml"
@@ -75,19 +73,15 @@ func TestConformanceFixtureParts(t *testing.T) {
 		t.Errorf("REST stream: %s", body)
 	}
 	// gRPC: the Message payload.
-	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, grpcListenOf(t, p))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	gr, err := a2apb.NewA2AServiceClient(conn).SendMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
+	gr, err := cl.SendMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
 		MessageId: "tck-message-response-5", Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hi"}}}}})
 	if err != nil || gr.GetMessage().GetParts()[0].GetText() != "Direct message response" {
 		t.Errorf("gRPC message: %v %v", gr, err)
 	}
-	st, err := a2apb.NewA2AServiceClient(conn).SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
+	st, err := cl.SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
 		MessageId: "tck-message-response-6", Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hi"}}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // defaultSkillCatalog takes plain text: its default skill answers with
@@ -65,14 +63,10 @@ func TestDefaultSkillOverBindings(t *testing.T) {
 	_, body = postURL(t, nil, p.base+"/a2a/rest/message:send", []byte(text("d-rest")), nil)
 	answer("HTTP+JSON", body)
 
-	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, grpcListenOf(t, p))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := a2apb.NewA2AServiceClient(conn).SendMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
+	resp, err := cl.SendMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{
 		MessageId: "d-grpc", Role: a2apb.Role_ROLE_USER, Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hello"}}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,7 @@ import (
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -85,14 +83,10 @@ func TestDrainRefusalsRetryable(t *testing.T) {
 		}
 	}
 
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, grpcAddr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sub, err := a2apb.NewA2AServiceClient(conn).SubscribeToTask(ctx, &a2apb.SubscribeToTaskRequest{Id: id})
+	sub, err := cl.SubscribeToTask(ctx, &a2apb.SubscribeToTaskRequest{Id: id})
 	if err == nil {
 		_, err = sub.Recv()
 	}

@@ -14,10 +14,7 @@ import (
 	"testing"
 	"time"
 
-	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/a2ad/a2ad/internal/pgtest"
@@ -97,14 +94,10 @@ func longIDsAttack(t *testing.T, store string) {
 	checkREST("REST push config create", resp, body, "Invalid parameters: /id: must be at most 256 bytes")
 
 	// gRPC: INVALID_ARGUMENT with the same message.
-	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, grpcListenOf(t, p))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = a2apb.NewA2AServiceClient(conn).SendMessage(ctx, grpcEcho(t, long))
+	_, err := cl.SendMessage(ctx, grpcEcho(t, long))
 	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || st.Message() != wantMsg {
 		t.Errorf("gRPC SendMessage: %v, want INVALID_ARGUMENT %q", err, wantMsg)
 	}

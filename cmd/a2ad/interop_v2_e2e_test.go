@@ -374,13 +374,9 @@ func rawPushList(t *testing.T, s *v2Server, binding a2a.TransportProtocol, taskI
 // grpcPushList is rawPushList over gRPC.
 func grpcPushList(t *testing.T, s *v2Server, taskID a2a.TaskID) []string {
 	t.Helper()
-	conn, err := grpc.NewClient(s.grpcAddr(t), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, s.grpcAddr(t))
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", s.acme)
-	res, err := a2apb.NewA2AServiceClient(conn).ListTaskPushNotificationConfigs(ctx, &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: string(taskID)})
+	res, err := cl.ListTaskPushNotificationConfigs(ctx, &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: string(taskID)})
 	if err != nil {
 		t.Fatalf("ListTaskPushNotificationConfigs: %v", err)
 	}

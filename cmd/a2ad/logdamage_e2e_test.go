@@ -18,6 +18,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // walRecord is a record of a store's write-ahead log, as the test reads
@@ -133,7 +135,7 @@ func TestLogDamagedEndToEnd(t *testing.T) {
 			}
 		}
 		last := recs[len(recs)-1].lsn
-		flipAt(t, bad.seg, int64(bad.off+20+bad.len/2))
+		testkit.FlipByte(t, bad.seg, int64(bad.off+20+bad.len/2))
 		head := fmt.Sprintf("a2ad: the store file %s cannot be opened as it is: its write-ahead log %s.wal is damaged: segment %s, record %d at byte %d: its checksum does not match its content; after it the log holds %d acknowledged records (%d to %d) that cannot be applied without it, writing ",
 			store, store, filepath.Base(bad.seg), bad.lsn, bad.off, last-bad.lsn, bad.lsn+1, last)
 		advice := fmt.Sprintf("; put the segment back from a copy if there is one; to apply the log up to the damage, accepting that loss (the damaged segments are kept aside in %s.wal): a2ad store repair --store %s --accept-loss\n", store, store)
@@ -210,23 +212,6 @@ func TestLogDamagedEndToEnd(t *testing.T) {
 			t.Fatalf("a2ad did not start after the repair:\n%s", srv.tail())
 		}
 	})
-}
-
-func flipAt(t *testing.T, path string, off int64) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x10
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // runRefused is runBinary of a command that must end by itself (a serve

@@ -14,6 +14,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2ad/a2ad/internal/oidctest"
 )
 
 // mcpCatalog has an MCP tool for partners, one for internal callers with
@@ -335,5 +337,45 @@ func TestMCPProgress(t *testing.T) {
 		if want := "0 of 100|50 of 100|100 of 100"; strings.Join(notes, "|") != want {
 			t.Errorf("notes %q, want %s", notes, want)
 		}
+	}
+}
+
+// TestMCPResourceMetadata: with an OpenID Connect issuer, /mcp's 401 names
+// the endpoint's protected-resource metadata (RFC 9728), which names the
+// issuer, as an MCP client's authorization discovery reads it; the
+// official Go SDK client then calls with the issuer's token. Without an
+// issuer (API keys alone) the 401 names none and no metadata is served.
+func TestMCPResourceMetadata(t *testing.T) {
+	const aud = "a2ad-mcp"
+	is := oidctest.NewIssuer(t)
+	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--oidc-issuer", is.URL, "--oidc-audience", aud)
+	meta := p.base + "/.well-known/oauth-protected-resource/mcp"
+
+	mcpHeader := http.Header{"Accept": {"application/json, text/event-stream"}, "Content-Type": {"application/json"}}
+	list := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	resp, _ := postURL(t, nil, p.base+"/mcp", list, mcpHeader)
+	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer realm="a2ad", resource_metadata="`+meta+`"`; resp.StatusCode != http.StatusUnauthorized || got != want {
+		t.Errorf("401 %d, WWW-Authenticate %q, want %q", resp.StatusCode, got, want)
+	}
+	mresp, body := httpGet(t, meta)
+	if want := `{"resource":"` + p.base + `/mcp","authorization_servers":["` + is.URL + `"],"bearer_methods_supported":["header"],"resource_name":"a2ad MCP endpoint"}`; mresp.StatusCode != http.StatusOK || string(body) != want {
+		t.Errorf("metadata %d %s, want %s", mresp.StatusCode, body, want)
+	}
+
+	s := mcpSession(t, p.base, is.Token(t, is.Claims(aud, "globex", "partner")))
+	res, err := s.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) == 0 {
+		t.Fatalf("tools/list with the issuer's token: %v %v", res, err)
+	}
+
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	mustAppendKey(t, keys, "acme", "partner")
+	keyed := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--keys", keys)
+	resp, _ = postURL(t, nil, keyed.base+"/mcp", list, mcpHeader)
+	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || got != `Bearer realm="a2ad"` {
+		t.Errorf("keys alone: 401 %d, WWW-Authenticate %q", resp.StatusCode, got)
+	}
+	if mresp, _ := httpGet(t, keyed.base+"/.well-known/oauth-protected-resource/mcp"); mresp.StatusCode != http.StatusNotFound {
+		t.Errorf("keys alone: metadata answered %d, want 404", mresp.StatusCode)
 	}
 }

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -69,14 +67,9 @@ func TestNameListCapsOverBindings(t *testing.T) {
 		t.Errorf("REST message:send, 1000 modes: HTTP %d %.300s", resp.StatusCode, body)
 	}
 
-	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, grpcListenOf(t, p))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl := a2apb.NewA2AServiceClient(conn)
 	checkGRPC := func(what string, err error, want string) {
 		t.Helper()
 		if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || st.Message() != want {
@@ -85,7 +78,7 @@ func TestNameListCapsOverBindings(t *testing.T) {
 	}
 	req := grpcEcho(t, "caps-grpc-ext")
 	req.Message.Extensions = many
-	_, err = cl.SendMessage(ctx, req)
+	_, err := cl.SendMessage(ctx, req)
 	checkGRPC("SendMessage, 1000 extensions", err, "Invalid parameters: /message/extensions: must have at most 32 elements")
 	req = grpcEcho(t, "caps-grpc-modes")
 	req.Configuration = &a2apb.SendMessageConfiguration{AcceptedOutputModes: many}

@@ -66,14 +66,7 @@ func TestHistoryReadBytesBoundEveryAnswer(t *testing.T) {
 	const size, budget = 100_000, 300_000
 	for _, store := range []string{"bbolt", "postgres"} {
 		t.Run(store, func(t *testing.T) {
-			dir := t.TempDir()
-			catalog := filepath.Join(dir, "catalog.yaml")
-			putFile(t, catalog, askCatalog)
-			dsn := filepath.Join(dir, "a2ad.db")
-			if store == "postgres" {
-				dsn = withPassword(t, pgtest.Schema(t))
-			}
-			p := startBinary(t, catalog, dsn, "--history-read-bytes", fmt.Sprint(budget), "--rate", "0", "--rate-bytes", "0")
+			p := startAsk(t, store, "--history-read-bytes", fmt.Sprint(budget), "--rate", "0", "--rate-bytes", "0")
 			id, last := bigAsk(t, p.base, "big", 8, size)
 			// 2 answers of 100 KB fit with the questions, 3 do not.
 			want := []string{"big-7", "big-8"}
@@ -127,14 +120,7 @@ func TestListPagesEndAtTheirBytes(t *testing.T) {
 	const size, budget, n = 100_000, 250_000, 6
 	for _, store := range []string{"bbolt", "postgres"} {
 		t.Run(store, func(t *testing.T) {
-			dir := t.TempDir()
-			catalog := filepath.Join(dir, "catalog.yaml")
-			putFile(t, catalog, askCatalog)
-			dsn := filepath.Join(dir, "a2ad.db")
-			if store == "postgres" {
-				dsn = withPassword(t, pgtest.Schema(t))
-			}
-			p := startBinary(t, catalog, dsn, "--list-page-bytes", fmt.Sprint(budget), "--rate", "0", "--rate-bytes", "0")
+			p := startAsk(t, store, "--list-page-bytes", fmt.Sprint(budget), "--rate", "0", "--rate-bytes", "0")
 			var want []string
 			for i := range n {
 				task := resultTask(t, rpc(t, p.base, "message/send", sendParams(fmt.Sprintf("l-%d", i), "demo::echo", map[string]any{"s": strings.Repeat("x", size)}, true)))
@@ -194,4 +180,18 @@ func TestListPagesEndAtTheirBytes(t *testing.T) {
 			})
 		})
 	}
+}
+
+// startAsk starts the binary with askCatalog on a new store of the kind
+// named ("bbolt" or "postgres"), with extra flags.
+func startAsk(t *testing.T, store string, extra ...string) *process {
+	t.Helper()
+	dir := t.TempDir()
+	catalog := filepath.Join(dir, "catalog.yaml")
+	putFile(t, catalog, askCatalog)
+	dsn := filepath.Join(dir, "a2ad.db")
+	if store == "postgres" {
+		dsn = withPassword(t, pgtest.Schema(t))
+	}
+	return startBinary(t, catalog, dsn, extra...)
 }

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -54,13 +52,8 @@ func TestRefusalsAuditedInSummary(t *testing.T) {
 		resp.Body.Close()
 		count(resp.StatusCode == http.StatusTooManyRequests)
 	}
-	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	cl := dialGRPC(t, grpcListenOf(t, p))
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+key)
-	cl := a2apb.NewA2AServiceClient(conn)
 	for range 600 {
 		_, err := cl.GetTask(ctx, &a2apb.GetTaskRequest{Id: "x"})
 		count(status.Code(err) == codes.ResourceExhausted)

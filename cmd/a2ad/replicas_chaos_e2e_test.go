@@ -69,7 +69,7 @@ func TestReplicasChaos(t *testing.T) {
 	pg := pgtest.StartPrivate(t)
 	dsn := pg.DSN()
 	backend, url := newTimedBackend(t)
-	catalog := leaseCatalog(t, url)
+	catalog := leaseCatalog(t, url, url)
 	// The clients all come from 127.0.0.1: one anonymous caller, whom the
 	// default rate limit would hold back.
 	flags := []string{"--lease-ttl", "1s", "--rate", "0"}

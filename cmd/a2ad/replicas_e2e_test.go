@@ -58,18 +58,7 @@ func TestReplicaKilledCallsAreTakenOver(t *testing.T) {
 		defer mu.Unlock()
 		return calls[path]
 	}
-	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
-	putFile(t, catalog, fmt.Sprintf(`functions:
-  - id: work::again
-    metadata: {"a2a.expose": true}
-    retry_safe: true
-    timeout: 60s
-    http: {url: %[1]s/again}
-  - id: work::once
-    metadata: {"a2a.expose": true}
-    timeout: 60s
-    http: {url: %[1]s/once}
-`, backend.URL))
+	catalog := leaseCatalog(t, backend.URL+"/again", backend.URL+"/once")
 	const ttl = time.Second
 	a := startBinary(t, catalog, dsn, "--lease-ttl", ttl.String())
 	b := startBinary(t, catalog, dsn, "--lease-ttl", ttl.String())

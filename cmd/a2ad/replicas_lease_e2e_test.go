@@ -122,21 +122,21 @@ func (b *timedBackend) count(key string) int {
 	return len(b.attempts[key])
 }
 
-// leaseCatalog is a catalogue of two functions on backend: work::again,
-// retry-safe, and work::once, not.
-func leaseCatalog(t *testing.T, backend string) string {
+// leaseCatalog is a catalogue of two HTTP functions: work::again,
+// retry-safe, at the URL again, and work::once, not, at the URL once.
+func leaseCatalog(t *testing.T, again, once string) string {
 	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
 	putFile(t, catalog, fmt.Sprintf(`functions:
   - id: work::again
     metadata: {"a2a.expose": true}
     retry_safe: true
     timeout: 60s
-    http: {url: %[1]s}
+    http: {url: %s}
   - id: work::once
     metadata: {"a2a.expose": true}
     timeout: 60s
-    http: {url: %[1]s}
-`, backend))
+    http: {url: %s}
+`, again, once))
 	return catalog
 }
 
@@ -218,7 +218,7 @@ const leaseTTL = "3s"
 func TestLeaseReplicaCutOffAndBack(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	backend, url := newTimedBackend(t)
-	catalog := leaseCatalog(t, url)
+	catalog := leaseCatalog(t, url, url)
 	proxy := pgtest.NewProxy(t, dsn)
 	flags := []string{"--lease-ttl", leaseTTL, "--rate", "0"}
 	b := startReplicas(t, catalog, dsn, 1, flags...)[0]
@@ -253,7 +253,7 @@ func TestLeaseDatabaseOutage(t *testing.T) {
 	}
 	pg := pgtest.StartPrivate(t)
 	backend, url := newTimedBackend(t)
-	catalog := leaseCatalog(t, url)
+	catalog := leaseCatalog(t, url, url)
 	flags := []string{"--lease-ttl", leaseTTL, "--rate", "0"}
 	rs := startReplicas(t, catalog, pg.DSN(), 2, flags...)
 
@@ -282,7 +282,7 @@ func TestLeaseDatabaseOutage(t *testing.T) {
 func TestLeaseShortSharedOutage(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	backend, url := newTimedBackend(t)
-	catalog := leaseCatalog(t, url)
+	catalog := leaseCatalog(t, url, url)
 	proxy := pgtest.NewProxy(t, dsn)
 	flags := []string{"--lease-ttl", leaseTTL, "--rate", "0"}
 	rs := startReplicas(t, catalog, proxy.DSN(dsn), 3, flags...)

@@ -26,8 +26,6 @@ import (
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -59,12 +57,7 @@ func (s *grpcAttackStats) String() string {
 
 // soakGRPC runs the gRPC phase against the gRPC listener at addr.
 func soakGRPC(t *testing.T, addr, alice, mallory string) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := a2apb.NewA2AServiceClient(conn)
+	client := dialGRPC(t, addr)
 	echo := func(id string) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "x-api-key", alice), 10*time.Second)
 		defer cancel()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,26 +134,15 @@ func newSoakClient(base, key, source string, conns int) *soakClient {
 
 // post sends body and returns the HTTP status and the decoded answer.
 func (c *soakClient) post(ctx context.Context, body []byte) (int, map[string]any, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/a2a", bytes.NewReader(body))
+	code, b, err := c.postRaw(ctx, body)
 	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
+		return code, nil, err
 	}
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, truncate(b))
+		return code, nil, fmt.Errorf("HTTP %d: %s", code, truncate(b))
 	}
-	return resp.StatusCode, out, nil
+	return code, out, nil
 }
 
 func truncate(b []byte) string {

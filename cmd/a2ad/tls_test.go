@@ -14,11 +14,7 @@ import (
 )
 
 func TestValidateTLS(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		mutate func(*Config)
-		want   string // "" for valid
-	}{
+	checkValidate(t, []validateCase{
 		{"certificate and key", func(c *Config) { c.TLSCert, c.TLSKey = "cert.pem", "key.pem" }, ""},
 		{"mutual TLS", func(c *Config) {
 			c.TLSCert, c.TLSKey, c.TLSClientCA, c.Keys = "cert.pem", "key.pem", "ca.pem", "keys.yaml"
@@ -29,20 +25,7 @@ func TestValidateTLS(t *testing.T) {
 			"tls-client-ca: mutual TLS needs --tls-cert and --tls-key too"},
 		{"client CAs without keys", func(c *Config) { c.TLSCert, c.TLSKey, c.TLSClientCA = "cert.pem", "key.pem", "ca.pem" },
 			"tls-client-ca: needs --keys, whose tls_subjects map client certificates to callers"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
-			c.Catalog = "catalog.yaml"
-			tt.mutate(&c)
-			err := c.Validate()
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case tt.want != "" && (err == nil || err.Error() != tt.want):
-				t.Errorf("Validate() = %v, want %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // TestReloadReportsTLS: a reload reads the certificate again and says so

@@ -64,9 +64,11 @@ func NewIssuer(tb testing.TB) *Issuer {
 		is.mu.Unlock()
 		writeJSON(w, set)
 	})
-	is.srv = httptest.NewServer(mux)
+	// The URL is set before the server starts: its handlers read it.
+	is.srv = httptest.NewUnstartedServer(mux)
+	is.URL = "http://" + is.srv.Listener.Addr().String()
+	is.srv.Start()
 	tb.Cleanup(is.srv.Close)
-	is.URL = is.srv.URL
 	is.Rotate(tb, false)
 	return is
 }

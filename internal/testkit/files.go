@@ -37,6 +37,25 @@ func OverwriteAt(tb testing.TB, path string, off int64, b []byte) {
 	}
 }
 
+// FlipByte flips one bit of the byte at offset off in the file at path,
+// as a bad disk would.
+func FlipByte(tb testing.TB, path string, off int64) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		tb.Fatal(err)
+	}
+	b[0] ^= 0x10
+	if _, err := f.WriteAt(b, off); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // ViewStore opens the bbolt file at path read-only, with its freelist
 // loaded, and runs fn in a read transaction; an error fails the test.
 func ViewStore(tb testing.TB, path string, fn func(tx *bolt.Tx) error) {

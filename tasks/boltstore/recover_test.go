@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -102,11 +103,8 @@ func logBad(t *testing.T, s *Store, key string) {
 // the store it leaves opens with the record named, and Repair applies
 // every other op, so that every other acknowledged write is kept.
 func TestCheckpointThatCannotApplyStopsWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
+	var err error
 	createN(t, s, 0, 5)
 	bad := s.wal.next
 	logBad(t, s, "test-beside")
@@ -178,29 +176,12 @@ func damagedCopy(t *testing.T, s *Store, path string, lsn uint64) string {
 	}
 	for _, rec := range r.recs {
 		if rec.lsn == lsn {
-			flipByte(t, seg, int64(rec.off+walHeader+len(rec.ops)/2))
+			testkit.FlipByte(t, seg, int64(rec.off+walHeader+len(rec.ops)/2))
 			return out
 		}
 	}
 	t.Fatalf("record %d is not in the last segment", lsn)
 	return ""
-}
-
-func flipByte(t *testing.T, path string, off int64) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x10
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestLogFlippedByte: one flipped byte in a record of the last segment,
@@ -210,11 +191,8 @@ func flipByte(t *testing.T, path string, off int64) {
 // applies the log up to the damage and keeps the segment aside (issue 25:
 // those records were dropped without a word).
 func TestLogFlippedByte(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
+	var err error
 	defer s.Close()
 	createN(t, s, 0, 20) // record k creates t-(k-1)
 	out := damagedCopy(t, s, path, 11)
@@ -264,11 +242,7 @@ func TestLogFlippedByte(t *testing.T) {
 // TestLogDamageInAppliedRecord: damage in a record the file holds
 // already loses nothing: the records after it are applied.
 func TestLogDamageInAppliedRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 10)
 	if err := s.Flush(); err != nil { // the file holds records 1 to 10
@@ -289,11 +263,7 @@ func TestLogDamageInAppliedRecord(t *testing.T) {
 // the file holds; after a clean close, or for a backup, the log is not
 // needed; Repair with AcceptLoss makes a new one.
 func TestLogMissingDir(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 5)
 	if err := s.Flush(); err != nil {
@@ -352,14 +322,7 @@ func TestBackupNeedsNoLog(t *testing.T) {
 	}
 	defer s.Close()
 	createN(t, s, 0, 3)
-	f, err := os.Create(filepath.Join(dir, "backup.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Backup(context.Background(), f, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	backupTo(t, s, filepath.Join(dir, "backup.db"))
 	createN(t, s, 3, 5)
 	if err := s.Flush(); err != nil { // its checkpoint marks the log open again
 		t.Fatal(err)
@@ -412,14 +375,7 @@ func TestRestoredBackupBesideNewerLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	createN(t, s, 0, 5)
-	f, err := os.Create(filepath.Join(dir, "backup.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Backup(context.Background(), f, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	backupTo(t, s, filepath.Join(dir, "backup.db"))
 	createN(t, s, 5, 120) // the spares hold records of these
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -448,5 +404,18 @@ func TestRestoredBackupBesideNewerLog(t *testing.T) {
 		if _, err := r.Get(context.Background(), "o", fmt.Sprintf("t-%03d", i), tasks.Whole); err != nil {
 			t.Fatalf("t-%03d: %v (segment %s)", i, err, filepath.Base(last.path))
 		}
+	}
+}
+
+// backupTo writes a backup of s to a new file at path.
+func backupTo(t *testing.T, s *Store, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := s.Backup(context.Background(), f, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,6 +17,18 @@ import (
 // noCheckpoints keeps every change in the log and in memory until Close.
 var noCheckpoints = Options{CheckpointEvery: time.Hour, CheckpointBytes: 1 << 40, LockTimeout: time.Second}
 
+// openLog opens a new store in a temporary directory with checkpoints
+// off, and returns it with its path; the caller closes it.
+func openLog(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a2ad.db")
+	s, err := Open(path, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
 func walTask(id string) *tasks.Record {
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	return &tasks.Record{Owner: "o", Task: a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, CreatedAt: now, UpdatedAt: now}
@@ -86,11 +98,7 @@ func wantTasks(t *testing.T, s *Store, from, to int) {
 // checkpoint, and the log) opens with every acknowledged change: those
 // checkpointed, and those only in the log.
 func TestLogReplayedAtOpen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 20)
 	if err := s.Flush(); err != nil {
@@ -132,11 +140,7 @@ func TestLogReplayedAtOpen(t *testing.T) {
 // before it was synced and acknowledged) is dropped; those before it
 // stay.
 func TestLogTornTail(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, noCheckpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 10)
 	off := s.wal.off // where the last record will begin

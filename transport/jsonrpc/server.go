@@ -270,16 +270,7 @@ const transportName = "jsonrpc"
 // in the shapes of the version the request asks for (id null, the body
 // being unread), or a plain HTTP error.
 func (s *Server) refuse(c echo.Context, ref *transport.Refusal) error {
-	h := c.Response().Header()
-	if ref.Challenge != "" {
-		h.Set("WWW-Authenticate", ref.Challenge)
-	}
-	if ref.RetryAfter != "" {
-		h.Set("Retry-After", ref.RetryAfter)
-	}
-	if ref.Close {
-		h.Set("Connection", "close")
-	}
+	ref.SetHeaders(c.Response().Header())
 	if ref.Err == nil {
 		return echo.NewHTTPError(ref.Status, ref.Message)
 	}

@@ -44,6 +44,11 @@ type Config struct {
 	// port), always allowed: a page of a2ad's own origin is not a
 	// rebinding, whose Origin names the attacker's host. "" for none.
 	Origin string
+	// ResourceMetadata is the URL of the endpoint's protected-resource
+	// metadata (RFC 9728, see ResourceMetadata), named in the
+	// WWW-Authenticate of each 401; "" when tokens come from no
+	// authorization server a client could find (API keys alone).
+	ResourceMetadata string
 	// PageSize is how many tools a tools/list page holds; 0 is
 	// DefaultPageSize.
 	PageSize int
@@ -107,7 +112,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = tr
 	cl.SetMethod("", a2a.V03, false) // named once the body is read
 	if ref != nil {
-		refuse(w, ref)
+		s.refuse(w, ref)
 		return
 	}
 	cl.ServeOver(exposure.MCP)
@@ -121,7 +126,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	if ref != nil {
 		transport.LeaveBody(w, r)
-		refuse(w, ref)
+		s.refuse(w, ref)
 		return
 	}
 	bp := transport.Buffer()
@@ -129,7 +134,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, ref := core.ReadBody(cl, w, r, (*bp)[:0])
 	*bp = body
 	if ref != nil {
-		refuse(w, ref)
+		s.refuse(w, ref)
 		return
 	}
 	method, progress := methodOf(body)
@@ -188,16 +193,11 @@ func methodOf(body []byte) (method string, progress bool) {
 }
 
 // refuse answers a request the core refused before its message.
-func refuse(w http.ResponseWriter, ref *transport.Refusal) {
+func (s *Server) refuse(w http.ResponseWriter, ref *transport.Refusal) {
 	h := w.Header()
+	ref.SetHeaders(h)
 	if ref.Challenge != "" {
-		h.Set("WWW-Authenticate", ref.Challenge)
-	}
-	if ref.RetryAfter != "" {
-		h.Set("Retry-After", ref.RetryAfter)
-	}
-	if ref.Close {
-		h.Set("Connection", "close")
+		h.Set("WWW-Authenticate", withResourceMetadata(ref.Challenge, s.cfg.ResourceMetadata))
 	}
 	writeError(w, ref.Status, transport.RefusalError(ref))
 }

@@ -17,17 +17,7 @@ import (
 // body, an error too; a HEAD of :subscribe, a stream, is 405 with
 // Allow "GET, POST", and Allow names HEAD wherever GET is served.
 func TestHeadAnswersAsGet(t *testing.T) {
-	fake := &transporttest.Service{
-		GetFn: func(id string, _ *int) (*a2a.Task, error) {
-			if id == "t1" {
-				return task("t1", a2a.StateCompleted), nil
-			}
-			return nil, tasks.ErrNotFound
-		},
-		ListFn: func(tasks.ListQuery) (tasks.ListPage, error) {
-			return tasks.ListPage{Tasks: []a2a.Task{*task("t1", a2a.StateCompleted)}, PageSize: 50, TotalSize: 1}, nil
-		},
-	}
+	fake := oneTask()
 	ts, _ := serve(t, fake, func(c *jsonrpc.Config) {
 		c.ExtendedCard = func(transport.Principal) transport.Card { return transport.Card{V1JSON: []byte(`{"name":"x"}`)} }
 		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "c1"} }
@@ -76,17 +66,7 @@ func stable(h http.Header) http.Header {
 // operation as without it; the base alone, with or without one, names
 // none and answers the binding's own 404.
 func TestTrailingSlash(t *testing.T) {
-	fake := &transporttest.Service{
-		GetFn: func(id string, _ *int) (*a2a.Task, error) {
-			if id == "t1" {
-				return task("t1", a2a.StateCompleted), nil
-			}
-			return nil, tasks.ErrNotFound
-		},
-		ListFn: func(tasks.ListQuery) (tasks.ListPage, error) {
-			return tasks.ListPage{Tasks: []a2a.Task{*task("t1", a2a.StateCompleted)}, PageSize: 50, TotalSize: 1}, nil
-		},
-	}
+	fake := oneTask()
 	ts, _ := serve(t, fake, func(c *jsonrpc.Config) {
 		c.Caller = func(*http.Request) tasks.Caller { return tasks.Caller{ID: "c1"} }
 	})
@@ -105,5 +85,21 @@ func TestTrailingSlash(t *testing.T) {
 		if code != http.StatusNotFound || body != want || h.Get("Content-Type") != "application/json" {
 			t.Errorf("POST /a2a/rest%s = %d %q %s, want 404 %s", path, code, h.Get("Content-Type"), body, want)
 		}
+	}
+}
+
+// oneTask is a service holding one task, t1, completed, that it gets and
+// lists.
+func oneTask() *transporttest.Service {
+	return &transporttest.Service{
+		GetFn: func(id string, _ *int) (*a2a.Task, error) {
+			if id == "t1" {
+				return task("t1", a2a.StateCompleted), nil
+			}
+			return nil, tasks.ErrNotFound
+		},
+		ListFn: func(tasks.ListQuery) (tasks.ListPage, error) {
+			return tasks.ListPage{Tasks: []a2a.Task{*task("t1", a2a.StateCompleted)}, PageSize: 50, TotalSize: 1}, nil
+		},
 	}
 }

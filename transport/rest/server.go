@@ -157,16 +157,7 @@ func requestVersion(r *http.Request) *a2a.Error {
 
 // refuse answers a call the core refused before its operation.
 func (s *Server) refuse(c echo.Context, ref *transport.Refusal) error {
-	h := c.Response().Header()
-	if ref.Challenge != "" {
-		h.Set("WWW-Authenticate", ref.Challenge)
-	}
-	if ref.RetryAfter != "" {
-		h.Set("Retry-After", ref.RetryAfter)
-	}
-	if ref.Close {
-		h.Set("Connection", "close")
-	}
+	ref.SetHeaders(c.Response().Header())
 	return s.writeError(c, ref.Status, transport.StatusOfRefusal(ref), transport.RefusalError(ref))
 }
 

@@ -65,6 +65,43 @@ func CheckInvalidParams(tb testing.TB, e *a2a.Error, want ...a2a.Problem) {
 	}
 }
 
+// Refusals are params a decoder must refuse ("" means no params at all),
+// each with the problems it must name, in order. (A slice of an unnamed
+// struct, so that the cases can be written without field names.)
+type Refusals = []struct {
+	Params string
+	Want   []a2a.Problem
+}
+
+// NamedRefusals are Refusals with a name for each subtest.
+type NamedRefusals = []struct {
+	Name   string
+	Params string
+	Want   []a2a.Problem
+}
+
+// CheckRefusals decodes each case's params in a subtest named for them
+// and checks the error with CheckInvalidParams.
+func CheckRefusals[T any](t *testing.T, decode func(json.RawMessage) (T, *a2a.Error), cases Refusals) {
+	t.Helper()
+	named := make(NamedRefusals, len(cases))
+	for i, tc := range cases {
+		named[i].Name, named[i].Params, named[i].Want = tc.Params, tc.Params, tc.Want
+	}
+	CheckNamedRefusals(t, decode, named)
+}
+
+// CheckNamedRefusals is CheckRefusals with the subtests named by the cases.
+func CheckNamedRefusals[T any](t *testing.T, decode func(json.RawMessage) (T, *a2a.Error), cases NamedRefusals) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			_, err := decode(RawOrNil(tc.Params))
+			CheckInvalidParams(t, err, tc.Want...)
+		})
+	}
+}
+
 // Prob is a problem.
 func Prob(path, msg string) a2a.Problem { return a2a.Problem{Path: path, Message: msg} }
 
