@@ -182,6 +182,60 @@ func TestMCPInterop(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	t.Run("resources", func(t *testing.T) {
+		mcpResources(t, is, ps, taskID, other.Meta["io.a2ad/task-id"].(string), echo.Meta["io.a2ad/task-id"].(string))
+	})
+}
+
+// mcpResources: each caller's tasks are its resources, newest first; the
+// owner reads its task as A2A 1.0 JSON; to another caller it is the same
+// error as a task that does not exist.
+func mcpResources(t *testing.T, owner, stranger *sdk.ClientSession, taskID, newer, strangers string) {
+	ctx := context.Background()
+	uris := func(s *sdk.ClientSession) map[string]int {
+		res, err := s.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatalf("resources/list: %v", err)
+		}
+		at := map[string]int{}
+		for i, r := range res.Resources {
+			at[r.URI] = i
+			if r.URI == "a2ad://tasks/"+taskID && (r.Description != "Call of ops::count, state completed" || r.MIMEType != "application/json" || r.Name != taskID) {
+				t.Errorf("resource %+v", r)
+			}
+		}
+		return at
+	}
+	mine := uris(owner)
+	i, ok := mine["a2ad://tasks/"+taskID]
+	if j, newerOK := mine["a2ad://tasks/"+newer]; !ok || !newerOK || j > i {
+		t.Errorf("owner's resources %v: want %s, after the newer %s", mine, taskID, newer)
+	}
+	theirs := uris(stranger)
+	if _, ok := theirs["a2ad://tasks/"+taskID]; ok || len(theirs) != 1 {
+		t.Errorf("another caller's resources %v: want only its own task %s", theirs, strangers)
+	}
+	uri := "a2ad://tasks/" + taskID
+	res, err := owner.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil || len(res.Contents) != 1 {
+		t.Fatalf("the owner's resources/read: %v %v", err, res)
+	}
+	var task struct {
+		ID     string `json:"id"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &task); err != nil || task.ID != taskID || task.Status.State != "TASK_STATE_COMPLETED" || res.Contents[0].MIMEType != "application/json" {
+		t.Errorf("the owner's resources/read: %v %s", err, res.Contents[0].Text)
+	}
+	_, hidden := stranger.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	missing := "a2ad://tasks/" + strings.Repeat("0", len(taskID))
+	_, unknown := stranger.ReadResource(ctx, &sdk.ReadResourceParams{URI: missing})
+	if hidden == nil || !strings.Contains(hidden.Error(), "Resource not found") || unknown == nil ||
+		strings.ReplaceAll(unknown.Error(), missing, uri) != hidden.Error() {
+		t.Errorf("another caller's task: %v; no task: %v; want the same error", hidden, unknown)
+	}
 }
 
 // TestMCPServedWhileOptedIn: /mcp is served while the catalogue in force

@@ -154,7 +154,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // metrics' method label (a method the caller names is "other" unless it
 // is one of these).
 func Methods() []string {
-	return []string{"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call"}
+	return []string{"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call",
+		"resources/list", "resources/templates/list", "resources/read"}
 }
 
 // versionError is the error of a request that names an MCP revision the
@@ -242,14 +243,14 @@ func serverOf(r *http.Request) *sdk.Server {
 	}
 	if rq.srv == nil {
 		rq.srv = sdk.NewServer(&sdk.Implementation{Name: "a2ad", Version: rq.s.cfg.Version},
-			&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+			&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}}})
 		rq.srv.AddReceivingMiddleware(rq.tools)
 	}
 	return rq.srv
 }
 
-// tools serves tools/list and tools/call; every other method is the
-// SDK's.
+// tools serves tools/list, tools/call and the resources/* methods (a
+// caller's tasks); every other method is the SDK's.
 func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
@@ -263,6 +264,9 @@ func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
 			if call, ok := req.(*sdk.CallToolRequest); ok {
 				return rq.call(ctx, call)
 			}
+		}
+		if res, ok, err := rq.resources(method, req); ok {
+			return res, err
 		}
 		return next(ctx, method, req)
 	}

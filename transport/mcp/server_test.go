@@ -115,7 +115,7 @@ func newFixtureWith(tb testing.TB, limits transport.Admitter, set func(*mcp.Conf
 		tb.Fatal(err)
 	}
 	al := zerolog.New(f.audit)
-	core := transport.New(transport.Config{Tasks: f.fake, Auth: keys, Admit: limits, Audit: &al, Logger: zerolog.Nop()})
+	core := transport.New(transport.Config{Tasks: f.fake, Lister: f.fake, Auth: keys, Admit: limits, Audit: &al, Logger: zerolog.Nop()})
 	cfg := mcp.Config{Core: core, Catalog: f.cat.Load, CORS: cors, Origin: "http://a2ad.example:8080", Version: "test"}
 	if set != nil {
 		set(&cfg)

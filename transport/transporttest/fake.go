@@ -25,6 +25,9 @@ type Service struct {
 	SetFn    func(taskID string, cfg a2a.PushConfig) (*a2a.TaskPushConfig, error)
 	// SendCtx, when set, is told the context of each Send.
 	SendCtx func(ctx context.Context)
+	// Caller, when set, is told the caller of each Get and List (before
+	// GetFn or ListFn), for a fake that keeps callers' tasks apart.
+	Caller func(c tasks.Caller)
 }
 
 var (
@@ -53,7 +56,10 @@ func (s *Service) Send(ctx context.Context, _ tasks.Caller, p a2a.SendParams) (*
 	return t, tasks.Outcome{}, err
 }
 
-func (s *Service) Get(_ context.Context, _ tasks.Caller, id string, h *int) (*a2a.Task, error) {
+func (s *Service) Get(_ context.Context, c tasks.Caller, id string, h *int) (*a2a.Task, error) {
+	if s.Caller != nil {
+		s.Caller(c)
+	}
 	if s.GetFn == nil {
 		return nil, s.unexpected("Get")
 	}
@@ -67,7 +73,10 @@ func (s *Service) Cancel(_ context.Context, _ tasks.Caller, id string) (*a2a.Tas
 	return s.CancelFn(id)
 }
 
-func (s *Service) List(_ context.Context, _ tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+func (s *Service) List(_ context.Context, c tasks.Caller, q tasks.ListQuery) (tasks.ListPage, error) {
+	if s.Caller != nil {
+		s.Caller(c)
+	}
 	if s.ListFn == nil {
 		return tasks.ListPage{}, s.unexpected("List")
 	}
