@@ -89,7 +89,7 @@ func (c *Core) Cancel(ctx context.Context, cl *Call, id string, idempotent bool)
 }
 
 // ListRefused is the error a list call gets before its params are read:
-// -32601 without a Lister, as on a server that does not offer it; -32058
+// -32601 without a Lister, as on a server that does not offer it; -32004 (ErrListNeedsKey)
 // for a principal whose owner is shared with callers it cannot be told
 // apart from (anonymous callers beside keyed ones would list each
 // other's tasks). Nil: the call may go on.
