@@ -273,6 +273,9 @@ func sendOnce(ctx context.Context, client *http.Client, rpcURL string, p *protoc
 
 // checkSent checks the answer b to send id: a completed task.
 func (p *protocol) checkSent(b []byte, id int64) error {
+	if p.mcp {
+		return checkCalled(b, id)
+	}
 	ev, err := p.decode(b, id, "response")
 	if err != nil {
 		return err

@@ -117,7 +117,7 @@ type options struct {
 	pgTrips  bool
 }
 
-var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "js", "sdk2", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "a2ad-mcp", "mcp-sdk", "js", "sdk2", "sdk", "floor"}
 
 // defaultServers need no PostgreSQL.
 var defaultServers = []string{"a2ad", "js", "sdk", "floor"}
@@ -139,7 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	servers := fs.String("servers", strings.Join(defaultServers, ","),
 		"servers to compare, in order: a2ad, a2ad-tmpfs (its store on "+tmpfsRoot+": no real fsync), a2ad-pg (one replica on PostgreSQL), "+
 			"a2ad-pg-working (a2ad-pg calling a function that is not retry-safe, so every call goes through working), "+
-			"a2ad-pg2 (two on one schema), js (the JS SDK server), sdk2 (a2a-go v2, A2A 1.0), sdk (a2a-go v0.3), floor")
+			"a2ad-pg2 (two on one schema), a2ad-mcp (a2ad's MCP tools/call of demo.echo, a durable task each), "+
+			"mcp-sdk (the official MCP Go SDK's server, an echo tool, nothing stored), "+
+			"js (the JS SDK server), sdk2 (a2a-go v2, A2A 1.0), sdk (a2a-go v0.3), floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before each run")
@@ -170,6 +172,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 		if !contains(knownServers, s) {
 			return o, fmt.Errorf("-servers: unknown server %q (known: %s)", s, strings.Join(knownServers, ", "))
+		}
+		if o.mode == "stream" && protocolOf(s).mcp {
+			return o, fmt.Errorf("-servers: %s speaks MCP, whose calls a2abench sends, not streams (-mode send)", s)
 		}
 		if !seen[s] {
 			o.servers = append(o.servers, s)

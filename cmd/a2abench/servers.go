@@ -28,6 +28,8 @@ var packages = map[string]string{
 	"a2ad-pg2":   "./cmd/a2ad",
 	// a2ad-pg calling bench::once (workingCatalog) instead of demo::echo.
 	"a2ad-pg-working": "./cmd/a2ad",
+	"a2ad-mcp":        "./cmd/a2ad",
+	"mcp-sdk":         "./cmd/a2abench/mcpserver",
 	"sdk":             "./cmd/a2abench/sdkserver",
 	"sdk2":            "./cmd/a2abench/sdk2server",
 	"floor":           "./cmd/a2abench/floor",
@@ -401,7 +403,7 @@ func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTr
 func (g *group) urls() []string {
 	u := make([]string, len(g.procs))
 	for i, s := range g.procs {
-		u[i] = s.baseURL + "/a2a"
+		u[i] = s.baseURL + protocolOf(s.name).path
 	}
 	return u
 }

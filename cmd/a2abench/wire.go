@@ -14,6 +14,10 @@ import (
 // only 1.0). a2ad answers both; 0.3 keeps its runs comparable with
 // earlier ones.
 type protocol struct {
+	// path is the endpoint's path under the base URL: /a2a, or /mcp.
+	path string
+	// mcp: the load is MCP's tools/call of demo.echo, not an A2A send.
+	mcp          bool
 	version      string // the A2A-Version header ("" sends none: 0.3)
 	send, stream string // the JSON-RPC methods
 	// message is the request's message before and after its messageId.
@@ -27,13 +31,14 @@ const echoData = `{"skill":"demo::echo","input":{"message":"hello"}}`
 
 var (
 	a2a03 = &protocol{
+		path: "/a2a",
 		send: "message/send", stream: "message/stream",
 		message:    [2]string{`{"kind":"message","messageId":"`, `","role":"user","parts":[{"kind":"data","data":` + echoData + `}]}`},
 		sendParams: `,"configuration":{"blocking":true}`,
 	}
 	// In 1.0 a send blocks unless it asks for returnImmediately.
 	a2a10 = &protocol{
-		version: "1.0", send: "SendMessage", stream: "SendStreamingMessage",
+		path: "/a2a", version: "1.0", send: "SendMessage", stream: "SendStreamingMessage",
 		message: [2]string{`{"messageId":"`, `","role":"ROLE_USER","parts":[{"data":` + echoData + `}]}`},
 	}
 )
@@ -44,7 +49,7 @@ const onceData = `{"skill":"bench::once","input":{"message":"hello"}}`
 
 // a2a03Once is a2a03 calling bench::once.
 var a2a03Once = &protocol{
-	send: a2a03.send, stream: a2a03.stream, sendParams: a2a03.sendParams,
+	path: "/a2a", send: a2a03.send, stream: a2a03.stream, sendParams: a2a03.sendParams,
 	message: [2]string{a2a03.message[0], strings.Replace(a2a03.message[1], echoData, onceData, 1)},
 }
 
@@ -55,18 +60,69 @@ func protocolOf(name string) *protocol {
 		return a2a10
 	case "a2ad-pg-working":
 		return a2a03Once
+	case "a2ad-mcp", "mcp-sdk":
+		return mcpEcho
 	}
 	return a2a03
+}
+
+// mcpEcho is MCP's tools/call of demo.echo (the tool a2ad's example
+// catalogue opts demo::echo into MCP as), at revision 2025-11-25.
+var mcpEcho = &protocol{path: "/mcp", mcp: true, version: "2025-11-25"}
+
+// mcpCall is a tools/call's body around its id.
+var mcpCall = [2]string{`{"jsonrpc":"2.0","id":`, `,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hello"}}}`}
+
+// mcpAnswer is what a2abench checks of a tools/call's answer: a result
+// that is not a tool error and, from a2ad, names its completed task.
+type mcpAnswer struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		IsError bool              `json:"isError"`
+		Meta    map[string]string `json:"_meta"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// checkCalled checks the answer b to tools/call id.
+func checkCalled(b []byte, id int64) error {
+	var r mcpAnswer
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("decode response: %v: %.200s", err, b)
+	}
+	switch {
+	case r.Error != nil:
+		return fmt.Errorf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
+	case r.Result == nil:
+		return fmt.Errorf("response without a result: %.200s", b)
+	case string(r.ID) != strconv.FormatInt(id, 10):
+		return fmt.Errorf("response id %s, want %d", r.ID, id)
+	case r.Result.IsError:
+		return fmt.Errorf("a tool error: %.200s", b)
+	}
+	if st, ok := r.Result.Meta["io.a2ad/task-state"]; ok && st != "completed" {
+		return fmt.Errorf("the call's task is %q, want completed", st)
+	}
+	return nil
 }
 
 // writeRequest writes JSON-RPC request id into body: a blocking send or,
 // with stream, a streaming send, with a fresh messageId.
 func (p *protocol) writeRequest(body *bytes.Buffer, id int64, stream bool) {
+	body.Reset()
+	if p.mcp {
+		body.WriteString(mcpCall[0])
+		body.WriteString(strconv.FormatInt(id, 10))
+		body.WriteString(mcpCall[1])
+		return
+	}
 	method, params := p.send, p.sendParams
 	if stream {
 		method, params = p.stream, ""
 	}
-	body.Reset()
 	body.WriteString(`{"jsonrpc":"2.0","id":`)
 	body.WriteString(strconv.FormatInt(id, 10))
 	body.WriteString(`,"method":"`)
@@ -82,7 +138,11 @@ func (p *protocol) writeRequest(body *bytes.Buffer, id int64, stream bool) {
 // setHeaders sets the headers of a request in the protocol.
 func (p *protocol) setHeaders(req *http.Request) {
 	req.Header.Set("Content-Type", "application/json")
-	if p.version != "" {
+	switch {
+	case p.mcp:
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", p.version)
+	case p.version != "":
 		req.Header.Set("A2A-Version", p.version)
 	}
 }

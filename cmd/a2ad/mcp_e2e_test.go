@@ -379,3 +379,44 @@ func TestMCPResourceMetadata(t *testing.T) {
 		t.Errorf("keys alone: metadata answered %d, want 404", mresp.StatusCode)
 	}
 }
+
+// TestMCPCancel: the official Go SDK client gives up on a long tools/call
+// (its context ends), and sends notifications/cancelled for it; a2ad
+// cancels the call's task as an A2A cancel does, whether the cancel comes
+// while the call runs or after it answered its aborted request.
+func TestMCPCancel(t *testing.T) {
+	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+	putFile(t, catalog, `functions:
+  - id: demo::sleep
+    description: Sleeps.
+    metadata: {"mcp.expose": true}
+    timeout: 60s
+    builtin: sleep
+`)
+	p := startBinary(t, catalog, filepath.Join(t.TempDir(), "a2ad.db"))
+	s := mcpSession(t, p.base, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	if _, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "demo.sleep", Arguments: map[string]any{"seconds": 30}}); err == nil {
+		t.Fatal("a 30 s sleep answered within 700 ms")
+	}
+	var state string
+	if !waitFor(10*time.Second, func() bool {
+		res, err := s.ListResources(context.Background(), nil)
+		if err != nil || len(res.Resources) != 1 {
+			return false
+		}
+		read, err := s.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: res.Resources[0].URI})
+		if err != nil || len(read.Contents) != 1 {
+			return false
+		}
+		var task struct {
+			Status struct{ State string } `json:"status"`
+		}
+		_ = json.Unmarshal([]byte(read.Contents[0].Text), &task)
+		state = task.Status.State
+		return state == "TASK_STATE_CANCELED"
+	}) {
+		t.Fatalf("the task of the cancelled call is %q, want TASK_STATE_CANCELED", state)
+	}
+}

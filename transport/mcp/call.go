@@ -99,10 +99,14 @@ func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.R
 		reply *a2a.Message
 		ae    *a2a.Error
 	)
+	ctx, finish := rq.cancelable()
 	if token, ss := progressToken(req); token != nil && s.cfg.Core.StreamsRefused() == nil {
-		task, reply, ae = rq.sendWatched(sdkCtx, ss, token, sp)
+		task, reply, ae = rq.sendWatched(ctx, sdkCtx, ss, token, sp)
 	} else {
-		task, reply, ae = s.cfg.Core.Send(rq.ctx, cl, sp)
+		task, reply, ae = s.cfg.Core.Send(ctx, cl, sp)
+	}
+	if finish(task) {
+		return nil, rq.cancelTask(task.ID)
 	}
 	switch {
 	case ae == transport.ErrMessageIDReused:

@@ -16,11 +16,11 @@ import (
 // for token, on the request's response stream: the progress counts the
 // notes (1, 2, …; the total is unknown), the note is its message. The
 // answer is the task as it ends (read once the stream ends) or the reply.
-func (rq *request) sendWatched(sdkCtx context.Context, ss *sdk.ServerSession, token any, p a2a.SendParams) (*a2a.Task, *a2a.Message, *a2a.Error) {
+func (rq *request) sendWatched(ctx, sdkCtx context.Context, ss *sdk.ServerSession, token any, p a2a.SendParams) (*a2a.Task, *a2a.Message, *a2a.Error) {
 	core := rq.s.cfg.Core
 	sink := &progressSink{ctx: sdkCtx, ss: ss, token: token}
 	open := func(context.Context) (transport.Opened, *a2a.Error) { return core.OpenSend(rq.cl, p, nil), nil }
-	if e := core.Stream(rq.ctx, rq.cl, open, sink); e != nil {
+	if e := core.Stream(ctx, rq.cl, open, sink); e != nil {
 		return nil, nil, e
 	}
 	switch {
@@ -30,6 +30,10 @@ func (rq *request) sendWatched(sdkCtx context.Context, ss *sdk.ServerSession, to
 		return nil, sink.reply, nil
 	case sink.taskID == "":
 		return nil, nil, a2a.ErrInternal
+	}
+	if sink.taskID != "" && context.Cause(ctx) == errCancelled {
+		// Cancelled: the task is cancelled next; no need to read it.
+		return &a2a.Task{ID: sink.taskID, Status: a2a.TaskStatus{State: a2a.StateWorking}}, nil, nil
 	}
 	task, e := core.Get(rq.ctx, rq.cl, a2a.TaskQuery{ID: sink.taskID}, false)
 	return task, nil, e

@@ -59,8 +59,9 @@ type Config struct {
 // Server serves MCP's Streamable HTTP transport, stateless. Build it with
 // New; it is an http.Handler.
 type Server struct {
-	cfg Config
-	sdk *sdk.StreamableHTTPHandler
+	cfg     Config
+	flights flights // the calls a client may cancel
+	sdk     *sdk.StreamableHTTPHandler
 	// streamed answers as an SSE stream: a tools/call that asked for
 	// progress (a progressToken), whose notifications come before its
 	// result.
@@ -137,14 +138,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, ref)
 		return
 	}
-	method, progress := methodOf(body)
+	env := readEnvelope(body)
+	method := env.Method
 	cl.SetMethod(method, a2a.V03, method == "tools/call")
+	if method == "notifications/cancelled" {
+		s.cancelCall(r.Context(), cl, env.Params.RequestID)
+	}
 	// The SDK reads the body again, from the bytes read here (it copies
 	// them: the buffer goes back to the pool once it has answered).
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	rq := &request{s: s, cl: cl, ctx: r.Context()}
+	rq := &request{s: s, cl: cl, ctx: r.Context(), id: env.ID}
 	h := s.sdk
-	if progress && method == "tools/call" {
+	if env.progress() && method == "tools/call" {
 		h = s.streamed
 	}
 	h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
@@ -172,24 +177,35 @@ func versionError(v string) *a2a.Error {
 		Message: "Unsupported " + versionHeader + " " + strconv.Quote(v) + ": supported are " + strings.Join(sdk.SupportedProtocolVersions(), ", ")}
 }
 
-// methodOf is the JSON-RPC method of body, for the audit record: "" for a
-// body that is not one JSON-RPC message (the SDK answers it), cut to a
-// bounded length by the record; and whether its params' _meta holds a
-// progress token.
-func methodOf(body []byte) (method string, progress bool) {
-	var env struct {
-		Method string `json:"method"`
-		Params struct {
-			Meta struct {
-				ProgressToken json.RawMessage `json:"progressToken"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
+// envelope is what a2ad reads of a JSON-RPC message before the SDK
+// does: its method (for the audit record, cut to a bounded length by the
+// record), its id, whether its params' _meta holds a progress token, and
+// the request a cancel notification names.
+type envelope struct {
+	Method string          `json:"method"`
+	ID     json.RawMessage `json:"id"`
+	Params struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+// readEnvelope reads body's envelope: empty for a body that is not one
+// JSON-RPC message (the SDK answers it).
+func readEnvelope(body []byte) envelope {
+	var env envelope
 	if json.Unmarshal(body, &env) != nil {
-		return "", false
+		return envelope{}
 	}
-	t := env.Params.Meta.ProgressToken
-	return env.Method, len(t) > 0 && string(t) != "null"
+	return env
+}
+
+// progress reports whether the message asks for progress.
+func (e *envelope) progress() bool {
+	t := e.Params.Meta.ProgressToken
+	return len(t) > 0 && string(t) != "null"
 }
 
 // refuse answers a request the core refused before its message.
@@ -231,6 +247,8 @@ type request struct {
 	// the request's before revision 2026-07-28.
 	ctx context.Context
 	srv *sdk.Server
+	// id is the message's JSON-RPC id, which a cancel names.
+	id json.RawMessage
 }
 
 // serverOf is the SDK server of the request r carries (the SDK asks for
