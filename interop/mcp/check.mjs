@@ -2,16 +2,19 @@
 // client (@modelcontextprotocol/sdk's Client over StreamableHTTPClientTransport,
 // pinned by package-lock.json):
 //
-//   node check.mjs <base URL> <partner key> <internal key> <conformance base URL>
+//   node check.mjs <base URL> <partner key> <internal key> <conformance base URL> <sleep base URL>
 //
 // The first server serves the shipped example catalogue with a keys file of
 // two callers, one of tier partner (who sees demo.echo and text.wordcount)
 // and one of tier internal (who sees no tool); the second, anonymous, serves
 // examples/conformance/mcp.yaml, whose test_tool_with_progress reports three
-// progress notes (the example catalogue has no tool that reports progress).
+// progress notes (the example catalogue has no tool that reports progress);
+// the third, anonymous, serves run.sh's one-function catalogue of demo::sleep
+// as an MCP tool (the example catalogue's is not one), for the cancel.
 // Checks: each caller's tools/list; a call with structured output; progress;
 // a resend with the same idempotency key; a task read as a resource by its
-// owner and by the other caller; a hidden tool answered as an unknown one.
+// owner and by the other caller; a hidden tool answered as an unknown one;
+// a call the client aborts (notifications/cancelled) ending its task canceled.
 //
 // Each check prints "ok <name>" or "FAIL <name>: <why>", followed on a FAIL
 // by the HTTP exchanges of that check, indented. Exits 1 on any failure or
@@ -21,9 +24,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-const [base, partnerKey, internalKey, confBase] = process.argv.slice(2);
-if (!base || !partnerKey || !internalKey || !confBase) {
-  console.log('usage: node check.mjs <base URL> <partner key> <internal key> <conformance base URL>');
+const [base, partnerKey, internalKey, confBase, sleepBase] = process.argv.slice(2);
+if (!base || !partnerKey || !internalKey || !confBase || !sleepBase) {
+  console.log('usage: node check.mjs <base URL> <partner key> <internal key> <conformance base URL> <sleep base URL>');
   process.exit(2);
 }
 const RUN_TIMEOUT_MS = 60_000;
@@ -214,6 +217,31 @@ await check('unknown tool: a hidden tool and one that does not exist get the sam
   expect(hidden.code === -32602 && hidden.message === 'MCP error -32602: Unknown tool "text.wordcount"', `the hidden tool got ${describe(hidden)}, want -32602 Unknown tool "text.wordcount"`);
   const unname = (e, name) => ({ code: e.code, message: e.message.replace(JSON.stringify(name), '"NAME"'), data: e.data });
   expect(isDeepStrictEqual(unname(hidden, 'text.wordcount'), unname(unknown, 'no.such')), `hidden: ${describe(hidden)}; unknown: ${describe(unknown)}: want the same but for the name`);
+});
+
+await check('cancel: an aborted call sends notifications/cancelled and its task ends canceled', async () => {
+  const anon = await connect(sleepBase);
+  try {
+    const signal = AbortSignal.timeout(700);
+    try {
+      const res = await anon.callTool({ name: 'demo.sleep', arguments: { seconds: 30 } }, undefined, { signal });
+      throw new Error(`a 30 s sleep answered within 700 ms: ${JSON.stringify(res)}`);
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    }
+    // The caller's one task, read until canceled (the cancel is a notification: no answer says when it is done).
+    let state;
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      const list = await anon.listResources();
+      expect(list.resources.length === 1, `the caller has ${list.resources.length} task resources, want 1`);
+      const read = await anon.readResource({ uri: list.resources[0].uri });
+      state = JSON.parse(read.contents[0].text).status?.state;
+      if (state === 'TASK_STATE_CANCELED') return;
+    }
+    throw new Error(`the task of the aborted call is ${state} after 10 s, want TASK_STATE_CANCELED`);
+  } finally {
+    await anon.close();
+  }
 });
 
 await partner?.close();

