@@ -87,8 +87,9 @@ func (s *soakStats) add(k string) {
 const refusedPause = 50 * time.Millisecond
 
 // readerP99Floor is the p99 under which the reader phase is not judged
-// a slowdown: below it, two cores shared with the attackers decide.
-const readerP99Floor = 20 * time.Millisecond
+// a slowdown: below it, two cores shared with the attackers decide. It is
+// under the 50 ms and more that unbounded reads gave.
+const readerP99Floor = 30 * time.Millisecond
 
 // note counts an answer and, when it is a refusal, pauses.
 func (s *soakStats) note(kind, o string) {
@@ -501,9 +502,10 @@ func TestSoakHostileCaller(t *testing.T) {
 			// A p99 of a few hundred calls is their third-slowest: on two
 			// cores shared with the attackers themselves it moves by 2×
 			// from run to run at the millisecond scale (1.15×, 1.73×,
-			// 2.19× for 3.9 ms to 8.5 ms in three CI runs), so the bound
-			// has the same floor as measureDegradation's slow calls.
-			// Unbounded reads made it 13× (over 50 ms), which this fails.
+			// 2.19× for 3.9 ms to 8.5 ms in three CI runs; 18 ms at 2.35×
+			// with a benchmark beside it), so the bound has a floor, as
+			// measureDegradation's slow calls do. Unbounded reads made it
+			// 13× (over 50 ms), which this fails.
 			if got := p99(slices.Clone(ls)); got > 2*ref && got > readerP99Floor {
 				t.Errorf("alice's p99 in the reader phase %v is over twice her reference p99 %v and over %v", got, ref, readerP99Floor)
 			}
