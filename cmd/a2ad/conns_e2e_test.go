@@ -598,7 +598,11 @@ func TestTimeoutsOverHTTP(t *testing.T) {
 		if err == nil || isTimeout(err) {
 			t.Fatalf("idle connection: %v, want closed", err)
 		}
-		if d := time.Since(start); d < 300*time.Millisecond || d > 3*time.Second {
+		// The server's deadline is its own clock's, set as it finishes
+		// the answer; its timer may fire a fraction of a millisecond
+		// before this process's 300 ms (299.5 ms seen once in six runs
+		// under load): a few milliseconds early is still the idle timeout.
+		if d := time.Since(start); d < 295*time.Millisecond || d > 3*time.Second {
 			t.Errorf("idle connection closed after %v, want at --idle-timeout 300ms", d)
 		}
 	})
