@@ -99,6 +99,17 @@ type InspectBounds struct {
 	Scan int
 }
 
+// Apply sets each bound of b that is set (above zero) on the limits a
+// store's inspector holds: one rule for every store.
+func (b InspectBounds) Apply(stateCount, scan *int) {
+	if b.StateCount > 0 {
+		*stateCount = b.StateCount
+	}
+	if b.Scan > 0 {
+		*scan = b.Scan
+	}
+}
+
 // The default bounds of an Inspector's walks.
 const (
 	// DefaultStateCountLimit is how many tasks Overview counts by state

@@ -54,12 +54,7 @@ func (s *Store) Inspector() *Inspector {
 // Inspector with b's StateCount and Scan, a zero one the default.
 func (s *Store) Inspect(b tasks.InspectBounds) tasks.Inspector {
 	in := s.Inspector()
-	if b.StateCount > 0 {
-		in.StateCountLimit = b.StateCount
-	}
-	if b.Scan > 0 {
-		in.ScanLimit = b.Scan
-	}
+	b.Apply(&in.StateCountLimit, &in.ScanLimit)
 	return in
 }
 
