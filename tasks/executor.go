@@ -108,6 +108,13 @@ func (ex *executor) count(k callKey) {
 
 // unreserve gives back k's place when its call never starts.
 func (ex *executor) unreserve(k callKey) {
+	ex.leave(k)
+	ex.places.Done()
+}
+
+// leave uncounts a place of k: the caps no longer see it, though Close
+// still waits for it (places).
+func (ex *executor) leave(k callKey) {
 	ex.mu.Lock()
 	ex.inflight--
 	if n := ex.calls[k]; n > 1 {
@@ -116,27 +123,33 @@ func (ex *executor) unreserve(k callKey) {
 		delete(ex.calls, k)
 	}
 	ex.mu.Unlock()
-	ex.places.Done()
 }
 
 // spawn runs run in a goroutine as the call of task id to function fn,
 // with a context that stop and Close cancel; a place was taken for it
-// under k, and is given back when run returns. It returns the cancel of
-// run's context.
-func (ex *executor) spawn(id, fn string, k callKey, run func(ctx context.Context)) context.CancelCauseFunc {
+// under k, and is given back when run returns, or before by run's leave
+// (a no-op after the first call): a run calls it once its outcome is
+// stored and before anyone is told of it, so that a caller at its cap
+// that hears of the outcome may start its next call at once
+// (TestCallerCapCountsResumedTasks once saw ErrCallerBusy there). It
+// returns the cancel of run's context.
+func (ex *executor) spawn(id, fn string, k callKey, run func(ctx context.Context, leave func())) context.CancelCauseFunc {
 	ctx, cancel := context.WithCancelCause(ex.ctx)
 	ex.mu.Lock()
 	ex.runs[id] = running{fn: fn, cancel: cancel}
 	ex.mu.Unlock()
+	var once sync.Once
+	leave := func() { once.Do(func() { ex.leave(k) }) }
 	go func() {
-		defer ex.unreserve(k) // last: Close may return once it is done
+		defer ex.places.Done() // last: Close may return once it is done
+		defer leave()
 		defer func() {
 			ex.mu.Lock()
 			delete(ex.runs, id)
 			ex.mu.Unlock()
 			cancel(nil)
 		}()
-		run(ctx)
+		run(ctx, leave)
 	}()
 	return cancel
 }

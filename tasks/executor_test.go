@@ -49,7 +49,7 @@ func TestExecutorCloseWaits(t *testing.T) {
 	}
 	release := make(chan struct{})
 	var cause error
-	ex.spawn("t1", "demo::sleep", k, func(ctx context.Context) {
+	ex.spawn("t1", "demo::sleep", k, func(ctx context.Context, _ func()) {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -81,7 +81,7 @@ func TestExecutorCloseCancels(t *testing.T) {
 		if err := ex.reserve(k, 0); err != nil {
 			t.Fatal(err)
 		}
-		ex.spawn(id, "demo::sleep", k, func(ctx context.Context) {
+		ex.spawn(id, "demo::sleep", k, func(ctx context.Context, _ func()) {
 			<-ctx.Done()
 			causes <- context.Cause(ctx)
 		})
@@ -103,5 +103,42 @@ func TestExecutorCloseCancels(t *testing.T) {
 	}
 	if ex.inflight != 0 {
 		t.Fatalf("after Close: inflight %d, want 0", ex.inflight)
+	}
+}
+
+// TestExecutorLeave: a run's leave gives its place back to the caps at
+// once, twice as once, while Close still waits for the run to end.
+func TestExecutorLeave(t *testing.T) {
+	ex := newExecutor(1, 0)
+	k := callKey{owner: "a"}
+	if err := ex.reserve(k, 1); err != nil {
+		t.Fatal(err)
+	}
+	left, release := make(chan struct{}), make(chan struct{})
+	ex.spawn("t1", "demo::sleep", k, func(ctx context.Context, leave func()) {
+		leave()
+		leave()
+		close(left)
+		<-release
+	})
+	<-left
+	if err := ex.reserve(k, 1); err != nil {
+		t.Fatalf("reserve after leave: %v, want nil", err)
+	}
+	if err := ex.reserve(k, 1); !errors.Is(err, ErrCallerBusy) {
+		t.Fatalf("reserve past the cap: %v, want ErrCallerBusy", err)
+	}
+	ex.unreserve(k)
+	closed := make(chan struct{})
+	go func() { ex.Close(context.Background()); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a run that left was going on")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	if ex.inflight != 0 || len(ex.calls) != 0 {
+		t.Fatalf("after Close: inflight %d, calls %v; want 0, none", ex.inflight, ex.calls)
 	}
 }

@@ -77,7 +77,8 @@ func (r *run) speculate(ctx context.Context, in *incoming, ck callKey, held func
 	s, id := r.s, r.c.TaskID
 	sp := &speculation{ready: make(chan struct{})}
 	traced := traceRun(s.cfg.Tracer, ctx)
-	cancel := s.ex.spawn(id, r.fn.ID, ck, func(runCtx context.Context) {
+	cancel := s.ex.spawn(id, r.fn.ID, ck, func(runCtx context.Context, leave func()) {
+		r.leave = leave
 		runCtx = traced(runCtx)
 		defer held()
 		defer s.relay.follow(id, 0)() // once stored, a cancel may come from another process
@@ -112,6 +113,7 @@ func (r *run) speculate(ctx context.Context, in *incoming, ck callKey, held func
 		}
 		sp.res = &res
 		sp.mu.Unlock()
+		leave() // the send stores and publishes the outcome once told
 		close(sp.ready)
 	})
 

@@ -34,6 +34,9 @@ type run struct {
 	// recovery resumed.
 	q   Quota
 	log zerolog.Logger
+	// leave gives back the call's place under its caller's cap once its
+	// outcome is stored, before it is published (see executor.spawn).
+	leave func()
 	// Of a call that runs before its task is stored (speculate, runNow):
 	// the send's key, the new task and its first events.
 	key    IdemKey
@@ -45,7 +48,7 @@ type run struct {
 // q.
 func newRun(s *Service, rec *Record, c functions.Call, fn *functions.Function, q Quota) *run {
 	c.FunctionID = fn.ID
-	return &run{s: s, c: c, fn: fn, input: rec.Input, q: q, rec: rec,
+	return &run{s: s, c: c, fn: fn, input: rec.Input, q: q, rec: rec, leave: func() {},
 		log: s.log.With().Str("task_id", c.TaskID).Str("function_id", fn.ID).Logger()}
 }
 
@@ -57,7 +60,8 @@ func (r *run) start(ctx context.Context, k callKey, held func()) {
 	s := r.s
 	unfollow := s.relay.follow(r.c.TaskID, r.rec.Seq) // a cancel may come from another process
 	traced := traceRun(s.cfg.Tracer, ctx)
-	s.ex.spawn(r.c.TaskID, r.fn.ID, k, func(ctx context.Context) {
+	s.ex.spawn(r.c.TaskID, r.fn.ID, k, func(ctx context.Context, leave func()) {
+		r.leave = leave
 		defer unfollow()
 		r.live(traced(ctx), held)
 	})
@@ -431,6 +435,7 @@ func (r *run) finish(ctx context.Context, res callResult) {
 		log.Error().Err(err).Msg("store call outcome")
 		return
 	}
+	r.leave()
 	s.broker.Publish(id, withRecord(evs, rec))
 	log.Info().Str("state", string(rec.State())).Dur("duration", time.Since(res.started)).Msg("call finished")
 }
