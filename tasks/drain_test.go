@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +74,44 @@ func TestDrain(t *testing.T) {
 	for _, id := range ids {
 		if got, err := svc.Get(ctx, tasks.Caller{}, id, nil); err != nil || got.Status.State != a2a.StateCompleted {
 			t.Errorf("task %s after the drain: %v, %v; want completed", id, got, err)
+		}
+	}
+}
+
+// TestCloseReportsCutCalls: Close whose ctx ends while calls run cuts
+// them and says how many of each function, leaving their tasks working
+// for recovery; a Close within which every call ended returns nil.
+func TestCloseReportsCutCalls(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	e := newEnv(t, tasks.Config{}, fn(t, "demo::wait", blockingBackend(release)), fn(t, "demo::hold", blockingBackend(release)))
+	svc := e.svc
+	var ids []string
+	for i, f := range []string{"demo::wait", "demo::wait", "demo::hold"} {
+		task, _, err := svc.Send(ctx, tasks.Caller{}, nonBlocking(dataMsg(fmt.Sprint("m", i), f, `{}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	waitState(t, e, tasks.Caller{}, ids[2], a2a.StateWorking)
+	grace, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	err := svc.Close(grace)
+	var cut *tasks.CutError
+	if !errors.As(err, &cut) || cut.Calls["demo::wait"] != 2 || cut.Calls["demo::hold"] != 1 || len(cut.Calls) != 2 {
+		t.Fatalf("Close with 3 calls running = %v, want a CutError of demo::wait 2 and demo::hold 1", err)
+	}
+	const want = "shutdown cut 3 running calls (demo::hold: 1, demo::wait: 2); their tasks are resumed at the next start or by another replica"
+	if err.Error() != want {
+		t.Errorf("Close's error says\n%q\nwant\n%q", err, want)
+	}
+	if err := svc.Close(ctx); err != nil {
+		t.Errorf("a second Close = %v, want nil", err)
+	}
+	for _, id := range ids {
+		if got, err := e.store.Get(ctx, "", id, tasks.Head); err != nil || got.Task.Status.State != a2a.StateWorking {
+			t.Errorf("task %s after the cut: %v, %v; want it left working", id, got, err)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -49,4 +51,38 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 // invalid is the InputError of one problem at path.
 func invalid(path, msg string) *InputError {
 	return &InputError{Problems: []a2a.Problem{{Path: path, Message: msg}}}
+}
+
+// CutError is Close's report of the calls it had to cut because its ctx
+// ended while they ran. Their tasks stay as they were; the replica's
+// leases end, so another replica resumes them at once, or this one at its
+// next start (a function that is not retry-safe fails then, as after a
+// crash).
+type CutError struct {
+	// Calls counts the calls cut per function id.
+	Calls map[string]int
+}
+
+func (e *CutError) Error() string {
+	ids := make([]string, 0, len(e.Calls))
+	total := 0
+	for id, n := range e.Calls {
+		ids = append(ids, id)
+		total += n
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	fmt.Fprintf(&b, "shutdown cut %d running call", total)
+	if total != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" (")
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %d", id, e.Calls[id])
+	}
+	b.WriteString("); their tasks are resumed at the next start or by another replica")
+	return b.String()
 }

@@ -201,15 +201,22 @@ func (ex *executor) drain() <-chan struct{} {
 
 // Close refuses new places, waits until every place is given back or ctx
 // is done, then cancels the runs left (errShuttingDown) and waits for
-// them to end.
-func (ex *executor) Close(ctx context.Context) {
+// them to end. It returns how many runs of each function it cut (none
+// when they all ended within ctx, or on a second Close).
+func (ex *executor) Close(ctx context.Context) map[string]int {
 	done := ex.drain()
 	select {
 	case <-done:
+		return nil
 	case <-ctx.Done():
 	}
+	cut := ex.running()
 	ex.cancel(errShuttingDown)
 	<-done
+	if len(cut) == 0 {
+		return nil // the places left were sends that had not started a run
+	}
+	return cut
 }
 
 func (ex *executor) fnSemaphore(fn *functions.Function) chan struct{} {

@@ -269,13 +269,17 @@ func (s *Service) resume(rec *Record, fn *functions.Function) bool {
 // Close stops accepting calls, waits for running calls until ctx is done,
 // then cancels the rest. A call cancelled this way leaves its task as it
 // was, and the replica's lease ends: another replica recovers it at once,
-// or this one at its next start.
+// or this one at its next start. It reports the calls it cut as a
+// *CutError, nil when every call ended within ctx.
 func (s *Service) Close(ctx context.Context) error {
-	s.ex.Close(ctx)
+	cut := s.ex.Close(ctx)
 	s.relay.close() // after the calls: a cancel elsewhere stops them until then
 	s.sw.Close()
 	s.sw.release()
 	s.cancel(errShuttingDown)
+	if cut != nil {
+		return &CutError{Calls: cut}
+	}
 	return nil
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 func TestOfficialClientSendGetCancel(t *testing.T) {
@@ -209,21 +211,25 @@ func TestStoreHeldByAnotherProcess(t *testing.T) {
 
 // TestGracefulShutdown: calls running at shutdown finish within the grace
 // period and their blocking senders get the result; past the grace
-// period, senders get the task as it stands and new calls are refused.
+// period, senders get the task as it stands and new calls are refused,
+// and the log says which calls the shutdown cut.
 func TestGracefulShutdown(t *testing.T) {
+	const cut = `"error":"shutdown cut 1 running call (demo::sleep: 1); their tasks are resumed at the next start or by another replica","message":"grace period over with calls running"`
 	for _, tc := range []struct {
 		name    string
 		grace   time.Duration
 		seconds float64
 		want    string
+		cut     bool
 	}{
-		{"finishes within grace", 5 * time.Second, 0.5, "completed"},
-		{"grace runs out", 300 * time.Millisecond, 30, "working"},
+		{"finishes within grace", 5 * time.Second, 0.5, "completed", false},
+		{"grace runs out", 300 * time.Millisecond, 30, "working", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(filepath.Join(t.TempDir(), "a2ad.db"))
 			cfg.ShutdownGrace = tc.grace
-			m := openMain(t, &Main{Config: cfg, Logger: zerolog.Nop()})
+			var log testkit.SyncBuffer
+			m := openMain(t, &Main{Config: cfg, Logger: zerolog.New(&log)})
 			base := "http://" + m.Addr()
 			got := make(chan map[string]any, 1)
 			go func() {
@@ -257,6 +263,9 @@ func TestGracefulShutdown(t *testing.T) {
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("blocking sender never got an answer")
+			}
+			if got := strings.Contains(log.String(), cut); got != tc.cut {
+				t.Errorf("the log has the line of the cut call: %v, want %v\n%s", got, tc.cut, log.String())
 			}
 		})
 	}

@@ -564,16 +564,20 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 	m.http.SetKeepAlivesEnabled(false)
 	m.core.CloseStreams()
 	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
-	stop := context.AfterFunc(ctx, func() {
-		_ = m.service.Close(ctx) // ctx is over: cancel the calls now
-	})
+	closeService := func() { // ctx is over: cancel the calls now
+		var cut *tasks.CutError
+		if err := m.service.Close(ctx); errors.As(err, &cut) {
+			m.Logger.Warn().Err(err).Msg("grace period over with calls running")
+		}
+	}
+	stop := context.AfterFunc(ctx, closeService)
 	defer stop()
 	var err error
 	if err = m.http.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
 		// The service has ended the calls; give their senders a moment
 		// to get the task as it stands, then cut the rest.
 		m.Logger.Warn().Dur("grace", m.Config.ShutdownGrace).Msg("grace period over with requests in flight")
-		_ = m.service.Close(ctx)
+		closeService()
 		last, cancel := context.WithTimeout(context.Background(), time.Second)
 		if err := m.http.Shutdown(last); errors.Is(err, context.DeadlineExceeded) {
 			_ = m.http.Close()
