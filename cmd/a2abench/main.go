@@ -53,7 +53,13 @@
 // transactions it began (transaction ids handed out: each a commit that
 // waits for its WAL flush), the WAL written, and with -pg-roundtrips the
 // round trips a2ad made to it, counted by a proxy between them (which
-// adds latency of its own: compare throughput without it).
+// adds latency of its own: compare throughput without it). From the same
+// figures it projects a fleet (fleet.go): what 1, 2, 4 and 8 replicas on
+// machines of their own (-fleet-cores each) could serve against one
+// database (-fleet-db-cores), bounded by the replicas' CPU, the database's
+// CPU, the commits it sustains (pgbench -N's rate, with -pgbench) or its
+// max_connections (-fleet-pool each, plus one listening), and which bounds
+// it first.
 //   - js:    ./cmd/a2abench/jsserver, the official JS SDK (@a2a-js/sdk with
 //     Express, its packages installed by npm ci from the committed
 //     lockfile) with its in-memory task store, the same echo executor, and
@@ -87,6 +93,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,6 +122,9 @@ type options struct {
 	keep     bool
 	pgbench  bool
 	pgTrips  bool
+	// The fleet model's machines (see fleet.go).
+	fleetCores, fleetDBCores float64
+	fleetPool                int
 }
 
 var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "a2ad-mcp", "mcp-sdk", "js", "sdk2", "sdk", "floor"}
@@ -150,6 +160,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store; a2ad-tmpfs's store is removed)")
 	fs.BoolVar(&o.pgTrips, "pg-roundtrips", false, "count the a2ad-pg servers' round trips to PostgreSQL, through a proxy that adds latency of its own")
 	fs.BoolVar(&o.pgbench, "pgbench", false, "also run pgbench "+strings.Join(pgbenchArgs, " ")+" on the PostgreSQL server, in a scratch schema")
+	cores := float64(runtime.NumCPU())
+	fs.Float64Var(&o.fleetCores, "fleet-cores", cores, "the fleet model's cores of each replica's machine (default: this machine's)")
+	fs.Float64Var(&o.fleetDBCores, "fleet-db-cores", cores, "the fleet model's cores of the database's machine (default: this machine's)")
+	fs.IntVar(&o.fleetPool, "fleet-pool", 16, "the fleet model's connections in each replica's pool (a2ad's --store-max-conns; 16 is its default)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -295,6 +309,9 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	printResults(stdout, o, results)
 	printPostgres(stdout, o, results, pgb)
 	printPGCost(stdout, results)
+	if o.mode == "send" && slices.ContainsFunc(o.servers, func(s string) bool { return strings.HasPrefix(s, "a2ad-pg") }) {
+		printFleet(stdout, o, results, pgb, maxConnections(ctx, benchPostgres()))
+	}
 	return nil
 }
 
