@@ -42,6 +42,8 @@ func parseStatCPU(b []byte) (time.Duration, error) {
 type usage struct {
 	cpu      time.Duration // utime and stime of its processes
 	cpuKnown bool          // false when it cannot be read (not Linux, a process gone)
+	// procCPU is cpu process by process (a2ad's replicas, in order).
+	procCPU []time.Duration
 	// From a2ad's /metrics (its admin listener): heap allocations
 	// (go_memstats_mallocs_total), store commits and the writes grouped
 	// into them (a2ad_store_writes_per_commit's count and sum).
@@ -52,8 +54,14 @@ type usage struct {
 }
 
 func (u usage) minus(v usage) usage {
+	var procs []time.Duration
+	if len(u.procCPU) == len(v.procCPU) {
+		for i := range u.procCPU {
+			procs = append(procs, u.procCPU[i]-v.procCPU[i])
+		}
+	}
 	return usage{
-		cpu: u.cpu - v.cpu, cpuKnown: u.cpuKnown && v.cpuKnown,
+		cpu: u.cpu - v.cpu, cpuKnown: u.cpuKnown && v.cpuKnown, procCPU: procs,
 		mallocs: u.mallocs - v.mallocs, commits: u.commits - v.commits, writes: u.writes - v.writes,
 		storeKnown: u.storeKnown && v.storeKnown,
 		pg:         u.pg.minus(v.pg),
@@ -66,6 +74,7 @@ func (g *group) usage() usage {
 	for _, s := range g.procs {
 		t, err := cpuTime(s.cmd.Process.Pid)
 		u.cpu += t
+		u.procCPU = append(u.procCPU, t)
 		u.cpuKnown = u.cpuKnown && err == nil
 		m, err := scrapeMetrics(s.adminAddr)
 		u.mallocs += m["go_memstats_mallocs_total"]

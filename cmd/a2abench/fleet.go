@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -107,6 +108,13 @@ func printFleet(w io.Writer, o options, results []result, pgb pgbenchResult, max
 			commits: u.pg.xacts / n, wal: u.pg.walBytes / n}
 		fmt.Fprintf(w, "%s at %d clients: a2ad %s, PostgreSQL %s, %.2f commits, %.0f B of WAL per request\n",
 			r.server, r.clients, us(c.a2adCPU), us(c.pgCPU), c.commits, c.wal)
+		if len(u.procCPU) > 1 {
+			per := make([]string, len(u.procCPU))
+			for i, d := range u.procCPU {
+				per[i] = strconv.FormatFloat(float64(d)/float64(u.cpu)*100, 'f', 0, 64) + "%"
+			}
+			fmt.Fprintf(w, "  a2ad's CPU by replica: %s\n", strings.Join(per, ", "))
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "replicas\treq/s\tbound by\tWAL MB/s\tconnections\t")
 		for _, size := range fleetSizes {

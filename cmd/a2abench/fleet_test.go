@@ -43,7 +43,7 @@ func TestPrintFleet(t *testing.T) {
 	run := func(server string, known bool) result {
 		r := result{server: server, clients: 16}
 		r.stats.ok = 1000
-		r.stats.used = usage{cpu: 500 * time.Millisecond, cpuKnown: known,
+		r.stats.used = usage{cpu: 500 * time.Millisecond, cpuKnown: known, procCPU: []time.Duration{300 * time.Millisecond, 200 * time.Millisecond},
 			pg: pgCost{known: true, cpuKnown: known, cpu: 200 * time.Millisecond, xacts: 2000, walBytes: 3e6}}
 		return r
 	}
@@ -54,6 +54,7 @@ func TestPrintFleet(t *testing.T) {
 	for _, want := range []string{
 		"fleet model: replicas on machines of 2 cores each, one database on 2 cores; 17 connections each (a pool of 16 and one listening); commits at most pgbench -N's 12000/s",
 		"a2ad-pg at 16 clients: a2ad 500µs, PostgreSQL 200µs, 2.00 commits, 3000 B of WAL per request",
+		"  a2ad's CPU by replica: 60%, 40%\n",
 		"2         6000   database commits",
 	} {
 		if !strings.Contains(out, want) {

@@ -39,11 +39,11 @@
 //     /dev/shm, removed at the end: nothing is really fsynced, so it is
 //     the upper bound of what the disk costs. Skipped, with a line on
 //     stderr, when /dev/shm is not writable.
-//   - a2ad-pg, a2ad-pg2: the same a2ad, one replica or two, on a fresh
+//   - a2ad-pg, a2ad-pg2, a2ad-pg4: the same a2ad, 1, 2 or 4 replicas, on a fresh
 //     schema (a2abench_<random>, dropped at the end) of the PostgreSQL
 //     server A2AD_BENCH_POSTGRES (else A2AD_TEST_POSTGRES, else the
-//     project's 127.0.0.1:5432 test database). With two, client i talks
-//     to replica i%2. Not in the default: it needs PostgreSQL.
+//     project's 127.0.0.1:5432 test database). With n, client i talks
+//     to replica i%n. Not in the default: it needs PostgreSQL.
 //   - a2ad-pg-working: a2ad-pg serving cmd/a2abench/working.yaml, whose
 //     bench::once the load calls: an echo that is not retry-safe, so each
 //     call is stored as working before it runs (the slower path).
@@ -127,7 +127,7 @@ type options struct {
 	fleetPool                int
 }
 
-var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "a2ad-mcp", "mcp-sdk", "js", "sdk2", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "a2ad-pg4", "a2ad-mcp", "mcp-sdk", "js", "sdk2", "sdk", "floor"}
 
 // defaultServers need no PostgreSQL.
 var defaultServers = []string{"a2ad", "js", "sdk", "floor"}
@@ -149,7 +149,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	servers := fs.String("servers", strings.Join(defaultServers, ","),
 		"servers to compare, in order: a2ad, a2ad-tmpfs (its store on "+tmpfsRoot+": no real fsync), a2ad-pg (one replica on PostgreSQL), "+
 			"a2ad-pg-working (a2ad-pg calling a function that is not retry-safe, so every call goes through working), "+
-			"a2ad-pg2 (two on one schema), a2ad-mcp (a2ad's MCP tools/call of demo.echo, a durable task each), "+
+			"a2ad-pg2, a2ad-pg4 (two or four on one schema), a2ad-mcp (a2ad's MCP tools/call of demo.echo, a durable task each), "+
 			"mcp-sdk (the official MCP Go SDK's server, an echo tool, nothing stored), "+
 			"js (the JS SDK server), sdk2 (a2a-go v2, A2A 1.0), sdk (a2a-go v0.3), floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")

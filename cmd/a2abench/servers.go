@@ -26,6 +26,7 @@ var packages = map[string]string{
 	"a2ad-tmpfs": "./cmd/a2ad",
 	"a2ad-pg":    "./cmd/a2ad",
 	"a2ad-pg2":   "./cmd/a2ad",
+	"a2ad-pg4":   "./cmd/a2ad",
 	// a2ad-pg calling bench::once (workingCatalog) instead of demo::echo.
 	"a2ad-pg-working": "./cmd/a2ad",
 	"a2ad-mcp":        "./cmd/a2ad",
@@ -348,7 +349,7 @@ func isLoopback(host string) bool {
 
 // replicas is how many a2ad replicas a Postgres server name runs on one
 // schema.
-var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2, "a2ad-pg-working": 1}
+var replicas = map[string]int{"a2ad-pg": 1, "a2ad-pg2": 2, "a2ad-pg4": 4, "a2ad-pg-working": 1}
 
 // group is the processes of one server name: one, or a2ad's replicas on
 // a schema of their own. Once they have stopped, stop drops that schema,
