@@ -18,6 +18,8 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/a2ad/a2ad/internal/syncdir"
+
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // DefaultToolLockTimeout is how long the tools wait for a file another
@@ -45,9 +47,9 @@ func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) (int6
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	tx, err := s.flushFor(true)
+	tx, err := s.db.CopyTx()
 	if err != nil {
-		return 0, fmt.Errorf("back up task store: %w", err)
+		return 0, fmt.Errorf("back up task store: %w", fromEngine(err))
 	}
 	defer tx.Rollback()
 	return copyTx(ctx, tx, w, size)
@@ -72,7 +74,7 @@ func backup(ctx context.Context, db *bolt.DB, w io.Writer, size func(int64)) (in
 	}
 	tx, err := db.Begin(false)
 	if err != nil {
-		return 0, fmt.Errorf("back up task store: %w", err)
+		return 0, fmt.Errorf("back up task store: %w", fromEngine(err))
 	}
 	defer tx.Rollback()
 	return copyTx(ctx, tx, w, size)
@@ -137,7 +139,7 @@ func openReadOnly(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	if err := missingLog(db, path); err != nil {
+	if err := layout.MissingLog(db, path); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -281,9 +283,9 @@ func compactInto(src *bolt.DB, dst string, mode os.FileMode) (used int64, err er
 	if err != nil {
 		return 0, err
 	}
-	err = guard(src.Path(), func() error { return bolt.Compact(db, src, compactTxSize) })
+	err = engine.Guard(src.Path(), func() error { return bolt.Compact(db, src, compactTxSize) })
 	if err == nil {
-		err = markOpen(db, false) // the log was applied before the copy
+		err = layout.MarkOpen(db, false) // the log was applied before the copy
 	}
 	if err == nil {
 		err = db.Sync() // one sync at the end instead of one per commit
@@ -342,7 +344,7 @@ func truncate(path string, size int64) error {
 
 func keyCounts(db *bolt.DB) (map[string]int, error) {
 	counts := map[string]int{}
-	err := guard(db.Path(), func() error {
+	err := engine.Guard(db.Path(), func() error {
 		return db.View(func(tx *bolt.Tx) error {
 			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 				counts[string(name)] = b.Stats().KeyN

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // noCheckpoints keeps every change in the log and in memory until Close.
@@ -53,15 +54,15 @@ func crashCopy(t *testing.T, path string) string {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a2ad.db")
 	copyTo(t, path, out)
-	if err := os.Mkdir(walDir(out), 0o700); err != nil {
+	if err := os.Mkdir(engine.Dir(out), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(walDir(path))
+	ents, err := os.ReadDir(engine.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		copyTo(t, filepath.Join(walDir(path), e.Name()), filepath.Join(walDir(out), e.Name()))
+		copyTo(t, filepath.Join(engine.Dir(path), e.Name()), filepath.Join(engine.Dir(out), e.Name()))
 	}
 	return out
 }
@@ -126,8 +127,8 @@ func TestLogReplayedAtOpen(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if segs, _, _, _ := listWAL(walDir(out)); len(segs) != 0 {
-		t.Fatalf("segments left after a clean close: %v", segs)
+	if pending, _ := engine.Pending(out); pending {
+		t.Fatal("segments left after a clean close")
 	}
 	c, err = Open(out, noCheckpoints)
 	if err != nil {
@@ -143,18 +144,18 @@ func TestLogTornTail(t *testing.T) {
 	s, path := openLog(t)
 	defer s.Close()
 	createN(t, s, 0, 10)
-	off := s.wal.off // where the last record will begin
+	off := s.db.Position().Offset // where the last record will begin
 	createN(t, s, 10, 11)
-	seg := s.wal.segs[len(s.wal.segs)-1].path
-	for _, cut := range []int64{3, walHeader + 5, s.wal.off - off - 1} {
+	seg := s.db.Position().Segments[len(s.db.Position().Segments)-1].Path
+	for _, cut := range []int64{3, engine.HeaderSize + 5, s.db.Position().Offset - off - 1} {
 		t.Run(fmt.Sprint("cut at ", cut), func(t *testing.T) {
 			out := crashCopy(t, path)
-			f, err := os.OpenFile(filepath.Join(walDir(out), filepath.Base(seg)), os.O_RDWR, 0)
+			f, err := os.OpenFile(filepath.Join(engine.Dir(out), filepath.Base(seg)), os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// What the write did not reach holds something else.
-			b := make([]byte, s.wal.off-off-cut)
+			b := make([]byte, s.db.Position().Offset-off-cut)
 			if _, err := f.ReadAt(b, off+cut); err != nil {
 				t.Fatal(err)
 			}
@@ -189,22 +190,22 @@ func TestLogMissingSegment(t *testing.T) {
 	}
 	defer s.Close()
 	createN(t, s, 0, 60)
-	if len(s.wal.segs) < 3 {
-		t.Fatalf("%d segments; want at least 3", len(s.wal.segs))
+	if len(s.db.Position().Segments) < 3 {
+		t.Fatalf("%d segments; want at least 3", len(s.db.Position().Segments))
 	}
 	out := crashCopy(t, path)
-	gone := s.wal.segs[1]
-	r0, err := readSegment(s.wal.segs[0].path, s.wal.segs[0].first)
+	gone := s.db.Position().Segments[1]
+	_, stop0, err := engine.ReadSegment(s.db.Position().Segments[0].Path, s.db.Position().Segments[0].First)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(walDir(out), filepath.Base(gone.path))); err != nil {
+	if err := os.Remove(filepath.Join(engine.Dir(out), filepath.Base(gone.Path))); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(out, opts)
-	next := s.wal.segs[2].first
+	next := s.db.Position().Segments[2].First
 	want := fmt.Sprintf("open task store %s: the store file %s cannot be opened as it is: its write-ahead log %s is damaged: segment %s, record %d at byte %d: records %d to %d are missing: the next segment, %s, begins with record %d; after it the log holds %d acknowledged records (%d to 60) that cannot be applied without it, writing %d tasks: t-%03d",
-		out, out, walDir(out), filepath.Base(s.wal.segs[0].path), gone.first, r0.stop, gone.first, next-1, filepath.Base(s.wal.segs[2].path), next, 60-next+1, next, 60-next+1, next-1)
+		out, out, engine.Dir(out), filepath.Base(s.db.Position().Segments[0].Path), gone.First, stop0, gone.First, next-1, filepath.Base(s.db.Position().Segments[2].Path), next, 60-next+1, next, 60-next+1, next-1)
 	if !errors.Is(err, ErrDamaged) || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("Open = %v, want %q", err, want)
 	}
@@ -222,9 +223,9 @@ func TestLogSegmentsRecycled(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	ents, _ := os.ReadDir(walDir(path))
-	if len(ents) > 1+walSpares+1 {
-		t.Errorf("%d files in the log after 300 commits; want at most %d", len(ents), walSpares+2)
+	ents, _ := os.ReadDir(engine.Dir(path))
+	if len(ents) > 1+2+1 {
+		t.Errorf("%d files in the log after 300 commits; want at most %d", len(ents), 2+2)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
