@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/tasks"
-
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 

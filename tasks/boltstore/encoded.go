@@ -5,7 +5,6 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
-
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 

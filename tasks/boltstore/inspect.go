@@ -17,7 +17,6 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/record"
-
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/a2ad/a2ad/tasks"
-
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/a2ad/a2ad/tasks"
-
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
@@ -151,7 +150,7 @@ func (s *Store) Usage(ctx context.Context, owner string) (tasks.Usage, error) {
 	return u, err
 }
 
-// The check of usage (see invariants in check.go), for a store that keeps
+// The check of usage (see invariants in tool_check.go), for a store that keeps
 // it:
 //
 //	usage  entry: key and value parse, and the value is not zero

@@ -96,4 +96,3 @@ func (e *LogError) Error() string {
 
 // Is makes errors.Is(err, ErrLog) and errors.Is(err, ErrDamaged) hold.
 func (e *LogError) Is(target error) bool { return target == ErrLog || target == ErrDamaged }
-

@@ -28,7 +28,7 @@ import (
 //     with records of the log after it, in its segment or in later ones;
 //     or records missing between two segments;
 //   - a record holding an op bbolt refuses (a key over its limit), which
-//     an a2ad before the write-time checks (limits.go) could log;
+//     an a2ad before the write-time checks (limit.go) could log;
 //   - a missing log directory, where the file says a server had the log
 //     open and did not close it (meta "walopen").
 //

@@ -12,9 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/record"
-
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // ErrOldSchema is ExportFile's error for a store file of an older
