@@ -137,47 +137,6 @@ func TestLogReplayedAtOpen(t *testing.T) {
 	wantTasks(t, c, 0, 50)
 }
 
-// TestLogTornTail: a last record cut short (a crash during its write,
-// before it was synced and acknowledged) is dropped; those before it
-// stay.
-func TestLogTornTail(t *testing.T) {
-	s, path := openLog(t)
-	defer s.Close()
-	createN(t, s, 0, 10)
-	off := s.db.Position().Offset // where the last record will begin
-	createN(t, s, 10, 11)
-	seg := s.db.Position().Segments[len(s.db.Position().Segments)-1].Path
-	for _, cut := range []int64{3, engine.HeaderSize + 5, s.db.Position().Offset - off - 1} {
-		t.Run(fmt.Sprint("cut at ", cut), func(t *testing.T) {
-			out := crashCopy(t, path)
-			f, err := os.OpenFile(filepath.Join(engine.Dir(out), filepath.Base(seg)), os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// What the write did not reach holds something else.
-			b := make([]byte, s.db.Position().Offset-off-cut)
-			if _, err := f.ReadAt(b, off+cut); err != nil {
-				t.Fatal(err)
-			}
-			for i := range b {
-				b[i] = ^b[i]
-			}
-			if _, err := f.WriteAt(b, off+cut); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
-			c, err := Open(out, noCheckpoints)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			wantTasks(t, c, 0, 10)
-			createN(t, c, 10, 12) // and it goes on from there
-			wantTasks(t, c, 0, 12)
-		})
-	}
-}
-
 // TestLogMissingSegment: a segment gone from the middle of the log (not a
 // crash: someone removed it) is damage, named, not a silent loss.
 func TestLogMissingSegment(t *testing.T) {
@@ -209,31 +168,4 @@ func TestLogMissingSegment(t *testing.T) {
 	if !errors.Is(err, ErrDamaged) || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("Open = %v, want %q", err, want)
 	}
-}
-
-// TestLogSegmentsRecycled: under many small segments, checkpoints recycle
-// the segments they cover, so the log keeps a bounded number of files.
-func TestLogSegmentsRecycled(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, Options{WALSegmentBytes: 4096, CheckpointEvery: time.Millisecond, CheckpointBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	createN(t, s, 0, 300)
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	ents, _ := os.ReadDir(engine.Dir(path))
-	if len(ents) > 1+2+1 {
-		t.Errorf("%d files in the log after 300 commits; want at most %d", len(ents), 2+2)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	wantTasks(t, c, 0, 300)
 }

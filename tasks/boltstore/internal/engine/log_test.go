@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReplayAtOpen: what a crash leaves in the log, acknowledged and not
@@ -208,4 +209,63 @@ func TestPutOverLimitRefused(t *testing.T) {
 		t.Fatal("the refused write reached the log")
 	}
 	wantKeys(t, db, 0, 2) // "fine" was undone with it
+}
+
+// TestSegmentsRecycled: under many small segments, checkpoints recycle
+// the segments they cover, so the log keeps a bounded number of files:
+// the current segment, the spares, and one the checkpoint has not
+// reached yet.
+func TestSegmentsRecycled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.db")
+	db, err := open(path, Options{CheckpointEvery: time.Millisecond, CheckpointBytes: 1}, Mode{SegmentBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putN(t, db, 0, 300)
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(Dir(path))
+	if len(ents) > 1+walSpares+1 {
+		t.Errorf("%d files in the log after 300 writes; want at most %d", len(ents), walSpares+2)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := mustOpen(t, path, Options{})
+	defer c.Close()
+	wantKeys(t, c, 0, 300)
+}
+
+// TestMissingSegment: a segment gone from the middle of the log (not a
+// crash: someone removed it) is damage, named with what it loses, not a
+// silent loss.
+func TestMissingSegment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.db")
+	db, err := open(path, noCheckpoints, Mode{SegmentBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	putN(t, db, 0, 400)
+	p := db.Position()
+	if len(p.Segments) < 3 {
+		t.Fatalf("%d segments; want at least 3", len(p.Segments))
+	}
+	out := crashCopy(t, path)
+	gone := p.Segments[1]
+	if err := os.Remove(filepath.Join(Dir(out), filepath.Base(gone.Path))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = open(out, noCheckpoints, Mode{})
+	var le *LogError
+	if !errors.As(err, &le) || le.Damage == nil {
+		t.Fatalf("open = %v, want a *LogError with damage", err)
+	}
+	next := p.Segments[2].First
+	d := le.Damage
+	what := fmt.Sprintf("records %d to %d are missing: the next segment, %s, begins with record %d", gone.First, next-1, filepath.Base(p.Segments[2].Path), next)
+	if d.Segment != filepath.Base(p.Segments[0].Path) || d.Record != gone.First || d.What != what || d.Lost != int(400-next+1) || d.First != next || d.Last != 400 || d.Tasks[0] != keyOf(int(next-1)) {
+		t.Fatalf("damage %+v, want at record %d: %s", d, gone.First, what)
+	}
 }

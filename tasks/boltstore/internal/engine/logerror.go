@@ -44,8 +44,9 @@ type LogDamage struct {
 	Record  uint64 // its number
 	What    string
 	// Lost are the records after it that read back: how many, their
-	// numbers, and the tasks they write (at most maxLostTasks; TaskCount
-	// counts them all).
+	// numbers, and the tasks they write: the keys they put or delete in
+	// the layout's Named bucket, the store's task ids (at most
+	// maxLostTasks; TaskCount counts them all).
 	Lost        int
 	First, Last uint64
 	Tasks       []string
