@@ -42,8 +42,8 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/record"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // Writing the body bucket: the operations a change makes on a task's

@@ -10,8 +10,8 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/record"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // The active index, events, expiry and the keys of the buckets.

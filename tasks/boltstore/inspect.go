@@ -16,8 +16,8 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/record"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // The bounds of the Inspector's walks, so that no request reads a huge

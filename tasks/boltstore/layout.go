@@ -43,8 +43,8 @@ import (
 	"math"
 
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/record"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 var bucketBody = []byte("body")
