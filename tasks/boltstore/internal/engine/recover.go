@@ -193,10 +193,11 @@ func (l *Layout) readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn ui
 	return last, nil, nil
 }
 
-// lostAfter fills in what d loses: recs, and every record of segs.
+// lostAfter fills in what d loses: recs, and every record of segs, and
+// the keys of the Named bucket they write.
 func (l *Layout) lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
 	named := l.index(l.Named)
-	tasks := map[string]bool{}
+	written := map[string]bool{}
 	add := func(recs []walRec) {
 		for _, r := range recs {
 			if d.Lost == 0 {
@@ -206,7 +207,7 @@ func (l *Layout) lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
 			d.Last = r.lsn
 			_ = l.forOps(r.ops, func(o op) error {
 				if o.kind != opSeq && o.bucket == named {
-					tasks[string(o.key)] = true
+					written[string(o.key)] = true
 				}
 				return nil
 			})
@@ -221,8 +222,8 @@ func (l *Layout) lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
 		add(r.recs)
 		add(r.later)
 	}
-	ids := make([]string, 0, len(tasks))
-	for id := range tasks {
+	ids := make([]string, 0, len(written))
+	for id := range written {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
