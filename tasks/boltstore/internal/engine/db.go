@@ -9,7 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Options tune a DB. Zero values take the defaults the store documents.
+// Options tune a DB. A zero value takes its default.
 type Options struct {
 	// MaxBatch caps the writes grouped into one log record; default 256.
 	MaxBatch int
