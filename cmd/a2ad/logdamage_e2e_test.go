@@ -23,7 +23,7 @@ import (
 )
 
 // walRecord is a record of a store's write-ahead log, as the test reads
-// it (tasks/boltstore/wal.go: magic(4) length(4) lsn(8) crc32c(4) ops).
+// it (tasks/boltstore/internal/engine/wal.go: magic(4) length(4) lsn(8) crc32c(4) ops).
 type walRecord struct {
 	seg      string
 	off, len int

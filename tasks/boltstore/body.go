@@ -42,6 +42,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 	"github.com/a2ad/a2ad/tasks/record"
 )
 
@@ -112,9 +113,9 @@ func (o *bodyOps) added() int64 {
 
 // growth is what the ops add to the store: their keys and values, less
 // what the keys they replace or delete take now.
-func (o *bodyOps) growth(tx *txn) int64 {
+func (o *bodyOps) growth(tx *engine.Tx) int64 {
 	n := o.added()
-	var b *bucket
+	var b *engine.Bucket
 	for _, op := range o.ops {
 		if !op.del && !op.replace {
 			continue
@@ -129,7 +130,7 @@ func (o *bodyOps) growth(tx *txn) int64 {
 	return n
 }
 
-func (o *bodyOps) apply(tx *txn) error {
+func (o *bodyOps) apply(tx *engine.Tx) error {
 	if len(o.ops) == 0 {
 		return nil
 	}
@@ -250,7 +251,7 @@ func (o *bodyOps) applyArtifact(id string, arts []artRef, chunk *a2a.Artifact, a
 // deleteBody deletes every body key of task id, and the idempotency keys
 // of owner that its message ids name, and returns what they took (keys
 // and values, as storedSize counts them).
-func deleteBody(tx *txn, owner, id string) (int64, error) {
+func deleteBody(tx *engine.Tx, owner, id string) (int64, error) {
 	prefix := lengthPrefixed(id, "")
 	c := tx.Bucket(bucketBody).Cursor()
 	idem := tx.Bucket(bucketIdem)
@@ -275,7 +276,7 @@ func deleteBody(tx *txn, owner, id string) (int64, error) {
 
 // bodySize is what task id's body keys take, and the idempotency keys of
 // owner its message ids name (storedSize).
-func bodySize(tx *txn, owner, id string) int64 {
+func bodySize(tx *engine.Tx, owner, id string) int64 {
 	prefix := lengthPrefixed(id, "")
 	c := tx.Bucket(bucketBody).Cursor()
 	idem := tx.Bucket(bucketIdem)
@@ -293,7 +294,7 @@ func bodySize(tx *txn, owner, id string) int64 {
 }
 
 // input returns a copy of task id's input.
-func input(tx *txn, id string) json.RawMessage {
+func input(tx *engine.Tx, id string) json.RawMessage {
 	v := tx.Bucket(bucketBody).Get(inputKey(id))
 	if v == nil {
 		return nil
@@ -302,7 +303,7 @@ func input(tx *txn, id string) json.RawMessage {
 }
 
 // messageIDs returns the message ids task id holds.
-func messageIDs(tx *txn, id string) []string {
+func messageIDs(tx *engine.Tx, id string) []string {
 	var out []string
 	prefix := bodyPrefix(id, kindMsgID)
 	c := tx.Bucket(bucketBody).Cursor()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // The operator's replay of dead letters (outbox.go keeps the buckets).
@@ -19,7 +20,7 @@ import (
 // tasks.ErrDeadLetterNotFound.
 func (s *Store) RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (tasks.DeadLetter, error) {
 	var d tasks.DeadLetter
-	err := s.update(ctx, func(tx *txn) error {
+	err := s.update(ctx, func(tx *engine.Tx) error {
 		var err error
 		if d, err = takeDeadLetter(tx, id); err != nil {
 			return err
@@ -56,7 +57,7 @@ func (s *Store) RetryDeadLetter(ctx context.Context, id uint64, now time.Time) (
 
 // reschedule makes delivery id (entry e) due at now with no attempts,
 // unless it is due earlier already.
-func reschedule(tx *txn, id uint64, e *outboxEntry, now time.Time) error {
+func reschedule(tx *engine.Tx, id uint64, e *outboxEntry, now time.Time) error {
 	db := tx.Bucket(bucketDue)
 	if err := db.Delete(dueKey(e.NextAt, id)); err != nil {
 		return err
@@ -75,7 +76,7 @@ func reschedule(tx *txn, id uint64, e *outboxEntry, now time.Time) error {
 // tasks.ErrDeadLetterNotFound.
 func (s *Store) DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter, error) {
 	var d tasks.DeadLetter
-	err := s.update(ctx, func(tx *txn) error {
+	err := s.update(ctx, func(tx *engine.Tx) error {
 		var err error
 		d, err = takeDeadLetter(tx, id)
 		return err
@@ -84,7 +85,7 @@ func (s *Store) DropDeadLetter(ctx context.Context, id uint64) (tasks.DeadLetter
 }
 
 // takeDeadLetter deletes dead letter id and returns it.
-func takeDeadLetter(tx *txn, id uint64) (tasks.DeadLetter, error) {
+func takeDeadLetter(tx *engine.Tx, id uint64) (tasks.DeadLetter, error) {
 	b, k := tx.Bucket(bucketDead), u64Key(id)
 	v := b.Get(k)
 	if v == nil {

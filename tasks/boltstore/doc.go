@@ -40,15 +40,21 @@
 //	        "usage"                         → "1" once usage is kept;
 //	                                          a store without it gets it at open
 //	        "wal", "walopen"                → the last log record the file holds;
-//	                                          set while a server has the log open (recover.go)
+//	                                          set while a server has the log open (package engine)
 //
 // The JSON values are the store's record format (package record), not the A2A
 // wire format: the wire codecs take no part in writing or reading them.
 //
-// Every change is one transaction. Writes from concurrent callers are
-// grouped by a single writer goroutine into one record of the write-ahead
-// log and one fdatasync (wal.go), without any added delay: whatever queued
-// while the previous record was syncing goes into the next one. The
-// changes are kept in memory (kv.go) until a checkpoint writes them to the
-// file in one synced bbolt transaction (checkpoint.go).
+// Every change is one transaction of the engine (package engine, which
+// knows these buckets only as a list: layout in store.go). Writes from
+// concurrent callers are grouped by its single writer goroutine into one
+// record of its write-ahead log and one fdatasync, without any added
+// delay: whatever queued while the previous record was syncing goes into
+// the next one. The changes are kept in memory, in layers, until a
+// checkpoint writes them to the file in one synced bbolt transaction.
+//
+// The store's files: the layout (layout.go, body.go, encoded.go, index.go,
+// list.go, usage.go, outbox.go, deadletters.go, leases.go, limits.go,
+// migrate.go, inspect.go) and the offline tools, tool_*.go (backup,
+// compact, check, export, and a damaged file or log: damage, repair).
 package boltstore

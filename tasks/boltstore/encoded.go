@@ -5,6 +5,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // A task's head value starts with its sequence number (8 bytes,
@@ -112,7 +113,7 @@ func (e *encoded) encodeHead(arts []artRef) error {
 
 // put writes e and keeps the active and expiry indexes in step with the
 // state; prev is the state before ("" for a new task).
-func (e *encoded) put(tx *txn, prev a2a.TaskState) error {
+func (e *encoded) put(tx *engine.Tx, prev a2a.TaskState) error {
 	rec := e.rec
 	id := []byte(rec.Task.ID)
 	tb := tx.Bucket(bucketTasks)

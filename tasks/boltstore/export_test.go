@@ -59,3 +59,14 @@ func SetMigrateBatch(tb interface{ Cleanup(func()) }, n int) {
 	migrateBatch = n
 	tb.Cleanup(func() { migrateBatch = old })
 }
+
+// createBuckets creates every bucket of the layout, as Open does
+// (engine.Prepare).
+func createBuckets(tx *bolt.Tx) error {
+	for _, b := range layout.Buckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 	"github.com/a2ad/a2ad/tasks/record"
 )
 
@@ -30,7 +31,7 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 		return nil, err
 	}
 	out := make(map[a2a.TaskState]int)
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		return forEachActive(tx, func(k, v []byte) error {
 			h, err := splitHead(v)
 			if err != nil {
@@ -55,7 +56,7 @@ func (s *Store) ActiveStates(ctx context.Context) (map[a2a.TaskState]int, error)
 
 // forEachActive calls fn with the id and the head of each task the
 // active index names; a task it names without a record is an error.
-func forEachActive(tx *txn, fn func(k, v []byte) error) error {
+func forEachActive(tx *engine.Tx, fn func(k, v []byte) error) error {
 	tb := tx.Bucket(bucketTasks)
 	return tx.Bucket(bucketActive).ForEach(func(k, _ []byte) error {
 		v := tb.Get(k)
@@ -76,7 +77,7 @@ func (s *Store) Active(ctx context.Context) ([]*tasks.Record, error) {
 		ids    []string
 		inputs []json.RawMessage
 	)
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		return forEachActive(tx, func(k, v []byte) error {
 			ids = append(ids, string(k))
 			heads = append(heads, append([]byte(nil), v...))
@@ -106,7 +107,7 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 		return nil, err
 	}
 	var out []tasks.Event
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -129,7 +130,7 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, e
 	}
 	end := expiryKey(cutoff, "")
 	var due bool
-	if err := s.view(func(tx *txn) error {
+	if err := s.view(func(tx *engine.Tx) error {
 		k, _ := tx.Bucket(bucketExpiry).Cursor().First()
 		due = k != nil && bytes.Compare(k, end) < 0
 		return nil
@@ -137,7 +138,7 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, e
 		return 0, err
 	}
 	var n int
-	err := s.update(ctx, func(tx *txn) error {
+	err := s.update(ctx, func(tx *engine.Tx) error {
 		n = 0
 		c := tx.Bucket(bucketExpiry).Cursor()
 		var victims [][]byte
@@ -162,7 +163,7 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time, limit int) (int, e
 // events among it) and the idempotency keys its message ids name, its
 // pending push deliveries and its index entries, and counts out what it
 // took (storedSize). The expiry entry is the caller's.
-func deleteTask(tx *txn, id string) error {
+func deleteTask(tx *engine.Tx, id string) error {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
 		return nil
@@ -198,7 +199,7 @@ func deleteTask(tx *txn, id string) error {
 // getRecord returns the whole task id, whoever owns it (its history and
 // artifacts; not its input and message ids); ErrNotFound if there is
 // none.
-func getRecord(tx *txn, id string) (*tasks.Record, error) {
+func getRecord(tx *engine.Tx, id string) (*tasks.Record, error) {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
 		return nil, tasks.ErrNotFound
@@ -212,7 +213,7 @@ func getRecord(tx *txn, id string) (*tasks.Record, error) {
 	return r, err
 }
 
-func getIdem(tx *txn, owner, messageID string) (taskID string, hash [32]byte, ok bool) {
+func getIdem(tx *engine.Tx, owner, messageID string) (taskID string, hash [32]byte, ok bool) {
 	v := tx.Bucket(bucketIdem).Get(idemKey(owner, messageID))
 	if len(v) < 33 {
 		return "", hash, false
@@ -221,7 +222,7 @@ func getIdem(tx *txn, owner, messageID string) (taskID string, hash [32]byte, ok
 	return string(v[:len(v)-33]), hash, true
 }
 
-func putIdem(tx *txn, key tasks.IdemKey, taskID string) error {
+func putIdem(tx *engine.Tx, key tasks.IdemKey, taskID string) error {
 	v := make([]byte, 0, len(taskID)+33)
 	v = append(v, taskID...)
 	v = append(v, 0)

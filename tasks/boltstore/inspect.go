@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 	"github.com/a2ad/a2ad/tasks/record"
 )
 
@@ -34,7 +35,7 @@ const (
 // Its bounds are the tasks.Inspector's: StateCountLimit is the
 // Overview's, ScanLimit the bound of what one Tasks call examines.
 type Inspector struct {
-	view func(func(*txn) error) error
+	view func(func(*engine.Tx) error) error
 	path string
 	// StateCountLimit bounds the walk that counts tasks by state.
 	StateCountLimit int
@@ -47,7 +48,7 @@ var _ tasks.Inspector = (*Inspector)(nil)
 // Inspector returns a read-only view of s with the default bounds. It is
 // safe for concurrent use, and stays usable as long as s is open.
 func (s *Store) Inspector() *Inspector {
-	return &Inspector{view: s.view, path: s.db.Path(), StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
+	return &Inspector{view: s.view, path: s.db.Bolt().Path(), StateCountLimit: DefaultStateCountLimit, ScanLimit: DefaultScanLimit}
 }
 
 // Inspect returns the read-only view of s with bounds b (tasks.Backend):
@@ -67,8 +68,8 @@ func (in *Inspector) Overview(ctx context.Context) (*tasks.Overview, error) {
 		return nil, err
 	}
 	o := &tasks.Overview{ByState: map[a2a.TaskState]int{}}
-	err := in.view(func(tx *txn) error {
-		o.DataBytes = tx.tx.Size()
+	err := in.view(func(tx *engine.Tx) error {
+		o.DataBytes = tx.Bolt().Size()
 		_ = tx.Bucket(bucketCounts).ForEach(func(_, v []byte) error {
 			o.Tasks += int(countOf(v))
 			return nil
@@ -102,7 +103,7 @@ func (in *Inspector) Overview(ctx context.Context) (*tasks.Overview, error) {
 // countAll counts every task by state from the listing index, whose
 // values carry the state: no task is decoded. It stops at the limit even
 // if the counts bucket said there were fewer, and then counts nothing.
-func countAll(tx *txn, o *tasks.Overview, limit int) error {
+func countAll(tx *engine.Tx, o *tasks.Overview, limit int) error {
 	byState := map[a2a.TaskState]int{}
 	n := 0
 	c := tx.Bucket(bucketRecent).Cursor()
@@ -130,7 +131,7 @@ func countAll(tx *txn, o *tasks.Overview, limit int) error {
 }
 
 // countNonTerminal counts the tasks of the active index by state.
-func countNonTerminal(tx *txn, o *tasks.Overview) error {
+func countNonTerminal(tx *engine.Tx, o *tasks.Overview) error {
 	for _, st := range tasks.States {
 		if !st.Terminal() {
 			o.ByState[st] = 0
@@ -194,7 +195,7 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 	}
 	page := &tasks.TaskPage{Tasks: make([]*tasks.Record, 0, min(limit, 64))}
 	var ids, vals [][]byte
-	err := in.view(func(tx *txn) error {
+	err := in.view(func(tx *engine.Tx) error {
 		tb := tx.Bucket(bucketTasks)
 		c, prefix, k, v, direct := walkFor(tx, q, after)
 		var last []byte
@@ -251,7 +252,7 @@ func (in *Inspector) Tasks(ctx context.Context, q tasks.TaskQuery, after string,
 // walkFor returns where Tasks walks for q, from below after: the owners
 // index of one owner (prefix is that owner's), the non-terminal index, or
 // the tasks bucket itself (direct); k and v are the first entry.
-func walkFor(tx *txn, q tasks.TaskQuery, after string) (c *cursor, prefix, k, v []byte, direct bool) {
+func walkFor(tx *engine.Tx, q tasks.TaskQuery, after string) (c *engine.Cursor, prefix, k, v []byte, direct bool) {
 	switch {
 	case q.Owner != nil:
 		prefix = lengthPrefixed(*q.Owner, "")
@@ -273,7 +274,7 @@ func walkFor(tx *txn, q tasks.TaskQuery, after string) (c *cursor, prefix, k, v 
 
 // startBelow positions c on the last key below after, or on the last key
 // when after is "" (no key is empty: bbolt refuses empty keys).
-func startBelow(c *cursor, after string) ([]byte, []byte) {
+func startBelow(c *engine.Cursor, after string) ([]byte, []byte) {
 	if after == "" {
 		return c.Last()
 	}
@@ -294,7 +295,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		taskInput json.RawMessage
 		evs       [][]byte
 	)
-	err := in.view(func(tx *txn) error {
+	err := in.view(func(tx *engine.Tx) error {
 		if id == "" {
 			return nil
 		}
@@ -347,7 +348,7 @@ func (in *Inspector) DeadLetters(ctx context.Context, after uint64, limit int) (
 		return out, false, nil
 	}
 	more := false
-	err := in.view(func(tx *txn) error {
+	err := in.view(func(tx *engine.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil; k, v = c.Next() {
 			if len(out) == limit {

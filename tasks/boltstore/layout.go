@@ -43,6 +43,7 @@ import (
 	"math"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 	"github.com/a2ad/a2ad/tasks/record"
 )
 
@@ -254,7 +255,7 @@ type rawTask struct {
 // which for a missing id lands on the next task, whose owner is compared
 // all the same. A foreign task is then tasks.ErrNotOwner at the cost of a
 // missing one, tasks.ErrNotFound.
-func readTask(tx *txn, owner, id string, sc tasks.Scope) (*rawTask, error) {
+func readTask(tx *engine.Tx, owner, id string, sc tasks.Scope) (*rawTask, error) {
 	k, v := tx.Bucket(bucketTasks).Cursor().Seek([]byte(id))
 	h, err := headOf(k, v, owner, id)
 	if err != nil {
@@ -283,11 +284,11 @@ func headOf(k, v []byte, owner, id string) (head, error) {
 // reader reads tasks of one transaction with one cursor per bucket: a
 // page of a listing reads many.
 type reader struct {
-	tx          *txn
-	tasks, body *cursor // body: opened when a read first needs it
+	tx          *engine.Tx
+	tasks, body *engine.Cursor // body: opened when a read first needs it
 }
 
-func newReader(tx *txn) *reader {
+func newReader(tx *engine.Tx) *reader {
 	return &reader{tx: tx, tasks: tx.Bucket(bucketTasks).Cursor()}
 }
 
@@ -333,7 +334,7 @@ func needsBody(h head, sc tasks.Scope) bool {
 // history and artifacts sc asks for, out of tx (with body, a cursor of
 // its body bucket, when not nil): into one buffer, the head then the
 // document, sized once.
-func copyTask(tx *txn, body *cursor, id string, v []byte, h head, sc tasks.Scope) *rawTask {
+func copyTask(tx *engine.Tx, body *engine.Cursor, id string, v []byte, h head, sc tasks.Scope) *rawTask {
 	var p parts
 	p.arts, p.chunks, p.history = p.a[:0], p.c[:0], p.hs[:0]
 	if needsBody(h, sc) {
@@ -373,7 +374,7 @@ func appendList(dst []byte, vals [][]byte) []byte {
 // read gathers the history and artifacts sc asks for, with one pass of
 // one cursor when the whole history is asked for: a task's artifact keys
 // come right before its history.
-func (p *parts) read(c *cursor, id string, historyLen uint64, sc tasks.Scope) {
+func (p *parts) read(c *engine.Cursor, id string, historyLen uint64, sc tasks.Scope) {
 	wantHistory := sc.History != 0 && historyLen > 0
 	if !wantHistory && !sc.Artifacts {
 		return

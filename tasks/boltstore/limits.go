@@ -5,19 +5,14 @@ import (
 	"fmt"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
-
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
-// What bbolt's Put refuses, checked when a write is made, before it
-// changes anything: a write the checkpoint could not apply must never
-// reach the log, whose record would then fail every checkpoint after it.
-// Every bucket exists from Open on and none holds a nested bucket, so a
-// key too short or too long, and a value too long, are all a put can
-// meet.
+// The store's errors for what the engine refuses (fromEngine): a put
+// bbolt would refuse, checked when a write is made (engine.LimitError);
+// writes stopped, or refused while the disk takes none.
 
 // ErrTooLarge is matched (errors.Is) by every *LimitError.
 var ErrTooLarge = errors.New("too large for the task store")
@@ -41,36 +36,6 @@ func (e *LimitError) Is(target error) bool {
 	return target == ErrTooLarge || target == tasks.ErrInvalidInput
 }
 
-// limitProblem says what bbolt would refuse in a put of key and value,
-// "" if nothing.
-func limitProblem(key, value []byte) string {
-	switch {
-	case len(key) == 0:
-		return "an empty key"
-	case len(key) > bolt.MaxKeySize:
-		return fmt.Sprintf("a key of %d bytes (bbolt's limit is %d)", len(key), bolt.MaxKeySize)
-	case int64(len(value)) > bolt.MaxValueSize:
-		return fmt.Sprintf("a value of %d bytes (bbolt's limit is %d)", len(value), int64(bolt.MaxValueSize))
-	}
-	return ""
-}
-
-// checkPut is the *LimitError of a put of key and value into bucket i,
-// or nil.
-func checkPut(i int, key, value []byte) error {
-	if what := limitProblem(key, value); what != "" {
-		return &LimitError{Bucket: bucketName(i), What: what}
-	}
-	return nil
-}
-
-func bucketName(i int) string {
-	if i < 0 || i >= nBuckets {
-		return fmt.Sprintf("#%d", i)
-	}
-	return string(buckets[i])
-}
-
 // checkConfigIDs refuses (a *LimitError) a push config of rec whose id
 // would make a pending key bbolt cannot hold, unless old (the task's
 // configs before the write) has it already: the delivery a later
@@ -80,22 +45,11 @@ func checkConfigIDs(rec *tasks.Record, old []a2a.PushConfig) error {
 		if slices.ContainsFunc(old, func(o a2a.PushConfig) bool { return o.ID == c.ID }) {
 			continue
 		}
-		if err := checkPut(bucketIndex(bucketPending), pendingKey(rec.Task.ID, c.ID), nil); err != nil {
-			return err
+		if what := engine.LimitProblem(pendingKey(rec.Task.ID, c.ID), nil); what != "" {
+			return &LimitError{Bucket: string(bucketPending), What: what}
 		}
 	}
 	return nil
-}
-
-// permanent reports whether err, from a checkpoint, is one that trying
-// again cannot mend: bbolt refused what a record holds.
-func permanent(err error) bool {
-	for _, e := range []error{ErrTooLarge, berrors.ErrKeyRequired, berrors.ErrKeyTooLarge, berrors.ErrValueTooLarge, berrors.ErrIncompatibleValue, berrors.ErrBucketNotFound} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }
 
 // ErrStopped is matched (errors.Is) by every *StoppedError.
@@ -147,38 +101,30 @@ func (e *UnwritableError) Unwrap() error { return e.Cause }
 // reads it): the *StoppedError every write gets once it stopped, or an
 // *UnwritableError while its disk takes no writes (its log's last write
 // failed, or its last checkpoint did). A store whose log failed tries it
-// again on each checkpoint tick (probeLog), so it becomes ready again
-// without waiting for a write that a balancer would not send it.
-func (s *Store) Writable() error {
-	if e := s.stopped.Load(); e != nil {
-		return e
-	}
-	if e := s.logFailed.Load(); e != nil {
-		return e
-	}
-	if e := s.ckptFailed.Load(); e != nil {
-		return e
-	}
-	return nil
-}
+// again on each checkpoint tick, so it becomes ready again without
+// waiting for a write that a balancer would not send it.
+func (s *Store) Writable() error { return fromEngine(s.db.Writable()) }
 
-// cannotWrite records err, the log's failure to take a record, and
-// returns the *UnwritableError the writes get.
-func (s *Store) cannotWrite(err error) error {
-	e := &UnwritableError{Path: s.db.Path(), Cause: err}
-	s.logFailed.Store(e)
-	return e
-}
-
-// probeLog tries the log's next write without a record, once the log has
-// failed: the header's bytes of zeros where the next record goes, synced
-// (a new segment if the current one is full). It clears the failure if
-// that works.
-func (s *Store) probeLog() {
-	if s.logFailed.Load() == nil {
-		return
+// fromEngine is err, from the engine, as the store's own error, which the
+// task service knows (tasks.ErrClosed, tasks.ErrInvalidInput,
+// tasks.ErrStoreUnavailable): the engine knows nothing of tasks.
+func fromEngine(err error) error {
+	var (
+		le *engine.LimitError
+		se *engine.StoppedError
+		ue *engine.UnwritableError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, engine.ErrClosed):
+		return tasks.ErrClosed
+	case errors.As(err, &le):
+		return &LimitError{Bucket: le.Bucket, What: le.What}
+	case errors.As(err, &se):
+		return &StoppedError{Path: se.Path, Cause: se.Cause}
+	case errors.As(err, &ue):
+		return &UnwritableError{Path: ue.Path, Cause: ue.Cause}
 	}
-	if err := s.wal.probe(); err == nil {
-		s.logFailed.Store(nil)
-	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // The listing index. Every task has exactly one entry in recent, written
@@ -52,7 +53,7 @@ func listValue(rec *tasks.Record) []byte {
 
 // putListing writes rec's entry in recent, replacing the one at old (the
 // key the task had before the change; nil for a new task).
-func putListing(tx *txn, old []byte, rec *tasks.Record) error {
+func putListing(tx *engine.Tx, old []byte, rec *tasks.Record) error {
 	b := tx.Bucket(bucketRecent)
 	b.FillPercent = appendFill
 	k := listKey(rec)
@@ -65,7 +66,7 @@ func putListing(tx *txn, old []byte, rec *tasks.Record) error {
 }
 
 // deleteListing deletes rec's entry in recent and counts it out.
-func deleteListing(tx *txn, rec *tasks.Record) error {
+func deleteListing(tx *engine.Tx, rec *tasks.Record) error {
 	if err := tx.Bucket(bucketRecent).Delete(listKey(rec)); err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func deleteListing(tx *txn, rec *tasks.Record) error {
 
 // addCount adds delta to owner's count; a count that reaches zero is
 // deleted.
-func addCount(tx *txn, owner string, delta int) error {
+func addCount(tx *engine.Tx, owner string, delta int) error {
 	b := tx.Bucket(bucketCounts)
 	k := lengthPrefixed(owner, "")
 	n := int64(countOf(b.Get(k))) + int64(delta)
@@ -93,7 +94,7 @@ func countOf(v []byte) uint64 {
 
 // migrateListing builds recent and counts from the tasks of a schema 2
 // store, in the transaction that opens it.
-func migrateListing(tx *txn) error {
+func migrateListing(tx *engine.Tx) error {
 	return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
 		r, err := decodeWhole(string(k), v)
 		if err != nil {
@@ -163,7 +164,7 @@ func (s *Store) List(ctx context.Context, owner string, f tasks.ListFilter, afte
 		total int
 		more  bool
 	)
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		c := tx.Bucket(bucketRecent).Cursor()
 		if !filtered {
 			total = int(countOf(tx.Bucket(bucketCounts).Get(prefix)))
@@ -236,7 +237,7 @@ func listed(ids [][]byte, ats []uint64, raws []*rawTask, more bool) ([]*tasks.Re
 // for, until one would take those read past sc.ListBytes (the first is
 // always read); an entry that points at a missing or foreign task is an
 // error.
-func readListed(tx *txn, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask, error) {
+func readListed(tx *engine.Tx, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask, error) {
 	raws := make([]*rawTask, len(ids))
 	var used int64
 	rd := newReader(tx)
@@ -259,7 +260,7 @@ func readListed(tx *txn, owner string, ids [][]byte, sc tasks.Scope) ([]*rawTask
 }
 
 // below positions c on the last key before end (nil: the last key).
-func below(c *cursor, end []byte) ([]byte, []byte) {
+func below(c *engine.Cursor, end []byte) ([]byte, []byte) {
 	if end == nil {
 		return c.Last()
 	}

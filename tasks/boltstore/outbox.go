@@ -15,6 +15,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // The push outbox. A delivery names a task and one of its webhooks, never
@@ -102,7 +103,7 @@ func deliveries(rec *tasks.Record, prev a2a.TaskState) ([]queuedDelivery, error)
 
 // putDeliveries queues ds, each coalesced into its webhook's pending
 // delivery when it has one.
-func putDeliveries(tx *txn, ds []queuedDelivery) error {
+func putDeliveries(tx *engine.Tx, ds []queuedDelivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -145,7 +146,7 @@ func dueKey(t time.Time, id uint64) []byte {
 func u64Key(n uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, 16), n) }
 
 // getDelivery reads and decodes delivery id; nil if there is none.
-func getDelivery(tx *txn, id uint64) (*outboxEntry, error) {
+func getDelivery(tx *engine.Tx, id uint64) (*outboxEntry, error) {
 	v := tx.Bucket(bucketOutbox).Get(u64Key(id))
 	if v == nil {
 		return nil, nil
@@ -158,7 +159,7 @@ func getDelivery(tx *txn, id uint64) (*outboxEntry, error) {
 }
 
 // removeDelivery deletes delivery id (entry e) and its index entries.
-func removeDelivery(tx *txn, id uint64, e *outboxEntry) error {
+func removeDelivery(tx *engine.Tx, id uint64, e *outboxEntry) error {
 	if err := tx.Bucket(bucketOutbox).Delete(u64Key(id)); err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func removeDelivery(tx *txn, id uint64, e *outboxEntry) error {
 
 // deleteDeliveries deletes the pending deliveries of task id, which is
 // being deleted.
-func deleteDeliveries(tx *txn, id string) error {
+func deleteDeliveries(tx *engine.Tx, id string) error {
 	prefix := lengthPrefixed(id, "")
 	c := tx.Bucket(bucketPending).Cursor()
 	var ids []uint64
@@ -214,7 +215,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]push.Deliv
 	}
 	var out []push.Delivery
 	end := expiryKey(now, "")
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		c := tx.Bucket(bucketDue).Cursor()
 		for k, _ := c.First(); k != nil && len(out) < limit && bytes.Compare(k[:min(8, len(k))], end) <= 0; k, _ = c.Next() {
 			if len(k) != 16 {
@@ -245,7 +246,7 @@ func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 		return err
 	}
 	var rec *tasks.Record
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		var err error
 		rec, err = getRecord(tx, d.TaskID)
 		return err
@@ -265,7 +266,7 @@ func (s *Store) Request(ctx context.Context, d *push.Delivery) error {
 // drop removes delivery id, whose task or webhook is gone, and returns
 // push.ErrGone.
 func (s *Store) drop(ctx context.Context, id uint64) error {
-	err := s.update(ctx, func(tx *txn) error {
+	err := s.update(ctx, func(tx *engine.Tx) error {
 		e, err := getDelivery(tx, id)
 		if e == nil || err != nil {
 			return err
@@ -282,7 +283,7 @@ func (s *Store) drop(ctx context.Context, id uint64) error {
 // came meanwhile, the delivery stays, due at once with its attempts
 // reset, to report it.
 func (s *Store) Delivered(ctx context.Context, id, seq uint64) error {
-	return s.update(ctx, func(tx *txn) error {
+	return s.update(ctx, func(tx *engine.Tx) error {
 		e, err := getDelivery(tx, id)
 		if e == nil || err != nil {
 			return err
@@ -299,7 +300,7 @@ func (s *Store) Delivered(ctx context.Context, id, seq uint64) error {
 
 // Retry implements push.Outbox.
 func (s *Store) Retry(ctx context.Context, id uint64, attempts int, next time.Time, lastErr string) error {
-	return s.update(ctx, func(tx *txn) error {
+	return s.update(ctx, func(tx *engine.Tx) error {
 		e, err := getDelivery(tx, id)
 		if e == nil || err != nil {
 			return err
@@ -319,7 +320,7 @@ func (s *Store) Retry(ctx context.Context, id uint64, attempts int, next time.Ti
 // Dead implements push.Outbox. A transition that came during the last
 // attempt goes with the delivery: the next one queues a new delivery.
 func (s *Store) Dead(ctx context.Context, id uint64, url string, attempts int, lastErr string) error {
-	return s.update(ctx, func(tx *txn) error {
+	return s.update(ctx, func(tx *engine.Tx) error {
 		e, err := getDelivery(tx, id)
 		if e == nil || err != nil {
 			return err
@@ -338,7 +339,7 @@ func (s *Store) Dead(ctx context.Context, id uint64, url string, attempts int, l
 	})
 }
 
-func putDelivery(tx *txn, id uint64, e *outboxEntry) error {
+func putDelivery(tx *engine.Tx, id uint64, e *outboxEntry) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -351,7 +352,7 @@ func putDelivery(tx *txn, id uint64, e *outboxEntry) error {
 // webhook), the oldest, with its attempts and schedule, reporting the
 // task's latest state; deliveries of tasks that are gone are dropped. It
 // runs in the transaction that opens the store.
-func migrateOutbox(tx *txn) error {
+func migrateOutbox(tx *engine.Tx) error {
 	type kept struct {
 		id uint64
 		e  outboxEntry
@@ -473,7 +474,7 @@ func (s *Store) DeadLetters(ctx context.Context, after uint64, limit int) ([]tas
 	if after == math.MaxUint64 {
 		return out, nil // nothing comes after the last possible id
 	}
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		c := tx.Bucket(bucketDead).Cursor()
 		for k, v := c.Seek(u64Key(after + 1)); k != nil && len(out) < limit; k, v = c.Next() {
 			d, err := decodeDeadLetter(k, v)
@@ -505,7 +506,7 @@ func (s *Store) keyCount(ctx context.Context, bucket []byte) (int, error) {
 		return 0, err
 	}
 	var n int
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		n = tx.Bucket(bucket).KeyN()
 		return nil
 	})
@@ -537,7 +538,7 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 		if err != nil {
 			return nil, fmt.Errorf("encode task: %w", err)
 		}
-		err = s.update(ctx, func(tx *txn) error {
+		err = s.update(ctx, func(tx *engine.Tx) error {
 			if !bytes.Equal(tx.Bucket(bucketTasks).Get([]byte(id)), rt.head) {
 				return errStale
 			}

@@ -1,11 +1,15 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // longID is an id over bbolt's key limit once in a key.
@@ -30,7 +35,7 @@ func TestWriteOverKeyLimitRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	createN(t, s, 0, 3)
-	next := s.wal.next
+	next := s.db.Position().Next
 	_, _, err = s.Create(context.Background(), tasks.IdemKey{Owner: "o", MessageID: longID}, walTask("t-long"), nil)
 	var le *LimitError
 	if !errors.As(err, &le) || !errors.Is(err, ErrTooLarge) || !errors.Is(err, tasks.ErrInvalidInput) {
@@ -39,8 +44,8 @@ func TestWriteOverKeyLimitRefused(t *testing.T) {
 	if want := "the task store cannot hold a key of 33002 bytes (bbolt's limit is 32768) (bucket idem)"; err.Error() != want {
 		t.Fatalf("Create = %q, want %q", err, want)
 	}
-	if s.wal.next != next {
-		t.Fatalf("the refused write reached the log: next record %d, was %d", s.wal.next, next)
+	if s.db.Position().Next != next {
+		t.Fatalf("the refused write reached the log: next record %d, was %d", s.db.Position().Next, next)
 	}
 	createN(t, s, 3, 6)
 	if err := s.Flush(); err != nil {
@@ -83,85 +88,112 @@ func TestPushConfigIDOverKeyLimitRefused(t *testing.T) {
 	}
 }
 
-// logBad writes, as an a2ad before the write-time checks did, a record
-// whose first op puts a key bbolt refuses (in bucket idem), and whose
-// second puts meta key.
-func logBad(t *testing.T, s *Store, key string) {
+// logBad writes into segment seg of a crash copy, at offset off, record
+// lsn as an a2ad before the write-time checks wrote it: its first op puts
+// a key bbolt refuses (in bucket idem), its second puts meta key. The
+// record is written out here, byte by byte, as the log's format has it
+// (engine/wal.go): a change of the format fails this test.
+func logBad(t *testing.T, seg string, off int64, lsn uint64, key string) {
 	t.Helper()
-	err := s.update(context.Background(), func(tx *txn) error {
-		tx.w.change(tx.active, bucketIndex(bucketIdem), item{k: []byte(longID)})
-		return tx.Bucket(bucketMeta).Put([]byte(key), []byte("kept"))
-	})
+	var ops []byte
+	put := func(bucket, k, v []byte) {
+		i := slices.IndexFunc(layout.Buckets, func(b []byte) bool { return bytes.Equal(b, bucket) })
+		ops = append(ops, 1, byte(i))
+		ops = binary.AppendUvarint(ops, uint64(len(k)))
+		ops = append(ops, k...)
+		ops = binary.AppendUvarint(ops, uint64(len(v)))
+		ops = append(ops, v...)
+	}
+	put(bucketIdem, []byte(longID), nil)
+	put(bucketMeta, []byte(key), []byte("kept"))
+	rec := binary.BigEndian.AppendUint32(nil, 0xA2AD10C5)
+	rec = binary.BigEndian.AppendUint32(rec, uint32(len(ops)))
+	rec = binary.BigEndian.AppendUint64(rec, lsn)
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	rec = binary.BigEndian.AppendUint32(rec, crc32.Update(crc32.Checksum(rec[8:16], tab), tab, ops))
+	rec = append(rec, ops...)
+	f, err := os.OpenFile(seg, os.O_RDWR, 0)
 	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(rec, off); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestCheckpointThatCannotApplyStopsWrites: a record the checkpoint
-// cannot apply stops the store taking writes, at once and with a clear
-// error (and Writable says so), rather than growing the log and memory;
-// the store it leaves opens with the record named, and Repair applies
-// every other op, so that every other acknowledged write is kept.
-func TestCheckpointThatCannotApplyStopsWrites(t *testing.T) {
+// TestLogOpRefused: a log whose record holds an op bbolt refuses (an
+// a2ad before the write-time checks could write one) is refused at open
+// and by Check, naming the op; Repair applies every other op, so that
+// every other acknowledged write is kept. (That a checkpoint meeting such
+// an op stops the writes is the engine's test.)
+func TestLogOpRefused(t *testing.T) {
 	s, path := openLog(t)
-	var err error
+	defer s.Close()
 	createN(t, s, 0, 5)
-	bad := s.wal.next
-	logBad(t, s, "test-beside")
-	createN(t, s, 5, 10)
-	if err := s.Flush(); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "(key too large)") {
-		t.Fatalf("Flush = %v, want the store stopped: key too large", err)
-	}
-	werr := s.Writable()
-	if !errors.Is(werr, ErrStopped) || !errors.Is(werr, tasks.ErrStoreUnavailable) {
-		t.Fatalf("Writable = %v, want a *StoppedError", werr)
-	}
-	next := s.wal.next
-	_, _, err = s.Create(context.Background(), tasks.IdemKey{Owner: "o", MessageID: "later"}, walTask("t-later"), nil)
-	if want := fmt.Sprintf("the task store %s stopped taking writes: a checkpoint cannot apply a change to the file (key too large); every write acknowledged is in its write-ahead log: stop the server and check the store", path); err == nil || err.Error() != want {
-		t.Fatalf("Create after the failed checkpoint = %v, want %q", err, want)
-	}
-	if s.wal.next != next {
-		t.Fatal("a write after the stop reached the log")
-	}
-	if err := s.Close(); !errors.Is(err, ErrStopped) {
-		t.Fatalf("Close = %v, want the store stopped", err)
-	}
+	p := s.db.Position()
+	out := crashCopy(t, path)
+	seg := filepath.Base(p.Segments[len(p.Segments)-1].Path)
+	logBad(t, filepath.Join(engine.Dir(out), seg), p.Offset, p.Next, "test-beside")
 
-	_, err = Open(path, noCheckpoints)
+	_, err := Open(out, noCheckpoints)
 	var le *LogError
 	if !errors.As(err, &le) || len(le.Bad) != 1 {
 		t.Fatalf("Open = %v, want a *LogError naming the record", err)
 	}
-	seg := fmt.Sprintf("%016x.wal", 1)
-	want := BadOp{Segment: seg, Record: bad, Op: 1, Bucket: "idem", What: "a key of 33000 bytes (bbolt's limit is 32768)"}
+	want := BadOp{Segment: seg, Record: p.Next, Op: 1, Bucket: "idem", What: "a key of 33000 bytes (bbolt's limit is 32768)"}
 	if le.Bad[0] != want {
 		t.Fatalf("Open: bad op %+v, want %+v", le.Bad[0], want)
 	}
-	if _, err := Check(path, 0); !errors.As(err, &le) || len(le.Bad) != 1 || le.Bad[0] != want {
+	if _, err := Check(out, 0); !errors.As(err, &le) || len(le.Bad) != 1 || le.Bad[0] != want {
 		t.Fatalf("Check = %v, want the same *LogError", err)
 	}
-	res, err := Repair(path, RepairOptions{})
+	res, err := Repair(out, RepairOptions{})
 	if err != nil {
 		t.Fatalf("Repair: %v", err)
 	}
-	if len(res.Skipped) != 1 || res.Skipped[0] != want || res.Applied != next-1 {
-		t.Fatalf("Repair = %+v, want op %+v skipped and records to %d applied", res, want, next-1)
+	if len(res.Skipped) != 1 || res.Skipped[0] != want || res.Applied != p.Next {
+		t.Fatalf("Repair = %+v, want op %+v skipped and records to %d applied", res, want, p.Next)
 	}
-	c, err := Open(path, noCheckpoints)
+	c, err := Open(out, noCheckpoints)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	wantTasks(t, c, 0, 10)
-	_ = c.view(func(tx *txn) error {
+	wantTasks(t, c, 0, 5)
+	_ = c.view(func(tx *engine.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get([]byte("test-beside")); string(v) != "kept" {
 			t.Errorf("the other op of the record: %q, want it applied", v)
 		}
 		return nil
 	})
-	createN(t, c, 10, 12)
-	wantTasks(t, c, 0, 12)
+	createN(t, c, 5, 7)
+	wantTasks(t, c, 0, 7)
+}
+
+// TestEngineErrorsAreTheStores: what the engine refuses reaches the
+// store's callers as the store's errors, which the task service knows.
+func TestEngineErrorsAreTheStores(t *testing.T) {
+	cause := errors.New("key too large")
+	err := fromEngine(&engine.StoppedError{Path: "/x/a2ad.db", Cause: cause})
+	if want := "the task store /x/a2ad.db stopped taking writes: a checkpoint cannot apply a change to the file (key too large); every write acknowledged is in its write-ahead log: stop the server and check the store"; err.Error() != want {
+		t.Fatalf("stopped: %q, want %q", err, want)
+	}
+	if !errors.Is(err, ErrStopped) || !errors.Is(err, tasks.ErrStoreUnavailable) || !errors.Is(err, cause) {
+		t.Fatalf("stopped: %v does not match ErrStopped, tasks.ErrStoreUnavailable and its cause", err)
+	}
+	err = fromEngine(&engine.UnwritableError{Path: "/x/a2ad.db", Cause: cause})
+	var ue *UnwritableError
+	if !errors.As(err, &ue) || !errors.Is(err, tasks.ErrStoreUnavailable) || !strings.HasPrefix(err.Error(), "the task store /x/a2ad.db cannot write to its disk (key too large)") {
+		t.Fatalf("unwritable: %v", err)
+	}
+	err = fromEngine(&engine.LimitError{Bucket: "idem", What: "an empty key"})
+	if !errors.Is(err, ErrTooLarge) || !errors.Is(err, tasks.ErrInvalidInput) || err.Error() != "the task store cannot hold an empty key (bucket idem)" {
+		t.Fatalf("limit: %v", err)
+	}
+	if err := fromEngine(engine.ErrClosed); err != tasks.ErrClosed { //nolint:errorlint // the very sentinel
+		t.Fatalf("closed: %v, want tasks.ErrClosed", err)
+	}
 }
 
 // damagedCopy is a copy of what a crash of s leaves, with one byte of
@@ -169,14 +201,14 @@ func TestCheckpointThatCannotApplyStopsWrites(t *testing.T) {
 func damagedCopy(t *testing.T, s *Store, path string, lsn uint64) string {
 	t.Helper()
 	out := crashCopy(t, path)
-	seg := filepath.Join(walDir(out), filepath.Base(s.wal.segs[len(s.wal.segs)-1].path))
-	r, err := readSegment(seg, s.wal.segs[len(s.wal.segs)-1].first)
+	seg := filepath.Join(engine.Dir(out), filepath.Base(s.db.Position().Segments[len(s.db.Position().Segments)-1].Path))
+	recs, _, err := engine.ReadSegment(seg, s.db.Position().Segments[len(s.db.Position().Segments)-1].First)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rec := range r.recs {
-		if rec.lsn == lsn {
-			testkit.FlipByte(t, seg, int64(rec.off+walHeader+len(rec.ops)/2))
+	for _, rec := range recs {
+		if rec.LSN == lsn {
+			testkit.FlipByte(t, seg, int64(rec.Offset+engine.HeaderSize+len(rec.Ops)/2))
 			return out
 		}
 	}
@@ -196,7 +228,7 @@ func TestLogFlippedByte(t *testing.T) {
 	defer s.Close()
 	createN(t, s, 0, 20) // record k creates t-(k-1)
 	out := damagedCopy(t, s, path, 11)
-	seg := filepath.Base(s.wal.segs[0].path)
+	seg := filepath.Base(s.db.Position().Segments[0].Path)
 
 	wantErr := func(what string, err error) {
 		t.Helper()
@@ -208,7 +240,7 @@ func TestLogFlippedByte(t *testing.T) {
 		if d.Segment != seg || d.Record != 11 || d.What != "its checksum does not match its content" || d.Lost != 9 || d.First != 12 || d.Last != 20 || d.TaskCount != 9 || d.Tasks[0] != "t-011" {
 			t.Fatalf("%s: damage %+v", what, d)
 		}
-		if !strings.Contains(err.Error(), fmt.Sprintf("its write-ahead log %s is damaged: segment %s, record 11 at byte %d: its checksum does not match its content; after it the log holds 9 acknowledged records (12 to 20) that cannot be applied without it, writing 9 tasks: t-011 t-012", walDir(out), seg, d.Offset)) {
+		if !strings.Contains(err.Error(), fmt.Sprintf("its write-ahead log %s is damaged: segment %s, record 11 at byte %d: its checksum does not match its content; after it the log holds 9 acknowledged records (12 to 20) that cannot be applied without it, writing 9 tasks: t-011 t-012", engine.Dir(out), seg, d.Offset)) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
@@ -226,7 +258,7 @@ func TestLogFlippedByte(t *testing.T) {
 	if res.Damage == nil || res.Damage.Record != 11 || res.Applied != 10 {
 		t.Fatalf("Repair = %+v, want records to 10 applied", res)
 	}
-	if _, err := os.Stat(filepath.Join(res.Aside, seg)); err != nil || filepath.Dir(res.Aside) != walDir(out) {
+	if _, err := os.Stat(filepath.Join(res.Aside, seg)); err != nil || filepath.Dir(res.Aside) != engine.Dir(out) {
 		t.Fatalf("the damaged segment is not kept aside in %s: %v", res.Aside, err)
 	}
 	c, err := Open(out, noCheckpoints)
@@ -271,10 +303,10 @@ func TestLogMissingDir(t *testing.T) {
 	}
 	createN(t, s, 5, 10)
 	out := crashCopy(t, path)
-	if err := os.RemoveAll(walDir(out)); err != nil {
+	if err := os.RemoveAll(engine.Dir(out)); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("the store file %s cannot be opened as it is: its write-ahead log %s is missing, but the file says a server had it open and did not close it: the writes after record 5, the last the file holds, were only in the log", out, walDir(out))
+	want := fmt.Sprintf("the store file %s cannot be opened as it is: its write-ahead log %s is missing, but the file says a server had it open and did not close it: the writes after record 5, the last the file holds, were only in the log", out, engine.Dir(out))
 	for what, open := range map[string]func() error{
 		"Open":   func() error { _, err := Open(out, noCheckpoints); return err },
 		"Check":  func() error { _, err := Check(out, 0); return err },
@@ -301,7 +333,7 @@ func TestLogMissingDir(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.RemoveAll(walDir(path)); err != nil {
+	if err := os.RemoveAll(engine.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
 	c, err = Open(path, noCheckpoints)
@@ -328,7 +360,7 @@ func TestBackupNeedsNoLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := crashCopy(t, filepath.Join(dir, "a2ad.db"))
-	if err := os.RemoveAll(walDir(raw)); err != nil {
+	if err := os.RemoveAll(engine.Dir(raw)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open(raw, Options{}); !errors.Is(err, ErrLog) {
@@ -390,11 +422,12 @@ func TestRestoredBackupBesideNewerLog(t *testing.T) {
 	}
 	defer c.Close()
 	createN(t, c, 200, 215)
-	if len(c.wal.segs) != 2 {
-		t.Fatalf("%d segments, want 2 (where the spares would go)", len(c.wal.segs))
+	pos := c.db.Position()
+	if len(pos.Segments) != 2 {
+		t.Fatalf("%d segments, want 2 (where the spares would go)", len(pos.Segments))
 	}
-	last := c.wal.segs[len(c.wal.segs)-1]
-	out := damagedCopy(t, c, path, c.wal.next-1) // the last record torn
+	last := pos.Segments[len(pos.Segments)-1]
+	out := damagedCopy(t, c, path, pos.Next-1) // the last record torn
 	r, err := Open(out, opts)
 	if err != nil {
 		t.Fatalf("Open after a torn last record = %v, want it dropped", err)
@@ -402,7 +435,7 @@ func TestRestoredBackupBesideNewerLog(t *testing.T) {
 	defer r.Close()
 	for i := 200; i < 214; i++ {
 		if _, err := r.Get(context.Background(), "o", fmt.Sprintf("t-%03d", i), tasks.Whole); err != nil {
-			t.Fatalf("t-%03d: %v (segment %s)", i, err, filepath.Base(last.path))
+			t.Fatalf("t-%03d: %v (segment %s)", i, err, filepath.Base(last.Path))
 		}
 	}
 }

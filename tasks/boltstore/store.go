@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 var (
@@ -29,12 +29,39 @@ var (
 	keyMigrating = []byte("migrating")
 )
 
-// Closed reports whether Close has begun.
-func (s *Store) Closed() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.closed
+// layout is what the engine is told of the file: its buckets, in the
+// order a log record names them by (never to change: the records of an
+// a2ad before name the same), and those the engine reads itself.
+var layout = engine.Layout{
+	Buckets: [][]byte{bucketTasks, bucketBody, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage},
+	Meta:    bucketMeta,
+	Named:   bucketTasks,
+	Fills:   map[string]float64{"tasks": appendFill, "body": appendFill, "owners": appendFill, "recent": appendFill, "outbox": appendFill, "expiry": appendFill, "active": appendFill},
+	// What a skipped op counted is not stored: Open counts each owner's
+	// bytes again.
+	Dropped: func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyUsage) },
 }
+
+// wrap passes bbolt transaction tx through the engine's Tx: for
+// migrations and the offline tools, which read the file itself.
+func wrap(tx *bolt.Tx) *engine.Tx { return engine.Wrap(tx, &layout) }
+
+// update runs fn in the engine's write transaction; the engine's errors
+// become the store's (fromEngine).
+func (s *Store) update(ctx context.Context, fn func(tx *engine.Tx) error) error {
+	return fromEngine(s.db.Update(ctx, fn))
+}
+
+// view runs fn on a consistent snapshot of the store.
+func (s *Store) view(fn func(*engine.Tx) error) error { return s.db.View(fn) }
+
+// Flush writes every durable change to the bbolt file (a checkpoint) and
+// returns when it is there: for whoever reads the file itself (DB, a
+// backup).
+func (s *Store) Flush() error { return fromEngine(s.db.Flush()) }
+
+// Closed reports whether Close has begun.
+func (s *Store) Closed() bool { return s.db.Closed() }
 
 // ErrLocked is returned by Open when another process holds the file.
 var ErrLocked = errors.New("store file is in use by another process (is another a2ad running on it?)")
@@ -76,47 +103,12 @@ type Options struct {
 	OnTransition func(from, to a2a.TaskState)
 }
 
-// Store is a tasks.Store on a bbolt file.
+// Store is a tasks.Store on a bbolt file: the task layout (layout.go)
+// over the engine (package engine), which makes writes durable in its
+// write-ahead log and checkpoints them to the file.
 type Store struct {
-	db       *bolt.DB
-	maxBatch int
-	onCommit func(writes int, d time.Duration)
-	moved    func(from, to a2a.TaskState)
-
-	writes  chan *write
-	flushes chan flushReq
-	stop    chan struct{}
-	wg      sync.WaitGroup
-
-	// The write-ahead log and the layers (writer.go, checkpoint.go).
-	wal        *walLog
-	snap       atomic.Pointer[snapshot] // what readers read
-	committing atomic.Uint64            // the freeze a checkpoint commits
-	ckptReq    chan *layer
-	ckptDone   chan error
-	ckptEvery  time.Duration
-	ckptBytes  int64
-	// The writer's own.
-	act               *layer
-	frozen            *layer
-	freezes           uint64
-	inFlight          bool
-	ckptErr           error
-	stopped           atomic.Pointer[StoppedError]    // set once a checkpoint fails for good
-	logFailed         atomic.Pointer[UnwritableError] // the log's last write failed
-	ckptFailed        atomic.Pointer[UnwritableError] // the last checkpoint failed
-	marked            bool                            // the file says its log is open (recover.go)
-	closing           bool
-	ws                wstate
-	wtxn              txn // the writer's, reused
-	onCheckpointError func(error)
-
-	closeOnce sync.Once
-	closeErr  error
-	mu        sync.RWMutex // held for reading by senders to writes; closed under the write lock
-	closed    bool
-
-	stats Stats
+	db    *engine.DB
+	moved func(from, to a2a.TaskState)
 	lease leases // runners and leases (leases.go)
 
 	onOutbox atomic.Pointer[func()] // called after a commit that queued push deliveries
@@ -134,13 +126,6 @@ func (s *Store) queued(e *encoded) {
 	}
 }
 
-// Stats counts commits, for metrics and benchmarks.
-type Stats struct {
-	mu      sync.Mutex
-	Commits uint64 // groups made durable (a log record and its sync each)
-	Writes  uint64 // writes grouped into them
-}
-
 // Store is a whole tasks.Backend.
 var _ tasks.Backend = (*Store)(nil)
 
@@ -155,27 +140,15 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	// reads every task.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
-		if recovered(recover(), path, &err) && db != nil {
+		if engine.Recovered(recover(), path, &err) && db != nil {
 			_ = db.Close()
 		}
 	}()
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second
 	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = 256
-	}
 	if opts.InitialMmapSize <= 0 {
 		opts.InitialMmapSize = 256 << 20
-	}
-	if opts.CheckpointEvery <= 0 {
-		opts.CheckpointEvery = 500 * time.Millisecond
-	}
-	if opts.CheckpointBytes <= 0 {
-		opts.CheckpointBytes = 16 << 20
-	}
-	if opts.WALSegmentBytes <= 0 {
-		opts.WALSegmentBytes = defaultSegMB << 20
 	}
 	db, err = openDB(path, 0o600, &bolt.Options{
 		Timeout:         opts.LockTimeout,
@@ -189,10 +162,10 @@ func Open(path string, opts Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	err = prepare(db, path)
-	var wal *walLog
+	err = prepare(db)
+	var wal *engine.Log
 	if err == nil {
-		wal, _, err = recoverWAL(db, walDir(path), opts.WALSegmentBytes, opts.NoSync, recoverMode{server: true})
+		wal, _, err = engine.Recover(db, &layout, engine.Mode{Server: true, SegmentBytes: opts.WALSegmentBytes, NoSync: opts.NoSync})
 	}
 	if err == nil {
 		err = migrate(db)
@@ -213,69 +186,43 @@ func Open(path string, opts Options) (_ *Store, err error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open task store %s: %w", path, err)
 	}
-	return start(db, wal, opts), nil
+	return &Store{
+		db: engine.Start(db, &layout, wal, engine.Options{
+			MaxBatch:          opts.MaxBatch,
+			OnCommit:          opts.OnCommit,
+			CheckpointEvery:   opts.CheckpointEvery,
+			CheckpointBytes:   opts.CheckpointBytes,
+			OnCheckpointError: opts.OnCheckpointError,
+		}),
+		moved: opts.OnTransition,
+	}, nil
 }
 
-// prepare creates the buckets of the file of db, at path, and its schema
-// version if it is new, and marks its log open (recover.go); a log gone
-// where the file says a server had it open is refused first.
-func prepare(db *bolt.DB, path string) error {
-	if err := missingLog(db, path); err != nil {
-		return err
-	}
-	return db.Update(func(tx *bolt.Tx) error {
-		if err := createBuckets(tx); err != nil {
-			return err
-		}
+// prepare creates the buckets of the file of db, and its schema version
+// if it is new, and marks its log open (engine.Prepare); a log gone where
+// the file says a server had it open is refused first.
+func prepare(db *bolt.DB) error {
+	return engine.Prepare(db, &layout, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta.Get(keySchema) == nil {
-			if err := meta.Put(keySchema, []byte(schemaVersion)); err != nil {
-				return err
-			}
+			return meta.Put(keySchema, []byte(schemaVersion))
 		}
-		return setOpen(tx, true)
+		return nil
 	})
-}
-
-// createBuckets creates every bucket a store has, those that migrations
-// fill included.
-func createBuckets(tx *bolt.Tx) error {
-	for _, b := range [][]byte{bucketTasks, bucketBody, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage} {
-		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Close waits for queued writes to commit, then closes the file.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		close(s.stop)
-		s.mu.Unlock()
-		s.wg.Wait() // the writer checkpoints everything and sets closeErr
-		if err := s.db.Close(); s.closeErr == nil {
-			s.closeErr = err
-		}
-	})
-	return s.closeErr
-}
+func (s *Store) Close() error { return fromEngine(s.db.Close()) }
 
 // DB exposes the bbolt handle for read-only inspection in tests and tools,
 // with every change checkpointed into it first.
 func (s *Store) DB() *bolt.DB {
 	_ = s.Flush()
-	return s.db
+	return s.db.Bolt()
 }
 
 // Counts returns the number of commits and of writes grouped into them.
-func (s *Store) Counts() (commits, writes uint64) {
-	s.stats.mu.Lock()
-	defer s.stats.mu.Unlock()
-	return s.stats.Commits, s.stats.Writes
-}
+func (s *Store) Counts() (commits, writes uint64) { return s.db.Counts() }
 
 // appendFill fills pages of the buckets whose keys mostly grow (task ids
 // are time-ordered) further than bbolt's default half, so they split less.
@@ -300,7 +247,7 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		boundTo string
 		wrote   bool
 	)
-	err = s.update(ctx, func(tx *txn) error {
+	err = s.update(ctx, func(tx *engine.Tx) error {
 		boundTo = ""
 		if id, hash, ok := getIdem(tx, key.Owner, key.MessageID); ok {
 			if hash != key.Hash {
@@ -395,7 +342,7 @@ func (s *Store) read(ctx context.Context, owner, id string, sc tasks.Scope) (*ra
 		return nil, err
 	}
 	var rt *rawTask
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		var err error
 		rt, err = readTask(tx, owner, id, sc)
 		return err
@@ -465,7 +412,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 			grow += idemBytes(key, id)
 		}
 		wrote := false
-		err = s.update(ctx, func(tx *txn) error {
+		err = s.update(ctx, func(tx *engine.Tx) error {
 			if s.lease.runner(id) != runner {
 				return errStale // taken over meanwhile
 			}
@@ -497,7 +444,7 @@ func (s *Store) Update(ctx context.Context, owner, id string, key *tasks.IdemKey
 // *tasks.QuotaError past key's quota, or, without a key, past q (the
 // record's WriteQuota). grow is what the change adds besides the body's
 // new keys.
-func putChange(tx *txn, owner, id string, head []byte, key *tasks.IdemKey, q tasks.Quota, grow int64, e *encoded, prev a2a.TaskState) error {
+func putChange(tx *engine.Tx, owner, id string, head []byte, key *tasks.IdemKey, q tasks.Quota, grow int64, e *encoded, prev a2a.TaskState) error {
 	v := tx.Bucket(bucketTasks).Get([]byte(id))
 	if v == nil {
 		return tasks.ErrNotFound
@@ -530,7 +477,7 @@ func putChange(tx *txn, owner, id string, head []byte, key *tasks.IdemKey, q tas
 // idem reads what key's message id is bound to: the task, and the hash
 // of the message; bound is false if it is bound to none.
 func (s *Store) idem(key *tasks.IdemKey) (id string, hash [32]byte, bound bool, err error) {
-	err = s.view(func(tx *txn) error {
+	err = s.view(func(tx *engine.Tx) error {
 		id, hash, bound = getIdem(tx, key.Owner, key.MessageID)
 		return nil
 	})

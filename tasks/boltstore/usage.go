@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // What each owner keeps stored, for the quotas (tasks.Quota). One bucket,
@@ -51,14 +52,14 @@ func idemBytes(key *tasks.IdemKey, id string) int64 {
 }
 
 // usageOf is owner's stored bytes.
-func usageOf(tx *txn, owner string) int64 {
+func usageOf(tx *engine.Tx, owner string) int64 {
 	return int64(countOf(tx.Bucket(bucketUsage).Get(lengthPrefixed(owner, ""))))
 }
 
 // checkQuota returns the *tasks.QuotaError of a write that would take
 // owner past q: a new task (newTask) past q.Tasks, or grow more bytes past
 // q.Bytes. A write that does not grow is never refused.
-func checkQuota(tx *txn, owner string, q tasks.Quota, newTask bool, grow int64) error {
+func checkQuota(tx *engine.Tx, owner string, q tasks.Quota, newTask bool, grow int64) error {
 	if q.Tasks > 0 && newTask {
 		n := int64(countOf(tx.Bucket(bucketCounts).Get(lengthPrefixed(owner, ""))))
 		if n+1 > q.Tasks {
@@ -74,7 +75,7 @@ func checkQuota(tx *txn, owner string, q tasks.Quota, newTask bool, grow int64) 
 }
 
 // addUsage adds delta to owner's stored bytes.
-func addUsage(tx *txn, owner string, delta int64) error {
+func addUsage(tx *engine.Tx, owner string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
@@ -89,13 +90,13 @@ func addUsage(tx *txn, owner string, delta int64) error {
 
 // storedSize is what task id of owner, whose head is v, takes in the
 // store.
-func storedSize(tx *txn, id string, v []byte, owner string) int64 {
+func storedSize(tx *engine.Tx, id string, v []byte, owner string) int64 {
 	return int64(len(id)+len(v)) + indexBytes(owner, id) + bodySize(tx, owner, id)
 }
 
 // storedSizeWhole is storedSize of a task kept whole, as stores before
 // schema 5 keep them: its record v, its events in their own bucket.
-func storedSizeWhole(tx *txn, id string, v []byte, r *tasks.Record) int64 {
+func storedSizeWhole(tx *engine.Tx, id string, v []byte, r *tasks.Record) int64 {
 	n := int64(len(id)+len(v)) + indexBytes(r.Owner, id)
 	prefix := append([]byte(id), 0)
 	c := tx.Bucket(bucketEventsV3).Cursor()
@@ -114,7 +115,7 @@ func storedSizeWhole(tx *txn, id string, v []byte, r *tasks.Record) int64 {
 
 // rebuildUsage computes usage from the tasks, in the transaction that
 // opens a store without it, and marks it kept.
-func rebuildUsage(tx *txn) error {
+func rebuildUsage(tx *engine.Tx) error {
 	if err := tx.DeleteBucket(bucketUsage); err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (s *Store) Usage(ctx context.Context, owner string) (tasks.Usage, error) {
 		return tasks.Usage{}, err
 	}
 	var u tasks.Usage
-	err := s.view(func(tx *txn) error {
+	err := s.view(func(tx *engine.Tx) error {
 		u.Tasks = int64(countOf(tx.Bucket(bucketCounts).Get(lengthPrefixed(owner, ""))))
 		u.Bytes = usageOf(tx, owner)
 		return nil
@@ -149,7 +150,7 @@ func (s *Store) Usage(ctx context.Context, owner string) (tasks.Usage, error) {
 	return u, err
 }
 
-// The check of usage (see invariants in check.go), for a store that keeps
+// The check of usage (see invariants in tool_check.go), for a store that keeps
 // it:
 //
 //	usage  entry: key and value parse, and the value is not zero
@@ -175,7 +176,7 @@ func (c *checker) usage() *usageCheck {
 func usageBucket(b []byte) bool { return bytes.Equal(b, bucketUsage) }
 
 // usageKept reports whether the store keeps usage.
-func usageKept(tx *txn) bool {
+func usageKept(tx *engine.Tx) bool {
 	m := tx.Bucket(bucketMeta)
 	return m != nil && m.Get(keyUsage) != nil
 }

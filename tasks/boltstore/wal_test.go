@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // noCheckpoints keeps every change in the log and in memory until Close.
@@ -53,15 +54,15 @@ func crashCopy(t *testing.T, path string) string {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a2ad.db")
 	copyTo(t, path, out)
-	if err := os.Mkdir(walDir(out), 0o700); err != nil {
+	if err := os.Mkdir(engine.Dir(out), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(walDir(path))
+	ents, err := os.ReadDir(engine.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		copyTo(t, filepath.Join(walDir(path), e.Name()), filepath.Join(walDir(out), e.Name()))
+		copyTo(t, filepath.Join(engine.Dir(path), e.Name()), filepath.Join(engine.Dir(out), e.Name()))
 	}
 	return out
 }
@@ -126,55 +127,14 @@ func TestLogReplayedAtOpen(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if segs, _, _, _ := listWAL(walDir(out)); len(segs) != 0 {
-		t.Fatalf("segments left after a clean close: %v", segs)
+	if pending, _ := engine.Pending(out); pending {
+		t.Fatal("segments left after a clean close")
 	}
 	c, err = Open(out, noCheckpoints)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantTasks(t, c, 0, 50)
-}
-
-// TestLogTornTail: a last record cut short (a crash during its write,
-// before it was synced and acknowledged) is dropped; those before it
-// stay.
-func TestLogTornTail(t *testing.T) {
-	s, path := openLog(t)
-	defer s.Close()
-	createN(t, s, 0, 10)
-	off := s.wal.off // where the last record will begin
-	createN(t, s, 10, 11)
-	seg := s.wal.segs[len(s.wal.segs)-1].path
-	for _, cut := range []int64{3, walHeader + 5, s.wal.off - off - 1} {
-		t.Run(fmt.Sprint("cut at ", cut), func(t *testing.T) {
-			out := crashCopy(t, path)
-			f, err := os.OpenFile(filepath.Join(walDir(out), filepath.Base(seg)), os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// What the write did not reach holds something else.
-			b := make([]byte, s.wal.off-off-cut)
-			if _, err := f.ReadAt(b, off+cut); err != nil {
-				t.Fatal(err)
-			}
-			for i := range b {
-				b[i] = ^b[i]
-			}
-			if _, err := f.WriteAt(b, off+cut); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
-			c, err := Open(out, noCheckpoints)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			wantTasks(t, c, 0, 10)
-			createN(t, c, 10, 12) // and it goes on from there
-			wantTasks(t, c, 0, 12)
-		})
-	}
 }
 
 // TestLogMissingSegment: a segment gone from the middle of the log (not a
@@ -189,50 +149,23 @@ func TestLogMissingSegment(t *testing.T) {
 	}
 	defer s.Close()
 	createN(t, s, 0, 60)
-	if len(s.wal.segs) < 3 {
-		t.Fatalf("%d segments; want at least 3", len(s.wal.segs))
+	if len(s.db.Position().Segments) < 3 {
+		t.Fatalf("%d segments; want at least 3", len(s.db.Position().Segments))
 	}
 	out := crashCopy(t, path)
-	gone := s.wal.segs[1]
-	r0, err := readSegment(s.wal.segs[0].path, s.wal.segs[0].first)
+	gone := s.db.Position().Segments[1]
+	_, stop0, err := engine.ReadSegment(s.db.Position().Segments[0].Path, s.db.Position().Segments[0].First)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(walDir(out), filepath.Base(gone.path))); err != nil {
+	if err := os.Remove(filepath.Join(engine.Dir(out), filepath.Base(gone.Path))); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(out, opts)
-	next := s.wal.segs[2].first
+	next := s.db.Position().Segments[2].First
 	want := fmt.Sprintf("open task store %s: the store file %s cannot be opened as it is: its write-ahead log %s is damaged: segment %s, record %d at byte %d: records %d to %d are missing: the next segment, %s, begins with record %d; after it the log holds %d acknowledged records (%d to 60) that cannot be applied without it, writing %d tasks: t-%03d",
-		out, out, walDir(out), filepath.Base(s.wal.segs[0].path), gone.first, r0.stop, gone.first, next-1, filepath.Base(s.wal.segs[2].path), next, 60-next+1, next, 60-next+1, next-1)
+		out, out, engine.Dir(out), filepath.Base(s.db.Position().Segments[0].Path), gone.First, stop0, gone.First, next-1, filepath.Base(s.db.Position().Segments[2].Path), next, 60-next+1, next, 60-next+1, next-1)
 	if !errors.Is(err, ErrDamaged) || !errors.Is(err, ErrLog) || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("Open = %v, want %q", err, want)
 	}
-}
-
-// TestLogSegmentsRecycled: under many small segments, checkpoints recycle
-// the segments they cover, so the log keeps a bounded number of files.
-func TestLogSegmentsRecycled(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a2ad.db")
-	s, err := Open(path, Options{WALSegmentBytes: 4096, CheckpointEvery: time.Millisecond, CheckpointBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	createN(t, s, 0, 300)
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	ents, _ := os.ReadDir(walDir(path))
-	if len(ents) > 1+walSpares+1 {
-		t.Errorf("%d files in the log after 300 commits; want at most %d", len(ents), walSpares+2)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	wantTasks(t, c, 0, 300)
 }

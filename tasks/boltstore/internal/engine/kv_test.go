@@ -1,4 +1,4 @@
-package boltstore
+package engine
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func TestCursorMergesLayers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	const bi = 0 // buckets[0]
+	const bi = 0 // buckets[0], of testLayout
 	rng := rand.New(rand.NewPCG(1, 2))
 	key := func() []byte { return fmt.Appendf(nil, "k%02d", rng.IntN(40)) }
 	for round := range 300 {
@@ -69,7 +69,7 @@ func TestCursorMergesLayers(t *testing.T) {
 		}
 		slices.Sort(keys)
 		err = db.View(func(tx *bolt.Tx) error {
-			tn := &txn{tx: tx, frozen: layers[0], active: layers[1]}
+			tn := &Tx{tx: tx, l: &testLayout, frozen: layers[0], active: layers[1]}
 			b := tn.Bucket(buckets[bi])
 			if n := b.KeyN(); n != len(keys) {
 				t.Fatalf("round %d: KeyN %d, want %d", round, n, len(keys))
@@ -158,7 +158,7 @@ func TestCursorDeletesAsItWalks(t *testing.T) {
 	w.change(frozen, 1, item{k: []byte("p3"), del: true})
 	w.change(active, 1, item{k: []byte("p4"), v: []byte("active")})
 	err = db.View(func(tx *bolt.Tx) error {
-		tn := &txn{tx: tx, frozen: frozen, active: active, w: &w}
+		tn := &Tx{tx: tx, l: &testLayout, frozen: frozen, active: active, w: &w}
 		c := tn.Bucket(buckets[1]).Cursor()
 		var gone []string
 		for k, _ := c.Seek([]byte("p")); k != nil && k[0] == 'p'; k, _ = c.Seek([]byte("p")) {

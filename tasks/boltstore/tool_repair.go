@@ -8,6 +8,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
 // SealCopy clears, in the copy of a store file at path (a backup being
@@ -23,12 +25,7 @@ func SealCopy(path string) error {
 	if err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if m := tx.Bucket(bucketMeta); m != nil && m.Get(keyWALOpen) != nil {
-			return m.Delete(keyWALOpen)
-		}
-		return nil
-	})
+	err = db.Update(layout.Seal)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -86,15 +83,15 @@ func Repair(path string, opts RepairOptions) (*RepairResult, error) {
 		if tx.Bucket(bucketMeta) == nil {
 			return &DamagedError{Path: path, What: "it has no meta bucket (it is not a store file)"}
 		}
-		res.Before = applied(tx)
+		res.Before = layout.Applied(tx)
 		return nil
 	})
-	var rec *recovery
+	var rec *engine.Recovery
 	if err == nil {
-		_, rec, err = recoverWAL(db, walDir(path), defaultSegMB<<20, false, recoverMode{skipBad: true, acceptLoss: opts.AcceptLoss})
+		_, rec, err = engine.Recover(db, &layout, engine.Mode{SkipBad: true, AcceptLoss: opts.AcceptLoss})
 	}
 	if err == nil {
-		err = db.View(func(tx *bolt.Tx) error { res.Applied = applied(tx); return nil })
+		err = db.View(func(tx *bolt.Tx) error { res.Applied = layout.Applied(tx); return nil })
 	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -102,8 +99,34 @@ func Repair(path string, opts RepairOptions) (*RepairResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	le := &rec.le
+	le := &rec.Left
 	res.Skipped, res.SkippedCount = le.Bad, le.BadCount
-	res.Damage, res.Aside, res.Missing = le.Damage, rec.aside, le.Missing
+	res.Damage, res.Aside, res.Missing = le.Damage, rec.Aside, le.Missing
 	return res, nil
+}
+
+// replayPending applies to the file at path what its write-ahead log holds
+// beyond it, if anything: a server that stopped without closing the store
+// (a crash, a kill) leaves its last changes there, and the offline tools
+// read the file. It takes the file's exclusive lock for it.
+func replayPending(path string, lockTimeout time.Duration) error {
+	pending, err := engine.Pending(path)
+	if err != nil || !pending {
+		return err // a missing log: MissingLog
+	}
+	db, err := openDB(path, 0o600, &bolt.Options{Timeout: lockTimeout, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("open task store %s: %w", path, ErrLocked)
+	}
+	if err != nil {
+		return fmt.Errorf("open task store %s to apply its write-ahead log (a2ad stopped without closing it; start a2ad on it once): %w", path, err)
+	}
+	_, _, err = engine.Recover(db, &layout, engine.Mode{})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, ErrDamaged) {
+		err = fmt.Errorf("open task store %s: apply its write-ahead log: %w", path, err)
+	}
+	return err
 }

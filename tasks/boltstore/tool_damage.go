@@ -2,7 +2,7 @@ package boltstore
 
 // A damaged store file: what bbolt does not check before it trusts the
 // file (checkPages), and the panics and memory faults it raises when a
-// page it trusted is garbage (guard).
+// page it trusted is garbage (engine.Guard).
 //
 // bbolt maps the file and reads its pages in place. A file cut short
 // faults (SIGBUS) on the first page past its end, a freelist page that is
@@ -12,7 +12,8 @@ package boltstore
 // one (debug.SetPanicOnFault). So Open and the tools check the meta pages
 // before bbolt maps the file (checkPages, in opener); Check reads every
 // page in use before bbolt's own page check does (scanPages); and the
-// store's transactions, the start-up scans among them, run under guard.
+// store's transactions, the start-up scans among them, run under
+// engine.Guard.
 
 import (
 	"encoding/binary"
@@ -20,31 +21,38 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
 
+// The engine's errors for a damaged file and a log recovery cannot apply
+// are the store's: they say what is wrong with the file or its log, and
+// nothing of tasks.
+
 // ErrDamaged is matched (errors.Is) by every *DamagedError.
-var ErrDamaged = errors.New("store file is damaged")
+var ErrDamaged = engine.ErrDamaged
 
 // DamagedError says the store file cannot be read as a store: it was cut
 // short, or a page bbolt relies on is garbage. Waiting or retrying does
 // not help; the file must be restored from a backup.
-type DamagedError struct {
-	Path string
-	What string // what is wrong, for the operator
-}
+type DamagedError = engine.DamagedError
 
-func (e *DamagedError) Error() string {
-	return "the store file " + e.Path + " is damaged: " + e.What
-}
+// ErrLog is matched (errors.Is) by every *LogError, as is ErrDamaged.
+var ErrLog = engine.ErrLog
 
-// Is makes errors.Is(err, ErrDamaged) true.
-func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
+// LogError says that the write-ahead log holds writes recovery cannot
+// apply as they are. Nothing was applied: Repair applies the rest.
+type LogError = engine.LogError
+
+// BadOp is an op of a log record that bbolt refuses.
+type BadOp = engine.BadOp
+
+// LogDamage is a record that does not read back, and what the log holds
+// after it, which recovery cannot apply without it.
+type LogDamage = engine.LogDamage
 
 // The parts of bbolt's file format checkPages reads (bbolt's
 // internal/common: page.go and meta.go). Numbers are in the machine's byte
@@ -208,36 +216,6 @@ func checkPages(f *os.File, size int64) error {
 	return nil
 }
 
-// guard runs fn, which reads the bbolt file at path, and turns a panic
-// raised in bbolt, or a memory fault while reading the mapped file, into a
-// *DamagedError. Other panics (a bug, not the file) go on. bbolt's View
-// and Update roll their transaction back on the way out, so the store
-// stays usable for what does not touch the damaged pages.
-func guard(path string, fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() { recovered(recover(), path, &err) }()
-	return fn()
-}
-
-// recovered is the deferred half of guard, for a function that sets
-// debug.SetPanicOnFault itself: given r, what recover returned, it sets
-// *err to a *DamagedError and reports true if r comes from the file at
-// path, reports false for no panic, and panics again with any other r.
-func recovered(r any, path string, err *error) bool {
-	if r == nil {
-		return false
-	}
-	if !fromFile(r) {
-		panic(r)
-	}
-	what := fmt.Sprintf("reading it failed: %v", r)
-	if f, ok := r.(interface{ Addr() uintptr }); ok {
-		what = fmt.Sprintf("reading it failed: a page points outside the file (a fault at %#x)", f.Addr())
-	}
-	*err = &DamagedError{Path: path, What: what}
-	return true
-}
-
 // openDB opens the bbolt file at path through an opener (the lock, a
 // re-open if the file was replaced meanwhile, and checkPages), under
 // guard. A lock not taken in time is berrors.ErrTimeout.
@@ -245,7 +223,7 @@ func openDB(path string, mode os.FileMode, opts *bolt.Options) (*bolt.DB, error)
 	op := &opener{exclusive: !opts.ReadOnly, timeout: opts.Timeout}
 	opts.OpenFile = op.open
 	var db *bolt.DB
-	err := guard(path, func() (err error) {
+	err := engine.Guard(path, func() (err error) {
 		db, err = bolt.Open(path, mode, opts)
 		return err
 	})
@@ -255,49 +233,6 @@ func openDB(path string, mode os.FileMode, opts *bolt.Options) (*bolt.DB, error)
 		op.file.Close()
 	}
 	return db, err
-}
-
-// fromFile reports whether the panic r, being recovered in a deferred
-// function, comes from the file's content: a memory fault (with
-// SetPanicOnFault), or a panic raised by bbolt's own code.
-func fromFile(r any) bool {
-	if _, ok := r.(interface{ Addr() uintptr }); ok {
-		return true // a fault: the runtime.Error of SetPanicOnFault
-	}
-	pcs := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
-	// The frames are: this function, the deferred one, runtime.gopanic,
-	// then the runtime's panic helpers (index out of range, say), then
-	// the function that panicked.
-	panicking := false
-	for {
-		fr, more := frames.Next()
-		switch {
-		case fr.Function == "runtime.gopanic":
-			panicking = true
-		case panicking && !strings.HasPrefix(fr.Function, "runtime."):
-			return strings.HasPrefix(fr.Function, "go.etcd.io/bbolt")
-		}
-		if !more {
-			return false
-		}
-	}
-}
-
-// viewGuarded is db.View under guard, for readers that hold only the
-// handle (the inspector).
-func viewGuarded(db *bolt.DB, fn func(*bolt.Tx) error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() { recovered(recover(), db.Path(), &err) }()
-	return db.View(fn)
-}
-
-// updateTx is s.db.Update under guard, for the writer: a damaged page a
-// write reaches fails the writes of that commit with a *DamagedError.
-func (s *Store) updateTx(fn func(*bolt.Tx) error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() { recovered(recover(), s.db.Path(), &err) }()
-	return s.db.Update(fn)
 }
 
 // scanPages reads every branch and leaf page in use of the file of tx at

@@ -1,4 +1,4 @@
-package boltstore
+package engine
 
 import (
 	"encoding/binary"
@@ -42,7 +42,7 @@ import (
 //	2 bucket(1) len(key) key                    delete
 //	3 bucket(1) sequence(uvarint)               set the bucket's sequence
 //
-// where bucket indexes buckets (kv.go). Reading a segment stops at the
+// where bucket indexes the layout's buckets (engine.go). Reading a segment stops at the
 // first record that is not whole, not valid or not the next number: a
 // torn last write, zeros, or a recycled segment's old records; or damage,
 // which recovery (recover.go) tells from those.
@@ -66,9 +66,9 @@ type walSeg struct {
 	path  string
 }
 
-// walLog appends records. The writer appends and rotates; the checkpoint
+// Log appends records. The writer appends and rotates; the checkpoint
 // trims, under mu.
-type walLog struct {
+type Log struct {
 	dir      string
 	segBytes int64
 	noSync   bool
@@ -84,11 +84,12 @@ type walLog struct {
 	buf  []byte
 }
 
-func walDir(path string) string { return path + ".wal" }
+// Dir is the log directory of the file at path.
+func Dir(path string) string { return path + ".wal" }
 
 // append writes one record of ops and syncs it; it returns the record's
 // LSN.
-func (w *walLog) append(ops []byte) (uint64, error) {
+func (w *Log) append(ops []byte) (uint64, error) {
 	n := int64(walHeader + len(ops))
 	if w.f == nil || (w.off > 0 && w.off+n > w.segBytes) {
 		if err := w.rotate(); err != nil {
@@ -123,7 +124,7 @@ func (w *walLog) append(ops []byte) (uint64, error) {
 // next record's header goes (past the last record, so nothing reads
 // them), synced; a new segment first if the current one could not hold
 // a header. It runs on the writer, as append does.
-func (w *walLog) probe() error {
+func (w *Log) probe() error {
 	if w.f == nil || w.off+walHeader > w.segBytes {
 		if err := w.rotate(); err != nil {
 			return err
@@ -140,7 +141,7 @@ func (w *walLog) probe() error {
 }
 
 // rotate makes a new segment current, from a spare if there is one.
-func (w *walLog) rotate() error {
+func (w *Log) rotate() error {
 	if w.f != nil {
 		_ = w.f.Close()
 		w.f = nil
@@ -181,7 +182,7 @@ func (w *walLog) rotate() error {
 
 // trim recycles the segments whose records all are at or below lsn; the
 // current one stays.
-func (w *walLog) trim(lsn uint64) {
+func (w *Log) trim(lsn uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := 0
@@ -198,7 +199,7 @@ func (w *walLog) trim(lsn uint64) {
 // a spare, or removes it. Called with mu. The spare's name keeps upTo:
 // recovery reuses no spare whose old records might be taken for records
 // after the file's (a file restored from a backup beside a newer log).
-func (w *walLog) recycle(path string, upTo uint64) {
+func (w *Log) recycle(path string, upTo uint64) {
 	if len(w.spares) >= walSpares {
 		_ = os.Remove(path)
 		return
@@ -213,7 +214,7 @@ func (w *walLog) recycle(path string, upTo uint64) {
 }
 
 // close recycles every segment: the caller checkpointed all of them.
-func (w *walLog) close() error {
+func (w *Log) close() error {
 	if w.f != nil {
 		_ = w.f.Close()
 		w.f = nil
@@ -257,16 +258,16 @@ func fdatasync(f *os.File) error {
 	}
 }
 
-// applied reads the last log record the file holds (0: none).
-func applied(tx *bolt.Tx) uint64 {
-	if v := tx.Bucket(bucketMeta).Get(keyWAL); len(v) == 8 {
+// Applied reads the last log record the file of tx holds (0: none).
+func (l *Layout) Applied(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(l.Meta).Get(keyWAL); len(v) == 8 {
 		return binary.BigEndian.Uint64(v)
 	}
 	return 0
 }
 
-func putApplied(tx *bolt.Tx, lsn uint64) error {
-	return tx.Bucket(bucketMeta).Put(keyWAL, binary.BigEndian.AppendUint64(nil, lsn))
+func (l *Layout) putApplied(tx *bolt.Tx, lsn uint64) error {
+	return tx.Bucket(l.Meta).Put(keyWAL, binary.BigEndian.AppendUint64(nil, lsn))
 }
 
 // parseSpare reads a spare's name: its number, and the last record it may
@@ -322,4 +323,36 @@ func listWAL(dir string) (segs []walSeg, spares []string, nspare int, err error)
 		return 0
 	})
 	return segs, spares, nspare, nil
+}
+
+// HeaderSize is the size of a record's header.
+const HeaderSize = walHeader
+
+// Segment is a log segment: its file, and the number of its first record.
+type Segment struct {
+	Path  string
+	First uint64
+}
+
+// Position is where the log writes its next record: its segments, oldest
+// first (the last is current), the offset in the current one and the
+// record's number. For tests and diagnosis that damage or cut the log at
+// a known record; it reads the writer's own state, so call it while no
+// write runs.
+type Position struct {
+	Segments []Segment
+	Offset   int64
+	Next     uint64
+}
+
+// Position is where the log of db writes its next record.
+func (db *DB) Position() Position {
+	w := db.wal
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := Position{Offset: w.off, Next: w.next}
+	for _, s := range w.segs {
+		p.Segments = append(p.Segments, Segment{Path: s.path, First: s.first})
+	}
+	return p
 }

@@ -1,48 +1,21 @@
-package boltstore
+package engine
 
 import (
 	"bytes"
 	"errors"
 	"sync"
-	"unsafe"
 
 	"github.com/google/btree"
 	bolt "go.etcd.io/bbolt"
 )
 
-// The store's code reads and writes through txn, bucket and cursor, which
-// have the shape of bbolt's Tx, Bucket and Cursor (the subset used here).
+// The layout's code reads and writes through Tx, Bucket and Cursor, which
+// have the shape of bbolt's Tx, Bucket and Cursor (the subset it uses).
 // While serving, a write is made durable by the write-ahead log (wal.go)
 // and kept in memory, in layers, until a checkpoint (checkpoint.go) puts it
-// in the bbolt file: a txn reads the newest layer first, then the one being
+// in the bbolt file: a Tx reads the newest layer first, then the one being
 // checkpointed, then bbolt. At open, in migrations and in the offline tools
-// a txn wraps a bbolt transaction and passes everything through (raw).
-
-// buckets are the store's buckets by index: a layer keeps one tree each.
-var buckets = [...][]byte{bucketTasks, bucketBody, bucketActive, bucketOwners, bucketIdem, bucketExpiry, bucketMeta, bucketOutbox, bucketDead, bucketRecent, bucketCounts, bucketPending, bucketDue, bucketUsage}
-
-const nBuckets = len(buckets)
-
-func bucketIndex(name []byte) int {
-	// The store passes its bucket variables: their bytes are the very
-	// ones in buckets.
-	p := unsafe.SliceData(name)
-	for i, n := range buckets {
-		if unsafe.SliceData(n) == p {
-			return i
-		}
-	}
-	for i, n := range buckets {
-		if bytes.Equal(n, name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// fills are the fill percents the checkpoint gives buckets whose keys
-// mostly grow (appendFill); the others keep bbolt's default.
-var fills = map[string]float64{"tasks": appendFill, "body": appendFill, "owners": appendFill, "recent": appendFill, "outbox": appendFill, "expiry": appendFill, "active": appendFill}
+// a Tx wraps a bbolt transaction and passes everything through (Wrap).
 
 // item is a key's newest value in a layer, or its deletion.
 type item struct {
@@ -61,9 +34,9 @@ var empty = []byte{}
 // Its trees hold pointers: a clone's copy-on-write copies nodes, and a
 // pointer is a seventh of an item.
 type layer struct {
-	t    [nBuckets]*btree.BTreeG[*item]
-	seq  [nBuckets]uint64 // a bucket's sequence, where set (seqSet)
-	set  [nBuckets]bool
+	t    [maxBuckets]*btree.BTreeG[*item]
+	seq  [maxBuckets]uint64 // a bucket's sequence, where set (seqSet)
+	set  [maxBuckets]bool
 	lsn  uint64 // the last log record whose changes it holds
 	size int64  // bytes of keys and values put, to time checkpoints
 	no   uint64 // which freeze this is (frozen layers)
@@ -85,47 +58,55 @@ func (l *layer) tree(i int) *btree.BTreeG[*item] {
 	return l.t[i]
 }
 
-// txn is a transaction: raw (a bbolt transaction passed through), a
+// Tx is a transaction: raw (a bbolt transaction passed through), a
 // reader's snapshot (active and frozen layers over a bbolt read
 // transaction), or the writer's (w set: writes go to active, which is the
 // writer's own, with an undo log and the log record being built).
-type txn struct {
+type Tx struct {
 	tx     *bolt.Tx
+	l      *Layout
 	raw    bool
 	active *layer
 	frozen *layer
 	w      *wstate
-	bk     [nBuckets]bucket
+	bk     [maxBuckets]Bucket
 	probe  item // a key to look up (one goroutine uses a txn)
 	// cs are the first cursors the txn hands out, kept with it (txns are
 	// pooled: see view), so that a read allocates none.
-	cs  [3]cursor
+	cs  [3]Cursor
 	ncs int
 }
 
-var txnPool = sync.Pool{New: func() any { return new(txn) }}
+var txnPool = sync.Pool{New: func() any { return new(Tx) }}
 
 // reset readies a pooled t for a transaction over tx and the layers; it
 // keeps its buffers and its cursors' callbacks.
-func (t *txn) reset(tx *bolt.Tx, active, frozen *layer, w *wstate) {
-	t.tx, t.raw, t.active, t.frozen, t.w = tx, false, active, frozen, w
-	t.bk = [nBuckets]bucket{}
+func (t *Tx) reset(l *Layout, tx *bolt.Tx, active, frozen *layer, w *wstate) {
+	if t.l != nil { // only the layout's buckets are ever set
+		clear(t.bk[:len(t.l.Buckets)])
+	}
+	t.l, t.tx, t.raw, t.active, t.frozen, t.w = l, tx, false, active, frozen, w
 	for i := range t.ncs {
 		t.cs[i].clear()
 	}
 	t.ncs = 0
 }
 
-// wrap passes bbolt transaction tx through.
-func wrap(tx *bolt.Tx) *txn { return &txn{tx: tx, raw: true} }
+// Wrap passes bbolt transaction tx, of a file of layout l, through: for
+// the store's migrations and offline tools, which read and write the file
+// itself.
+func Wrap(tx *bolt.Tx, l *Layout) *Tx { return &Tx{tx: tx, l: l, raw: true} }
+
+// Bolt is the bbolt transaction under t.
+func (t *Tx) Bolt() *bolt.Tx { return t.tx }
 
 // Bucket returns the bucket called name, or nil if the store has none.
-func (t *txn) Bucket(name []byte) *bucket {
-	i := bucketIndex(name)
+func (t *Tx) Bucket(name []byte) *Bucket {
+	i := t.l.index(name)
 	if i < 0 {
 		if t.raw {
 			if b := t.tx.Bucket(name); b != nil {
-				return &bucket{t: t, i: -1, b: b}
+				return &Bucket{t: t, i: -1, b: b}
 			}
 		}
 		return nil
@@ -141,16 +122,17 @@ func (t *txn) Bucket(name []byte) *bucket {
 	return bk
 }
 
-// bucket is a txn's view of one bucket.
-type bucket struct {
-	t *txn
+// Bucket is a Tx's view of one bucket.
+type Bucket struct {
+	t *Tx
 	i int
 	b *bolt.Bucket
-	// FillPercent is kept for raw transactions; a checkpoint uses fills.
+	// FillPercent is kept for raw transactions; a checkpoint uses the
+	// layout's Fills.
 	FillPercent float64
 }
 
-func (b *bucket) rawb() *bolt.Bucket {
+func (b *Bucket) rawb() *bolt.Bucket {
 	if b.FillPercent != 0 {
 		b.b.FillPercent = b.FillPercent
 	}
@@ -158,7 +140,7 @@ func (b *bucket) rawb() *bolt.Bucket {
 }
 
 // Get returns key's value, or nil.
-func (b *bucket) Get(key []byte) []byte {
+func (b *Bucket) Get(key []byte) []byte {
 	if b.t.raw {
 		return b.b.Get(key)
 	}
@@ -178,12 +160,12 @@ func (b *bucket) Get(key []byte) []byte {
 
 // Put sets key to value; both are copied. A key or value bbolt would
 // refuse is a *LimitError, and nothing changes: it must never reach the
-// log, which the checkpoint could then not apply (limits.go).
-func (b *bucket) Put(key, value []byte) error {
+// log, which the checkpoint could then not apply (limit.go).
+func (b *Bucket) Put(key, value []byte) error {
 	if b.t.raw {
 		return b.rawb().Put(key, value)
 	}
-	if err := checkPut(b.i, key, value); err != nil {
+	if err := b.t.l.checkPut(b.i, key, value); err != nil {
 		return err
 	}
 	buf := make([]byte, len(key)+len(value))
@@ -198,7 +180,7 @@ func (b *bucket) Put(key, value []byte) error {
 }
 
 // Delete removes key.
-func (b *bucket) Delete(key []byte) error {
+func (b *Bucket) Delete(key []byte) error {
 	if b.t.raw {
 		return b.b.Delete(key)
 	}
@@ -207,7 +189,7 @@ func (b *bucket) Delete(key []byte) error {
 }
 
 // Sequence returns the bucket's sequence.
-func (b *bucket) Sequence() uint64 {
+func (b *Bucket) Sequence() uint64 {
 	if b.t.raw {
 		return b.b.Sequence()
 	}
@@ -220,7 +202,7 @@ func (b *bucket) Sequence() uint64 {
 }
 
 // NextSequence increments the bucket's sequence and returns it.
-func (b *bucket) NextSequence() (uint64, error) {
+func (b *Bucket) NextSequence() (uint64, error) {
 	if b.t.raw {
 		return b.b.NextSequence()
 	}
@@ -229,7 +211,7 @@ func (b *bucket) NextSequence() (uint64, error) {
 }
 
 // SetSequence sets the bucket's sequence.
-func (b *bucket) SetSequence(n uint64) error {
+func (b *Bucket) SetSequence(n uint64) error {
 	if b.t.raw {
 		return b.b.SetSequence(n)
 	}
@@ -238,7 +220,7 @@ func (b *bucket) SetSequence(n uint64) error {
 }
 
 // ForEach calls fn for every key in order, as bbolt's ForEach.
-func (b *bucket) ForEach(fn func(k, v []byte) error) error {
+func (b *Bucket) ForEach(fn func(k, v []byte) error) error {
 	if b.t.raw {
 		return b.b.ForEach(fn)
 	}
@@ -253,7 +235,7 @@ func (b *bucket) ForEach(fn func(k, v []byte) error) error {
 
 // KeyN counts the bucket's keys: bbolt's page statistics, corrected by
 // what the layers add and delete.
-func (b *bucket) KeyN() int {
+func (b *Bucket) KeyN() int {
 	n := b.b.Stats().KeyN
 	if b.t.raw {
 		return n
@@ -284,13 +266,13 @@ func (b *bucket) KeyN() int {
 
 // Cursor returns a cursor over the bucket's keys, merged from the layers
 // and bbolt.
-func (b *bucket) Cursor() *cursor {
-	var c *cursor
+func (b *Bucket) Cursor() *Cursor {
+	var c *Cursor
 	if t := b.t; t.ncs < len(t.cs) {
 		c = &t.cs[t.ncs]
 		t.ncs++
 	} else {
-		c = new(cursor)
+		c = new(Cursor)
 	}
 	c.b, c.bc = b, b.b.Cursor()
 	// A reader's layers never change: if neither holds a key of the
@@ -309,11 +291,11 @@ func (b *bucket) Cursor() *cursor {
 	return c
 }
 
-// cursor walks a bucket as bbolt's Cursor does. Over layers it merges:
+// Cursor walks a bucket as bbolt's Cursor does. Over layers it merges:
 // at each step the next key of each source (the active layer, the frozen
 // one, bbolt), the newest source's item winning a tie, deletions skipped.
-type cursor struct {
-	b  *bucket
+type Cursor struct {
+	b  *Bucket
 	bc *bolt.Cursor
 	// cur is the key the cursor is on (nil: none).
 	cur []byte
@@ -330,18 +312,18 @@ type cursor struct {
 	pass  bool // no layer to merge: bbolt's cursor alone
 }
 
-func (c *cursor) raw() bool { return c.pass }
+func (c *Cursor) raw() bool { return c.pass }
 
 // clear empties c for reuse, keeping its callback (bound to c) and its
 // probe's buffer.
-func (c *cursor) clear() {
-	*c = cursor{found: c.found, probe: item{k: c.probe.k[:0]}}
+func (c *Cursor) clear() {
+	*c = Cursor{found: c.found, probe: item{k: c.probe.k[:0]}}
 }
 
 func emptyTree(t *btree.BTreeG[*item]) bool { return t == nil || t.Len() == 0 }
 
 // First moves to the first key.
-func (c *cursor) First() ([]byte, []byte) {
+func (c *Cursor) First() ([]byte, []byte) {
 	if c.raw() {
 		return c.bc.First()
 	}
@@ -351,7 +333,7 @@ func (c *cursor) First() ([]byte, []byte) {
 }
 
 // Last moves to the last key.
-func (c *cursor) Last() ([]byte, []byte) {
+func (c *Cursor) Last() ([]byte, []byte) {
 	if c.raw() {
 		return c.bc.Last()
 	}
@@ -361,7 +343,7 @@ func (c *cursor) Last() ([]byte, []byte) {
 }
 
 // Seek moves to the first key not below seek.
-func (c *cursor) Seek(seek []byte) ([]byte, []byte) {
+func (c *Cursor) Seek(seek []byte) ([]byte, []byte) {
 	if c.raw() {
 		return c.bc.Seek(seek)
 	}
@@ -371,7 +353,7 @@ func (c *cursor) Seek(seek []byte) ([]byte, []byte) {
 }
 
 // Next moves to the next key.
-func (c *cursor) Next() ([]byte, []byte) {
+func (c *Cursor) Next() ([]byte, []byte) {
 	if c.raw() {
 		return c.bc.Next()
 	}
@@ -389,7 +371,7 @@ func (c *cursor) Next() ([]byte, []byte) {
 }
 
 // Prev moves to the previous key.
-func (c *cursor) Prev() ([]byte, []byte) {
+func (c *Cursor) Prev() ([]byte, []byte) {
 	if c.raw() {
 		return c.bc.Prev()
 	}
@@ -413,7 +395,7 @@ func (c *cursor) Prev() ([]byte, []byte) {
 }
 
 // Delete deletes the key the cursor is on.
-func (c *cursor) Delete() error {
+func (c *Cursor) Delete() error {
 	if c.raw() {
 		return c.bc.Delete()
 	}
@@ -425,15 +407,15 @@ func (c *cursor) Delete() error {
 
 // forward moves to the smallest key of every source above from (or not
 // below it, if incl), skipping deletions. bk must already be bbolt's.
-func (c *cursor) forward(from []byte, incl bool) ([]byte, []byte) { return c.move(from, incl, false) }
+func (c *Cursor) forward(from []byte, incl bool) ([]byte, []byte) { return c.move(from, incl, false) }
 
 // backward moves to the largest key of every source below from (or not
 // above it, if incl; every key if from is nil), skipping deletions.
-func (c *cursor) backward(from []byte, incl bool) ([]byte, []byte) { return c.move(from, incl, true) }
+func (c *Cursor) backward(from []byte, incl bool) ([]byte, []byte) { return c.move(from, incl, true) }
 
 // move is forward, or backward if back: at each step the nearest key of
 // the layers and bbolt's candidate, the newer source winning a tie.
-func (c *cursor) move(from []byte, incl, back bool) ([]byte, []byte) {
+func (c *Cursor) move(from []byte, incl, back bool) ([]byte, []byte) {
 	for {
 		best, bestV, del, ok := c.bk, c.bv, false, c.bk != nil
 		// The frozen layer, then the active one: the newer wins a tie.
@@ -491,7 +473,7 @@ func bytesCmp(a, b []byte, bOK bool) int {
 
 // ascend finds t's first item above from (not below it if incl; the
 // first of all if from is nil).
-func (c *cursor) ascend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, bool) {
+func (c *Cursor) ascend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, bool) {
 	if from == nil {
 		return t.Min()
 	}
@@ -505,7 +487,7 @@ func (c *cursor) ascend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, 
 
 // descend finds t's last item below from (not above it if incl; the last
 // of all if from is nil).
-func (c *cursor) descend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, bool) {
+func (c *Cursor) descend(t *btree.BTreeG[*item], from []byte, incl bool) (*item, bool) {
 	if from == nil {
 		return t.Max()
 	}
@@ -518,23 +500,23 @@ func (c *cursor) descend(t *btree.BTreeG[*item], from []byte, incl bool) (*item,
 }
 
 // DeleteBucket deletes bucket name (migrations: raw transactions only).
-func (t *txn) DeleteBucket(name []byte) error {
+func (t *Tx) DeleteBucket(name []byte) error {
 	if !t.raw {
 		return errors.New("buckets change only at open")
 	}
-	if i := bucketIndex(name); i >= 0 {
-		t.bk[i] = bucket{}
+	if i := t.l.index(name); i >= 0 {
+		t.bk[i] = Bucket{}
 	}
 	return t.tx.DeleteBucket(name)
 }
 
 // CreateBucket creates bucket name (migrations: raw transactions only).
-func (t *txn) CreateBucket(name []byte) (*bucket, error) {
+func (t *Tx) CreateBucket(name []byte) (*Bucket, error) {
 	if !t.raw {
 		return nil, errors.New("buckets change only at open")
 	}
-	if i := bucketIndex(name); i >= 0 {
-		t.bk[i] = bucket{}
+	if i := t.l.index(name); i >= 0 {
+		t.bk[i] = Bucket{}
 	}
 	if _, err := t.tx.CreateBucket(name); err != nil {
 		return nil, err

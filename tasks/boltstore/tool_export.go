@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 	"github.com/a2ad/a2ad/tasks/record"
 )
 
@@ -33,7 +34,7 @@ func ExportFile(ctx context.Context, path string, lockTimeout time.Duration, fn 
 		return err
 	}
 	defer db.Close()
-	return viewGuarded(db, func(btx *bolt.Tx) error {
+	return engine.ViewGuarded(db, func(btx *bolt.Tx) error {
 		tx := wrap(btx)
 		if v := string(tx.Bucket(bucketMeta).Get(keySchema)); v != schemaVersion {
 			return fmt.Errorf("export task store %s: schema %q, want %q: %w", path, v, schemaVersion, ErrOldSchema)
@@ -66,7 +67,7 @@ func ExportFile(ctx context.Context, path string, lockTimeout time.Duration, fn 
 }
 
 // exportTask reads task id, whose head value is v, and everything of it.
-func exportTask(tx *txn, id string, v []byte) (*tasks.Exported, error) {
+func exportTask(tx *engine.Tx, id string, v []byte) (*tasks.Exported, error) {
 	r, _, err := decodeHead(id, v)
 	if err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func exportTask(tx *txn, id string, v []byte) (*tasks.Exported, error) {
 }
 
 // exportBody reads task id's body, every key of it in one pass.
-func exportBody(tx *txn, id string, e *tasks.Exported) error {
+func exportBody(tx *engine.Tx, id string, e *tasks.Exported) error {
 	prefix := appendBodyPrefix(nil, id, 0)
 	prefix = prefix[:len(prefix)-1]
 	c := tx.Bucket(bucketBody).Cursor()
@@ -139,7 +140,7 @@ func exportArtifact(e *tasks.Exported, rest, v []byte) error {
 }
 
 // exportDeliveries reads task id's pending deliveries.
-func exportDeliveries(tx *txn, id string, e *tasks.Exported) error {
+func exportDeliveries(tx *engine.Tx, id string, e *tasks.Exported) error {
 	prefix := pendingKey(id, "")
 	ob := tx.Bucket(bucketOutbox)
 	c := tx.Bucket(bucketPending).Cursor()

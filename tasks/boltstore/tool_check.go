@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 	"github.com/a2ad/a2ad/tasks/record"
 )
 
@@ -82,7 +83,7 @@ func Check(path string, lockTimeout time.Duration) (_ *Report, err error) {
 	// into problems but cannot survive a fault: scanPages checks first
 	// what they read without checking.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() { recovered(recover(), path, &err) }()
+	defer func() { engine.Recovered(recover(), path, &err) }()
 	var r *Report
 	err = db.View(func(tx *bolt.Tx) error {
 		if err := scanPages(tx, path); err != nil {
@@ -110,7 +111,7 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	var r *Report
-	err := viewGuarded(s.db, func(tx *bolt.Tx) error {
+	err := engine.ViewGuarded(s.db.Bolt(), func(tx *bolt.Tx) error {
 		r = check(tx, false)
 		return nil
 	})

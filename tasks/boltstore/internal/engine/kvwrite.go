@@ -1,4 +1,4 @@
-package boltstore
+package engine
 
 import (
 	"encoding/binary"
@@ -14,7 +14,7 @@ import (
 type wstate struct {
 	undo    []undo
 	rec     []byte // ops, in order (wal.go)
-	touched [nBuckets]bool
+	touched [maxBuckets]bool
 	size    int64
 }
 
@@ -94,6 +94,6 @@ func (w *wstate) keyAt(u undo) []byte {
 func (w *wstate) reset() {
 	w.undo = w.undo[:0]
 	w.rec = w.rec[:0]
-	w.touched = [nBuckets]bool{}
+	w.touched = [maxBuckets]bool{}
 	w.size = 0
 }

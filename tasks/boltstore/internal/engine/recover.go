@@ -1,4 +1,4 @@
-package boltstore
+package engine
 
 import (
 	"bytes"
@@ -9,11 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/a2ad/a2ad/internal/crashpoint"
 	"github.com/a2ad/a2ad/internal/syncdir"
@@ -30,114 +28,29 @@ import (
 //     with records of the log after it, in its segment or in later ones;
 //     or records missing between two segments;
 //   - a record holding an op bbolt refuses (a key over its limit), which
-//     an a2ad before the write-time checks (limits.go) could log;
+//     an a2ad before the write-time checks (limit.go) could log;
 //   - a missing log directory, where the file says a server had the log
 //     open and did not close it (meta "walopen").
 //
-// Repair applies such a log as far as it can, saying what it leaves out.
+// The store's Repair applies such a log as far as it can (Mode), saying
+// what it leaves out.
 
-// LogError says that the write-ahead log holds writes recovery cannot
-// apply as they are. Nothing was applied: Repair applies the rest.
-type LogError struct {
-	Path string // the store file
-	Dir  string // its log
-	// Bad are the ops bbolt refuses, at most maxBadOps (BadCount counts
-	// them all).
-	Bad      []BadOp
-	BadCount int
-	// Damage is where the log is damaged, and what is lost with it.
-	Damage *LogDamage
-	// Missing: the log directory is gone, and the file says a server
-	// had it open; the writes after record Applied were only in it.
-	Missing bool
-	Applied uint64
+// Mode is what Recover may leave out (the store's Repair), and how the
+// log it returns writes.
+type Mode struct {
+	SkipBad    bool // apply every op of a record but those bbolt refuses
+	AcceptLoss bool // apply up to damage; keep the rest aside
+	Server     bool // a server opens the log: mark it open in the file
+	// SegmentBytes is the size of a new segment (0: 16 MiB); NoSync
+	// skips fdatasync (benchmarks only).
+	SegmentBytes int64
+	NoSync       bool
 }
 
-// BadOp is an op of a log record that bbolt refuses.
-type BadOp struct {
-	Segment string // the segment's file name
-	Record  uint64 // the record's number
-	Op      int    // which op of the record, from 1
-	Bucket  string
-	What    string
-}
-
-func (b BadOp) String() string {
-	return fmt.Sprintf("record %d (segment %s) op %d puts %s into bucket %s", b.Record, b.Segment, b.Op, b.What, b.Bucket)
-}
-
-// LogDamage is a record that does not read back, and what the log holds
-// after it, which recovery cannot apply without it.
-type LogDamage struct {
-	Segment string // the segment's file name
-	Offset  int    // the damaged record's byte in it
-	Record  uint64 // its number
-	What    string
-	// Lost are the records after it that read back: how many, their
-	// numbers, and the tasks they write (at most maxLostTasks; TaskCount
-	// counts them all).
-	Lost        int
-	First, Last uint64
-	Tasks       []string
-	TaskCount   int
-}
-
-const (
-	maxBadOps    = 20
-	maxLostTasks = 20
-)
-
-// ErrLog is matched (errors.Is) by every *LogError, as is ErrDamaged.
-var ErrLog = errors.New("the store's write-ahead log cannot be applied as it is")
-
-func (e *LogError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "the store file %s cannot be opened as it is: ", e.Path)
-	switch {
-	case e.Missing:
-		fmt.Fprintf(&b, "its write-ahead log %s is missing, but the file says a server had it open and did not close it: the writes after record %d, the last the file holds, were only in the log", e.Dir, e.Applied)
-	case e.Damage != nil:
-		d := e.Damage
-		fmt.Fprintf(&b, "its write-ahead log %s is damaged: segment %s, record %d at byte %d: %s", e.Dir, d.Segment, d.Record, d.Offset, d.What)
-		if d.Lost > 0 {
-			fmt.Fprintf(&b, "; after it the log holds %d acknowledged records (%d to %d) that cannot be applied without it, writing %d tasks: %s", d.Lost, d.First, d.Last, d.TaskCount, strings.Join(d.Tasks, " "))
-			if d.TaskCount > len(d.Tasks) {
-				fmt.Fprintf(&b, " and %d more", d.TaskCount-len(d.Tasks))
-			}
-		}
-	}
-	if len(e.Bad) > 0 {
-		if e.Missing || e.Damage != nil {
-			b.WriteString("; and ")
-		}
-		fmt.Fprintf(&b, "its write-ahead log %s holds %d ops bbolt refuses: ", e.Dir, e.BadCount)
-		for i, op := range e.Bad {
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(op.String())
-		}
-		if e.BadCount > len(e.Bad) {
-			fmt.Fprintf(&b, "; and %d more", e.BadCount-len(e.Bad))
-		}
-	}
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrLog) and errors.Is(err, ErrDamaged) hold.
-func (e *LogError) Is(target error) bool { return target == ErrLog || target == ErrDamaged }
-
-// recoverMode is what recovery may leave out (Repair).
-type recoverMode struct {
-	skipBad    bool // apply every op of a record but those bbolt refuses
-	acceptLoss bool // apply up to damage; keep the rest aside
-	server     bool // a server opens the log: mark it open in the file
-}
-
-// recovery is what recoverWAL left out, under mode.
-type recovery struct {
-	le    LogError
-	aside string // where the segments from the damaged one on went
+// Recovery is what Recover left out, under its Mode.
+type Recovery struct {
+	Left  LogError
+	Aside string // where the segments from the damaged one on went
 }
 
 // walRec is a record read from a segment.
@@ -238,7 +151,7 @@ func damageAt(data []byte, off int, want uint64) string {
 // readLog calls fn with each record of segs numbered after applied, in
 // order, to the end of the log or to damage, which it returns (nil if
 // none) with what the log holds after it.
-func readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn uint64, ops []byte) error) (last uint64, dmg *LogDamage, err error) {
+func (l *Layout) readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn uint64, ops []byte) error) (last uint64, dmg *LogDamage, err error) {
 	last = applied
 	var prev walSeg
 	prevStop := 0
@@ -264,7 +177,7 @@ func readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn uint64, ops []
 					dmg.Segment, dmg.Offset = filepath.Base(s.path), rec.off
 					dmg.What = fmt.Sprintf("records %d to %d are missing", last+1, rec.lsn-1)
 				}
-				return last, dmg, lostAfter(dmg, recs[k:], segs[i+1:])
+				return last, dmg, l.lostAfter(dmg, recs[k:], segs[i+1:])
 			}
 			if err := fn(s, rec.lsn, rec.ops); err != nil {
 				return last, nil, err
@@ -273,16 +186,18 @@ func readLog(segs []walSeg, applied uint64, fn func(s walSeg, lsn uint64, ops []
 		}
 		if len(r.later) > 0 && r.next > last {
 			dmg = &LogDamage{Segment: filepath.Base(s.path), Offset: r.stop, Record: r.next, What: r.why}
-			return last, dmg, lostAfter(dmg, r.later, segs[i+1:])
+			return last, dmg, l.lostAfter(dmg, r.later, segs[i+1:])
 		}
 		prev, prevStop = s, r.stop
 	}
 	return last, nil, nil
 }
 
-// lostAfter fills in what d loses: recs, and every record of segs.
-func lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
-	tasks := map[string]bool{}
+// lostAfter fills in what d loses: recs, and every record of segs, and
+// the keys of the Named bucket they write.
+func (l *Layout) lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
+	named := l.index(l.Named)
+	written := map[string]bool{}
 	add := func(recs []walRec) {
 		for _, r := range recs {
 			if d.Lost == 0 {
@@ -290,9 +205,9 @@ func lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
 			}
 			d.Lost++
 			d.Last = r.lsn
-			_ = forOps(r.ops, func(o op) error {
-				if o.kind != opSeq && o.bucket == bucketIndex(bucketTasks) {
-					tasks[string(o.key)] = true
+			_ = l.forOps(r.ops, func(o op) error {
+				if o.kind != opSeq && o.bucket == named {
+					written[string(o.key)] = true
 				}
 				return nil
 			})
@@ -307,8 +222,8 @@ func lostAfter(d *LogDamage, recs []walRec, segs []walSeg) error {
 		add(r.recs)
 		add(r.later)
 	}
-	ids := make([]string, 0, len(tasks))
-	for id := range tasks {
+	ids := make([]string, 0, len(written))
+	for id := range written {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
@@ -326,9 +241,9 @@ type op struct {
 }
 
 // forOps calls fn with each op of the record ops p, in order.
-func forOps(p []byte, fn func(o op) error) error {
+func (l *Layout) forOps(p []byte, fn func(o op) error) error {
 	for len(p) > 0 {
-		if len(p) < 2 || int(p[1]) >= nBuckets {
+		if len(p) < 2 || int(p[1]) >= len(l.Buckets) {
 			return errors.New("an op is cut short or names no bucket")
 		}
 		o := op{kind: p[0], bucket: int(p[1])}
@@ -365,14 +280,14 @@ func forOps(p []byte, fn func(o op) error) error {
 
 // badOps returns the ops of record lsn (in segment seg) that bbolt
 // refuses.
-func badOps(seg string, lsn uint64, ops []byte) []BadOp {
+func (l *Layout) badOps(seg string, lsn uint64, ops []byte) []BadOp {
 	var bad []BadOp
 	n := 0
-	_ = forOps(ops, func(o op) error {
+	_ = l.forOps(ops, func(o op) error {
 		n++
 		if o.kind == opPut {
-			if what := limitProblem(o.key, o.val); what != "" {
-				bad = append(bad, BadOp{Segment: seg, Record: lsn, Op: n, Bucket: bucketName(o.bucket), What: what})
+			if what := LimitProblem(o.key, o.val); what != "" {
+				bad = append(bad, BadOp{Segment: seg, Record: lsn, Op: n, Bucket: l.name(o.bucket), What: what})
 			}
 		}
 		return nil
@@ -382,10 +297,10 @@ func badOps(seg string, lsn uint64, ops []byte) []BadOp {
 
 // applyOps applies one record's ops to tx; with skipBad, it leaves out
 // those bbolt refuses.
-func applyOps(tx *bolt.Tx, p []byte, skipBad bool) error {
-	return forOps(p, func(o op) error {
-		b := tx.Bucket(buckets[o.bucket])
-		if f, ok := fills[string(buckets[o.bucket])]; ok {
+func (l *Layout) applyOps(tx *bolt.Tx, p []byte, skipBad bool) error {
+	return l.forOps(p, func(o op) error {
+		b := tx.Bucket(l.Buckets[o.bucket])
+		if f := l.fill(o.bucket); f != 0 {
 			b.FillPercent = f
 		}
 		switch o.kind {
@@ -394,7 +309,7 @@ func applyOps(tx *bolt.Tx, p []byte, skipBad bool) error {
 		case opDelete:
 			return b.Delete(o.key)
 		}
-		if skipBad && limitProblem(o.key, o.val) != "" {
+		if skipBad && LimitProblem(o.key, o.val) != "" {
 			return nil
 		}
 		return b.Put(o.key, o.val)
@@ -409,21 +324,29 @@ func uvarintBytes(p []byte) (b, rest []byte, ok bool) {
 	return p[m : m+int(n)], p[m+int(n):], true
 }
 
-// recoverWAL applies to db the log records in dir that it does not hold
-// yet, in one synced transaction, recycles every segment and returns the
-// log, ready to append after the last record. What it cannot apply is a
-// *LogError, unless mode lets it leave that out (rec says what it did).
-func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recoverMode) (*walLog, *recovery, error) {
-	rec := &recovery{le: LogError{Path: db.Path(), Dir: dir}}
-	last, marked, err := walMark(db)
+// Recover applies to db, a file of layout l, the log records in its log
+// directory (Dir) that it does not hold yet, in one synced transaction,
+// recycles every segment and returns the log, ready to append after the
+// last record (for Start). What it cannot apply is a *LogError, unless
+// mode lets it leave that out (the Recovery says what it did).
+func Recover(db *bolt.DB, l *Layout, mode Mode) (*Log, *Recovery, error) {
+	if err := l.check(); err != nil {
+		return nil, nil, err
+	}
+	if mode.SegmentBytes <= 0 {
+		mode.SegmentBytes = defaultSegMB << 20
+	}
+	dir := Dir(db.Path())
+	rec := &Recovery{Left: LogError{Path: db.Path(), Dir: dir}}
+	last, marked, err := l.walMark(db)
 	if err != nil {
 		return nil, nil, err
 	}
 	// (Open checks before it marks the file.)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && marked && !mode.server {
-		rec.le.Missing, rec.le.Applied = true, last
-		if !mode.acceptLoss {
-			return nil, nil, &rec.le
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && marked && !mode.Server {
+		rec.Left.Missing, rec.Left.Applied = true, last
+		if !mode.AcceptLoss {
+			return nil, nil, &rec.Left
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -433,65 +356,71 @@ func recoverWAL(db *bolt.DB, dir string, segBytes int64, noSync bool, mode recov
 	if err != nil {
 		return nil, nil, fmt.Errorf("write-ahead log: %w", err)
 	}
-	open := last
 	var dmg *LogDamage
-	if len(segs) > 0 || marked != mode.server || rec.le.Missing {
-		err = db.Update(func(tx *bolt.Tx) error {
-			var err error
-			last, dmg, err = readLog(segs, last, func(s walSeg, lsn uint64, ops []byte) error {
-				if bad := badOps(filepath.Base(s.path), lsn, ops); len(bad) > 0 {
-					rec.le.BadCount += len(bad)
-					rec.le.Bad = append(rec.le.Bad, bad[:min(len(bad), maxBadOps-len(rec.le.Bad))]...)
-				}
-				if len(rec.le.Bad) > 0 && !mode.skipBad {
-					return nil // only read on: nothing is applied
-				}
-				if err := applyOps(tx, ops, mode.skipBad); err != nil {
-					return &DamagedError{Path: db.Path(), What: fmt.Sprintf("record %d of its write-ahead log %s: %v", lsn, dir, err)}
-				}
-				return nil
-			})
-			switch {
-			case err != nil:
-				return err
-			case dmg != nil && !mode.acceptLoss, rec.le.BadCount > 0 && !mode.skipBad:
-				rec.le.Damage = dmg
-				return &rec.le
-			}
-			rec.le.Damage = dmg
-			if rec.le.BadCount > 0 {
-				// What a skipped op counted is not stored: Open counts
-				// each owner's bytes again.
-				if err := tx.Bucket(bucketMeta).Delete(keyUsage); err != nil {
-					return err
-				}
-			}
-			if err := setOpen(tx, mode.server); err != nil {
-				return err
-			}
-			if last != open {
-				if err := putApplied(tx, last); err != nil {
-					return err
-				}
-			}
-			crashpoint.Hit("recover.apply")
-			return nil
-		})
-		if err != nil {
+	if len(segs) > 0 || marked != mode.Server || rec.Left.Missing {
+		if last, dmg, err = l.replay(db, segs, last, mode, rec); err != nil {
 			return nil, nil, err
 		}
 		crashpoint.Hit("recover.commit")
 	}
 	if dmg != nil {
-		if rec.aside, segs, err = setAside(dir, segs, dmg.Segment); err != nil {
+		if rec.Aside, segs, err = setAside(dir, segs, dmg.Segment); err != nil {
 			return nil, nil, fmt.Errorf("write-ahead log: keep the damaged segments aside: %w", err)
 		}
 	}
-	w := &walLog{dir: dir, segBytes: segBytes, noSync: noSync, segs: segs, spares: freshSpares(spares, last), nspare: nspare, next: last + 1}
+	w := &Log{dir: dir, segBytes: mode.SegmentBytes, noSync: mode.NoSync, segs: segs, spares: freshSpares(spares, last), nspare: nspare, next: last + 1}
 	if err := w.close(); err != nil { // every segment is in the file now
 		return nil, nil, fmt.Errorf("write-ahead log: %w", err)
 	}
 	return w, rec, nil
+}
+
+// replay applies segs' records after last to db in one transaction, and
+// marks the log open or not (mode.Server); it returns the last record
+// applied and the damage it stopped at, if mode accepts it.
+func (l *Layout) replay(db *bolt.DB, segs []walSeg, last uint64, mode Mode, rec *Recovery) (uint64, *LogDamage, error) {
+	open := last
+	var dmg *LogDamage
+	err := db.Update(func(tx *bolt.Tx) error {
+		var err error
+		last, dmg, err = l.readLog(segs, last, func(s walSeg, lsn uint64, ops []byte) error {
+			if bad := l.badOps(filepath.Base(s.path), lsn, ops); len(bad) > 0 {
+				rec.Left.BadCount += len(bad)
+				rec.Left.Bad = append(rec.Left.Bad, bad[:min(len(bad), maxBadOps-len(rec.Left.Bad))]...)
+			}
+			if len(rec.Left.Bad) > 0 && !mode.SkipBad {
+				return nil // only read on: nothing is applied
+			}
+			if err := l.applyOps(tx, ops, mode.SkipBad); err != nil {
+				return &DamagedError{Path: db.Path(), What: fmt.Sprintf("record %d of its write-ahead log %s: %v", lsn, Dir(db.Path()), err)}
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			return err
+		case dmg != nil && !mode.AcceptLoss, rec.Left.BadCount > 0 && !mode.SkipBad:
+			rec.Left.Damage = dmg
+			return &rec.Left
+		}
+		rec.Left.Damage = dmg
+		if rec.Left.BadCount > 0 && l.Dropped != nil {
+			if err := l.Dropped(tx); err != nil {
+				return err
+			}
+		}
+		if err := l.setOpen(tx, mode.Server); err != nil {
+			return err
+		}
+		if last != open {
+			if err := l.putApplied(tx, last); err != nil {
+				return err
+			}
+		}
+		crashpoint.Hit("recover.apply")
+		return nil
+	})
+	return last, dmg, err
 }
 
 // freshSpares removes the spares that may hold records numbered above
@@ -532,28 +461,24 @@ func setAside(dir string, segs []walSeg, damaged string) (string, []walSeg, erro
 	return aside, segs[:k], syncdir.Sync(dir)
 }
 
-// replayPending applies to the file at path what its write-ahead log holds
-// beyond it, if anything: a server that stopped without closing the store
-// (a crash, a kill) leaves its last changes there, and the offline tools
-// read the file. It takes the file's exclusive lock for it.
-func replayPending(path string, lockTimeout time.Duration) error {
-	segs, _, _, err := listWAL(walDir(path))
-	if err != nil || len(segs) == 0 {
-		return err // a missing log: missingLog
-	}
-	db, err := openDB(path, 0o600, &bolt.Options{Timeout: lockTimeout, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return fmt.Errorf("open task store %s: %w", path, ErrLocked)
-	}
+// Record is a log record read back: its offset in its segment, its
+// number and its ops.
+type Record struct {
+	Offset int
+	LSN    uint64
+	Ops    []byte
+}
+
+// ReadSegment reads the segment at path, whose first record is first, as
+// recovery does: its records from the start, in order, up to the first
+// that is not whole, valid and next, where reading stopped (stop).
+func ReadSegment(path string, first uint64) (recs []Record, stop int, err error) {
+	r, err := readSegment(path, first)
 	if err != nil {
-		return fmt.Errorf("open task store %s to apply its write-ahead log (a2ad stopped without closing it; start a2ad on it once): %w", path, err)
+		return nil, 0, err
 	}
-	_, _, err = recoverWAL(db, walDir(path), defaultSegMB<<20, false, recoverMode{})
-	if cerr := db.Close(); err == nil {
-		err = cerr
+	for _, rec := range r.recs {
+		recs = append(recs, Record{Offset: rec.off, LSN: rec.lsn, Ops: rec.ops})
 	}
-	if err != nil && !errors.Is(err, ErrDamaged) {
-		err = fmt.Errorf("open task store %s: apply its write-ahead log: %w", path, err)
-	}
-	return err
+	return recs, r.stop, nil
 }

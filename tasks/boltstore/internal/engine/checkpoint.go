@@ -1,4 +1,4 @@
-package boltstore
+package engine
 
 import (
 	"fmt"
@@ -20,25 +20,25 @@ import (
 
 // checkpointer writes each layer it is given; it runs until ckptReq is
 // closed.
-func (s *Store) checkpointer() {
-	for f := range s.ckptReq {
-		s.ckptDone <- s.checkpoint(f)
+func (db *DB) checkpointer() {
+	for f := range db.ckptReq {
+		db.ckptDone <- db.checkpoint(f)
 	}
 }
 
-func (s *Store) checkpoint(f *layer) error {
+func (db *DB) checkpoint(f *layer) error {
 	crashpoint.Hit("checkpoint.start")
 	// Readers whose snapshot is older than f must not read the file once
 	// it holds f: they retry (view).
-	s.committing.Store(f.no)
-	err := s.updateTx(func(tx *bolt.Tx) error {
-		for i, name := range buckets {
+	db.committing.Store(f.no)
+	err := db.updateTx(func(tx *bolt.Tx) error {
+		for i, name := range db.l.Buckets {
 			t := f.t[i]
 			if t == nil && !f.set[i] {
 				continue
 			}
 			b := tx.Bucket(name)
-			if fp, ok := fills[string(name)]; ok {
+			if fp := db.l.fill(i); fp != 0 {
 				b.FillPercent = fp
 			}
 			var err error
@@ -59,11 +59,11 @@ func (s *Store) checkpoint(f *layer) error {
 				return err
 			}
 		}
-		if err := putApplied(tx, f.lsn); err != nil {
+		if err := db.l.putApplied(tx, f.lsn); err != nil {
 			return err
 		}
 		if f.mark != 0 {
-			if err := setOpen(tx, f.mark > 0); err != nil {
+			if err := db.l.setOpen(tx, f.mark > 0); err != nil {
 				return err
 			}
 		}
@@ -74,88 +74,88 @@ func (s *Store) checkpoint(f *layer) error {
 		return err
 	}
 	crashpoint.Hit("checkpoint.commit")
-	s.wal.trim(f.lsn)
+	db.wal.trim(f.lsn)
 	crashpoint.Hit("checkpoint.trim")
 	return nil
 }
 
 // freeze hands the active layer to the checkpointer and starts a new one.
-func (s *Store) freeze() {
-	s.freezes++
-	f := s.act
-	f.no = s.freezes
+func (db *DB) freeze() {
+	db.freezes++
+	f := db.act
+	f.no = db.freezes
 	// The file says its log is open while the log may hold what the file
 	// does not; the last checkpoint of a close clears it.
 	switch {
-	case s.closing && s.marked:
-		f.mark, s.marked = -1, false
-	case !s.closing && !s.marked:
-		f.mark, s.marked = 1, true
+	case db.closing && db.marked:
+		f.mark, db.marked = -1, false
+	case !db.closing && !db.marked:
+		f.mark, db.marked = 1, true
 	}
-	s.frozen, s.act = f, new(layer)
-	s.snap.Store(&snapshot{active: new(layer), frozen: f, freezes: s.freezes})
-	s.startCheckpoint()
+	db.frozen, db.act = f, new(layer)
+	db.snap.Store(&snapshot{active: new(layer), frozen: f, freezes: db.freezes})
+	db.startCheckpoint()
 }
 
-func (s *Store) startCheckpoint() {
-	s.inFlight = true
-	s.ckptReq <- s.frozen
+func (db *DB) startCheckpoint() {
+	db.inFlight = true
+	db.ckptReq <- db.frozen
 }
 
 // checkpointed takes the checkpointer's answer: the frozen layer is in
 // the file, or stays (to be tried again) if err.
-func (s *Store) checkpointed(err error) {
-	s.inFlight = false
+func (db *DB) checkpointed(err error) {
+	db.inFlight = false
 	if err != nil && permanent(err) {
 		// Trying again cannot mend it: stop taking writes (and trying).
-		if s.stopped.Load() == nil {
-			s.stopped.Store(&StoppedError{Path: s.db.Path(), Cause: err})
+		if db.stopped.Load() == nil {
+			db.stopped.Store(&StoppedError{Path: db.bdb.Path(), Cause: err})
 		}
-		err = s.stopped.Load()
+		err = db.stopped.Load()
 	}
-	s.ckptErr = err
+	db.ckptErr = err
 	if err != nil {
-		if s.stopped.Load() == nil {
-			s.ckptFailed.Store(&UnwritableError{Path: s.db.Path(), Cause: fmt.Errorf("checkpoint: %w", err)})
+		if db.stopped.Load() == nil {
+			db.ckptFailed.Store(&UnwritableError{Path: db.bdb.Path(), Cause: fmt.Errorf("checkpoint: %w", err)})
 		}
-		if s.onCheckpointError != nil {
-			s.onCheckpointError(err)
+		if db.onCheckpointError != nil {
+			db.onCheckpointError(err)
 		}
 		return
 	}
-	s.ckptFailed.Store(nil)
-	s.frozen = nil
-	s.snap.Store(&snapshot{active: s.snap.Load().active, frozen: nil, freezes: s.freezes})
+	db.ckptFailed.Store(nil)
+	db.frozen = nil
+	db.snap.Store(&snapshot{active: db.snap.Load().active, frozen: nil, freezes: db.freezes})
 }
 
 // maybeFreeze starts a checkpoint when one is due: on a tick if the active
 // layer holds anything, or when it holds CheckpointBytes; a failed one is
 // tried again on a tick.
-func (s *Store) maybeFreeze(tick bool) {
+func (db *DB) maybeFreeze(tick bool) {
 	switch {
-	case s.inFlight, s.stopped.Load() != nil:
-	case s.frozen != nil:
+	case db.inFlight, db.stopped.Load() != nil:
+	case db.frozen != nil:
 		if tick {
-			s.startCheckpoint()
+			db.startCheckpoint()
 		}
-	case s.act.lsn != 0 && (tick || s.act.size >= s.ckptBytes):
-		s.freeze()
+	case db.act.lsn != 0 && (tick || db.act.size >= db.ckptBytes):
+		db.freeze()
 	}
 }
 
 // flush checkpoints everything the writer holds and waits for it.
-func (s *Store) flush() error {
-	for s.inFlight || s.frozen != nil || s.act.lsn != 0 {
+func (db *DB) flush() error {
+	for db.inFlight || db.frozen != nil || db.act.lsn != 0 {
 		switch {
-		case s.inFlight:
-		case s.frozen != nil:
-			s.startCheckpoint()
+		case db.inFlight:
+		case db.frozen != nil:
+			db.startCheckpoint()
 		default:
-			s.freeze()
+			db.freeze()
 		}
-		s.checkpointed(<-s.ckptDone)
-		if s.ckptErr != nil {
-			return s.ckptErr
+		db.checkpointed(<-db.ckptDone)
+		if db.ckptErr != nil {
+			return db.ckptErr
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package boltstore
+package engine
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/internal/crashpoint"
-	"github.com/a2ad/a2ad/tasks"
 )
 
 // The single writer: concurrent changes are grouped into one log record
@@ -19,30 +18,31 @@ import (
 // write is one queued change. fn may fail; its changes are then undone
 // and the group goes on without it.
 type write struct {
-	fn     func(tx *txn) error
+	fn     func(tx *Tx) error
 	done   chan error
 	failed bool
 }
 
 var writePool = sync.Pool{New: func() any { return &write{done: make(chan error, 1)} }}
 
-// update runs fn in a write transaction shared with other concurrent
+// Update runs fn in a write transaction shared with other concurrent
 // writes, and returns when it is durable (its log record fsynced) or
-// failed.
-func (s *Store) update(ctx context.Context, fn func(tx *txn) error) error {
+// failed: fn's error, ErrClosed, a *StoppedError or an *UnwritableError,
+// a *DamagedError.
+func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	w := writePool.Get().(*write)
 	w.fn = fn
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
 		writePool.Put(w)
-		return tasks.ErrClosed
+		return ErrClosed
 	}
-	s.writes <- w
-	s.mu.RUnlock()
+	db.writes <- w
+	db.mu.RUnlock()
 	// The write is queued: wait for it even if ctx ends, so that the
 	// caller learns whether it committed.
 	err := <-w.done
@@ -52,10 +52,10 @@ func (s *Store) update(ctx context.Context, fn func(tx *txn) error) error {
 }
 
 // Flush writes every durable change to the bbolt file (a checkpoint) and
-// returns when it is there: for whoever reads the file itself (DB, a
+// returns when it is there: for whoever reads the file itself (Bolt, a
 // backup).
-func (s *Store) Flush() error {
-	_, err := s.flushFor(false)
+func (db *DB) Flush() error {
+	_, err := db.flushFor(false)
 	return err
 }
 
@@ -72,15 +72,20 @@ type flushAns struct {
 	err error
 }
 
-func (s *Store) flushFor(copy bool) (*bolt.Tx, error) {
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, tasks.ErrClosed
+// CopyTx checkpoints everything and returns a read transaction of the
+// file as it is then, without the mark that the log is open: a copy of it
+// needs no log. The caller rolls it back.
+func (db *DB) CopyTx() (*bolt.Tx, error) { return db.flushFor(true) }
+
+func (db *DB) flushFor(copy bool) (*bolt.Tx, error) {
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return nil, ErrClosed
 	}
 	r := flushReq{copy: copy, done: make(chan flushAns, 1)}
-	s.flushes <- r
-	s.mu.RUnlock()
+	db.flushes <- r
+	db.mu.RUnlock()
 	a := <-r.done
 	return a.tx, a.err
 }
@@ -88,110 +93,110 @@ func (s *Store) flushFor(copy bool) (*bolt.Tx, error) {
 // answer runs flush request r on the writer. For a copy it clears the
 // file's mark, unless cleared already, and begins the read transaction
 // before any checkpoint can set it again (freeze).
-func (s *Store) answer(r flushReq) {
-	err := s.flush()
+func (db *DB) answer(r flushReq) {
+	err := db.flush()
 	if err != nil || !r.copy {
 		r.done <- flushAns{err: err}
 		return
 	}
-	if s.marked {
-		if err := markOpen(s.db, false); err != nil {
+	if db.marked {
+		if err := db.l.MarkOpen(db.bdb, false); err != nil {
 			r.done <- flushAns{err: err}
 			return
 		}
-		s.marked = false
+		db.marked = false
 	}
-	tx, err := s.db.Begin(false)
+	tx, err := db.bdb.Begin(false)
 	r.done <- flushAns{tx: tx, err: err}
 }
 
-func (s *Store) writer() {
-	batch := make([]*write, 0, s.maxBatch)
-	tick := time.NewTicker(s.ckptEvery)
+func (db *DB) writer() {
+	batch := make([]*write, 0, db.maxBatch)
+	tick := time.NewTicker(db.ckptEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case w := <-s.writes:
+		case w := <-db.writes:
 			batch = append(batch[:0], w)
-		case err := <-s.ckptDone:
-			s.checkpointed(err)
+		case err := <-db.ckptDone:
+			db.checkpointed(err)
 			continue
 		case <-tick.C:
-			s.probeLog()
-			s.maybeFreeze(true)
+			db.probeLog()
+			db.maybeFreeze(true)
 			continue
-		case r := <-s.flushes:
-			s.answer(r)
+		case r := <-db.flushes:
+			db.answer(r)
 			continue
-		case <-s.stop:
+		case <-db.stop:
 			// Senders hold mu.RLock while sending and closed is set
 			// under the write lock, so nothing more can arrive.
 		drain:
 			for {
 				select {
-				case w := <-s.writes:
-					s.commit([]*write{w})
+				case w := <-db.writes:
+					db.commit([]*write{w})
 				default:
 					break drain
 				}
 			}
-			s.closing = true // the last checkpoint clears the mark
-			s.closeErr = s.flush()
-			close(s.ckptReq)
-			if s.closeErr == nil && s.marked { // nothing to checkpoint
-				if s.closeErr = markOpen(s.db, false); s.closeErr == nil {
-					s.marked = false
+			db.closing = true // the last checkpoint clears the mark
+			db.closeErr = db.flush()
+			close(db.ckptReq)
+			if db.closeErr == nil && db.marked { // nothing to checkpoint
+				if db.closeErr = db.l.MarkOpen(db.bdb, false); db.closeErr == nil {
+					db.marked = false
 				}
 			}
-			if s.closeErr == nil {
-				s.closeErr = s.wal.close()
+			if db.closeErr == nil {
+				db.closeErr = db.wal.close()
 			}
 			return
 		}
 	fill:
-		for len(batch) < s.maxBatch {
+		for len(batch) < db.maxBatch {
 			select {
-			case w := <-s.writes:
+			case w := <-db.writes:
 				batch = append(batch, w)
 			default:
 				break fill
 			}
 		}
-		s.commit(batch)
-		s.maybeFreeze(false)
+		db.commit(batch)
+		db.maybeFreeze(false)
 	}
 }
 
 // commit runs the writes of batch over the active layer, each undone if
 // it fails, appends what the others changed to the log, and tells each
 // how it went once the record is synced.
-func (s *Store) commit(batch []*write) {
+func (db *DB) commit(batch []*write) {
 	start := time.Now()
-	if e := s.stopped.Load(); e != nil {
+	if e := db.stopped.Load(); e != nil {
 		for _, w := range batch {
 			w.done <- e
 		}
 		return
 	}
-	if s.ckptErr != nil && s.act.size > s.ckptBytes*4 {
-		err := &UnwritableError{Path: s.db.Path(), Cause: fmt.Errorf("its checkpoints fail, and its log holds four checkpoints' worth: %w", s.ckptErr)}
+	if db.ckptErr != nil && db.act.size > db.ckptBytes*4 {
+		err := &UnwritableError{Path: db.bdb.Path(), Cause: fmt.Errorf("its checkpoints fail, and its log holds four checkpoints' worth: %w", db.ckptErr)}
 		for _, w := range batch {
 			w.done <- err
 		}
 		return
 	}
-	ws := &s.ws
+	ws := &db.ws
 	ws.reset()
 	ok := 0
-	err := viewGuarded(s.db, func(tx *bolt.Tx) error {
-		t := &s.wtxn
-		t.reset(tx, s.act, s.frozen, ws)
-		defer t.reset(nil, nil, nil, nil)
+	err := ViewGuarded(db.bdb, func(tx *bolt.Tx) error {
+		t := &db.wtxn
+		t.reset(db.l, tx, db.act, db.frozen, ws)
+		defer t.reset(nil, nil, nil, nil, nil)
 		for _, w := range batch {
 			mark := len(ws.undo)
 			w.failed = false
 			if err := w.fn(t); err != nil {
-				ws.rollback(s.act, mark)
+				ws.rollback(db.act, mark)
 				w.failed = true
 				w.done <- err
 				continue
@@ -202,17 +207,17 @@ func (s *Store) commit(batch []*write) {
 	})
 	if err == nil && ok > 0 && len(ws.rec) > 0 {
 		var lsn uint64
-		if lsn, err = s.wal.append(ws.rec); err == nil {
-			s.act.lsn = lsn
-			s.act.size += ws.size
-			s.publish(&ws.touched)
-			s.logFailed.Store(nil)
+		if lsn, err = db.wal.append(ws.rec); err == nil {
+			db.act.lsn = lsn
+			db.act.size += ws.size
+			db.publish(&ws.touched)
+			db.logFailed.Store(nil)
 		} else {
-			err = s.cannotWrite(err)
+			err = db.cannotWrite(err)
 		}
 	}
 	if err != nil { // damage met, or the log failed: none of it happened
-		ws.rollback(s.act, 0)
+		ws.rollback(db.act, 0)
 		for _, w := range batch {
 			if !w.failed {
 				w.done <- err
@@ -223,12 +228,12 @@ func (s *Store) commit(batch []*write) {
 	if ok == 0 {
 		return
 	}
-	s.stats.mu.Lock()
-	s.stats.Commits++
-	s.stats.Writes += uint64(ok)
-	s.stats.mu.Unlock()
-	if s.onCommit != nil {
-		s.onCommit(ok, time.Since(start))
+	db.stats.mu.Lock()
+	db.stats.commits++
+	db.stats.writes += uint64(ok)
+	db.stats.mu.Unlock()
+	if db.onCommit != nil {
+		db.onCommit(ok, time.Since(start))
 	}
 	for _, w := range batch {
 		if !w.failed {
@@ -240,21 +245,21 @@ func (s *Store) commit(batch []*write) {
 
 // publish gives readers a new snapshot: the active layer as it is now
 // (its touched trees cloned, the others as last published).
-func (s *Store) publish(touched *[nBuckets]bool) {
-	old := s.snap.Load()
+func (db *DB) publish(touched *[maxBuckets]bool) {
+	old := db.snap.Load()
 	pub := new(layer)
 	*pub = *old.active
 	for i, t := range touched {
 		if !t {
 			continue
 		}
-		if s.act.t[i] != nil {
-			pub.t[i] = s.act.t[i].Clone()
+		if db.act.t[i] != nil {
+			pub.t[i] = db.act.t[i].Clone()
 		}
-		pub.seq[i], pub.set[i] = s.act.seq[i], s.act.set[i]
+		pub.seq[i], pub.set[i] = db.act.seq[i], db.act.set[i]
 	}
-	pub.lsn = s.act.lsn
-	s.snap.Store(&snapshot{active: pub, frozen: s.frozen, freezes: s.freezes})
+	pub.lsn = db.act.lsn
+	db.snap.Store(&snapshot{active: pub, frozen: db.frozen, freezes: db.freezes})
 }
 
 // snapshot is what a reader reads over a bbolt read transaction.
@@ -263,56 +268,28 @@ type snapshot struct {
 	freezes        uint64 // freezes done when it was published
 }
 
-// view runs fn on a consistent snapshot: the published layers over a
+// View runs fn on a consistent snapshot: the published layers over a
 // bbolt read transaction, under guard (a damaged page is a
 // *DamagedError). A snapshot older than a checkpoint the file already
 // holds would see that checkpoint's newer changes under its own: it is
 // taken again.
-func (s *Store) view(fn func(*txn) error) error {
+func (db *DB) View(fn func(*Tx) error) error {
 	for {
-		sn := s.snap.Load()
+		sn := db.snap.Load()
 		retry := false
-		t := txnPool.Get().(*txn)
-		err := viewGuarded(s.db, func(tx *bolt.Tx) error {
-			if s.committing.Load() > sn.freezes {
+		t := txnPool.Get().(*Tx)
+		err := ViewGuarded(db.bdb, func(tx *bolt.Tx) error {
+			if db.committing.Load() > sn.freezes {
 				retry = true
 				return nil
 			}
-			t.reset(tx, sn.active, sn.frozen, nil)
+			t.reset(db.l, tx, sn.active, sn.frozen, nil)
 			return fn(t)
 		})
-		t.reset(nil, nil, nil, nil) // hold no snapshot while pooled
+		t.reset(nil, nil, nil, nil, nil) // hold no snapshot while pooled
 		txnPool.Put(t)
 		if !retry {
 			return err
 		}
 	}
-}
-
-// start runs the writer and the checkpointer of the store on db, opened
-// and recovered, with its log.
-func start(db *bolt.DB, wal *walLog, opts Options) *Store {
-	s := &Store{
-		db:       db,
-		maxBatch: opts.MaxBatch,
-		onCommit: opts.OnCommit,
-		moved:    opts.OnTransition,
-		writes:   make(chan *write, opts.MaxBatch),
-		flushes:  make(chan flushReq),
-		marked:   true, // by Open
-		stop:     make(chan struct{}),
-		wal:      wal,
-		ckptReq:  make(chan *layer, 1),
-		ckptDone: make(chan error, 1),
-
-		ckptEvery:         opts.CheckpointEvery,
-		ckptBytes:         opts.CheckpointBytes,
-		act:               new(layer),
-		onCheckpointError: opts.OnCheckpointError,
-	}
-	s.snap.Store(&snapshot{active: new(layer)})
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.writer() }()
-	go func() { defer s.wg.Done(); s.checkpointer() }()
-	return s
 }

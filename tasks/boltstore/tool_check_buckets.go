@@ -13,7 +13,7 @@ import (
 )
 
 // What each bucket's entries must be, and what each task must have in
-// them: the invariants of check.go's table, one pair of functions a bucket.
+// them: the invariants of tool_check.go's table, one pair of functions a bucket.
 
 func activeEntry(c *checker, k, _ []byte) {
 	id := string(k)
