@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
 )
 
 // shippedCatalog is the example catalogue, relative to this package.
@@ -571,10 +572,10 @@ func TestSkills_MCPView(t *testing.T) {
 	}
 	code, out, _ = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "mcp", "--format", "json")
 	var doc struct {
-		Protocol  string      `json:"protocol"`
-		Functions []skillView `json:"functions"`
+		Protocol  string                 `json:"protocol"`
+		Functions []catalogcmd.SkillView `json:"functions"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Protocol != "mcp" || len(doc.Functions) != 4 || doc.Functions[2] != (skillView{ID: "tools::lookup", Tool: "tools.lookup", Backend: "builtin", Exposed: true, Reason: "exposed"}) {
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Protocol != "mcp" || len(doc.Functions) != 4 || doc.Functions[2] != (catalogcmd.SkillView{ID: "tools::lookup", Tool: "tools.lookup", Backend: "builtin", Exposed: true, Reason: "exposed"}) {
 		t.Errorf("json view = %d, %v: %s", code, err, out)
 	}
 	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "smtp")

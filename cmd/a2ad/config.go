@@ -1,20 +1,17 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"net/netip"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/internal/otelx"
 	"github.com/a2ad/a2ad/tasks"
@@ -262,17 +259,11 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to serve TLS with on every listener, reloaded on SIGHUP; TLS 1.2 at least; empty for plain HTTP")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert, reloaded with it")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
-	fs.Var(fileList{&c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
+	fs.Var(cli.List{L: &c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
 	c.A2A.flags(fs)
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "skills view: a2a (skills on the agent card) or mcp (MCP tools)")
 	fs.StringVar(&c.Caller, "caller", c.Caller, "skills view of this caller of --keys (its tiers, under --tier), without its secret")
-}
-
-// envName is the environment variable of a flag: A2AD_ and the name in
-// upper snake case.
-func envName(flagName string) string {
-	return "A2AD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // commandFlags are the flags of the commands that read only some
@@ -318,21 +309,21 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 
 	file := probe.ConfigFile
 	if file == "" {
-		file, _ = lookupEnv(envName("config"))
+		file, _ = lookupEnv(cli.EnvName("config"))
 	}
 	if file != "" {
-		if err := applyFile(final, file); err != nil {
+		if err := cli.ApplyFile(final, file); err != nil {
 			return Config{}, nil, err
 		}
 	}
 	var envErr error
 	final.VisitAll(func(f *flag.Flag) {
-		if v, ok := lookupEnv(envName(f.Name)); ok && envErr == nil {
-			if r, ok := f.Value.(resetter); ok {
-				r.reset() // the environment replaces the file's list
+		if v, ok := lookupEnv(cli.EnvName(f.Name)); ok && envErr == nil {
+			if r, ok := f.Value.(cli.Resetter); ok {
+				r.Reset() // the environment replaces the file's list
 			}
 			if err := final.Set(f.Name, v); err != nil {
-				envErr = fmt.Errorf("environment %s=%q: %v", envName(f.Name), v, err)
+				envErr = fmt.Errorf("environment %s=%q: %v", cli.EnvName(f.Name), v, err)
 			}
 		}
 	})
@@ -340,79 +331,13 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 		return Config{}, nil, envErr
 	}
 	fs.Visit(func(f *flag.Flag) {
-		if r, ok := final.Lookup(f.Name).Value.(resetter); ok {
-			r.reset() // the command line replaces the list
+		if r, ok := final.Lookup(f.Name).Value.(cli.Resetter); ok {
+			r.Reset() // the command line replaces the list
 		}
 		_ = final.Set(f.Name, f.Value.String())
 	})
 	cfg.ConfigFile = file
 	return cfg, fs.Args(), nil
-}
-
-func applyFile(fs *flag.FlagSet, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config file: %w", err)
-	}
-	// Walk the nodes, not a decoded map: a problem names the line of its
-	// key (a block value starts on a later line), in file order.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return fmt.Errorf("config file %s: %v", path, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil // an empty file
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return fmt.Errorf("config file %s:%d: must be a mapping of flag names to values", path, root.Line)
-	}
-	var problems []string
-	seen := map[string]int{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		kn, n := root.Content[i], root.Content[i+1]
-		k := kn.Value
-		if first, dup := seen[k]; dup {
-			problems = append(problems, fmt.Sprintf("%s:%d: duplicate key %q (first at line %d)", path, kn.Line, k, first))
-			continue
-		}
-		seen[k] = kn.Line
-		if kn.Kind != yaml.ScalarNode || k == "config" || fs.Lookup(k) == nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: unknown key %q", path, kn.Line, k))
-			continue
-		}
-		if n.Kind == yaml.AliasNode && n.Alias != nil {
-			n = n.Alias
-		}
-		val := n.Value
-		if n.Kind == yaml.SequenceNode { // a list, for comma-separated settings
-			var items []string
-			for _, it := range n.Content {
-				if it.Kind != yaml.ScalarNode {
-					// "- debug::" is a mapping in YAML: refuse it rather than
-					// drop a hidden prefix without a word.
-					problems = append(problems, fmt.Sprintf("%s:%d: %s: each item must be a string; quote one that ends in a colon, e.g. \"debug::\"", path, it.Line, k))
-					items = nil
-					break
-				}
-				items = append(items, it.Value)
-			}
-			if items == nil && len(n.Content) > 0 {
-				continue
-			}
-			val = strings.Join(items, ",")
-		} else if n.Kind != yaml.ScalarNode {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s must be a scalar or a list", path, kn.Line, k))
-			continue
-		}
-		if err := fs.Set(k, val); err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s: %v", path, kn.Line, k, err))
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New("config file: " + strings.Join(problems, "; "))
-	}
-	return nil
 }
 
 // Validate checks the settings a server needs, naming the field at fault.
@@ -521,7 +446,7 @@ func (c *Config) validateCallers() error {
 // trustedProxies parses --trusted-proxies: CIDRs, or single addresses.
 func (c *Config) trustedProxies() ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, s := range splitList(c.TrustedProxies) {
+	for _, s := range cli.SplitList(c.TrustedProxies) {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			a, aerr := netip.ParseAddr(s)
@@ -544,14 +469,14 @@ func (c *Config) trustedProxies() ([]netip.Prefix, error) {
 
 // cors is the policy of --cors-origins: nil when it is empty.
 func (c *Config) cors() (*httpx.CORS, error) {
-	p, err := httpx.NewCORS(splitList(c.CORSOrigins))
+	p, err := httpx.NewCORS(cli.SplitList(c.CORSOrigins))
 	if err != nil {
 		return nil, fmt.Errorf("cors-origins: %v", err)
 	}
 	return p, nil
 }
 
-func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }
+func (c *Config) hiddenPrefixes() []string { return cli.SplitList(c.HiddenPrefixes) }
 
 // Policy is the exposure policy the config sets: the one the card, the
 // task service, the operator view and a2ad skills apply.
@@ -559,16 +484,6 @@ func (c *Config) Policy() exposure.Policy {
 	return exposure.Policy{ExposeAll: c.ExposeAll, Tier: c.Tier, ExtraPrefixes: c.hiddenPrefixes()}
 }
 
-func (c *Config) pushAllow() []string { return splitList(c.PushAllow) }
+func (c *Config) pushAllow() []string { return cli.SplitList(c.PushAllow) }
 
-func (c *Config) anonymousTiers() []string { return splitList(c.AnonymousTiers) }
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (c *Config) anonymousTiers() []string { return cli.SplitList(c.AnonymousTiers) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/exposure"
 )
 
@@ -270,8 +271,8 @@ func TestEnvName(t *testing.T) {
 		"base-url":       "A2AD_BASE_URL",
 	}
 	for in, want := range tests {
-		if got := envName(in); got != want {
-			t.Errorf("envName(%q) = %q, want %q", in, got, want)
+		if got := cli.EnvName(in); got != want {
+			t.Errorf("cli.EnvName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -286,8 +287,8 @@ func TestEnvNames(t *testing.T) {
 			return
 		}
 		want := "A2AD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if envName(f.Name) != want {
-			t.Errorf("envName(%q) = %q, want %q", f.Name, envName(f.Name), want)
+		if cli.EnvName(f.Name) != want {
+			t.Errorf("cli.EnvName(%q) = %q, want %q", f.Name, cli.EnvName(f.Name), want)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
@@ -89,7 +90,7 @@ flags of their own: ` + "`a2ad <command> --help`" + ` lists them. The settings a
 			} else {
 				def = "`" + def + "`"
 			}
-			fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.Name, envName(f.Name), def, strings.Join(cmds, ", "), cell(f.Usage))
+			fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.Name, cli.EnvName(f.Name), def, strings.Join(cmds, ", "), cell(f.Usage))
 		}
 	})
 	return b.Bytes()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
 	"github.com/a2ad/a2ad/functions"
 )
 
@@ -92,4 +93,16 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)
+}
+
+// warnUnnamedTiers logs at warn level each tier in force that the
+// catalogue names nowhere (catalogcmd.UnnamedTiers).
+func (m *Main) warnUnnamedTiers() {
+	var keys *callers.Keys
+	if m.registry != nil {
+		keys = m.registry.Keys()
+	}
+	for _, p := range catalogcmd.UnnamedTiers(m.catalog.Load(), m.Config.Tier, keys) {
+		m.Logger.Warn().Str("catalog", m.Config.Catalog).Msg(p)
+	}
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/logw"
 	"github.com/a2ad/a2ad/internal/sdnotify"
@@ -139,10 +141,10 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	defer sd.Close()
 	m := &Main{Config: cfg, Logger: log, notify: sd}
 	if err := m.Open(ctx); err != nil {
-		if code := damaged(stderr, err, "", restoreAdvice(cfg.Store)); code >= 0 {
+		if code := storecmd.Damaged(stderr, err, "", storecmd.RestoreAdvice(cfg.Store)); code >= 0 {
 			return code
 		}
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return 1
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
