@@ -43,15 +43,15 @@ const mcpPath = "/mcp"
 // running ones finish within the grace period.
 func (m *Main) openHTTP(context.Context) error {
 	cfg := m.Config
-	limits := cfg.callerDefaults()
-	var auth transport.Authenticator = access.AnonymousAuth{Tiers: cfg.anonymousTiers(), Defaults: limits}
+	limits := cfg.CallerDefaults()
+	var auth transport.Authenticator = access.AnonymousAuth{Tiers: cfg.AnonymousTierList(), Defaults: limits}
 	var extended func(transport.Principal) transport.Card
 	if m.authenticates() {
 		auth = access.KeyAuth{Auth: m.authenticator(), Log: m.Logger, Defaults: limits}
 		extended = m.extendedCard
 	}
-	proxies, _ := cfg.trustedProxies() // Validate checked them
-	cors, _ := cfg.cors()
+	proxies, _ := cfg.TrustedProxyList() // Validate checked them
+	cors, _ := cfg.CORS()
 	met := m.metrics
 	observe := func(transport, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(transport, method, string(outcome), string(reason), d)

@@ -7,7 +7,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/netip"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -114,18 +113,4 @@ func listenError(flag, addr string, err error) error {
 		return fmt.Errorf("%s %s: the address is in use, by another a2ad or another program: stop it, or give --%s another address", flag, addr, flag)
 	}
 	return fmt.Errorf("%s: %w", flag, err)
-}
-
-// bindsAll reports whether addr, a listen address, binds every address
-// of the host: 0.0.0.0, [::] or no host at all (":8080").
-func bindsAll(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false // net.Listen says what is wrong
-	}
-	if host == "" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsUnspecified()
 }

@@ -31,10 +31,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/admincmd"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/keyscmd"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 )
@@ -91,6 +91,9 @@ var tools = []cli.Command{
 	{Name: "push", Run: admincmd.Push},
 }
 
+// Config is a2ad's settings (see package config).
+type Config = config.Config
+
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	if len(args) == 0 {
@@ -109,11 +112,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	default:
 		if t := cli.Find(tools, cmd); t != nil {
 			return t.Run(ctx, rest, cli.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Lookup: lookupEnv,
-				AdminServer: func() string { return adminServer(lookupEnv) }})
+				AdminServer: func() string { return config.AdminServer(lookupEnv) }})
 		}
 		return cli.UnknownCommand(stderr, "a2ad", "command", cmd, commands, usage)
 	}
-	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
+	cfg, extra, err := config.Parse(cmd, rest, lookupEnv, stderr)
 	var fe *cli.FlagError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -132,61 +135,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "serve":
 		return serve(ctx, cfg, stderr)
 	case "skills":
-		return catalogcmd.Skills(cfg.catalogSettings(stderr), stdout, stderr)
+		return catalogcmd.Skills(catalogSettings(&cfg, stderr), stdout, stderr)
 	case "call":
-		return catalogcmd.Call(ctx, cfg.catalogSettings(stderr), extra, stdin, stdout, stderr)
+		return catalogcmd.Call(ctx, catalogSettings(&cfg, stderr), extra, stdin, stdout, stderr)
 	default:
-		return catalogcmd.Validate(cfg.catalogSettings(stderr), extra, stdout, stderr)
+		return catalogcmd.Validate(catalogSettings(&cfg, stderr), extra, stdout, stderr)
 	}
 }
 
 // catalogSettings are the settings the catalogue commands read; their
 // logger writes to stderr.
-func (c *Config) catalogSettings(stderr io.Writer) catalogcmd.Settings {
+func catalogSettings(c *Config, stderr io.Writer) catalogcmd.Settings {
 	return catalogcmd.Settings{Catalog: c.Catalog, Keys: c.Keys, Tier: c.Tier, ExposeAll: c.ExposeAll, Policy: c.Policy(),
 		Format: c.Format, Protocol: c.Protocol, Caller: c.Caller,
 		Logger: func() (zerolog.Logger, error) { return newLogger(*c, stderr) }}
-}
-
-// adminServer is the default of the admin commands' --server: the
-// environment's A2AD_SERVER, by the rule every flag's variable follows,
-// else A2AD_ADMIN_URL (its name before; still read); else the admin
-// listener a2ad serve would open by the same settings, its admin-listen
-// from the environment (A2AD_ADMIN_LISTEN) or the config file
-// (A2AD_CONFIG), so that one shared file names it for every command;
-// else admin.DefaultURL.
-func adminServer(lookupEnv func(string) (string, bool)) string {
-	for _, name := range []string{"A2AD_SERVER", "A2AD_ADMIN_URL"} {
-		if v, ok := lookupEnv(name); ok && v != "" {
-			return v
-		}
-	}
-	if addr := configuredAdminListen(lookupEnv); addr != "" {
-		return "http://" + addr
-	}
-	return admin.DefaultURL
-}
-
-// configuredAdminListen is the admin-listen that the environment or the
-// config file of A2AD_CONFIG sets, "" where neither does (or the file
-// cannot be read: the command then tries the default, and says where it
-// could not connect).
-func configuredAdminListen(lookupEnv func(string) (string, bool)) string {
-	if v, ok := lookupEnv(cli.EnvName("admin-listen")); ok {
-		return v
-	}
-	path, ok := lookupEnv(cli.EnvName("config"))
-	if !ok || path == "" {
-		return ""
-	}
-	cfg := DefaultConfig()
-	cfg.AdminListen = ""
-	fs := flag.NewFlagSet("a2ad", flag.ContinueOnError)
-	cfg.flags(fs)
-	if cli.ApplyFile(fs, path) != nil {
-		return ""
-	}
-	return cfg.AdminListen
 }
 
 // Version is the build's version (a2ad version, the card's version, the

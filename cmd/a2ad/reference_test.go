@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
@@ -60,8 +61,8 @@ var referenceCommands = []string{"serve", "skills", "validate", "call"}
 // line.
 func flagsReference() []byte {
 	fs := flag.NewFlagSet("a2ad", flag.ContinueOnError)
-	cfg := DefaultConfig()
-	cfg.flags(fs)
+	cfg := config.Default()
+	cfg.Flags(fs)
 	var b bytes.Buffer
 	b.WriteString(`# Settings of a2ad
 
@@ -75,12 +76,12 @@ the flags listed for it. The admin commands (` + "`a2ad keys`, `a2ad tasks`, `a2
 flags of their own: ` + "`a2ad <command> --help`" + ` lists them. The settings are grouped by what they concern, as
 ` + "`a2ad serve --help`" + ` groups them.
 `)
-	groupedFlags(fs, func(group string, flags []*flag.Flag) {
+	config.GroupedFlags(fs, func(group string, flags []*flag.Flag) {
 		fmt.Fprintf(&b, "\n## %s\n\n| flag | environment | default | commands | what it sets |\n|---|---|---|---|---|\n", group)
 		for _, f := range flags {
 			var cmds []string
 			for _, c := range referenceCommands {
-				if takesFlag(c, f.Name) {
+				if config.TakesFlag(c, f.Name) {
 					cmds = append(cmds, c)
 				}
 			}

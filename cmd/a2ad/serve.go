@@ -317,7 +317,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 		if public {
 			// The public card shows what a caller without a key may call:
 			// nothing when such callers are refused.
-			opts.CallerTiers = cfg.anonymousTiers()
+			opts.CallerTiers = cfg.AnonymousTierList()
 			opts.NoSkills = m.authenticates() && !cfg.AllowAnonymous
 		}
 		card, err := agentcard.Build(m.catalog.Load(), opts)
@@ -369,7 +369,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 // openStore opens the store, with the metrics its hooks feed.
 func (m *Main) openStore(ctx context.Context) error {
 	cfg := m.Config
-	guard, err := push.NewGuard(cfg.pushAllow(), nil)
+	guard, err := push.NewGuard(cfg.PushAllowList(), nil)
 	if err != nil {
 		return fmt.Errorf("push-allow: %w", err)
 	}

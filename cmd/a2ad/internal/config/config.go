@@ -1,19 +1,15 @@
-package main
+package config
 
 import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"net/netip"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/exposure"
-	"github.com/a2ad/a2ad/internal/otelx"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/httpx"
 )
@@ -119,8 +115,8 @@ type Config struct {
 	Caller   string // the caller of --keys whose view skills shows; "" for none
 }
 
-// DefaultConfig returns the defaults.
-func DefaultConfig() Config {
+// Default returns the defaults.
+func Default() Config {
 	return Config{
 		Listen:               "127.0.0.1:8080",
 		AdminListen:          "127.0.0.1:8081",
@@ -178,15 +174,15 @@ func DefaultConfig() Config {
 // the dev loop of a function's author, logs everything (the function's
 // stderr, an excerpt of a result that is not JSON) for a human.
 func defaultsFor(name string) Config {
-	c := DefaultConfig()
+	c := Default()
 	if name == "call" {
 		c.LogLevel, c.LogFormat = "debug", "console"
 	}
 	return c
 }
 
-// flags binds every setting to fs.
-func (c *Config) flags(fs *flag.FlagSet) {
+// Flags binds every setting to fs.
+func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice (a2ad warns), and all addresses (0.0.0.0:8080) need --base-url")
 	fs.StringVar(&c.GRPCListen, "grpc-listen", c.GRPCListen, "address of the A2A 1.0 gRPC binding (lf.a2a.v1.A2AService; TLS with --tls-cert, else plaintext); empty for none; binding beyond loopback is an explicit choice")
@@ -274,28 +270,28 @@ var commandFlags = map[string][]string{
 	"call":     {"config", "catalog", "log-level", "log-format"},
 }
 
-// takesFlag reports whether command takes the flag name on its command
+// TakesFlag reports whether command takes the flag name on its command
 // line. The environment and the config file may set any setting: one
 // file serves every command.
-func takesFlag(command, name string) bool {
+func TakesFlag(command, name string) bool {
 	if own, ok := commandFlags[command]; ok {
 		return slices.Contains(own, name)
 	}
 	return name != "format" && name != "protocol" && name != "caller"
 }
 
-// ParseConfig reads args, the environment and the config file into a
-// Config. It returns the remaining arguments. A command line the
-// command's flags do not take is a *flagError; -h and --help print the
-// flags to stderr and return flag.ErrHelp.
-func ParseConfig(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
+// Parse reads args, the environment and the config file into the Config
+// of command name. It returns the remaining arguments. A command line the
+// command's flags do not take is a *cli.FlagError; -h and --help print
+// the flags to stderr (serve's by group) and return flag.ErrHelp.
+func Parse(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
 	// First pass: find which flags are set, and the config file.
 	probe := defaultsFor(name)
 	all := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
-	probe.flags(all)
+	probe.Flags(all)
 	fs := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
 	all.VisitAll(func(f *flag.Flag) {
-		if takesFlag(name, f.Name) {
+		if TakesFlag(name, f.Name) {
 			fs.Var(f.Value, f.Name, f.Usage)
 		}
 	})
@@ -305,7 +301,7 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 	cfg := defaultsFor(name)
 	final := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
 	final.SetOutput(io.Discard)
-	cfg.flags(final)
+	cfg.Flags(final)
 
 	file := probe.ConfigFile
 	if file == "" {
@@ -340,135 +336,8 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 	return cfg, fs.Args(), nil
 }
 
-// Validate checks the settings a server needs, naming the field at fault.
-// The checks run in order and the first that fails is the answer.
-func (c *Config) Validate() error {
-	err := firstError(
-		failIf(c.Catalog == "", "catalog: no catalogue file given (--catalog or A2AD_CATALOG)"),
-		failIf(c.Store == "", "store: no store file given"),
-		// The base URL defaults to the listener's address, which names no
-		// host a client can reach when it is every address.
-		failIf(c.BaseURL == "" && bindsAll(c.Listen), "listen %s: listening on all addresses needs --base-url, the URL clients reach a2ad at", c.Listen),
-		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
-		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
-		failIf(strings.Contains(c.Tier, ","), "tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several", c.Tier),
-		failIf(c.Protocol != "a2a" && c.Protocol != "mcp", "protocol: must be a2a or mcp, not %q", c.Protocol),
-		failIf(c.LogFormat != "json" && c.LogFormat != "console" && c.LogFormat != "auto", "log-format: must be json, console or auto, not %q", c.LogFormat),
-		positive("max-body-bytes", c.MaxBodyBytes),
-		positive("max-concurrent", c.MaxConcurrent),
-		notNegative("max-queue", c.MaxQueue, ""),
-		positive("blocking-timeout", c.BlockingTimeout),
-		positive("retention", c.Retention),
-		positive("retention-interval", c.RetentionInterval),
-		failIf(c.LeaseTTL < 100*time.Millisecond, "lease-ttl: must be at least 100ms, not %s", c.LeaseTTL),
-		positive("sse-keepalive", c.KeepAlive),
-		positive("read-header-timeout", c.ReadHeaderTimeout),
-		positive("read-timeout", c.ReadTimeout),
-		notNegative("min-body-rate", c.MinBodyRate, ""),
-		positive("idle-timeout", c.IdleTimeout),
-		notNegative("max-conns", c.MaxConns, ""),
-		notNegative("max-conns-per-ip", c.MaxConnsPerIP, ""),
-		positive("push-timeout", c.PushTimeout),
-		positive("push-max-attempts", c.PushMaxAttempts),
-		positive("push-concurrency", c.PushConcurrency),
-		failIf(c.OTelEndpoint != "" && otelx.CheckEndpoint(c.OTelEndpoint) != nil,
-			"otel-endpoint: must be an http or https URL with a host and no query (a collector's base, such as http://127.0.0.1:4318), not %q", c.OTelEndpoint),
-	)
-	if err != nil {
-		return err
-	}
-	if err := c.validateCallers(); err != nil {
-		return err
-	}
-	if _, err := c.trustedProxies(); err != nil {
-		return err
-	}
-	if _, err := c.cors(); err != nil {
-		return err
-	}
-	return c.validateTLS()
-}
-
-// validateOIDC checks the OpenID Connect settings.
-func (c *Config) validateOIDC() error {
-	if c.OIDCIssuer == "" {
-		return failIf(c.OIDCAudience != "", "oidc-audience: only means something with --oidc-issuer")
-	}
-	u, err := url.Parse(c.OIDCIssuer)
-	loopback := false
-	if err == nil {
-		ip, _ := netip.ParseAddr(u.Hostname())
-		loopback = u.Hostname() == "localhost" || ip.IsLoopback()
-	}
-	return firstError(
-		failIf(err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback),
-			"oidc-issuer: must be an https URL (http only on a loopback address), not %q", c.OIDCIssuer),
-		failIf(c.OIDCAudience == "", "oidc-audience: required with --oidc-issuer (what its tokens' aud must hold)"),
-		failIf(c.OIDCCallerClaim == "", "oidc-caller-claim: must name a claim"),
-		failIf(c.OIDCTiersClaim == "", "oidc-tiers-claim: must name a claim"),
-	)
-}
-
-// validateCallers checks the settings of callers: anonymous access, and
-// the rates, caps and quotas that bound each caller and the server.
-func (c *Config) validateCallers() error {
-	return firstError(
-		failIf(c.AllowAnonymous && c.Keys == "" && c.OIDCIssuer == "", "allow-anonymous: only means something with --keys or --oidc-issuer (without them every caller is anonymous)"),
-		c.validateOIDC(),
-		// Without a tier, anonymous callers would see every skill the
-		// server shows, more than any key.
-		failIf(c.AllowAnonymous && len(c.anonymousTiers()) == 0, "allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)"),
-		finiteRate("rate", c.RatePerSecond),
-		failIf(c.RatePerSecond > 0 && c.RateBurst < 1, "rate-burst: must be at least 1, not %d", c.RateBurst),
-		notNegative("max-inflight-per-caller", c.MaxInFlightPerCaller, ""),
-		notNegative("max-inflight", c.MaxInFlight, ""),
-		notNegative("shutdown-grace", c.ShutdownGrace, ""),
-		notNegative("shutdown-delay", c.ShutdownDelay, ""),
-		failIf(c.RateBuckets < 1, "rate-buckets: must be at least 1, not %d", c.RateBuckets),
-		finiteRate("auth-fail-rate", c.AuthFailRate),
-		failIf(c.AuthFailRate > 0 && c.AuthFailBurst < 1, "auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst),
-		notNegative("quota-tasks", c.QuotaTasks, "limit"),
-		notNegative("quota-bytes", c.QuotaBytes, "limit"),
-		notNegative("max-history", c.MaxHistory, "limit"),
-		notNegative("max-task-artifact-bytes", c.MaxTaskArtifactBytes, "limit"),
-		notNegative("history-read-bytes", c.HistoryReadBytes, "limit"),
-		notNegative("list-page-bytes", c.ListPageBytes, "limit"),
-		notNegative("max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "cap"),
-		notNegative("max-calls-per-caller", c.MaxCallsPerCaller, "cap"),
-		notNegative("rate-bytes", c.RateBytes, "limit"),
-		// A budget smaller than one body would hold back the largest
-		// bodies; more than 2 GiB at once is no limit.
-		failIf(c.RateBytesBurst < c.MaxBodyBytes || c.RateBytesBurst > math.MaxInt32,
-			"rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst),
-	)
-}
-
-// trustedProxies parses --trusted-proxies: CIDRs, or single addresses.
-func (c *Config) trustedProxies() ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, s := range cli.SplitList(c.TrustedProxies) {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			a, aerr := netip.ParseAddr(s)
-			if aerr != nil || a.Zone() != "" {
-				return nil, fmt.Errorf("trusted-proxies: %q is not a CIDR or an address", s)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		if p.Addr().Is4In6() {
-			// Client addresses are compared unmapped.
-			if p.Bits() < 96 {
-				return nil, fmt.Errorf("trusted-proxies: %q reaches beyond the IPv4-mapped addresses; give IPv4 and IPv6 ranges apart", s)
-			}
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
-// cors is the policy of --cors-origins: nil when it is empty.
-func (c *Config) cors() (*httpx.CORS, error) {
+// CORS is the policy of --cors-origins: nil when it is empty.
+func (c *Config) CORS() (*httpx.CORS, error) {
 	p, err := httpx.NewCORS(cli.SplitList(c.CORSOrigins))
 	if err != nil {
 		return nil, fmt.Errorf("cors-origins: %v", err)
@@ -484,6 +353,15 @@ func (c *Config) Policy() exposure.Policy {
 	return exposure.Policy{ExposeAll: c.ExposeAll, Tier: c.Tier, ExtraPrefixes: c.hiddenPrefixes()}
 }
 
-func (c *Config) pushAllow() []string { return cli.SplitList(c.PushAllow) }
+// PushAllowList is --push-allow's list.
+func (c *Config) PushAllowList() []string { return cli.SplitList(c.PushAllow) }
 
-func (c *Config) anonymousTiers() []string { return cli.SplitList(c.AnonymousTiers) }
+// AnonymousTierList is --anonymous-tier's list.
+func (c *Config) AnonymousTierList() []string { return cli.SplitList(c.AnonymousTiers) }
+
+// CallerDefaults are the server's limits of a caller without its own
+// (see callers.Effective.For, where a key's own replace them).
+func (c *Config) CallerDefaults() callers.Effective {
+	return callers.Effective{QuotaTasks: c.QuotaTasks, QuotaBytes: c.QuotaBytes, MaxHistory: c.MaxHistory,
+		MaxCalls: c.MaxCallsPerCaller, RateBytes: c.RateBytes, IdemWindow: c.A2A.IdemWindow}
+}
