@@ -22,39 +22,6 @@ const (
 	adminMaxConnsPerIP = 32
 )
 
-// fdReserve is the file descriptors --max-conns leaves for the rest of
-// a2ad: the store, the logs, exec children's pipes, webhook deliveries and
-// the admin listener's connections.
-const fdReserve = 512
-
-// maxConnsFor returns the cap of open connections to apply: want, lowered
-// so that want connections and fdReserve other descriptors fit in nofile
-// (the open-file limit), but never below half of nofile. lowered tells
-// that it lowered want. A want of 0 (no cap) stays 0.
-func maxConnsFor(want int, nofile uint64) (n int, lowered bool) {
-	if want <= 0 || nofile == 0 {
-		return want, false
-	}
-	avail := nofile / 2
-	if nofile > fdReserve && nofile-fdReserve > avail {
-		avail = nofile - fdReserve
-	}
-	if uint64(want) <= avail {
-		return want, false
-	}
-	return int(avail), true
-}
-
-// openFileLimit returns the process's soft limit of open files (the Go
-// runtime raises it to the hard limit at start); 0 if it cannot be read.
-func openFileLimit() uint64 {
-	var r syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
-		return 0
-	}
-	return r.Cur
-}
-
 // limitListener wraps ln with caps on its open connections, feeding the
 // listener's metrics (when met is set) and logging refusals and pauses.
 func limitListener(ln net.Listener, name string, maxConns, perIP int, met *metrics.Metrics, l zerolog.Logger) *connlimit.Listener {

@@ -44,7 +44,7 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		errs = append(errs, err)
 	} else {
 		m.catalog.Store(cat)
-		m.cards.reset()
+		m.cards.Reset()
 		r.Catalog = admin.CatalogReload{Reloaded: true, Changed: cat.Version != old.Version, Version: cat.Version,
 			Functions: len(cat.Functions), Problems: []string{}}
 		m.Logger.Info().Str("catalog", m.Config.Catalog).Str("old_version", old.Version).Str("catalog_version", cat.Version).

@@ -21,6 +21,7 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/agentcard/cardsign"
+	"github.com/a2ad/a2ad/agentcard/cardviews"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
@@ -53,7 +54,7 @@ type Main struct {
 	bodyGrace time.Duration
 
 	catalog atomic.Pointer[functions.Catalog]
-	cards   *cards
+	cards   *cardviews.Views
 	// cardSigner signs the cards; nil without --card-signing-key.
 	cardSigner atomic.Pointer[cardsign.Signer]
 	registry   *callers.Registry // nil without a keys file
@@ -197,7 +198,7 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 	}
 	cfg := m.Config
-	card, _ := m.cards.view(nil, true) // built by openCallers
+	card, _ := m.cards.View(nil, true) // built by openCallers
 	keys := -1
 	if m.registry != nil {
 		keys = m.registry.Keys().Len()
@@ -301,32 +302,23 @@ func (m *Main) openCallers(ctx context.Context) error {
 	if err := m.openCardSigner(); err != nil {
 		return err
 	}
-	policy := cfg.Policy()
-	m.cards = &cards{build: func(tiers []string, public bool) (*agentcard.Card, error) {
-		opts := agentcard.Options{
+	m.cards = cardviews.New(cardviews.Config{
+		Options: agentcard.Options{
 			Identity:     identity,
 			BaseURL:      m.baseURL,
-			Policy:       policy,
-			CallerTiers:  tiers,
+			Policy:       cfg.Policy(),
 			Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
 			Security:     security,
 			RESTPath:     restPath,
 			GRPCAddr:     m.grpcAddr,
 			Versions:     cfg.A2A.CardVersions,
-		}
-		if public {
-			// The public card shows what a caller without a key may call:
-			// nothing when such callers are refused.
-			opts.CallerTiers = cfg.AnonymousTierList()
-			opts.NoSkills = m.authenticates() && !cfg.AllowAnonymous
-		}
-		card, err := agentcard.Build(m.catalog.Load(), opts)
-		if s := m.cardSigner.Load(); s != nil && err == nil {
-			return s.Sign(card)
-		}
-		return card, err
-	}}
-	if _, err := m.cards.view(nil, true); err != nil {
+		},
+		Catalog:        m.catalog.Load,
+		PublicTiers:    cfg.AnonymousTierList(),
+		PublicNoSkills: m.authenticates() && !cfg.AllowAnonymous,
+		Signer:         m.cardSigner.Load,
+	})
+	if _, err := m.cards.View(nil, true); err != nil {
 		return err
 	}
 	audit, err := m.newAuditLogger(m.Logger)
