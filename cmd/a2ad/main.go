@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "serve", "skills", "validate", "call":
 	default:
 		if t := cli.Find(tools, cmd); t != nil {
-			return t.Run(ctx, rest, cli.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Lookup: lookupEnv,
+			return t.Run(ctx, rest, cli.Env{Stdout: stdout, Stderr: stderr, Lookup: lookupEnv,
 				AdminServer: func() string { return config.AdminServer(lookupEnv) }})
 		}
 		return cli.UnknownCommand(stderr, "a2ad", "command", cmd, commands, usage)

@@ -7,7 +7,6 @@ import (
 
 // Env is what a command reads and writes besides its arguments.
 type Env struct {
-	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Lookup reads the environment (os.LookupEnv, or a test's map).
 	Lookup func(string) (string, bool)
