@@ -474,7 +474,7 @@ func (m *Main) openService(ctx context.Context) error {
 	if err := m.service.Start(ctx); err != nil {
 		return err
 	}
-	m.onClose("task service", m.service.Close)
+	m.onClose("task service", m.closeService)
 	// The sender picks up the outbox where a previous process left it.
 	m.sender.Start()
 	return nil
@@ -558,12 +558,7 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 	m.http.SetKeepAlivesEnabled(false)
 	m.core.CloseStreams()
 	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
-	closeService := func() { // ctx is over: cancel the calls now
-		var cut *tasks.CutError
-		if err := m.service.Close(ctx); errors.As(err, &cut) {
-			m.Logger.Warn().Err(err).Msg("grace period over with calls running")
-		}
-	}
+	closeService := func() { _ = m.closeService(ctx) } // ctx is over: cancel the calls now
 	stop := context.AfterFunc(ctx, closeService)
 	defer stop()
 	var err error
@@ -582,5 +577,18 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 		err = fmt.Errorf("http shutdown: %w", err)
 	}
 	<-m.served
+	return err
+}
+
+// closeService stops the task service. The calls it had to cut (past the
+// grace period in ctx) are logged, not an error of the shutdown: their
+// tasks resume at the next start or on another replica.
+func (m *Main) closeService(ctx context.Context) error {
+	err := m.service.Close(ctx)
+	var cut *tasks.CutError
+	if errors.As(err, &cut) {
+		m.Logger.Warn().Err(err).Msg("grace period over with calls running")
+		return nil
+	}
 	return err
 }
