@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -120,12 +121,12 @@ func TestStoreThatMetTheLongIDAttack(t *testing.T) {
 		store, wal, attackBadOps[0], attackBadOps[1])
 
 	code, _, stderr := runRefused(t, "serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "")
-	if code != exitDamaged || stderr != bad {
-		t.Fatalf("a2ad serve = %d:\n%s\nwant %d:\n%s", code, stderr, exitDamaged, bad)
+	if code != storecmd.ExitDamaged || stderr != bad {
+		t.Fatalf("a2ad serve = %d:\n%s\nwant %d:\n%s", code, stderr, storecmd.ExitDamaged, bad)
 	}
 	code, _, stderr = runBinary(t, "store", "check", "--store", store)
-	if code != exitDamaged || stderr != bad {
-		t.Fatalf("a2ad store check = %d:\n%s\nwant %d:\n%s", code, stderr, exitDamaged, bad)
+	if code != storecmd.ExitDamaged || stderr != bad {
+		t.Fatalf("a2ad store check = %d:\n%s\nwant %d:\n%s", code, stderr, storecmd.ExitDamaged, bad)
 	}
 	code, stdout, stderr := runBinary(t, "store", "repair", "--store", store)
 	for _, want := range []string{
@@ -260,7 +261,7 @@ func TestStoreToolsOnTheAttackStore(t *testing.T) {
 		{"store", "compact", "--store", store},
 	} {
 		code, _, stderr := runBinary(t, args...)
-		if want := "a2ad: the store file " + store + " cannot be opened as it is: "; code != exitDamaged || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "run a2ad store repair --store "+store+"\n") {
+		if want := "a2ad: the store file " + store + " cannot be opened as it is: "; code != storecmd.ExitDamaged || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "run a2ad store repair --store "+store+"\n") {
 			t.Errorf("a2ad %s = %d:\n%s", strings.Join(args[:2], " "), code, stderr)
 		}
 	}

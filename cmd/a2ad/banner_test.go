@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 )
 
 // TestLogFormatAuto: the default log format is console for a terminal (a
 // character device) and JSON for anything else, a pipe, a file or a
 // buffer; a format asked for is kept.
 func TestLogFormatAuto(t *testing.T) {
-	if DefaultConfig().LogFormat != "auto" {
-		t.Fatalf("the default log format is %q, want auto", DefaultConfig().LogFormat)
+	if config.Default().LogFormat != "auto" {
+		t.Fatalf("the default log format is %q, want auto", config.Default().LogFormat)
 	}
 	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {

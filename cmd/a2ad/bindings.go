@@ -21,6 +21,7 @@ import (
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/connlimit"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/access"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
@@ -43,15 +44,15 @@ const mcpPath = "/mcp"
 // running ones finish within the grace period.
 func (m *Main) openHTTP(context.Context) error {
 	cfg := m.Config
-	limits := cfg.callerDefaults()
-	var auth transport.Authenticator = access.AnonymousAuth{Tiers: cfg.anonymousTiers(), Defaults: limits}
+	limits := cfg.CallerDefaults()
+	var auth transport.Authenticator = access.AnonymousAuth{Tiers: cfg.AnonymousTierList(), Defaults: limits}
 	var extended func(transport.Principal) transport.Card
 	if m.authenticates() {
 		auth = access.KeyAuth{Auth: m.authenticator(), Log: m.Logger, Defaults: limits}
 		extended = m.extendedCard
 	}
-	proxies, _ := cfg.trustedProxies() // Validate checked them
-	cors, _ := cfg.cors()
+	proxies, _ := cfg.TrustedProxyList() // Validate checked them
+	cors, _ := cfg.CORS()
 	met := m.metrics
 	observe := func(transport, method string, outcome audit.Outcome, reason audit.Reason, d time.Duration) {
 		met.Request(transport, method, string(outcome), string(reason), d)
@@ -61,7 +62,7 @@ func (m *Main) openHTTP(context.Context) error {
 		Auth:          auth,
 		Admit:         access.Gate{Gate: m.gate, Rejected: met.Rejected},
 		Bytes:         access.Gate{Gate: m.gate, RejectedBytes: met.RejectedBytes},
-		Answers:       answerAdmitter(cfg.AnswerBytesPerCaller),
+		Answers:       access.NewAnswers(cfg.AnswerBytesPerCaller),
 		AnswerReserve: max(cfg.HistoryReadBytes, cfg.ListPageBytes),
 		Audit:         m.auditLogger,
 		Refusals:      m.refusals,
@@ -85,7 +86,7 @@ func (m *Main) openHTTP(context.Context) error {
 	// The one core, handed to each binding: JSON-RPC here, HTTP+JSON on
 	// its Echo, gRPC in serveGRPC.
 	srv := jsonrpc.New(jsonrpc.Config{Core: m.core, CORS: cors, Card: func() transport.Card {
-		c, _ := m.cards.served(nil, true) // built at start: never fails
+		c, _ := m.servedCard(nil, true) // built at start: never fails
 		return c
 	}, CardKeys: m.cardKeys})
 	m.srv = srv
@@ -95,9 +96,9 @@ func (m *Main) openHTTP(context.Context) error {
 	m.http = &http.Server{Handler: srv.Handler(), ErrorLog: httpErrorLog(m.Logger, "main")}
 	serverTimeouts(m.http, cfg)
 	m.http.RegisterOnShutdown(srv.CloseStreams)
-	maxConns, lowered := maxConnsFor(cfg.MaxConns, openFileLimit())
+	maxConns, lowered := connlimit.MaxFor(cfg.MaxConns, connlimit.OpenFileLimit())
 	if lowered {
-		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", openFileLimit()).
+		m.Logger.Warn().Int("max_conns", cfg.MaxConns).Int("applied", maxConns).Uint64("open_file_limit", connlimit.OpenFileLimit()).
 			Msg("max-conns lowered to fit the open-file limit (raise LimitNOFILE or ulimit -n)")
 	}
 	m.ln = m.withTLS(limitListener(m.ln, "main", maxConns, cfg.MaxConnsPerIP, met, m.Logger))
@@ -208,15 +209,15 @@ func (m *Main) GRPCAddr() string {
 // transport.Core.NeedsAuth).
 func (m *Main) extendedCard(p transport.Principal) transport.Card {
 	if p.Anonymous {
-		c, _ := m.cards.served(nil, true)
+		c, _ := m.servedCard(nil, true)
 		return c
 	}
-	c, err := m.cards.served(p.Caller.Tiers, false)
+	c, err := m.servedCard(p.Caller.Tiers, false)
 	if err != nil {
 		// The public card built, so this one does too; but never fail
 		// open with a wider view.
 		m.Logger.Error().Err(err).Msg("build extended card")
-		c, _ = m.cards.served(nil, true)
+		c, _ = m.servedCard(nil, true)
 	}
 	return c
 }
@@ -281,4 +282,13 @@ func originOf(base string) string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// servedCard is the card of a view as the transports serve it.
+func (m *Main) servedCard(tiers []string, public bool) (transport.Card, error) {
+	card, modified, err := m.cards.Get(tiers, public)
+	if err != nil {
+		return transport.Card{}, err
+	}
+	return transport.Card{JSON: card.JSON, V1JSON: card.V1JSON, ByVersion: card.ByVersion, ETag: card.ETag, Modified: modified}, nil
 }

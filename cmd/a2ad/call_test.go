@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
 	"github.com/a2ad/a2ad/internal/testkit"
 )
 
@@ -91,7 +92,7 @@ func TestCallNothingRuns(t *testing.T) {
 // TestCallHelp: -h lists the flags, then what the arguments are.
 func TestCallHelp(t *testing.T) {
 	code, out, errOut := runA2AD(t, nil, "call", "-h")
-	if code != 0 || out != "" || !strings.Contains(errOut, "-catalog") || !strings.HasSuffix(errOut, "\n"+callUsage) {
+	if code != 0 || out != "" || !strings.Contains(errOut, "-catalog") || !strings.HasSuffix(errOut, "\n"+catalogcmd.CallUsage) {
 		t.Errorf("a2ad call -h = %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

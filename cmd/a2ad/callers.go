@@ -16,13 +16,6 @@ import (
 	"github.com/a2ad/a2ad/transport/access"
 )
 
-// callerDefaults are the server's limits of a caller without its own
-// (see callers.Effective.For, where a key's own replace them).
-func (c *Config) callerDefaults() callers.Effective {
-	return callers.Effective{QuotaTasks: c.QuotaTasks, QuotaBytes: c.QuotaBytes, MaxHistory: c.MaxHistory,
-		MaxCalls: c.MaxCallsPerCaller, RateBytes: c.RateBytes, IdemWindow: c.A2A.IdemWindow}
-}
-
 // authThrottle is the core's throttle of failed authentications: nil
 // (not a nil *Throttle in an interface) when there is none.
 func (m *Main) authThrottle() transport.AuthThrottle {
@@ -71,7 +64,7 @@ func (m *Main) openCredentials(ctx context.Context) error {
 // authenticator identifies callers by their keys and tokens.
 func (m *Main) authenticator() *callers.Authenticator {
 	cfg := m.Config
-	a := &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.anonymousTiers(),
+	a := &callers.Authenticator{Registry: m.registry, Anonymous: cfg.AllowAnonymous, AnonymousTiers: cfg.AnonymousTierList(),
 		Usage: &m.usage}
 	if m.tokens != nil {
 		a.Tokens = m.tokens // a nil *Verifier would be a non-nil TokenVerifier

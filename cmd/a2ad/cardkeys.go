@@ -52,7 +52,7 @@ func (m *Main) reloadCardKeys(r *admin.ReloadReport) error {
 		return fmt.Errorf("reload card signing keys: %w", err)
 	}
 	m.cardSigner.Store(s)
-	m.cards.reset()
+	m.cards.Reset()
 	r.CardKeys.Reloaded = true
 	r.CardKeys.KeyIDs = s.KeyIDs()
 	m.Logger.Info().Strs("kids", s.KeyIDs()).Msg("card signing keys reloaded")

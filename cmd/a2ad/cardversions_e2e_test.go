@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/agentcard"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 )
 
 // v03Fields are the members only a 0.3 card has.
@@ -135,7 +136,7 @@ func TestCardPerVersion(t *testing.T) {
 			t.Errorf("ParseVersions(%q) took it", bad)
 		}
 	}
-	if _, _, err := ParseConfig("serve", []string{"--card-versions", "0.2"}, func(string) (string, bool) { return "", false }, nil); err == nil ||
+	if _, _, err := config.Parse("serve", []string{"--card-versions", "0.2"}, func(string) (string, bool) { return "", false }, nil); err == nil ||
 		!strings.HasPrefix(err.Error(), `a2ad serve: invalid value "0.2" for flag --card-versions: unknown version "0.2": the card speaks 0.3, 1.0 or both (0.3,1.0)`+"\n") {
 		t.Errorf("--card-versions 0.2: %v", err)
 	}

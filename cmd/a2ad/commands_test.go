@@ -18,10 +18,29 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 )
 
 // shippedCatalog is the example catalogue, relative to this package.
 const shippedCatalog = "../../examples/catalog.yaml"
+
+// cfgEnv returns a lookupEnv that sees only m.
+func cfgEnv(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+// tempFile writes content to name in a fresh temporary directory and
+// returns its path.
+func tempFile(tb testing.TB, name, content string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), name)
+	putFile(tb, p, content)
+	return p
+}
 
 // runA2AD runs the command line args with the environment env and returns
 // the exit code and what was written to stdout and stderr.
@@ -207,7 +226,7 @@ const brokenCatalog = `functions:
 // TestValidate_Broken checks that validate reports every problem, each on
 // its own line as path:line:column: pointer (function): message.
 func TestValidate_Broken(t *testing.T) {
-	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
+	path := tempFile(t, "catalog.yaml", brokenCatalog)
 	code, out, errOut := runA2AD(t, nil, "validate", "--catalog", path)
 	if code != 1 {
 		t.Errorf("a2ad validate of a broken catalogue = %d, want 1", code)
@@ -411,7 +430,7 @@ func TestSkills_Errors(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "catalog: no catalogue file given") {
 		t.Errorf("a2ad skills with no catalogue = %d, stderr %q; want 2", code, errOut)
 	}
-	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
+	path := tempFile(t, "catalog.yaml", brokenCatalog)
 	code, out, errOut := runA2AD(t, nil, "skills", "--catalog", path)
 	if code != 1 || !strings.Contains(errOut, `duplicate id "demo::a"`) || out != "" {
 		t.Errorf("a2ad skills of a broken catalogue = %d, stdout %q, stderr %q; want 1", code, out, errOut)
@@ -476,7 +495,7 @@ func TestServe_AddressInUse(t *testing.T) {
 }
 
 func TestServe_BrokenCatalog(t *testing.T) {
-	path := cfgTempFile(t, "catalog.yaml", brokenCatalog)
+	path := tempFile(t, "catalog.yaml", brokenCatalog)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--store", store)
 	if code != 1 || !strings.Contains(errOut, `timeout must be positive, got "-1s"`) {
@@ -571,10 +590,10 @@ func TestSkills_MCPView(t *testing.T) {
 	}
 	code, out, _ = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "mcp", "--format", "json")
 	var doc struct {
-		Protocol  string      `json:"protocol"`
-		Functions []skillView `json:"functions"`
+		Protocol  string                 `json:"protocol"`
+		Functions []catalogcmd.SkillView `json:"functions"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Protocol != "mcp" || len(doc.Functions) != 4 || doc.Functions[2] != (skillView{ID: "tools::lookup", Tool: "tools.lookup", Backend: "builtin", Exposed: true, Reason: "exposed"}) {
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Protocol != "mcp" || len(doc.Functions) != 4 || doc.Functions[2] != (catalogcmd.SkillView{ID: "tools::lookup", Tool: "tools.lookup", Backend: "builtin", Exposed: true, Reason: "exposed"}) {
 		t.Errorf("json view = %d, %v: %s", code, err, out)
 	}
 	code, _, errOut = runA2AD(t, nil, "skills", "--catalog", path, "--protocol", "smtp")
@@ -658,8 +677,8 @@ func TestAdminServerEnv(t *testing.T) {
 		{map[string]string{"A2AD_SERVER": "http://new:2", "A2AD_ADMIN_URL": "http://old:1"}, "http://new:2"},
 		{map[string]string{"A2AD_SERVER": "", "A2AD_ADMIN_URL": "http://old:1"}, "http://old:1"},
 	} {
-		if got := adminServer(env(tc.env)); got != tc.want {
-			t.Errorf("adminServer(%v) = %q, want %q", tc.env, got, tc.want)
+		if got := config.AdminServer(env(tc.env)); got != tc.want {
+			t.Errorf("config.AdminServer(%v) = %q, want %q", tc.env, got, tc.want)
 		}
 	}
 }
@@ -669,23 +688,23 @@ func TestAdminServerEnv(t *testing.T) {
 // exist, and serve --help lists them under their group's name.
 func TestFlagGroups(t *testing.T) {
 	fs := flag.NewFlagSet("a2ad", flag.ContinueOnError)
-	cfg := DefaultConfig()
-	cfg.flags(fs)
+	cfg := config.Default()
+	cfg.Flags(fs)
 	in := map[string]string{}
-	for _, g := range flagGroups {
-		for _, name := range g.flags {
+	for _, g := range config.Groups {
+		for _, name := range g.Flags {
 			if other, dup := in[name]; dup {
-				t.Errorf("--%s is in %q and %q", name, other, g.name)
+				t.Errorf("--%s is in %q and %q", name, other, g.Name)
 			}
-			in[name] = g.name
+			in[name] = g.Name
 			if fs.Lookup(name) == nil {
-				t.Errorf("group %q names --%s, which is no flag", g.name, name)
+				t.Errorf("group %q names --%s, which is no flag", g.Name, name)
 			}
 		}
 	}
 	fs.VisitAll(func(f *flag.Flag) {
 		if in[f.Name] == "" {
-			t.Errorf("--%s is in no group of flagGroups", f.Name)
+			t.Errorf("--%s is in no group of config.Groups", f.Name)
 		}
 	})
 	_, _, errOut := runA2AD(t, nil, "serve", "--help")
@@ -720,8 +739,8 @@ func TestAdminServerFromConfig(t *testing.T) {
 		{map[string]string{"A2AD_CONFIG": plain}, "http://127.0.0.1:8081"},
 		{map[string]string{"A2AD_CONFIG": filepath.Join(dir, "missing.yaml")}, "http://127.0.0.1:8081"},
 	} {
-		if got := adminServer(env(tc.env)); got != tc.want {
-			t.Errorf("adminServer(%v) = %q, want %q", tc.env, got, tc.want)
+		if got := config.AdminServer(env(tc.env)); got != tc.want {
+			t.Errorf("config.AdminServer(%v) = %q, want %q", tc.env, got, tc.want)
 		}
 	}
 }

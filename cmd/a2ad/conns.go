@@ -7,7 +7,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/netip"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -22,39 +21,6 @@ const (
 	adminMaxConns      = 64
 	adminMaxConnsPerIP = 32
 )
-
-// fdReserve is the file descriptors --max-conns leaves for the rest of
-// a2ad: the store, the logs, exec children's pipes, webhook deliveries and
-// the admin listener's connections.
-const fdReserve = 512
-
-// maxConnsFor returns the cap of open connections to apply: want, lowered
-// so that want connections and fdReserve other descriptors fit in nofile
-// (the open-file limit), but never below half of nofile. lowered tells
-// that it lowered want. A want of 0 (no cap) stays 0.
-func maxConnsFor(want int, nofile uint64) (n int, lowered bool) {
-	if want <= 0 || nofile == 0 {
-		return want, false
-	}
-	avail := nofile / 2
-	if nofile > fdReserve && nofile-fdReserve > avail {
-		avail = nofile - fdReserve
-	}
-	if uint64(want) <= avail {
-		return want, false
-	}
-	return int(avail), true
-}
-
-// openFileLimit returns the process's soft limit of open files (the Go
-// runtime raises it to the hard limit at start); 0 if it cannot be read.
-func openFileLimit() uint64 {
-	var r syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
-		return 0
-	}
-	return r.Cur
-}
 
 // limitListener wraps ln with caps on its open connections, feeding the
 // listener's metrics (when met is set) and logging refusals and pauses.
@@ -114,18 +80,4 @@ func listenError(flag, addr string, err error) error {
 		return fmt.Errorf("%s %s: the address is in use, by another a2ad or another program: stop it, or give --%s another address", flag, addr, flag)
 	}
 	return fmt.Errorf("%s: %w", flag, err)
-}
-
-// bindsAll reports whether addr, a listen address, binds every address
-// of the host: 0.0.0.0, [::] or no host at all (":8080").
-func bindsAll(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false // net.Listen says what is wrong
-	}
-	if host == "" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsUnspecified()
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 	"github.com/a2ad/a2ad/internal/testkit"
 )
 
@@ -47,7 +48,7 @@ func startMain(tb testing.TB, mod func(*Config)) *Main {
 // random loopback ports (never the fixed default ones), with a short
 // shutdown grace.
 func testConfig(store string) Config {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Catalog = exampleCatalog
 	cfg.Listen = "127.0.0.1:0"
 	cfg.AdminListen = "127.0.0.1:0"

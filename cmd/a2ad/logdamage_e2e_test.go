@@ -19,6 +19,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/internal/testkit"
 )
 
@@ -145,8 +146,8 @@ func TestLogDamagedEndToEnd(t *testing.T) {
 			{"store", "check", "--store", store},
 		} {
 			code, _, stderr := runRefused(t, args...)
-			if code != exitDamaged || !strings.HasPrefix(stderr, head) || !strings.HasSuffix(stderr, advice) {
-				t.Fatalf("a2ad %s = %d:\n%s\nwant %d:\n%s...%s", args[0], code, stderr, exitDamaged, head, advice)
+			if code != storecmd.ExitDamaged || !strings.HasPrefix(stderr, head) || !strings.HasSuffix(stderr, advice) {
+				t.Fatalf("a2ad %s = %d:\n%s\nwant %d:\n%s...%s", args[0], code, stderr, storecmd.ExitDamaged, head, advice)
 			}
 			m := lostTasks.FindStringSubmatch(stderr)
 			if m == nil {
@@ -197,8 +198,8 @@ func TestLogDamagedEndToEnd(t *testing.T) {
 		}
 		want := fmt.Sprintf("a2ad: the store file %[1]s cannot be opened as it is: its write-ahead log %[1]s.wal is missing, but the file says a server had it open and did not close it: the writes after record %[2]d, the last the file holds, were only in the log; put the directory back if it was moved; if the file is a copy (made otherwise than by a2ad store backup), nothing is lost; to go on without the log, accepting that loss: a2ad store repair --store %[1]s --accept-loss\n", store, applied)
 		code, _, stderr := runRefused(t, "serve", "--catalog", catalog, "--store", store, "--listen", "127.0.0.1:0", "--admin-listen", "")
-		if code != exitDamaged || stderr != want {
-			t.Fatalf("a2ad serve = %d:\n%s\nwant %d:\n%s", code, stderr, exitDamaged, want)
+		if code != storecmd.ExitDamaged || stderr != want {
+			t.Fatalf("a2ad serve = %d:\n%s\nwant %d:\n%s", code, stderr, storecmd.ExitDamaged, want)
 		}
 		if _, err := os.Stat(store + ".wal"); err == nil {
 			t.Fatal("serve made a new log")

@@ -28,6 +28,15 @@ import (
 	"runtime/debug"
 	"syscall"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/admincmd"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/keyscmd"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -73,6 +82,18 @@ A2AD_TIER) or as a key of the --config YAML file; flags win.
 // commands are a2ad's commands, for a guess at a typo.
 var commands = []string{"serve", "skills", "validate", "call", "keys", "store", "tasks", "reload", "push", "version", "help"}
 
+// tools are the commands that take flags of their own, not the settings.
+var tools = []cli.Command{
+	{Name: "keys", Run: keyscmd.Run},
+	{Name: "store", Run: storecmd.Run},
+	{Name: "tasks", Run: admincmd.Tasks},
+	{Name: "reload", Run: admincmd.Reload},
+	{Name: "push", Run: admincmd.Push},
+}
+
+// Config is a2ad's settings (see package config).
+type Config = config.Config
+
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
 	if len(args) == 0 {
@@ -87,26 +108,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "keys":
-		return keysCommand(rest, lookupEnv, stdout, stderr)
-	case "store":
-		return storeCmd(ctx, rest, lookupEnv, stdout, stderr)
-	case "tasks":
-		return tasksCmd(ctx, rest, lookupEnv, stdout, stderr)
-	case "reload":
-		return reloadCmd(ctx, rest, lookupEnv, stdout, stderr)
-	case "push":
-		return pushCmd(ctx, rest, lookupEnv, stdout, stderr)
 	case "serve", "skills", "validate", "call":
 	default:
-		return unknownCommand(stderr, "a2ad", "command", cmd, commands, usage)
+		if t := cli.Find(tools, cmd); t != nil {
+			return t.Run(ctx, rest, cli.Env{Stdout: stdout, Stderr: stderr, Lookup: lookupEnv,
+				AdminServer: func() string { return config.AdminServer(lookupEnv) }})
+		}
+		return cli.UnknownCommand(stderr, "a2ad", "command", cmd, commands, usage)
 	}
-	cfg, extra, err := ParseConfig(cmd, rest, lookupEnv, stderr)
-	var fe *flagError
+	cfg, extra, err := config.Parse(cmd, rest, lookupEnv, stderr)
+	var fe *cli.FlagError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		if cmd == "call" { // after the flags: what the arguments are
-			fmt.Fprint(stderr, "\n"+callUsage)
+			fmt.Fprint(stderr, "\n"+catalogcmd.CallUsage)
 		}
 		return 0
 	case errors.As(err, &fe):
@@ -120,12 +135,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "serve":
 		return serve(ctx, cfg, stderr)
 	case "skills":
-		return skills(cfg, stdout, stderr)
+		return catalogcmd.Skills(catalogSettings(&cfg, stderr), stdout, stderr)
 	case "call":
-		return callCmd(ctx, cfg, extra, stdin, stdout, stderr)
+		return catalogcmd.Call(ctx, catalogSettings(&cfg, stderr), extra, stdin, stdout, stderr)
 	default:
-		return validate(cfg, extra, stdout, stderr)
+		return catalogcmd.Validate(catalogSettings(&cfg, stderr), extra, stdout, stderr)
 	}
+}
+
+// catalogSettings are the settings the catalogue commands read; their
+// logger writes to stderr.
+func catalogSettings(c *Config, stderr io.Writer) catalogcmd.Settings {
+	return catalogcmd.Settings{Catalog: c.Catalog, Keys: c.Keys, Tier: c.Tier, ExposeAll: c.ExposeAll, Policy: c.Policy(),
+		Format: c.Format, Protocol: c.Protocol, Caller: c.Caller,
+		Logger: func() (zerolog.Logger, error) { return newLogger(*c, stderr) }}
 }
 
 // Version is the build's version (a2ad version, the card's version, the

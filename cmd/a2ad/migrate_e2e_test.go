@@ -23,7 +23,7 @@ import (
 func runStore(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := storeCmd(context.Background(), args, os.LookupEnv, &out, &errOut)
+	code := run(context.Background(), append([]string{"store"}, args...), nil, &out, &errOut, os.LookupEnv)
 	return code, out.String(), errOut.String()
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -157,7 +158,7 @@ func TestStorageLimitsOverHTTP(t *testing.T) {
 
 	// keys list shows each key's own limits.
 	var out, errOut bytes.Buffer
-	if code := keysCommand([]string{"list", "--keys", k.keys}, func(string) (string, bool) { return "", false }, &out, &errOut); code != 0 {
+	if code := run(context.Background(), []string{"keys", "list", "--keys", k.keys}, nil, &out, &errOut, func(string) (string, bool) { return "", false }); code != 0 {
 		t.Fatalf("keys list: %d %s", code, errOut.String())
 	}
 	wantList := "" +

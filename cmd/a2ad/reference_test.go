@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 	"github.com/a2ad/a2ad/metrics"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
@@ -59,8 +61,8 @@ var referenceCommands = []string{"serve", "skills", "validate", "call"}
 // line.
 func flagsReference() []byte {
 	fs := flag.NewFlagSet("a2ad", flag.ContinueOnError)
-	cfg := DefaultConfig()
-	cfg.flags(fs)
+	cfg := config.Default()
+	cfg.Flags(fs)
 	var b bytes.Buffer
 	b.WriteString(`# Settings of a2ad
 
@@ -74,12 +76,12 @@ the flags listed for it. The admin commands (` + "`a2ad keys`, `a2ad tasks`, `a2
 flags of their own: ` + "`a2ad <command> --help`" + ` lists them. The settings are grouped by what they concern, as
 ` + "`a2ad serve --help`" + ` groups them.
 `)
-	groupedFlags(fs, func(group string, flags []*flag.Flag) {
+	config.GroupedFlags(fs, func(group string, flags []*flag.Flag) {
 		fmt.Fprintf(&b, "\n## %s\n\n| flag | environment | default | commands | what it sets |\n|---|---|---|---|---|\n", group)
 		for _, f := range flags {
 			var cmds []string
 			for _, c := range referenceCommands {
-				if takesFlag(c, f.Name) {
+				if config.TakesFlag(c, f.Name) {
 					cmds = append(cmds, c)
 				}
 			}
@@ -89,7 +91,7 @@ flags of their own: ` + "`a2ad <command> --help`" + ` lists them. The settings a
 			} else {
 				def = "`" + def + "`"
 			}
-			fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.Name, envName(f.Name), def, strings.Join(cmds, ", "), cell(f.Usage))
+			fmt.Fprintf(&b, "| `--%s` | `%s` | %s | %s | %s |\n", f.Name, cli.EnvName(f.Name), def, strings.Join(cmds, ", "), cell(f.Usage))
 		}
 	})
 	return b.Bytes()

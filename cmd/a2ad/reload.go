@@ -5,6 +5,7 @@ import (
 
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/catalogcmd"
 	"github.com/a2ad/a2ad/functions"
 )
 
@@ -43,7 +44,7 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		errs = append(errs, err)
 	} else {
 		m.catalog.Store(cat)
-		m.cards.reset()
+		m.cards.Reset()
 		r.Catalog = admin.CatalogReload{Reloaded: true, Changed: cat.Version != old.Version, Version: cat.Version,
 			Functions: len(cat.Functions), Problems: []string{}}
 		m.Logger.Info().Str("catalog", m.Config.Catalog).Str("old_version", old.Version).Str("catalog_version", cat.Version).
@@ -92,4 +93,16 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		errs = append(errs, err)
 	}
 	return r, errors.Join(errs...)
+}
+
+// warnUnnamedTiers logs at warn level each tier in force that the
+// catalogue names nowhere (catalogcmd.UnnamedTiers).
+func (m *Main) warnUnnamedTiers() {
+	var keys *callers.Keys
+	if m.registry != nil {
+		keys = m.registry.Keys()
+	}
+	for _, p := range catalogcmd.UnnamedTiers(m.catalog.Load(), m.Config.Tier, keys) {
+		m.Logger.Warn().Str("catalog", m.Config.Catalog).Msg(p)
+	}
 }

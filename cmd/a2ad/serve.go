@@ -21,9 +21,12 @@ import (
 	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/agentcard/cardsign"
+	"github.com/a2ad/a2ad/agentcard/cardviews"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/callers"
 	"github.com/a2ad/a2ad/callers/oidc"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/logw"
 	"github.com/a2ad/a2ad/internal/sdnotify"
@@ -51,7 +54,7 @@ type Main struct {
 	bodyGrace time.Duration
 
 	catalog atomic.Pointer[functions.Catalog]
-	cards   *cards
+	cards   *cardviews.Views
 	// cardSigner signs the cards; nil without --card-signing-key.
 	cardSigner atomic.Pointer[cardsign.Signer]
 	registry   *callers.Registry // nil without a keys file
@@ -139,10 +142,10 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) int {
 	defer sd.Close()
 	m := &Main{Config: cfg, Logger: log, notify: sd}
 	if err := m.Open(ctx); err != nil {
-		if code := damaged(stderr, err, "", restoreAdvice(cfg.Store)); code >= 0 {
+		if code := storecmd.Damaged(stderr, err, "", storecmd.RestoreAdvice(cfg.Store)); code >= 0 {
 			return code
 		}
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return 1
 	}
 	sd.Ready() // the listeners serve and the store is open; the watchdog starts
@@ -195,7 +198,7 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 	}
 	cfg := m.Config
-	card, _ := m.cards.view(nil, true) // built by openCallers
+	card, _ := m.cards.View(nil, true) // built by openCallers
 	keys := -1
 	if m.registry != nil {
 		keys = m.registry.Keys().Len()
@@ -299,32 +302,23 @@ func (m *Main) openCallers(ctx context.Context) error {
 	if err := m.openCardSigner(); err != nil {
 		return err
 	}
-	policy := cfg.Policy()
-	m.cards = &cards{build: func(tiers []string, public bool) (*agentcard.Card, error) {
-		opts := agentcard.Options{
+	m.cards = cardviews.New(cardviews.Config{
+		Options: agentcard.Options{
 			Identity:     identity,
 			BaseURL:      m.baseURL,
-			Policy:       policy,
-			CallerTiers:  tiers,
+			Policy:       cfg.Policy(),
 			Capabilities: agentcard.Capabilities{Streaming: true, PushNotifications: true},
 			Security:     security,
 			RESTPath:     restPath,
 			GRPCAddr:     m.grpcAddr,
 			Versions:     cfg.A2A.CardVersions,
-		}
-		if public {
-			// The public card shows what a caller without a key may call:
-			// nothing when such callers are refused.
-			opts.CallerTiers = cfg.anonymousTiers()
-			opts.NoSkills = m.authenticates() && !cfg.AllowAnonymous
-		}
-		card, err := agentcard.Build(m.catalog.Load(), opts)
-		if s := m.cardSigner.Load(); s != nil && err == nil {
-			return s.Sign(card)
-		}
-		return card, err
-	}}
-	if _, err := m.cards.view(nil, true); err != nil {
+		},
+		Catalog:        m.catalog.Load,
+		PublicTiers:    cfg.AnonymousTierList(),
+		PublicNoSkills: m.authenticates() && !cfg.AllowAnonymous,
+		Signer:         m.cardSigner.Load,
+	})
+	if _, err := m.cards.View(nil, true); err != nil {
 		return err
 	}
 	audit, err := m.newAuditLogger(m.Logger)
@@ -367,7 +361,7 @@ func (m *Main) openCallers(ctx context.Context) error {
 // openStore opens the store, with the metrics its hooks feed.
 func (m *Main) openStore(ctx context.Context) error {
 	cfg := m.Config
-	guard, err := push.NewGuard(cfg.pushAllow(), nil)
+	guard, err := push.NewGuard(cfg.PushAllowList(), nil)
 	if err != nil {
 		return fmt.Errorf("push-allow: %w", err)
 	}
@@ -480,7 +474,7 @@ func (m *Main) openService(ctx context.Context) error {
 	if err := m.service.Start(ctx); err != nil {
 		return err
 	}
-	m.onClose("task service", m.service.Close)
+	m.onClose("task service", m.closeService)
 	// The sender picks up the outbox where a previous process left it.
 	m.sender.Start()
 	return nil
@@ -564,12 +558,7 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 	m.http.SetKeepAlivesEnabled(false)
 	m.core.CloseStreams()
 	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
-	closeService := func() { // ctx is over: cancel the calls now
-		var cut *tasks.CutError
-		if err := m.service.Close(ctx); errors.As(err, &cut) {
-			m.Logger.Warn().Err(err).Msg("grace period over with calls running")
-		}
-	}
+	closeService := func() { _ = m.closeService(ctx) } // ctx is over: cancel the calls now
 	stop := context.AfterFunc(ctx, closeService)
 	defer stop()
 	var err error
@@ -588,5 +577,18 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 		err = fmt.Errorf("http shutdown: %w", err)
 	}
 	<-m.served
+	return err
+}
+
+// closeService stops the task service. The calls it had to cut (past the
+// grace period in ctx) are logged, not an error of the shutdown: their
+// tasks resume at the next start or on another replica.
+func (m *Main) closeService(ctx context.Context) error {
+	err := m.service.Close(ctx)
+	var cut *tasks.CutError
+	if errors.As(err, &cut) {
+		m.Logger.Warn().Err(err).Msg("grace period over with calls running")
+		return nil
+	}
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
 	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -34,7 +35,7 @@ func TestUnwind(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log testkit.SyncBuffer
-			m := &Main{Config: DefaultConfig(), Logger: zerolog.New(&log)}
+			m := &Main{Config: config.Default(), Logger: zerolog.New(&log)}
 			var ran []string
 			for _, name := range []string{"a", "b", "c", "d"} {
 				m.onClose(name, func(ctx context.Context) error {
@@ -109,7 +110,7 @@ func TestFailedOpenUnwinds(t *testing.T) {
 	}
 	defer taken.Close()
 	dir := t.TempDir()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Catalog = exampleCatalog
 	cfg.Listen = "127.0.0.1:0"
 	cfg.AdminListen = taken.Addr().String()

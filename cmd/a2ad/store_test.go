@@ -24,6 +24,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
@@ -372,8 +373,8 @@ func TestStoreCompactToAnotherFile(t *testing.T) {
 		t.Fatalf("a2ad store compact --out = %d, stderr %q", code, stderr)
 	}
 	after := fileSize(t, out)
-	want := fmt.Sprintf("wrote a compacted copy of %s to %s: %d -> %d bytes (%s); %s is unchanged\n", path, out, before, after, change(before, after), path) +
-		fmt.Sprintf("pages: %d -> %d bytes (%s); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes\n", used, after, change(used, after))
+	want := fmt.Sprintf("wrote a compacted copy of %s to %s: %d -> %d bytes (%s); %s is unchanged\n", path, out, before, after, storecmd.Change(before, after), path) +
+		fmt.Sprintf("pages: %d -> %d bytes (%s); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes\n", used, after, storecmd.Change(used, after))
 	if stdout != want {
 		t.Fatalf("stdout %q, want %q", stdout, want)
 	}

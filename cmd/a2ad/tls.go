@@ -11,17 +11,6 @@ import (
 	"github.com/a2ad/a2ad/internal/tlsconf"
 )
 
-// validateTLS checks the TLS settings: a certificate and its key come
-// together, and mutual TLS needs both and a keys file to map subjects.
-func (c *Config) validateTLS() error {
-	return firstError(
-		failIf(c.TLSCert != "" && c.TLSKey == "", "tls-key: --tls-cert needs its private key"),
-		failIf(c.TLSKey != "" && c.TLSCert == "", "tls-cert: --tls-key needs its certificate"),
-		failIf(c.TLSClientCA != "" && c.TLSCert == "", "tls-client-ca: mutual TLS needs --tls-cert and --tls-key too"),
-		failIf(c.TLSClientCA != "" && c.Keys == "", "tls-client-ca: needs --keys, whose tls_subjects map client certificates to callers"),
-	)
-}
-
 // openTLS loads the certificate every listener serves, if there is one.
 func (m *Main) openTLS(context.Context) error {
 	cfg := m.Config

@@ -13,21 +13,6 @@ import (
 	"github.com/a2ad/a2ad/internal/testkit"
 )
 
-func TestValidateTLS(t *testing.T) {
-	checkValidate(t, []validateCase{
-		{"certificate and key", func(c *Config) { c.TLSCert, c.TLSKey = "cert.pem", "key.pem" }, ""},
-		{"mutual TLS", func(c *Config) {
-			c.TLSCert, c.TLSKey, c.TLSClientCA, c.Keys = "cert.pem", "key.pem", "ca.pem", "keys.yaml"
-		}, ""},
-		{"certificate without key", func(c *Config) { c.TLSCert = "cert.pem" }, "tls-key: --tls-cert needs its private key"},
-		{"key without certificate", func(c *Config) { c.TLSKey = "key.pem" }, "tls-cert: --tls-key needs its certificate"},
-		{"client CAs without a certificate", func(c *Config) { c.TLSClientCA, c.Keys = "ca.pem", "keys.yaml" },
-			"tls-client-ca: mutual TLS needs --tls-cert and --tls-key too"},
-		{"client CAs without keys", func(c *Config) { c.TLSCert, c.TLSKey, c.TLSClientCA = "cert.pem", "key.pem", "ca.pem" },
-			"tls-client-ca: needs --keys, whose tls_subjects map client certificates to callers"},
-	})
-}
-
 // TestReloadReportsTLS: a reload reads the certificate again and says so
 // in its report; one with a broken key keeps the certificate in force.
 func TestReloadReportsTLS(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package catalogcmd
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/a2ad/a2ad/functions"
 )
 
-// unnamedTiers are the tiers in force that no function of cat names in
+// UnnamedTiers are the tiers in force that no function of cat names in
 // "a2a.tier", each with where it is in force, and what the catalogue
 // names: a tier written with another case ("Partner"), or one the
 // catalogue lost in an edit, leaves its callers with no skill and no
 // error, so serve and skills say so.
-func unnamedTiers(cat *functions.Catalog, serverTier string, keys *callers.Keys) (problems []string) {
+func UnnamedTiers(cat *functions.Catalog, serverTier string, keys *callers.Keys) (problems []string) {
 	metas := make([]map[string]any, len(cat.Functions))
 	for i, f := range cat.Functions {
 		metas[i] = f.Metadata
@@ -45,15 +45,4 @@ func unnamedTiers(cat *functions.Catalog, serverTier string, keys *callers.Keys)
 		}
 	}
 	return problems
-}
-
-// warnUnnamedTiers logs unnamedTiers at warn level.
-func (m *Main) warnUnnamedTiers() {
-	var keys *callers.Keys
-	if m.registry != nil {
-		keys = m.registry.Keys()
-	}
-	for _, p := range unnamedTiers(m.catalog.Load(), m.Config.Tier, keys) {
-		m.Logger.Warn().Str("catalog", m.Config.Catalog).Msg(p)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package keyscmd
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2ad/a2ad/admin"
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/admincmd"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 )
 
 const keysUsage = `Usage:
@@ -33,15 +34,16 @@ const keysUsage = `Usage:
 A running a2ad reads the changed file on a reload (a2ad reload, or SIGHUP).
 `
 
-// keysCommand runs "a2ad keys ...".
-func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+// Run runs "a2ad keys ..." and returns the exit code.
+func Run(_ context.Context, args []string, env cli.Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	if len(args) == 0 {
 		fmt.Fprint(stderr, keysUsage)
 		return 2
 	}
 	sub, rest := args[0], args[1:]
 	fs := flag.NewFlagSet("a2ad keys "+sub, flag.ContinueOnError)
-	path, _ := lookupEnv(envName("keys"))
+	path, _ := env.Lookup(cli.EnvName("keys"))
 	fs.StringVar(&path, "keys", path, "the keys file (or A2AD_KEYS)")
 	var id, tiers, keyID, server string
 	var force bool
@@ -59,14 +61,10 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 		fmt.Fprint(stdout, keysUsage)
 		return 0
 	default:
-		return unknownCommand(stderr, "a2ad keys", "command", sub, []string{"create", "revoke", "list"}, keysUsage)
+		return cli.UnknownCommand(stderr, "a2ad keys", "command", sub, []string{"create", "revoke", "list"}, keysUsage)
 	}
-	if err := parseFlags(fs, rest, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, err)
-		return 2
+	if code := cli.Parse(fs, rest, stderr); code >= 0 {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "a2ad keys %s: unexpected argument %q\n", sub, fs.Arg(0))
@@ -86,7 +84,7 @@ func keysCommand(args []string, lookupEnv func(string) (string, bool), stdout, s
 	if sub == "revoke" {
 		return revokeKeys(path, id, keyID, stdout, stderr)
 	}
-	return createKey(path, id, splitList(tiers), force, stdout, stderr)
+	return createKey(path, id, cli.SplitList(tiers), force, stdout, stderr)
 }
 
 func createKey(path, id string, tiers []string, force bool, stdout, stderr io.Writer) int {
@@ -98,7 +96,7 @@ func createKey(path, id string, tiers []string, force bool, stdout, stderr io.Wr
 	if err != nil {
 		var le *callers.LoadError
 		if errors.As(err, &le) {
-			printLoadError(stderr, err)
+			cli.PrintLoadError(stderr, err)
 			return 1
 		}
 		fmt.Fprintln(stderr, "a2ad keys create:", err)
@@ -125,7 +123,7 @@ func revokeKeys(path, id, keyID string, stdout, stderr io.Writer) int {
 	if err != nil {
 		var le *callers.LoadError
 		if errors.As(err, &le) {
-			printLoadError(stderr, err)
+			cli.PrintLoadError(stderr, err)
 		} else {
 			fmt.Fprintln(stderr, "a2ad keys revoke:", err)
 		}
@@ -154,19 +152,19 @@ func ownLimit[T int | int64](n *T) string {
 func listKeys(path, server string, stdout, stderr io.Writer) int {
 	ks, err := callers.LoadKeys(path)
 	if err != nil {
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return 1
 	}
 	var used map[string]*time.Time // caller + "\x00" + key id → last use
 	if server != "" {
-		c, err := admin.NewClient(server)
-		if err != nil {
-			return usageError(stderr, fmt.Sprintf("keys list: --server: want the admin listener's base URL, e.g. %s, not %q", admin.DefaultURL, server))
+		c, code := admincmd.NewClient("keys list", server, stderr)
+		if c == nil {
+			return code
 		}
 		defer c.Close()
 		list, err := c.Keys(context.Background())
 		if err != nil {
-			return adminError(stderr, "keys list", err)
+			return admincmd.Error(stderr, "keys list", err)
 		}
 		used = map[string]*time.Time{}
 		for _, k := range list.Keys {

@@ -1,19 +1,13 @@
-package main
+package admincmd
 
-// a2ad tasks list|get|cancel: the operator view from the command line,
-// against a running server's admin listener, through admin.Client. It
-// decodes the JSON the endpoints serve into the same types, so the text
-// and --json outputs never disagree.
+// a2ad tasks list|get|cancel: the operator view from the command line.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 )
 
 const tasksUsage = `a2ad tasks: inspect and cancel the tasks of a running a2ad, through its
@@ -39,7 +34,7 @@ http://127.0.0.1:8081, or A2AD_SERVER). Exit codes: 0 done, 1 failed
 `
 
 // tasksCommand is a2ad tasks.
-var tasksCommand = adminCommand{name: "tasks", usage: tasksUsage, subs: []string{"list", "get", "cancel"},
+var tasksCommand = command{name: "tasks", usage: tasksUsage, subs: []string{"list", "get", "cancel"},
 	flags: func(sub string, fs *flag.FlagSet) {
 		if sub != "cancel" {
 			fs.Bool("json", false, "print the endpoint's JSON")
@@ -53,27 +48,28 @@ var tasksCommand = adminCommand{name: "tasks", usage: tasksUsage, subs: []string
 		}
 	}}
 
-// tasksCmd runs "a2ad tasks <sub> ..." and returns the exit code.
-func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	run, code := tasksCommand.start(args, lookupEnv, stdout, stderr)
+// Tasks runs "a2ad tasks <sub> ..." and returns the exit code.
+func Tasks(ctx context.Context, args []string, env cli.Env) int {
+	run, code := tasksCommand.start(args, env)
 	if run == nil {
 		return code
 	}
 	defer run.c.Close()
+	stdout, stderr := env.Stdout, env.Stderr
 	c, sub, pos := run.c, run.sub, run.pos
-	o := tasksOptions{asJSON: flagBool(run.fs, "json"), filter: taskFilter(run.fs)}
+	o := tasksOptions{asJSON: cli.FlagBool(run.fs, "json"), filter: taskFilter(run.fs)}
 	what := "tasks " + sub
 
 	if sub == "list" {
 		if len(pos) > 0 {
-			return usageError(stderr, fmt.Sprintf("tasks list: unexpected argument %q (filters are flags)", pos[0]))
+			return cli.UsageError(stderr, fmt.Sprintf("tasks list: unexpected argument %q (filters are flags)", pos[0]))
 		}
 		list, raw, err := c.Tasks(ctx, o.filter)
 		return o.answer(stdout, stderr, what, raw, err, func() { printTaskList(stdout, list) })
 	}
 
 	if len(pos) != 1 {
-		return usageError(stderr, fmt.Sprintf("tasks %s: give one task id (got %d arguments)", sub, len(pos)))
+		return cli.UsageError(stderr, fmt.Sprintf("tasks %s: give one task id (got %d arguments)", sub, len(pos)))
 	}
 	id := pos[0]
 	if sub == "get" {
@@ -82,7 +78,7 @@ func tasksCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 	view, err := c.Cancel(ctx, id)
 	if err != nil {
-		return adminError(stderr, what, err)
+		return Error(stderr, what, err)
 	}
 	fmt.Fprintf(stdout, "canceled task %s (caller %s, function %s): it is %s\n",
 		view.Task.ID, callerName(view.Task.Caller), orDash(view.Task.Function), view.Task.State)
@@ -123,42 +119,12 @@ func taskFilter(fs *flag.FlagSet) admin.TaskFilter {
 // exit code.
 func (o tasksOptions) answer(stdout, stderr io.Writer, what string, raw []byte, err error, printText func()) int {
 	if err != nil {
-		return adminError(stderr, what, err)
+		return Error(stderr, what, err)
 	}
 	if o.asJSON {
 		return printJSON(stdout, stderr, raw)
 	}
 	printText()
-	return 0
-}
-
-// adminError prints the error of a call to the admin listener and returns
-// the exit code: 2 for a request the server calls bad (400), else 1.
-func adminError(stderr io.Writer, what string, err error) int {
-	var se *admin.StatusError
-	if !errors.As(err, &se) {
-		fmt.Fprintf(stderr, "a2ad: %s: %v\n", what, err)
-		return 1
-	}
-	msg := se.Message
-	if msg == "" {
-		msg = se.Status
-	}
-	fmt.Fprintf(stderr, "a2ad: %s: %s (HTTP %d)\n", what, msg, se.Code)
-	if se.Code == http.StatusBadRequest {
-		return 2
-	}
-	return 1
-}
-
-func printJSON(stdout, stderr io.Writer, raw []byte) int {
-	var b bytes.Buffer
-	if err := json.Indent(&b, bytes.TrimSpace(raw), "", "  "); err != nil {
-		fmt.Fprintln(stderr, "a2ad:", err)
-		return 1
-	}
-	b.WriteByte('\n')
-	_, _ = stdout.Write(b.Bytes())
 	return 0
 }
 
@@ -177,14 +143,6 @@ func orDash(s *string) string {
 		return "-"
 	}
 	return *s
-}
-
-// count is n and the noun, plural unless n is 1.
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func listOrDash(s []string) string {
@@ -226,7 +184,7 @@ func printTaskView(w io.Writer, v *admin.TaskView) {
 	row("function", orDash(t.Function))
 	row("created", timeText(t.CreatedAt))
 	row("updated", timeText(t.UpdatedAt))
-	row("history", fmt.Sprintf("%s, %s, input of %s", count(t.HistoryMessages, "message"), count(t.Artifacts, "artifact"), count(t.InputBytes, "byte")))
+	row("history", fmt.Sprintf("%s, %s, input of %s", cli.Count(t.HistoryMessages, "message"), cli.Count(t.Artifacts, "artifact"), cli.Count(t.InputBytes, "byte")))
 	row("message ids", listOrDash(t.MessageIDs))
 	if len(t.WebhookConfigs) == 0 {
 		row("webhooks", "-")

@@ -1,4 +1,4 @@
-package main
+package catalogcmd
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	v03 "github.com/a2ad/a2ad/a2a/v03"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/suggest"
 	"github.com/a2ad/a2ad/tasks"
@@ -29,7 +30,8 @@ const (
 // server's default --max-body-bytes.
 const maxCallInputBytes = 1 << 20
 
-const callUsage = `usage: a2ad call [--catalog FILE] [flags] FUNCTION [INPUT]
+// CallUsage is what a2ad call takes, and its exit codes.
+const CallUsage = `usage: a2ad call [--catalog FILE] [flags] FUNCTION [INPUT]
 
 Runs one function of the catalogue once, locally, as the server runs a
 task's call: the input is checked against the input schema, the backend
@@ -43,17 +45,18 @@ Exit codes: 0 completed, 1 failed, 3 input rejected, 4 input required,
 2 nothing ran (flags, catalogue, unknown function, input not JSON).
 `
 
-// callCmd is a2ad call: cfg is parsed, args are FUNCTION [INPUT].
-func callCmd(ctx context.Context, cfg Config, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Call is a2ad call: args are FUNCTION [INPUT]. It returns the exit
+// code.
+func Call(ctx context.Context, cfg Settings, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) < 1 || len(args) > 2 {
-		fmt.Fprint(stderr, callUsage)
+		fmt.Fprint(stderr, CallUsage)
 		return callUnusable
 	}
 	if cfg.Catalog == "" {
 		fmt.Fprintln(stderr, "a2ad: catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
 		return callUnusable
 	}
-	log, err := newLogger(cfg, stderr)
+	log, err := cfg.Logger()
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad:", err)
 		return callUnusable
@@ -65,7 +68,7 @@ func callCmd(ctx context.Context, cfg Config, args []string, stdin io.Reader, st
 	}
 	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
 	if err != nil {
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return callUnusable
 	}
 	fn, ok := cat.Lookup(args[0])

@@ -1,4 +1,4 @@
-package main
+package storecmd
 
 // a2ad store migrate: a bbolt store file into a PostgreSQL store, for the
 // cut-over to a database (docs/replicas.md).
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/pgstore"
@@ -47,9 +48,9 @@ func runStoreMigrate(ctx context.Context, args []string, stdout, stderr io.Write
 	from, fromPath := stores.Of(f.store)
 	switch {
 	case f.store == "" || to == "":
-		return usageError(stderr, "store migrate: give the store file with --from and the database with --to postgres://...")
+		return cli.UsageError(stderr, "store migrate: give the store file with --from and the database with --to postgres://...")
 	case !from.File:
-		return usageError(stderr, "store migrate: --from is a bbolt store file, not a database")
+		return cli.UsageError(stderr, "store migrate: --from is a bbolt store file, not a database")
 	}
 	into, target := stores.Of(to)
 	b, opened, err := into.OpenTool(ctx, target, false)
@@ -62,9 +63,9 @@ func runStoreMigrate(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	s, ok := b.(migrationTarget)
 	if !ok {
-		return usageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
+		return cli.UsageError(stderr, "store migrate: --to is a PostgreSQL database's postgres:// URL")
 	}
-	m := &migration{s: s, force: force, from: fromPath, to: storeName(to), stderr: stderr}
+	m := &migration{s: s, force: force, from: fromPath, to: stores.Name(to), stderr: stderr}
 	if code := m.run(ctx, f); code != 0 {
 		return code
 	}
@@ -115,7 +116,7 @@ func (m *migration) run(ctx context.Context, f *storeFlags) int {
 	case errors.Is(err, boltstore.ErrLocked):
 		fmt.Fprintf(m.stderr, "a2ad: the store %s is in use by a running a2ad: stop it first, then migrate\n", m.from)
 	case errors.Is(err, boltstore.ErrDamaged):
-		return damaged(m.stderr, err, "", "restore the last backup")
+		return Damaged(m.stderr, err, "", "restore the last backup")
 	default:
 		fmt.Fprintln(m.stderr, "a2ad: store migrate:", err)
 	}

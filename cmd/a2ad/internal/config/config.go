@@ -1,22 +1,15 @@
-package main
+package config
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"net/netip"
-	"net/url"
-	"os"
 	"slices"
-	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/exposure"
-	"github.com/a2ad/a2ad/internal/otelx"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/httpx"
 )
@@ -122,8 +115,8 @@ type Config struct {
 	Caller   string // the caller of --keys whose view skills shows; "" for none
 }
 
-// DefaultConfig returns the defaults.
-func DefaultConfig() Config {
+// Default returns the defaults.
+func Default() Config {
 	return Config{
 		Listen:               "127.0.0.1:8080",
 		AdminListen:          "127.0.0.1:8081",
@@ -181,15 +174,15 @@ func DefaultConfig() Config {
 // the dev loop of a function's author, logs everything (the function's
 // stderr, an excerpt of a result that is not JSON) for a human.
 func defaultsFor(name string) Config {
-	c := DefaultConfig()
+	c := Default()
 	if name == "call" {
 		c.LogLevel, c.LogFormat = "debug", "console"
 	}
 	return c
 }
 
-// flags binds every setting to fs.
-func (c *Config) flags(fs *flag.FlagSet) {
+// Flags binds every setting to fs.
+func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", c.ConfigFile, "optional YAML config file; its keys are the flag names")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice (a2ad warns), and all addresses (0.0.0.0:8080) need --base-url")
 	fs.StringVar(&c.GRPCListen, "grpc-listen", c.GRPCListen, "address of the A2A 1.0 gRPC binding (lf.a2a.v1.A2AService; TLS with --tls-cert, else plaintext); empty for none; binding beyond loopback is an explicit choice")
@@ -262,17 +255,11 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) to serve TLS with on every listener, reloaded on SIGHUP; TLS 1.2 at least; empty for plain HTTP")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key of --tls-cert, reloaded with it")
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", c.TLSClientCA, "PEM CAs whose client certificates are verified when sent (mutual TLS); a key's tls_subjects in --keys map one to a caller")
-	fs.Var(fileList{&c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
+	fs.Var(cli.List{L: &c.CardSigningKeys}, "card-signing-key", "PEM private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) that signs the agent card, re-read on SIGHUP; repeat it (or separate files by commas) to sign with several keys during a rotation; the public keys are at /.well-known/a2ad-card-keys.json")
 	c.A2A.flags(fs)
 	fs.StringVar(&c.Format, "format", c.Format, "skills output: text or json")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "skills view: a2a (skills on the agent card) or mcp (MCP tools)")
 	fs.StringVar(&c.Caller, "caller", c.Caller, "skills view of this caller of --keys (its tiers, under --tier), without its secret")
-}
-
-// envName is the environment variable of a flag: A2AD_ and the name in
-// upper snake case.
-func envName(flagName string) string {
-	return "A2AD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // commandFlags are the flags of the commands that read only some
@@ -283,28 +270,28 @@ var commandFlags = map[string][]string{
 	"call":     {"config", "catalog", "log-level", "log-format"},
 }
 
-// takesFlag reports whether command takes the flag name on its command
+// TakesFlag reports whether command takes the flag name on its command
 // line. The environment and the config file may set any setting: one
 // file serves every command.
-func takesFlag(command, name string) bool {
+func TakesFlag(command, name string) bool {
 	if own, ok := commandFlags[command]; ok {
 		return slices.Contains(own, name)
 	}
 	return name != "format" && name != "protocol" && name != "caller"
 }
 
-// ParseConfig reads args, the environment and the config file into a
-// Config. It returns the remaining arguments. A command line the
-// command's flags do not take is a *flagError; -h and --help print the
-// flags to stderr and return flag.ErrHelp.
-func ParseConfig(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
+// Parse reads args, the environment and the config file into the Config
+// of command name. It returns the remaining arguments. A command line the
+// command's flags do not take is a *cli.FlagError; -h and --help print
+// the flags to stderr (serve's by group) and return flag.ErrHelp.
+func Parse(name string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (Config, []string, error) {
 	// First pass: find which flags are set, and the config file.
 	probe := defaultsFor(name)
 	all := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
-	probe.flags(all)
+	probe.Flags(all)
 	fs := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
 	all.VisitAll(func(f *flag.Flag) {
-		if takesFlag(name, f.Name) {
+		if TakesFlag(name, f.Name) {
 			fs.Var(f.Value, f.Name, f.Usage)
 		}
 	})
@@ -314,25 +301,25 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 	cfg := defaultsFor(name)
 	final := flag.NewFlagSet("a2ad "+name, flag.ContinueOnError)
 	final.SetOutput(io.Discard)
-	cfg.flags(final)
+	cfg.Flags(final)
 
 	file := probe.ConfigFile
 	if file == "" {
-		file, _ = lookupEnv(envName("config"))
+		file, _ = lookupEnv(cli.EnvName("config"))
 	}
 	if file != "" {
-		if err := applyFile(final, file); err != nil {
+		if err := cli.ApplyFile(final, file); err != nil {
 			return Config{}, nil, err
 		}
 	}
 	var envErr error
 	final.VisitAll(func(f *flag.Flag) {
-		if v, ok := lookupEnv(envName(f.Name)); ok && envErr == nil {
-			if r, ok := f.Value.(resetter); ok {
-				r.reset() // the environment replaces the file's list
+		if v, ok := lookupEnv(cli.EnvName(f.Name)); ok && envErr == nil {
+			if r, ok := f.Value.(cli.Resetter); ok {
+				r.Reset() // the environment replaces the file's list
 			}
 			if err := final.Set(f.Name, v); err != nil {
-				envErr = fmt.Errorf("environment %s=%q: %v", envName(f.Name), v, err)
+				envErr = fmt.Errorf("environment %s=%q: %v", cli.EnvName(f.Name), v, err)
 			}
 		}
 	})
@@ -340,8 +327,8 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 		return Config{}, nil, envErr
 	}
 	fs.Visit(func(f *flag.Flag) {
-		if r, ok := final.Lookup(f.Name).Value.(resetter); ok {
-			r.reset() // the command line replaces the list
+		if r, ok := final.Lookup(f.Name).Value.(cli.Resetter); ok {
+			r.Reset() // the command line replaces the list
 		}
 		_ = final.Set(f.Name, f.Value.String())
 	})
@@ -349,209 +336,16 @@ func ParseConfig(name string, args []string, lookupEnv func(string) (string, boo
 	return cfg, fs.Args(), nil
 }
 
-func applyFile(fs *flag.FlagSet, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config file: %w", err)
-	}
-	// Walk the nodes, not a decoded map: a problem names the line of its
-	// key (a block value starts on a later line), in file order.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return fmt.Errorf("config file %s: %v", path, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil // an empty file
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return fmt.Errorf("config file %s:%d: must be a mapping of flag names to values", path, root.Line)
-	}
-	var problems []string
-	seen := map[string]int{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		kn, n := root.Content[i], root.Content[i+1]
-		k := kn.Value
-		if first, dup := seen[k]; dup {
-			problems = append(problems, fmt.Sprintf("%s:%d: duplicate key %q (first at line %d)", path, kn.Line, k, first))
-			continue
-		}
-		seen[k] = kn.Line
-		if kn.Kind != yaml.ScalarNode || k == "config" || fs.Lookup(k) == nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: unknown key %q", path, kn.Line, k))
-			continue
-		}
-		if n.Kind == yaml.AliasNode && n.Alias != nil {
-			n = n.Alias
-		}
-		val := n.Value
-		if n.Kind == yaml.SequenceNode { // a list, for comma-separated settings
-			var items []string
-			for _, it := range n.Content {
-				if it.Kind != yaml.ScalarNode {
-					// "- debug::" is a mapping in YAML: refuse it rather than
-					// drop a hidden prefix without a word.
-					problems = append(problems, fmt.Sprintf("%s:%d: %s: each item must be a string; quote one that ends in a colon, e.g. \"debug::\"", path, it.Line, k))
-					items = nil
-					break
-				}
-				items = append(items, it.Value)
-			}
-			if items == nil && len(n.Content) > 0 {
-				continue
-			}
-			val = strings.Join(items, ",")
-		} else if n.Kind != yaml.ScalarNode {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s must be a scalar or a list", path, kn.Line, k))
-			continue
-		}
-		if err := fs.Set(k, val); err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s: %v", path, kn.Line, k, err))
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New("config file: " + strings.Join(problems, "; "))
-	}
-	return nil
-}
-
-// Validate checks the settings a server needs, naming the field at fault.
-// The checks run in order and the first that fails is the answer.
-func (c *Config) Validate() error {
-	err := firstError(
-		failIf(c.Catalog == "", "catalog: no catalogue file given (--catalog or A2AD_CATALOG)"),
-		failIf(c.Store == "", "store: no store file given"),
-		// The base URL defaults to the listener's address, which names no
-		// host a client can reach when it is every address.
-		failIf(c.BaseURL == "" && bindsAll(c.Listen), "listen %s: listening on all addresses needs --base-url, the URL clients reach a2ad at", c.Listen),
-		failIf(c.StoreMaxConns <= 0 || c.StoreMaxConns > 1000, "store-max-conns: must be 1 to 1000, not %d", c.StoreMaxConns),
-		failIf(c.Format != "text" && c.Format != "json", "format: must be text or json, not %q", c.Format),
-		failIf(strings.Contains(c.Tier, ","), "tier: one tier name, not a list (%q): the server-wide tier caps every caller; a caller of the keys file may have several", c.Tier),
-		failIf(c.Protocol != "a2a" && c.Protocol != "mcp", "protocol: must be a2a or mcp, not %q", c.Protocol),
-		failIf(c.LogFormat != "json" && c.LogFormat != "console" && c.LogFormat != "auto", "log-format: must be json, console or auto, not %q", c.LogFormat),
-		positive("max-body-bytes", c.MaxBodyBytes),
-		positive("max-concurrent", c.MaxConcurrent),
-		notNegative("max-queue", c.MaxQueue, ""),
-		positive("blocking-timeout", c.BlockingTimeout),
-		positive("retention", c.Retention),
-		positive("retention-interval", c.RetentionInterval),
-		failIf(c.LeaseTTL < 100*time.Millisecond, "lease-ttl: must be at least 100ms, not %s", c.LeaseTTL),
-		positive("sse-keepalive", c.KeepAlive),
-		positive("read-header-timeout", c.ReadHeaderTimeout),
-		positive("read-timeout", c.ReadTimeout),
-		notNegative("min-body-rate", c.MinBodyRate, ""),
-		positive("idle-timeout", c.IdleTimeout),
-		notNegative("max-conns", c.MaxConns, ""),
-		notNegative("max-conns-per-ip", c.MaxConnsPerIP, ""),
-		positive("push-timeout", c.PushTimeout),
-		positive("push-max-attempts", c.PushMaxAttempts),
-		positive("push-concurrency", c.PushConcurrency),
-		failIf(c.OTelEndpoint != "" && otelx.CheckEndpoint(c.OTelEndpoint) != nil,
-			"otel-endpoint: must be an http or https URL with a host and no query (a collector's base, such as http://127.0.0.1:4318), not %q", c.OTelEndpoint),
-	)
-	if err != nil {
-		return err
-	}
-	if err := c.validateCallers(); err != nil {
-		return err
-	}
-	if _, err := c.trustedProxies(); err != nil {
-		return err
-	}
-	if _, err := c.cors(); err != nil {
-		return err
-	}
-	return c.validateTLS()
-}
-
-// validateOIDC checks the OpenID Connect settings.
-func (c *Config) validateOIDC() error {
-	if c.OIDCIssuer == "" {
-		return failIf(c.OIDCAudience != "", "oidc-audience: only means something with --oidc-issuer")
-	}
-	u, err := url.Parse(c.OIDCIssuer)
-	loopback := false
-	if err == nil {
-		ip, _ := netip.ParseAddr(u.Hostname())
-		loopback = u.Hostname() == "localhost" || ip.IsLoopback()
-	}
-	return firstError(
-		failIf(err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || !(u.Scheme == "https" || u.Scheme == "http" && loopback),
-			"oidc-issuer: must be an https URL (http only on a loopback address), not %q", c.OIDCIssuer),
-		failIf(c.OIDCAudience == "", "oidc-audience: required with --oidc-issuer (what its tokens' aud must hold)"),
-		failIf(c.OIDCCallerClaim == "", "oidc-caller-claim: must name a claim"),
-		failIf(c.OIDCTiersClaim == "", "oidc-tiers-claim: must name a claim"),
-	)
-}
-
-// validateCallers checks the settings of callers: anonymous access, and
-// the rates, caps and quotas that bound each caller and the server.
-func (c *Config) validateCallers() error {
-	return firstError(
-		failIf(c.AllowAnonymous && c.Keys == "" && c.OIDCIssuer == "", "allow-anonymous: only means something with --keys or --oidc-issuer (without them every caller is anonymous)"),
-		c.validateOIDC(),
-		// Without a tier, anonymous callers would see every skill the
-		// server shows, more than any key.
-		failIf(c.AllowAnonymous && len(c.anonymousTiers()) == 0, "allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)"),
-		finiteRate("rate", c.RatePerSecond),
-		failIf(c.RatePerSecond > 0 && c.RateBurst < 1, "rate-burst: must be at least 1, not %d", c.RateBurst),
-		notNegative("max-inflight-per-caller", c.MaxInFlightPerCaller, ""),
-		notNegative("max-inflight", c.MaxInFlight, ""),
-		notNegative("shutdown-grace", c.ShutdownGrace, ""),
-		notNegative("shutdown-delay", c.ShutdownDelay, ""),
-		failIf(c.RateBuckets < 1, "rate-buckets: must be at least 1, not %d", c.RateBuckets),
-		finiteRate("auth-fail-rate", c.AuthFailRate),
-		failIf(c.AuthFailRate > 0 && c.AuthFailBurst < 1, "auth-fail-burst: must be at least 1, not %d", c.AuthFailBurst),
-		notNegative("quota-tasks", c.QuotaTasks, "limit"),
-		notNegative("quota-bytes", c.QuotaBytes, "limit"),
-		notNegative("max-history", c.MaxHistory, "limit"),
-		notNegative("max-task-artifact-bytes", c.MaxTaskArtifactBytes, "limit"),
-		notNegative("history-read-bytes", c.HistoryReadBytes, "limit"),
-		notNegative("list-page-bytes", c.ListPageBytes, "limit"),
-		notNegative("max-answer-bytes-per-caller", c.AnswerBytesPerCaller, "cap"),
-		notNegative("max-calls-per-caller", c.MaxCallsPerCaller, "cap"),
-		notNegative("rate-bytes", c.RateBytes, "limit"),
-		// A budget smaller than one body would hold back the largest
-		// bodies; more than 2 GiB at once is no limit.
-		failIf(c.RateBytesBurst < c.MaxBodyBytes || c.RateBytesBurst > math.MaxInt32,
-			"rate-bytes-burst: must be at least --max-body-bytes (%d) and at most %d, not %d", c.MaxBodyBytes, math.MaxInt32, c.RateBytesBurst),
-	)
-}
-
-// trustedProxies parses --trusted-proxies: CIDRs, or single addresses.
-func (c *Config) trustedProxies() ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, s := range splitList(c.TrustedProxies) {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			a, aerr := netip.ParseAddr(s)
-			if aerr != nil || a.Zone() != "" {
-				return nil, fmt.Errorf("trusted-proxies: %q is not a CIDR or an address", s)
-			}
-			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		if p.Addr().Is4In6() {
-			// Client addresses are compared unmapped.
-			if p.Bits() < 96 {
-				return nil, fmt.Errorf("trusted-proxies: %q reaches beyond the IPv4-mapped addresses; give IPv4 and IPv6 ranges apart", s)
-			}
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
-// cors is the policy of --cors-origins: nil when it is empty.
-func (c *Config) cors() (*httpx.CORS, error) {
-	p, err := httpx.NewCORS(splitList(c.CORSOrigins))
+// CORS is the policy of --cors-origins: nil when it is empty.
+func (c *Config) CORS() (*httpx.CORS, error) {
+	p, err := httpx.NewCORS(cli.SplitList(c.CORSOrigins))
 	if err != nil {
 		return nil, fmt.Errorf("cors-origins: %v", err)
 	}
 	return p, nil
 }
 
-func (c *Config) hiddenPrefixes() []string { return splitList(c.HiddenPrefixes) }
+func (c *Config) hiddenPrefixes() []string { return cli.SplitList(c.HiddenPrefixes) }
 
 // Policy is the exposure policy the config sets: the one the card, the
 // task service, the operator view and a2ad skills apply.
@@ -559,16 +353,15 @@ func (c *Config) Policy() exposure.Policy {
 	return exposure.Policy{ExposeAll: c.ExposeAll, Tier: c.Tier, ExtraPrefixes: c.hiddenPrefixes()}
 }
 
-func (c *Config) pushAllow() []string { return splitList(c.PushAllow) }
+// PushAllowList is --push-allow's list.
+func (c *Config) PushAllowList() []string { return cli.SplitList(c.PushAllow) }
 
-func (c *Config) anonymousTiers() []string { return splitList(c.AnonymousTiers) }
+// AnonymousTierList is --anonymous-tier's list.
+func (c *Config) AnonymousTierList() []string { return cli.SplitList(c.AnonymousTiers) }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+// CallerDefaults are the server's limits of a caller without its own
+// (see callers.Effective.For, where a key's own replace them).
+func (c *Config) CallerDefaults() callers.Effective {
+	return callers.Effective{QuotaTasks: c.QuotaTasks, QuotaBytes: c.QuotaBytes, MaxHistory: c.MaxHistory,
+		MaxCalls: c.MaxCallsPerCaller, RateBytes: c.RateBytes, IdemWindow: c.A2A.IdemWindow}
 }

@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 // a2ad push list|retry|drop: the push dead letters of a running server,
 // through its admin listener, as a2ad tasks does.
@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 )
 
 const pushUsage = `a2ad push: the push deliveries a running a2ad gave up on (dead letters),
@@ -31,7 +32,7 @@ http://127.0.0.1:8081, or A2AD_SERVER). Exit codes: 0 done, 1 failed
 `
 
 // pushCommand is a2ad push.
-var pushCommand = adminCommand{name: "push", usage: pushUsage, subs: []string{"list", "retry", "drop"},
+var pushCommand = command{name: "push", usage: pushUsage, subs: []string{"list", "retry", "drop"},
 	flags: func(sub string, fs *flag.FlagSet) {
 		switch sub {
 		case "list":
@@ -41,30 +42,31 @@ var pushCommand = adminCommand{name: "push", usage: pushUsage, subs: []string{"l
 		}
 	}}
 
-// pushCmd runs "a2ad push <sub> ..." and returns the exit code.
-func pushCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
-	run, code := pushCommand.start(args, lookupEnv, stdout, stderr)
+// Push runs "a2ad push <sub> ..." and returns the exit code.
+func Push(ctx context.Context, args []string, env cli.Env) int {
+	run, code := pushCommand.start(args, env)
 	if run == nil {
 		return code
 	}
 	defer run.c.Close()
-	sub, pos, all := run.sub, run.pos, flagBool(run.fs, "all")
+	stdout, stderr := env.Stdout, env.Stderr
+	sub, pos, all := run.sub, run.pos, cli.FlagBool(run.fs, "all")
 	p := &pushRun{c: run.c, what: "push " + sub, stdout: stdout, stderr: stderr}
 	switch {
 	case sub == "list" && len(pos) > 0:
-		return usageError(stderr, fmt.Sprintf("push list: unexpected argument %q", pos[0]))
+		return cli.UsageError(stderr, fmt.Sprintf("push list: unexpected argument %q", pos[0]))
 	case sub == "list":
-		return p.list(ctx, flagBool(run.fs, "json"))
+		return p.list(ctx, cli.FlagBool(run.fs, "json"))
 	case all && len(pos) > 0:
-		return usageError(stderr, "push retry: give a dead letter id or --all, not both")
+		return cli.UsageError(stderr, "push retry: give a dead letter id or --all, not both")
 	case all:
 		return p.retryAll(ctx)
 	case len(pos) != 1:
-		return usageError(stderr, fmt.Sprintf("push %s: give one dead letter id (got %d arguments)", sub, len(pos)))
+		return cli.UsageError(stderr, fmt.Sprintf("push %s: give one dead letter id (got %d arguments)", sub, len(pos)))
 	}
 	id, err := strconv.ParseUint(pos[0], 10, 64)
 	if err != nil || id == 0 {
-		return usageError(stderr, fmt.Sprintf("push %s: the dead letter id must be a positive integer, not %q", sub, pos[0]))
+		return cli.UsageError(stderr, fmt.Sprintf("push %s: the dead letter id must be a positive integer, not %q", sub, pos[0]))
 	}
 	return p.one(ctx, sub, id)
 }
@@ -96,12 +98,12 @@ func (p *pushRun) all(ctx context.Context) ([]admin.DeadLetter, error) {
 func (p *pushRun) list(ctx context.Context, asJSON bool) int {
 	list, err := p.all(ctx)
 	if err != nil {
-		return adminError(p.stderr, p.what, err)
+		return Error(p.stderr, p.what, err)
 	}
 	if asJSON {
 		raw, err := json.Marshal(admin.DeadLetterList{DeadLetters: list})
 		if err != nil {
-			return adminError(p.stderr, p.what, err)
+			return Error(p.stderr, p.what, err)
 		}
 		return printJSON(p.stdout, p.stderr, raw)
 	}
@@ -111,7 +113,7 @@ func (p *pushRun) list(ctx context.Context, asJSON bool) int {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.TaskID, d.ConfigID, d.URL, d.Attempts, timeText(d.DeadAt), d.LastError)
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(p.stdout, count(len(list), "dead letter"))
+	fmt.Fprintln(p.stdout, cli.Count(len(list), "dead letter"))
 	return 0
 }
 
@@ -120,7 +122,7 @@ func (p *pushRun) list(ctx context.Context, asJSON bool) int {
 func (p *pushRun) retryAll(ctx context.Context) int {
 	list, err := p.all(ctx)
 	if err != nil {
-		return adminError(p.stderr, p.what, err)
+		return Error(p.stderr, p.what, err)
 	}
 	code := 0
 	for _, d := range list {
@@ -128,7 +130,7 @@ func (p *pushRun) retryAll(ctx context.Context) int {
 			code = c
 		}
 	}
-	fmt.Fprintf(p.stdout, "retried %s\n", count(len(list), "dead letter"))
+	fmt.Fprintf(p.stdout, "retried %s\n", cli.Count(len(list), "dead letter"))
 	return code
 }
 
@@ -140,7 +142,7 @@ func (p *pushRun) one(ctx context.Context, sub string, id uint64) int {
 	}
 	d, err := do(ctx, id)
 	if err != nil {
-		return adminError(p.stderr, fmt.Sprintf("%s %d", p.what, id), err)
+		return Error(p.stderr, fmt.Sprintf("%s %d", p.what, id), err)
 	}
 	fmt.Fprintf(p.stdout, "%s dead letter %d (task %s, webhook %s)\n", verb, d.ID, d.TaskID, d.ConfigID)
 	return 0

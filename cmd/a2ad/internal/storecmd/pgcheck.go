@@ -1,4 +1,4 @@
-package main
+package storecmd
 
 // a2ad store check on a PostgreSQL store: read-only, while servers run.
 

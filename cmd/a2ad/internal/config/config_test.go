@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/exposure"
 )
 
@@ -38,16 +39,16 @@ func cfgTempFile(tb testing.TB, name, content string) string {
 
 func cfgParse(tb testing.TB, args []string, env map[string]string) Config {
 	tb.Helper()
-	cfg, _, err := ParseConfig("serve", args, cfgEnv(env), io.Discard)
+	cfg, _, err := Parse("serve", args, cfgEnv(env), io.Discard)
 	if err != nil {
-		tb.Fatalf("ParseConfig(%q, %v): %v", args, env, err)
+		tb.Fatalf("Parse(%q, %v): %v", args, env, err)
 	}
 	return cfg
 }
 
 func TestParseConfig_Defaults(t *testing.T) {
 	cfg := cfgParse(t, nil, nil)
-	if diff := cmp.Diff(DefaultConfig(), cfg); diff != "" {
+	if diff := cmp.Diff(Default(), cfg); diff != "" {
 		t.Errorf("ParseConfig with nothing set (-want +got):\n%s", diff)
 	}
 }
@@ -61,7 +62,7 @@ func TestParseConfig_Precedence(t *testing.T) {
 		maxConc   int
 		blocking  time.Duration
 	}
-	def := DefaultConfig()
+	def := Default()
 	defaults := want{def.Tier, def.ExposeAll, def.MaxConcurrent, def.BlockingTimeout}
 	fromFile := want{"file-tier", true, 8, 90 * time.Second}
 	fromEnv := want{"env-tier", false, 16, 2 * time.Minute}
@@ -108,7 +109,7 @@ func TestParseConfig_Precedence(t *testing.T) {
 			cfg := cfgParse(t, tt.args, tt.env)
 			got := want{cfg.Tier, cfg.ExposeAll, cfg.MaxConcurrent, cfg.BlockingTimeout}
 			if got != tt.want {
-				t.Errorf("ParseConfig(%q, %v) = %+v, want %+v", tt.args, tt.env, got, tt.want)
+				t.Errorf("Parse(%q, %v) = %+v, want %+v", tt.args, tt.env, got, tt.want)
 			}
 		})
 	}
@@ -119,7 +120,7 @@ func TestParseConfig_ConfigFlagOverEnvironment(t *testing.T) {
 	if cfg.Tier != "other-tier" || cfg.ConfigFile != "testdata/other.yaml" {
 		t.Errorf("tier %q from config file %q, want other-tier from testdata/other.yaml", cfg.Tier, cfg.ConfigFile)
 	}
-	if cfg.MaxConcurrent != DefaultConfig().MaxConcurrent {
+	if cfg.MaxConcurrent != Default().MaxConcurrent {
 		t.Errorf("max-concurrent = %d: the file named by A2AD_CONFIG was read too", cfg.MaxConcurrent)
 	}
 }
@@ -150,14 +151,14 @@ func TestConfigPolicy(t *testing.T) {
 	if diff := cmp.Diff(want, cfg.Policy()); diff != "" {
 		t.Errorf("Policy() (-want +got):\n%s", diff)
 	}
-	def := DefaultConfig()
+	def := Default()
 	if diff := cmp.Diff(exposure.Policy{}, def.Policy()); diff != "" {
 		t.Errorf("Policy() of the defaults (-want +got):\n%s", diff)
 	}
 }
 
 func TestParseConfig_RemainingArgs(t *testing.T) {
-	_, rest, err := ParseConfig("skills", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
+	_, rest, err := Parse("skills", []string{"--tier", "x", "catalog.yaml"}, cfgEnv(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestParseConfig_FileErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := cfgTempFile(t, "a2ad.yaml", tt.content)
-			_, _, err := ParseConfig("serve", []string{"--config", path}, cfgEnv(nil), io.Discard)
+			_, _, err := Parse("serve", []string{"--config", path}, cfgEnv(nil), io.Discard)
 			if err == nil {
 				t.Fatalf("ParseConfig of %q: no error", tt.content)
 			}
@@ -214,7 +215,7 @@ func TestParseConfig_FileErrors(t *testing.T) {
 func TestParseConfig_EmptyFile(t *testing.T) {
 	path := cfgTempFile(t, "a2ad.yaml", "# nothing set\n")
 	cfg := cfgParse(t, []string{"--config", path}, nil)
-	want := DefaultConfig()
+	want := Default()
 	want.ConfigFile = path
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("empty config file (-want +got):\n%s", diff)
@@ -230,16 +231,16 @@ func TestParseConfig_MissingFile(t *testing.T) {
 		{[]string{"--config", missing}, nil},
 		{nil, map[string]string{"A2AD_CONFIG": missing}},
 	} {
-		_, _, err := ParseConfig("serve", tc.args, cfgEnv(tc.env), io.Discard)
+		_, _, err := Parse("serve", tc.args, cfgEnv(tc.env), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "config file") || !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("ParseConfig(%q, %v) error = %v, want a config file error wrapping os.ErrNotExist", tc.args, tc.env, err)
+			t.Errorf("Parse(%q, %v) error = %v, want a config file error wrapping os.ErrNotExist", tc.args, tc.env, err)
 		}
 	}
 }
 
 func TestParseConfig_BadEnvironment(t *testing.T) {
 	for _, name := range []string{"A2AD_MAX_CONCURRENT", "A2AD_MAX_BODY_BYTES", "A2AD_EXPOSE_ALL", "A2AD_BLOCKING_TIMEOUT"} {
-		_, _, err := ParseConfig("serve", nil, cfgEnv(map[string]string{name: "abc"}), io.Discard)
+		_, _, err := Parse("serve", nil, cfgEnv(map[string]string{name: "abc"}), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=abc: error = %v, want one naming %s", name, err, name)
 		}
@@ -247,15 +248,15 @@ func TestParseConfig_BadEnvironment(t *testing.T) {
 }
 
 func TestParseConfig_BadFlag(t *testing.T) {
-	_, _, err := ParseConfig("serve", []string{"--max-concurrent", "abc"}, cfgEnv(nil), io.Discard)
+	_, _, err := Parse("serve", []string{"--max-concurrent", "abc"}, cfgEnv(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "max-concurrent") {
 		t.Errorf("--max-concurrent abc: error = %v, want one naming the flag", err)
 	}
-	_, _, err = ParseConfig("serve", []string{"--no-such-flag"}, cfgEnv(nil), io.Discard)
+	_, _, err = Parse("serve", []string{"--no-such-flag"}, cfgEnv(nil), io.Discard)
 	if err == nil {
 		t.Error("--no-such-flag: no error")
 	}
-	_, _, err = ParseConfig("serve", []string{"-h"}, cfgEnv(nil), io.Discard)
+	_, _, err = Parse("serve", []string{"-h"}, cfgEnv(nil), io.Discard)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: error = %v, want flag.ErrHelp", err)
 	}
@@ -270,8 +271,8 @@ func TestEnvName(t *testing.T) {
 		"base-url":       "A2AD_BASE_URL",
 	}
 	for in, want := range tests {
-		if got := envName(in); got != want {
-			t.Errorf("envName(%q) = %q, want %q", in, got, want)
+		if got := cli.EnvName(in); got != want {
+			t.Errorf("cli.EnvName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -280,14 +281,14 @@ func TestEnvName(t *testing.T) {
 func TestEnvNames(t *testing.T) {
 	var cfg Config
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	cfg.flags(fs)
+	cfg.Flags(fs)
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "config" {
 			return
 		}
 		want := "A2AD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if envName(f.Name) != want {
-			t.Errorf("envName(%q) = %q, want %q", f.Name, envName(f.Name), want)
+		if cli.EnvName(f.Name) != want {
+			t.Errorf("cli.EnvName(%q) = %q, want %q", f.Name, cli.EnvName(f.Name), want)
 		}
 	})
 }
@@ -397,7 +398,7 @@ func checkValidate(t *testing.T, cases []validateCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			c.Catalog = "catalog.yaml"
 			tt.mutate(&c)
 			err := c.Validate()
@@ -413,7 +414,7 @@ func checkValidate(t *testing.T, cases []validateCase) {
 
 func TestTrustedProxiesParse(t *testing.T) {
 	c := Config{TrustedProxies: "10.1.2.3/8, 192.0.2.7, 2001:db8::1, ::ffff:10.0.0.0/104"}
-	got, err := c.trustedProxies()
+	got, err := c.TrustedProxyList()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +427,7 @@ func TestTrustedProxiesParse(t *testing.T) {
 
 // TestSystemdExampleConfig keeps the shipped production config valid.
 func TestSystemdExampleConfig(t *testing.T) {
-	cfg, _, err := ParseConfig("serve", []string{"--config", "../../examples/systemd/a2ad.yaml"}, cfgEnv(nil), io.Discard)
+	cfg, _, err := Parse("serve", []string{"--config", "../../../../examples/systemd/a2ad.yaml"}, cfgEnv(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +441,7 @@ func TestSystemdExampleConfig(t *testing.T) {
 }
 
 func TestAllowAnonymousNeedsATier(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	c.Catalog, c.Keys, c.AllowAnonymous = "c.yaml", "k.yaml", true
 	if err := c.Validate(); err == nil || err.Error() != "allow-anonymous: needs --anonymous-tier, the tiers anonymous callers may see (e.g. public)" {
 		t.Fatalf("Validate = %v", err)
@@ -453,4 +454,19 @@ func TestAllowAnonymousNeedsATier(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestValidateTLS(t *testing.T) {
+	checkValidate(t, []validateCase{
+		{"certificate and key", func(c *Config) { c.TLSCert, c.TLSKey = "cert.pem", "key.pem" }, ""},
+		{"mutual TLS", func(c *Config) {
+			c.TLSCert, c.TLSKey, c.TLSClientCA, c.Keys = "cert.pem", "key.pem", "ca.pem", "keys.yaml"
+		}, ""},
+		{"certificate without key", func(c *Config) { c.TLSCert = "cert.pem" }, "tls-key: --tls-cert needs its private key"},
+		{"key without certificate", func(c *Config) { c.TLSKey = "key.pem" }, "tls-cert: --tls-key needs its certificate"},
+		{"client CAs without a certificate", func(c *Config) { c.TLSClientCA, c.Keys = "ca.pem", "keys.yaml" },
+			"tls-client-ca: mutual TLS needs --tls-cert and --tls-key too"},
+		{"client CAs without keys", func(c *Config) { c.TLSCert, c.TLSKey, c.TLSClientCA = "cert.pem", "key.pem", "ca.pem" },
+			"tls-client-ca: needs --keys, whose tls_subjects map client certificates to callers"},
+	})
 }

@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 // a2ad reload: the admin listener's POST /admin/v1/reload from the
 // command line, so that an operator reloads the server itself, whatever
@@ -12,6 +12,7 @@ import (
 	"io"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 )
 
 const reloadUsage = `Usage:
@@ -25,12 +26,13 @@ or A2AD_SERVER). Exit codes: 0 reloaded, 1 a part kept what was in
 force (its problems are printed) or the server is unreachable, 2 bad usage.
 `
 
-// reloadCmd runs "a2ad reload ..." and returns the exit code.
-func reloadCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+// Reload runs "a2ad reload ..." and returns the exit code.
+func Reload(ctx context.Context, args []string, env cli.Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	fs := flag.NewFlagSet("a2ad reload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, reloadUsage) }
-	server := adminServer(lookupEnv)
+	server := env.AdminServer()
 	fs.StringVar(&server, "server", server, "base URL of the admin listener (env A2AD_SERVER)")
 	asJSON := fs.Bool("json", false, "print the endpoint's JSON")
 	if err := fs.Parse(args); err != nil {
@@ -40,21 +42,21 @@ func reloadCmd(ctx context.Context, args []string, lookupEnv func(string) (strin
 		return 2
 	}
 	if fs.NArg() > 0 {
-		return usageError(stderr, fmt.Sprintf("reload: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(stderr, fmt.Sprintf("reload: unexpected argument %q", fs.Arg(0)))
 	}
-	c, err := admin.NewClient(server)
-	if err != nil {
-		return usageError(stderr, fmt.Sprintf("reload: --server: want the admin listener's base URL, e.g. %s, not %q", admin.DefaultURL, server))
+	c, code := NewClient("reload", server, stderr)
+	if c == nil {
+		return code
 	}
 	defer c.Close()
 	r, raw, err := c.Reload(ctx)
 	if r == nil {
-		return adminError(stderr, "reload", err)
+		return Error(stderr, "reload", err)
 	}
 	if *asJSON {
 		printJSON(stdout, stderr, raw)
 	} else {
-		printReload(stdout, r)
+		PrintReload(stdout, r)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "a2ad: reload: a part has problems and kept what was in force")
@@ -63,14 +65,15 @@ func reloadCmd(ctx context.Context, args []string, lookupEnv func(string) (strin
 	return 0
 }
 
-func printReload(w io.Writer, r *admin.ReloadReport) {
+// PrintReload prints what a reload did, part by part.
+func PrintReload(w io.Writer, r *admin.ReloadReport) {
 	cat := r.Catalog
 	if cat.Reloaded {
 		changed := "unchanged"
 		if cat.Changed {
 			changed = "changed"
 		}
-		fmt.Fprintf(w, "catalog    reloaded: version %s (%s), %s\n", cat.Version, changed, count(cat.Functions, "function"))
+		fmt.Fprintf(w, "catalog    reloaded: version %s (%s), %s\n", cat.Version, changed, cli.Count(cat.Functions, "function"))
 	} else {
 		fmt.Fprintf(w, "catalog    not reloaded: version %s stays in force\n", cat.Version)
 	}
@@ -82,9 +85,9 @@ func printReload(w io.Writer, r *admin.ReloadReport) {
 	case k == nil:
 		fmt.Fprintln(w, "keys       none (no --keys)")
 	case k.Reloaded:
-		fmt.Fprintf(w, "keys       reloaded: %s, %s ended\n", count(k.Entries, "caller"), count(k.StreamsEnded, "stream"))
+		fmt.Fprintf(w, "keys       reloaded: %s, %s ended\n", cli.Count(k.Entries, "caller"), cli.Count(k.StreamsEnded, "stream"))
 	default:
-		fmt.Fprintf(w, "keys       not reloaded: the keys of %s stay in force\n", count(k.Entries, "caller"))
+		fmt.Fprintf(w, "keys       not reloaded: the keys of %s stay in force\n", cli.Count(k.Entries, "caller"))
 	}
 	if r.Keys != nil {
 		for _, p := range r.Keys.Problems {

@@ -1,18 +1,20 @@
-package main
+package config
 
 import (
 	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 )
 
-// flagGroups are the settings by what they concern, in the order `a2ad
+// Groups are the settings by what they concern, in the order `a2ad
 // serve --help` and docs/reference/flags.md list them. Every flag is in
 // one group (TestFlagGroups).
-var flagGroups = []struct {
-	name  string
-	flags []string
+var Groups = []struct {
+	Name  string
+	Flags []string
 }{
 	{"Catalogue and exposure", []string{"catalog", "tier", "expose-all", "hidden-prefixes", "mcp", "config", "format", "protocol", "caller"}},
 	{"Listeners", []string{"listen", "base-url", "grpc-listen", "admin-listen", "cors-origins", "trusted-proxies",
@@ -32,20 +34,20 @@ var flagGroups = []struct {
 	{"Logs, audit and telemetry", []string{"log-format", "log-level", "audit-log", "otel-endpoint"}},
 }
 
-// groupedFlags calls each with the name of each group and its flags that
+// GroupedFlags calls each with the name of each group and its flags that
 // fs has, in order; a flag of no group comes last, under "Other".
-func groupedFlags(fs *flag.FlagSet, each func(group string, flags []*flag.Flag)) {
+func GroupedFlags(fs *flag.FlagSet, each func(group string, flags []*flag.Flag)) {
 	seen := map[string]bool{}
-	for _, g := range flagGroups {
+	for _, g := range Groups {
 		var in []*flag.Flag
-		for _, name := range g.flags {
+		for _, name := range g.Flags {
 			if f := fs.Lookup(name); f != nil {
 				in = append(in, f)
 				seen[name] = true
 			}
 		}
 		if len(in) > 0 {
-			each(g.name, in)
+			each(g.Name, in)
 		}
 	}
 	var rest []*flag.Flag
@@ -63,7 +65,7 @@ func groupedFlags(fs *flag.FlagSet, each func(group string, flags []*flag.Flag))
 // many flags (serve): each group's flags under its name, in the flag
 // package's form.
 func printGroupedDefaults(w io.Writer, fs *flag.FlagSet) {
-	groupedFlags(fs, func(group string, flags []*flag.Flag) {
+	GroupedFlags(fs, func(group string, flags []*flag.Flag) {
 		fmt.Fprintf(w, "\n%s:\n", group)
 		for _, f := range flags {
 			kind, usage := flag.UnquoteUsage(f)
@@ -84,4 +86,24 @@ func printGroupedDefaults(w io.Writer, fs *flag.FlagSet) {
 			fmt.Fprintln(w, line)
 		}
 	})
+}
+
+// parseFlags parses args with fs, the flags of a command that reads the
+// settings (see cli.ParseFlags); serve's many flags print by group.
+func parseFlags(fs *flag.FlagSet, args []string, help io.Writer) error {
+	return cli.ParseFlags(fs, args, help, func(w io.Writer, fs *flag.FlagSet) {
+		if countFlags(fs) > 20 {
+			printGroupedDefaults(w, fs) // serve's many flags, by what they concern
+			return
+		}
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	})
+}
+
+// countFlags is how many flags fs defines.
+func countFlags(fs *flag.FlagSet) int {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n
 }

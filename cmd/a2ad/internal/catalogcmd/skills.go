@@ -1,4 +1,4 @@
-package main
+package catalogcmd
 
 import (
 	"encoding/json"
@@ -10,14 +10,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/suggest"
 )
 
-// skillView is one line of `a2ad skills`: a function and the policy's
+// SkillView is one line of `a2ad skills` (its JSON shape too): a function and the policy's
 // decision for the tier in force, over the protocol shown.
-type skillView struct {
+type SkillView struct {
 	ID      string `json:"id"`
 	Tool    string `json:"tool,omitempty"` // its MCP tool name, in the MCP view
 	Backend string `json:"backend"`
@@ -25,9 +26,10 @@ type skillView struct {
 	Reason  string `json:"reason"`
 }
 
-// skills prints, for the tier in force and the protocol asked for, which
-// functions are exposed and, for each hidden one, the policy's reason.
-func skills(cfg Config, stdout, stderr io.Writer) int {
+// Skills is a2ad skills: it prints, for the tier in force and the
+// protocol asked for, which functions are exposed and, for each hidden
+// one, the policy's reason. It returns the exit code.
+func Skills(cfg Settings, stdout, stderr io.Writer) int {
 	if cfg.Catalog == "" {
 		fmt.Fprintln(stderr, "a2ad: catalog: no catalogue file given (--catalog or A2AD_CATALOG)")
 		return 2
@@ -47,31 +49,31 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 	}
 	cat, err := functions.Load(cfg.Catalog, functions.LoadOptions{})
 	if err != nil {
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return 1
 	}
 	tiers, keys, err := skillsCaller(cfg)
 	if le := (*callers.LoadError)(nil); errors.As(err, &le) {
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return 1
 	} else if err != nil {
 		fmt.Fprintln(stderr, "a2ad:", err)
 		return 2
 	}
 	if proto == exposure.A2A {
-		for _, p := range unnamedTiers(cat, cfg.Tier, keys) {
+		for _, p := range UnnamedTiers(cat, cfg.Tier, keys) {
 			fmt.Fprintln(stderr, "a2ad: warning:", p)
 		}
 	}
-	policy := cfg.Policy()
-	views := make([]skillView, 0, len(cat.Functions))
+	policy := cfg.Policy
+	views := make([]SkillView, 0, len(cat.Functions))
 	exposed := 0
 	for _, f := range cat.Functions {
 		d := policy.DecideIn(proto, f.ID, f.Metadata, tiers)
 		if d.Exposed {
 			exposed++
 		}
-		v := skillView{ID: f.ID, Backend: f.Backend.Kind(), Exposed: d.Exposed, Reason: string(d.Reason)}
+		v := SkillView{ID: f.ID, Backend: f.Backend.Kind(), Exposed: d.Exposed, Reason: string(d.Reason)}
 		if proto == exposure.MCP {
 			v.Tool = exposure.ToolName(f.ID)
 		}
@@ -95,7 +97,7 @@ func skills(cfg Config, stdout, stderr io.Writer) int {
 
 // printSkills prints the text of a2ad skills: a summary line, then a
 // table of the functions of proto's view.
-func printSkills(stdout io.Writer, cfg Config, proto exposure.Protocol, version string, total, exposed int, views []skillView) int {
+func printSkills(stdout io.Writer, cfg Settings, proto exposure.Protocol, version string, total, exposed int, views []SkillView) int {
 	tier := cfg.Tier
 	if tier == "" {
 		tier = "(none)"
@@ -134,9 +136,9 @@ func printSkills(stdout io.Writer, cfg Config, proto exposure.Protocol, version 
 	return 0
 }
 
-// validate checks a catalogue and prints every problem; it exits 1 if
-// there is one.
-func validate(cfg Config, args []string, stdout, stderr io.Writer) int {
+// Validate is a2ad validate: it checks a catalogue (args[0], else
+// cfg.Catalog) and prints every problem; it exits 1 if there is one.
+func Validate(cfg Settings, args []string, stdout, stderr io.Writer) int {
 	path := cfg.Catalog
 	if len(args) > 0 {
 		path = args[0]
@@ -147,33 +149,17 @@ func validate(cfg Config, args []string, stdout, stderr io.Writer) int {
 	}
 	cat, err := functions.Load(path, functions.LoadOptions{})
 	if err != nil {
-		printLoadError(stderr, err)
+		cli.PrintLoadError(stderr, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok, %d functions (version %s)\n", path, len(cat.Functions), cat.Version)
 	return 0
 }
 
-func printLoadError(w io.Writer, err error) {
-	var le *functions.LoadError
-	if errors.As(err, &le) {
-		fmt.Fprintln(w, le.Error()) // one "path:line:col: ..." line per problem
-		fmt.Fprintf(w, "a2ad: %d problem(s) in %s\n", len(le.Problems), le.Path)
-		return
-	}
-	var ke *callers.LoadError
-	if errors.As(err, &ke) {
-		fmt.Fprintln(w, ke.Error())
-		fmt.Fprintf(w, "a2ad: %d problem(s) in keys file %s\n", len(ke.Problems), ke.Path)
-		return
-	}
-	fmt.Fprintln(w, "a2ad:", err)
-}
-
 // skillsCaller is the tiers of --caller, a caller of --keys, for a2ad
 // skills to show its view without its secret (nil without --caller),
 // and the keys file if one is given.
-func skillsCaller(cfg Config) ([]string, *callers.Keys, error) {
+func skillsCaller(cfg Settings) ([]string, *callers.Keys, error) {
 	if cfg.Keys == "" {
 		if cfg.Caller != "" {
 			return nil, nil, fmt.Errorf("caller: --caller %s needs --keys, the keys file it is in", cfg.Caller)

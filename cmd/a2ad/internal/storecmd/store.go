@@ -1,8 +1,4 @@
-package main
-
-// a2ad store backup|compact|check|repair|migrate: the operator's tools for the
-// store file. A running server's store is copied through its admin listener
-// (admin.Client.Backup).
+package storecmd
 
 import (
 	"context"
@@ -17,6 +13,8 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/admincmd"
+	"github.com/a2ad/a2ad/cmd/a2ad/internal/cli"
 	"github.com/a2ad/a2ad/internal/syncdir"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/stores"
@@ -60,17 +58,17 @@ problems found, 2 bad usage, 3 the store file is damaged (cut short, or
 pages that cannot be read): restore the last backup.
 `
 
-// exitDamaged is the exit code of serve and of the store tools when the
+// ExitDamaged is the exit code of serve and of the store tools when the
 // store file is damaged: cut short, or with pages bbolt cannot read.
 // Starting again does not help, so a service manager should not (the
 // systemd unit's RestartPreventExitStatus); no other path exits with it.
-const exitDamaged = 3
+const ExitDamaged = 3
 
-// damaged prints the one line for a damaged store file, followed by
-// advice, and returns exitDamaged; it returns -1 if err is not a damaged
+// Damaged prints the one line for a damaged store file, followed by
+// advice, and returns ExitDamaged; it returns -1 if err is not a damaged
 // store. A log that cannot be applied as it is gets logDamaged's line. The line names the store file the error names, or subject if not
 // "" (the store a copy was taken from).
-func damaged(stderr io.Writer, err error, subject, advice string) int {
+func Damaged(stderr io.Writer, err error, subject, advice string) int {
 	var le *boltstore.LogError
 	if errors.As(err, &le) { // its own line and advice
 		return logDamaged(stderr, err, le.Path)
@@ -83,12 +81,12 @@ func damaged(stderr io.Writer, err error, subject, advice string) int {
 		subject = "the store file " + de.Path
 	}
 	fmt.Fprintf(stderr, "a2ad: %s is damaged: %s; %s\n", subject, de.What, advice)
-	return exitDamaged
+	return ExitDamaged
 }
 
 // logDamaged prints the one line for a store whose write-ahead log
 // cannot be applied as it is (a *boltstore.LogError), with what a2ad
-// store repair would do about it, and returns exitDamaged; -1 if err is
+// store repair would do about it, and returns ExitDamaged; -1 if err is
 // no such error.
 func logDamaged(stderr io.Writer, err error, path string) int {
 	var le *boltstore.LogError
@@ -106,23 +104,24 @@ func logDamaged(stderr io.Writer, err error, path string) int {
 		advice = "every other write is intact: to apply the log without those ops, run " + repair
 	}
 	fmt.Fprintf(stderr, "a2ad: %v; %s\n", le, advice)
-	return exitDamaged
+	return ExitDamaged
 }
 
-// restoreAdvice is what to do about the damaged store file at path.
-func restoreAdvice(path string) string {
+// RestoreAdvice is what to do about the damaged store file at path.
+func RestoreAdvice(path string) string {
 	return "restore the last backup or run a2ad store check --store " + path
 }
 
-// storeCmd runs "a2ad store <tool> [flags]" and returns the exit code.
-func storeCmd(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+// Run runs "a2ad store <tool> [flags]" and returns the exit code.
+func Run(ctx context.Context, args []string, env cli.Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	if len(args) == 0 {
 		fmt.Fprint(stderr, storeUsage)
 		return 2
 	}
 	switch args[0] {
 	case "backup":
-		return runStoreBackup(ctx, args[1:], lookupEnv, stdout, stderr)
+		return runStoreBackup(ctx, args[1:], env)
 	case "compact":
 		return runStoreCompact(args[1:], stdout, stderr)
 	case "check":
@@ -135,7 +134,7 @@ func storeCmd(ctx context.Context, args []string, lookupEnv func(string) (string
 		fmt.Fprint(stdout, storeUsage)
 		return 0
 	}
-	return unknownCommand(stderr, "a2ad", "store tool", args[0], []string{"backup", "compact", "check", "migrate", "repair"}, storeUsage)
+	return cli.UnknownCommand(stderr, "a2ad", "store tool", args[0], []string{"backup", "compact", "check", "migrate", "repair"}, storeUsage)
 }
 
 // storeFlags are the flags the tools share.
@@ -153,12 +152,8 @@ func newStoreFlags(tool string, stderr io.Writer) *storeFlags {
 
 // parse returns the exit code to end with, or -1 to go on.
 func (f *storeFlags) parse(args []string, stderr io.Writer) int {
-	if err := parseFlags(f.fs, args, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, err)
-		return 2
+	if code := cli.Parse(f.fs, args, stderr); code >= 0 {
+		return code
 	}
 	if f.fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "a2ad: unexpected argument %q (the tools take flags only)\n", f.fs.Arg(0))
@@ -173,18 +168,14 @@ func (f *storeFlags) parse(args []string, stderr io.Writer) int {
 func (f *storeFlags) notAFile(tool string, stderr io.Writer) int {
 	k, target := stores.Of(f.store)
 	if !k.File {
-		return usageError(stderr, fmt.Sprintf("%s works on a bbolt store file, and %s is %s: %s", tool, storeName(f.store), k.Noun, k.Instead[tool]))
+		return cli.UsageError(stderr, fmt.Sprintf("%s works on a bbolt store file, and %s is %s: %s", tool, stores.Name(f.store), k.Noun, k.Instead[tool]))
 	}
 	f.store = target
 	return -1
 }
 
-func usageError(stderr io.Writer, msg string) int {
-	fmt.Fprintln(stderr, "a2ad:", msg)
-	return 2
-}
-
-func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) int {
+func runStoreBackup(ctx context.Context, args []string, env cli.Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	f := newStoreFlags("backup", stderr)
 	var server string
 	f.fs.StringVar(&server, "server", "", "base URL of the running a2ad's admin listener (default "+admin.DefaultURL+", or A2AD_SERVER, unless --store)")
@@ -195,16 +186,16 @@ func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (
 	}
 	if server == "" && f.store == "" {
 		// As a2ad tasks and a2ad push: the running server's admin listener.
-		server = adminServer(lookupEnv)
+		server = env.AdminServer()
 	}
 	if code := f.notAFile("store backup", stderr); code >= 0 {
 		return code
 	}
 	switch {
 	case server != "" && f.store != "":
-		return usageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
+		return cli.UsageError(stderr, "store backup: give either --server URL (a running a2ad) or --store FILE (a store no server holds)")
 	case f.out == "":
-		return usageError(stderr, "store backup: give the file to write with --out")
+		return cli.UsageError(stderr, "store backup: give the file to write with --out")
 	}
 
 	var (
@@ -212,16 +203,16 @@ func runStoreBackup(ctx context.Context, args []string, lookupEnv func(string) (
 		from   string
 	)
 	if server != "" {
-		c, err := admin.NewClient(server)
-		if err != nil {
-			return usageError(stderr, fmt.Sprintf("store backup: --server: want the admin listener's base URL, e.g. %s, not %q", admin.DefaultURL, server))
+		c, code := admincmd.NewClient("store backup", server, stderr)
+		if c == nil {
+			return code
 		}
 		defer c.Close()
 		from = "the a2ad at " + server
 		copyTo = func(w io.Writer) (int64, error) { return c.Backup(ctx, w) }
 	} else {
 		if sameFile(f.store, f.out) {
-			return usageError(stderr, "store backup: --out is the store file itself")
+			return cli.UsageError(stderr, "store backup: --out is the store file itself")
 		}
 		from = f.store
 		copyTo = func(w io.Writer) (int64, error) { return boltstore.BackupFile(ctx, f.store, w, f.lockTimeout) }
@@ -261,7 +252,7 @@ func (f *storeFlags) writeBackup(stdout, stderr io.Writer, from string, copyTo f
 		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: use --server to copy it through the server\n", f.store)
 		return 1
 	case errors.Is(err, boltstore.ErrDamaged):
-		return damaged(stderr, err, "", restoreAdvice(f.store)+"; "+f.out+" was not written")
+		return Damaged(stderr, err, "", RestoreAdvice(f.store)+"; "+f.out+" was not written")
 	case err != nil:
 		fmt.Fprintf(stderr, "a2ad: store backup from %s: %v; %s was not written\n", from, err, f.out)
 		return 1
@@ -277,7 +268,7 @@ func (f *storeFlags) writeBackup(stdout, stderr io.Writer, from string, copyTo f
 	switch {
 	case f.store != "" && errors.As(err, &de):
 		// The copy is the file byte for byte: the file is damaged.
-		return damaged(stderr, err, "the store file "+f.store, restoreAdvice(f.store)+"; "+f.out+" was not written")
+		return Damaged(stderr, err, "the store file "+f.store, RestoreAdvice(f.store)+"; "+f.out+" was not written")
 	case errors.As(err, &de):
 		// A download that is no store, or a damaged one: the copy's name
 		// says nothing.
@@ -312,7 +303,7 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case f.store == "":
-		return usageError(stderr, "store compact: give the store file with --store")
+		return cli.UsageError(stderr, "store compact: give the store file with --store")
 	}
 	if code := f.notAFile("store compact", stderr); code >= 0 {
 		return code
@@ -323,19 +314,19 @@ func runStoreCompact(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "a2ad: the store %s is in use by a running a2ad: stop it first (compact rewrites the file offline)\n", f.store)
 		return 1
 	case errors.Is(err, boltstore.ErrDamaged):
-		return damaged(stderr, err, "", restoreAdvice(f.store)+"; nothing was changed")
+		return Damaged(stderr, err, "", RestoreAdvice(f.store)+"; nothing was changed")
 	case err != nil:
 		fmt.Fprintf(stderr, "a2ad: %v; nothing was changed\n", err)
 		return 1
 	}
-	sizes := fmt.Sprintf("%d -> %d bytes (%s)", res.Before, res.After, change(res.Before, res.After))
+	sizes := fmt.Sprintf("%d -> %d bytes (%s)", res.Before, res.After, Change(res.Before, res.After))
 	if f.out != "" {
 		fmt.Fprintf(stdout, "wrote a compacted copy of %s to %s: %s; %s is unchanged\n", f.store, res.Out, sizes, f.store)
 	} else {
 		fmt.Fprintf(stdout, "compacted %s in place: %s\n", f.store, sizes)
 	}
 	fmt.Fprintf(stdout, "pages: %d -> %d bytes (%s); the rest of the original was space allocated ahead, which a2ad allocates again (up to 16 MiB) as it writes\n",
-		res.BeforeData, res.After, change(res.BeforeData, res.After))
+		res.BeforeData, res.After, Change(res.BeforeData, res.After))
 	if f.out == "" {
 		fmt.Fprintf(stdout, "kept the original as %s: delete it once a2ad runs well on the compacted file\n", res.Original)
 	}
@@ -360,7 +351,8 @@ func dirBytes(dir string) int64 {
 	return n
 }
 
-func change(before, after int64) string {
+// Change says how a size changed, as the tools print it.
+func Change(before, after int64) string {
 	switch {
 	case after < before:
 		return fmt.Sprintf("%d%% smaller", (before-after)*100/before)
@@ -377,11 +369,11 @@ func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return code
 	}
 	if f.store == "" {
-		return usageError(stderr, "store check: give the store file with --store")
+		return cli.UsageError(stderr, "store check: give the store file with --store")
 	}
 	k, target := stores.Of(f.store)
 	if !k.File {
-		return checkDatabase(ctx, k, target, storeName(f.store), stdout, stderr)
+		return checkDatabase(ctx, k, target, stores.Name(f.store), stdout, stderr)
 	}
 	f.store = target
 	r, err := boltstore.Check(f.store, f.lockTimeout)
@@ -392,7 +384,7 @@ func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case errors.Is(err, boltstore.ErrLog):
 		return logDamaged(stderr, err, f.store)
 	case errors.Is(err, boltstore.ErrDamaged):
-		return damaged(stderr, err, "", "restore the last backup")
+		return Damaged(stderr, err, "", "restore the last backup")
 	case err != nil:
 		fmt.Fprintln(stderr, "a2ad: store check:", err)
 		return 1
@@ -440,7 +432,7 @@ func runStoreRepair(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case f.store == "":
-		return usageError(stderr, "store repair: give the store file with --store")
+		return cli.UsageError(stderr, "store repair: give the store file with --store")
 	}
 	if code := f.notAFile("store repair", stderr); code >= 0 {
 		return code
@@ -455,7 +447,7 @@ func runStoreRepair(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "a2ad: %v; nothing was changed: to accept that loss, run a2ad store repair --store %s --accept-loss\n", le, f.store)
 		return 1
 	case errors.Is(err, boltstore.ErrDamaged):
-		return damaged(stderr, err, "", restoreAdvice(f.store)+"; nothing was changed")
+		return Damaged(stderr, err, "", RestoreAdvice(f.store)+"; nothing was changed")
 	case err != nil:
 		fmt.Fprintf(stderr, "a2ad: store repair: %v; nothing was changed\n", err)
 		return 1
