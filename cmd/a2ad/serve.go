@@ -557,7 +557,7 @@ func (m *Main) shutdownHTTP(ctx context.Context) error {
 	// request goes through the balancer again.
 	m.http.SetKeepAlivesEnabled(false)
 	m.core.CloseStreams()
-	_ = m.service.Drain(ctx) // logs what it waits for; its error is ctx's, seen below
+	_ = m.service.Drain(ctx)                           // logs what it waits for; its error is ctx's, seen below
 	closeService := func() { _ = m.closeService(ctx) } // ctx is over: cancel the calls now
 	stop := context.AfterFunc(ctx, closeService)
 	defer stop()
