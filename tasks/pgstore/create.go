@@ -56,12 +56,11 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 }
 
 const (
-	// insertIdem fails (unique_violation) when the key is bound, or once
-	// a racing bind of it commits: the whole create goes with it.
-	insertIdem = `INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)`
-	// insertNewTask fails (unique_violation) on a task id that exists.
-	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, events0, messages0, artifacts0)
-		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+	// insertNewTask fails (unique_violation) on a task id that exists
+	// (tasks_pkey) and on a key a task's row holds, or once a racing
+	// create of it commits (tasks_key): the whole create goes with it.
+	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, ` + newCols + `)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`
 	// quotaGuard divides by zero, failing the transaction, when the
 	// owner's usage ($1) and what the write adds ($2 tasks, $4 bytes)
 	// would pass the limits ($3, $5), leaving room, if $6, for one more
@@ -78,19 +77,18 @@ const (
 // BEGIN ... COMMIT would in five. It returns errTakeTurns, having written
 // nothing, when the key is bound or the quota would refuse the task.
 func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) error {
-	id := []byte(r.Task.ID)
-	var guard, task int
+	var bound, guard, task int
 	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
 		b := &pgx.Batch{}
-		b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
+		bound = queueKeyTurn(b, key, keyNotInIdem)
 		guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
 		task = b.Len()
-		b.Queue(insertNewTask, c.insertValues(size)...)
+		b.Queue(insertNewTask, c.insertValues(size, key)...)
 		c.queueRows(b)
 		queueUsage(b, shard, r.Owner, 1, size)
 		return b
 	})
-	switch err := atOnceOutcome(at, guard, task, err); {
+	switch err := atOnceOutcome(at, bound, guard, task, err); {
 	case errors.Is(err, errIDTaken):
 		return fmt.Errorf("create task %s: id already exists", r.Task.ID)
 	case err == nil, errors.Is(err, errTakeTurns):
@@ -105,16 +103,18 @@ var errIDTaken = errors.New("task id taken")
 
 // atOnceOutcome reads the error of createAtOnce's batch, which failed at
 // statement at (-1: its commit): errTakeTurns for the server's refusal
-// of the key (at 0) or of the quota guard (at guard), errIDTaken for the
-// task's id (at task), else err.
-func atOnceOutcome(at, guard, task int, err error) error {
+// of the key (bound in idem: at bound; in a task's row: at task, on
+// tasks_key) or of the quota guard (at guard), errIDTaken for the task's
+// id (at task), else err.
+func atOnceOutcome(at, bound, guard, task int, err error) error {
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
 		return nil
 	case !errors.As(err, &pe):
 		// The connection's: the batch may have committed.
-	case at == 0 && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
+	case at == bound && pe.Code == "22012", guard >= 0 && at == guard && pe.Code == "22012",
+		at == task && pe.Code == "23505" && pe.ConstraintName == "tasks_key":
 		return errTakeTurns
 	case at == task && pe.Code == "23505":
 		return errIDTaken
@@ -212,11 +212,11 @@ func runBatch(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) (int, error
 // that tells why createAtOnce could not: errBound and the task the key is
 // bound to, or the quota's *tasks.QuotaError.
 func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) (string, error) {
-	var boundTo string
+	var bound string
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		boundTo = ""
+		bound = ""
 		var err error
-		if boundTo, err = bind(ctx, tx, key, r.Task.ID); err != nil || boundTo != "" {
+		if bound, err = boundTo(ctx, tx, key); err != nil || bound != "" {
 			if err == nil {
 				err = errBound // nothing to write
 			}
@@ -225,7 +225,7 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 		if err := checkQuota(ctx, tx, r.Owner, key.Quota, true, size); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, insertTask, c.insertValues(size)...)
+		tag, err := tx.Exec(ctx, insertTask, c.insertValues(size, key)...)
 		if err != nil {
 			return err
 		}
@@ -237,5 +237,5 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 		queueUsage(b, shardOf(tx.Conn()), r.Owner, 1, size)
 		return sendBatch(ctx, tx, b)
 	})
-	return boundTo, err
+	return bound, err
 }

@@ -17,8 +17,9 @@ import (
 func TestAtOnceOutcome(t *testing.T) {
 	lost := errors.New("unexpected EOF")
 	quota := &pgconn.PgError{Code: "22012"}
-	taken := &pgconn.PgError{Code: "23505"}
-	const guard, task = 2, 4
+	taken := &pgconn.PgError{Code: "23505", ConstraintName: "tasks_pkey"}
+	keyTaken := &pgconn.PgError{Code: "23505", ConstraintName: "tasks_key"}
+	const bound, guard, task = 1, 3, 4
 	for _, c := range []struct {
 		name string
 		at   int
@@ -26,14 +27,15 @@ func TestAtOnceOutcome(t *testing.T) {
 		want error
 	}{
 		{"committed", -1, nil, nil},
-		{"the key bound", 0, taken, errTakeTurns},
+		{"the key bound in idem", bound, quota, errTakeTurns},
+		{"the key bound in a task's row", task, keyTaken, errTakeTurns},
 		{"the quota in the way", guard, quota, errTakeTurns},
 		{"the task id taken", task, taken, errIDTaken},
-		{"the connection lost at the key", 0, lost, lost},
+		{"the connection lost at the key", bound, lost, lost},
 		{"the connection lost at the guard", guard, lost, lost},
 		{"the connection lost at the commit", -1, lost, lost},
 	} {
-		if got := atOnceOutcome(c.at, guard, task, c.err); got != c.want {
+		if got := atOnceOutcome(c.at, bound, guard, task, c.err); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

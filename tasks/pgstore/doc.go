@@ -8,12 +8,16 @@
 //	tasks         id → owner, context_id, state, function_id, terminal,
 //	              version, seq, list_at, status_at, updated_at,
 //	              history_len, the artifacts' index (art_*), stored,
-//	              head (the record without what grows, package record), input
+//	              head (the record without what grows, package record), input;
+//	              the key it was created with (key_id, key_hash: unique per
+//	              owner) and, when small, its first events, messages and
+//	              artifacts (events0, messages0, artifacts0)
 //	events        (task_id, seq) → body: the task's stream
 //	messages      (task_id, n) → body: history message n
 //	artifacts     (task_id, i, j) → body: artifact i (j = 0), or parts
 //	              appended to it (j > 0)
-//	idem          (owner, message_id) → task_id, hash
+//	idem          (owner, message_id) → task_id, hash: the keys a later
+//	              message bound
 //	usage         (owner, shard) → tasks, bytes: what owners store
 //	outbox        id → task_id, config_id (unique together), seq,
 //	              attempts, next_at, last_error, created_at, and the
@@ -21,6 +25,11 @@
 //	dead_letters  id → task_id, config_id, url, attempts, last_error,
 //	              created_at, dead_at
 //	a2ad_migrations  version → name, applied_at
+//
+// The views task_events, task_messages, task_artifacts and task_keys read
+// what a task's row holds and its tables' rows as one, and the reads go
+// through them: a new task is one row and one index entry per index of
+// tasks (issue 31), and a task written before schema 3 has only rows.
 //
 // A task's webhooks are in its head: there are at most
 // tasks.MaxPushConfigs, every transition reads them to queue its
