@@ -33,6 +33,9 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	if err != nil {
 		return nil, false, err
 	}
+	if s.oldReaders.Load() {
+		c.inline, c.keyInIdem = false, true // as schema 2 wrote: see layout.go
+	}
 	size := c.grow + idemBytes(&key, r.Task.ID)
 	err = s.createAtOnce(ctx, &key, &r, c, size)
 	if errors.Is(err, errTakeTurns) {
@@ -77,18 +80,25 @@ const (
 // BEGIN ... COMMIT would in five. It returns errTakeTurns, having written
 // nothing, when the key is bound or the quota would refuse the task.
 func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) error {
-	var bound, guard, task int
+	var st atOnceStatements
 	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
 		b := &pgx.Batch{}
-		bound = queueKeyTurn(b, key, keyNotInIdem)
-		guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
-		task = b.Len()
+		st = atOnceStatements{idem: -1}
+		if c.keyInIdem {
+			st.bound = queueKeyTurn(b, key, keyNotInTasks)
+			st.idem = b.Len()
+			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), []byte(r.Task.ID), key.Hash[:])
+		} else {
+			st.bound = queueKeyTurn(b, key, keyNotInIdem)
+		}
+		st.guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
+		st.task = b.Len()
 		b.Queue(insertNewTask, c.insertValues(size, key)...)
 		c.queueRows(b)
 		queueUsage(b, shard, r.Owner, 1, size)
 		return b
 	})
-	switch err := atOnceOutcome(at, bound, guard, task, err); {
+	switch err := st.outcome(at, err); {
 	case errors.Is(err, errIDTaken):
 		return fmt.Errorf("create task %s: id already exists", r.Task.ID)
 	case err == nil, errors.Is(err, errTakeTurns):
@@ -101,22 +111,28 @@ func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.R
 // errIDTaken: the one-round-trip create found its task id taken.
 var errIDTaken = errors.New("task id taken")
 
-// atOnceOutcome reads the error of createAtOnce's batch, which failed at
+// atOnceStatements are the indexes in createAtOnce's batch of the
+// statements that may refuse it: the check that the key is not bound
+// (bound), its insert into idem (idem; -1 when the task's row holds the
+// key), the quota's guard (guard; -1 for none) and the task's insert.
+type atOnceStatements struct{ bound, idem, guard, task int }
+
+// outcome reads the error of createAtOnce's batch, which failed at
 // statement at (-1: its commit): errTakeTurns for the server's refusal
-// of the key (bound in idem: at bound; in a task's row: at task, on
-// tasks_key) or of the quota guard (at guard), errIDTaken for the task's
-// id (at task), else err.
-func atOnceOutcome(at, bound, guard, task int, err error) error {
+// of the key (at bound, at idem, or at task on tasks_key) or of the quota
+// guard, errIDTaken for the task's id (at task), else err.
+func (st atOnceStatements) outcome(at int, err error) error {
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
 		return nil
 	case !errors.As(err, &pe):
 		// The connection's: the batch may have committed.
-	case at == bound && pe.Code == "22012", guard >= 0 && at == guard && pe.Code == "22012",
-		at == task && pe.Code == "23505" && pe.ConstraintName == "tasks_key":
+	case at == st.bound && pe.Code == "22012", st.guard >= 0 && at == st.guard && pe.Code == "22012",
+		st.idem >= 0 && at == st.idem && pe.Code == "23505",
+		at == st.task && pe.Code == "23505" && pe.ConstraintName == "tasks_key":
 		return errTakeTurns
-	case at == task && pe.Code == "23505":
+	case at == st.task && pe.Code == "23505":
 		return errIDTaken
 	}
 	return err
@@ -233,6 +249,9 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
 		}
 		b := &pgx.Batch{}
+		if c.keyInIdem {
+			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), []byte(r.Task.ID), key.Hash[:])
+		}
 		c.queueRows(b)
 		queueUsage(b, shardOf(tx.Conn()), r.Owner, 1, size)
 		return sendBatch(ctx, tx, b)

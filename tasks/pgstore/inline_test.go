@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,76 @@ func TestNewTaskIsOneRow(t *testing.T) {
 	evs, err := s.Events(ctx, "small", 1)
 	if err != nil || len(evs) != 5 || evs[0].Seq != 2 || evs[4].Seq != 6 {
 		t.Fatalf("events of small after 1: %d, %v", len(evs), err)
+	}
+	problems, err := s.Check(ctx)
+	if err != nil || len(problems) > 0 {
+		t.Errorf("check: %v, %v", problems, err)
+	}
+}
+
+// TestBesideAnOldReplica: while a replica of schema 2 (whose lease has
+// no schema of its own) holds a live lease, a store writes new tasks as
+// schema 2 did, which that replica reads: events, message and artifact
+// as rows, the key in idem; a store opened meanwhile knows it too. Once
+// that lease is gone, the next heartbeat puts new tasks in one row.
+func TestBesideAnOldReplica(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO leases (replica, until) VALUES ('old', now() + interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	create := func(s *Store, id string) {
+		r := st.NewRecord(id, "o", a2a.StateCompleted, time.Now())
+		r.Task.History = []a2a.Message{st.UserMessage("m-"+id, id)}
+		if _, ok, err := s.Create(ctx, st.Key("o", "m-"+id, id), r, []tasks.Event{st.StatusEvent(a2a.StateCompleted)}); err != nil || !ok {
+			t.Fatalf("Create %s: %v, %v", id, ok, err)
+		}
+	}
+	// rows is what task id has in events, messages and idem, and whether
+	// its row holds its key.
+	rows := func(id string) string {
+		var ev, msg, keys int
+		var inRow bool
+		if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE task_id = $1), (SELECT count(*) FROM messages WHERE task_id = $1),
+			(SELECT count(*) FROM idem WHERE task_id = $1), (SELECT key_id IS NOT NULL FROM tasks WHERE id = $1)`, []byte(id)).Scan(&ev, &msg, &keys, &inRow); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("events %d, messages %d, idem %d, key in row %v", ev, msg, keys, inRow)
+	}
+	create(s, "beside")
+	create(opened, "beside-opened")
+	for _, id := range []string{"beside", "beside-opened"} {
+		if got, want := rows(id), "events 1, messages 1, idem 1, key in row false"; got != want {
+			t.Errorf("%s, written beside a schema 2 replica: %s, want %s", id, got, want)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE replica = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	create(s, "after")
+	if got, want := rows("after"), "events 0, messages 0, idem 0, key in row true"; got != want {
+		t.Errorf("after, written once the old lease is gone: %s, want %s", got, want)
+	}
+	for _, id := range []string{"beside", "beside-opened", "after"} {
+		if r, err := s.Lookup(ctx, st.Key("o", "m-"+id, id)); err != nil || r.Task.ID != id || len(r.Task.History) != 1 {
+			t.Errorf("Lookup of %s's key: %v, %v", id, r, err)
+		}
 	}
 	problems, err := s.Check(ctx)
 	if err != nil || len(problems) > 0 {

@@ -63,7 +63,7 @@ func (c *change) insertValues(stored int64, key *tasks.IdemKey) []any {
 	} else {
 		v = append(v, nil, nil, nil)
 	}
-	if key == nil {
+	if key == nil || c.keyInIdem {
 		return append(v, nil, nil)
 	}
 	return append(v, []byte(key.MessageID), key.Hash[:])

@@ -21,3 +21,8 @@ CREATE VIEW task_artifacts (task_id, i, j, body) AS
 	SELECT task_id, i, j, body FROM artifacts
 	UNION ALL SELECT t.id, (x.i - 1)::integer, 0, x.body FROM tasks t, unnest(t.artifacts0) WITH ORDINALITY AS x(body, i)
 		WHERE x.body IS NOT NULL;
+
+-- While a replica of schema 2 holds a lease, newer ones write as it did,
+-- which it reads: each lease says the schema of the a2ad holding it, 2
+-- for one that predates the column.
+ALTER TABLE leases ADD COLUMN schema integer NOT NULL DEFAULT 2;
