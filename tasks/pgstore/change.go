@@ -39,7 +39,6 @@ type change struct {
 	drop         []int32  // artifacts replaced: their chunks go
 	fresh        bool     // a new task's: no row of it is there to replace
 	inline       bool     // a new task's events, history and artifacts go in its row
-	keyInIdem    bool     // a new task's key goes in idem, not in its row
 	input        []byte   // nil: unchanged
 	configs      [][]byte // the webhooks the change queues a delivery for
 	grow         int64    // what the rows written add, less what they replace

@@ -33,10 +33,8 @@ var checks = []struct{ name, sql string }{
 			+ coalesce((SELECT sum(octet_length(m.task_id) + 8 + octet_length(m.body)) FROM task_messages m WHERE m.task_id = t.id), 0)
 			+ coalesce((SELECT sum(octet_length(a.task_id) + 8 + octet_length(a.body)) FROM task_artifacts a WHERE a.task_id = t.id), 0)
 			+ coalesce((SELECT sum(octet_length(k.owner) + octet_length(k.message_id) + octet_length(k.task_id) + 32)
-				FROM task_keys k WHERE k.task_id = t.id), 0) AS counted
+				FROM idem k WHERE k.task_id = t.id), 0) AS counted
 			FROM tasks t) x WHERE stored <> counted`},
-	{"every key is bound once", `SELECT encode(owner, 'escape') || ' ' || encode(message_id, 'escape') FROM task_keys
-		GROUP BY owner, message_id HAVING count(*) > 1`},
 	{"every owner's usage is what its tasks take", `SELECT encode(coalesce(u.owner, t.owner), 'escape') FROM
 		(SELECT owner, sum(tasks) AS n, sum(bytes) AS b FROM usage GROUP BY owner) u
 		FULL JOIN (SELECT owner, count(*) AS n, sum(stored) AS b FROM tasks GROUP BY owner) t ON u.owner = t.owner

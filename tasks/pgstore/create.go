@@ -34,7 +34,7 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 		return nil, false, err
 	}
 	if s.oldReaders.Load() {
-		c.inline, c.keyInIdem = false, true // as schema 2 wrote: see layout.go
+		c.inline = false // as schema 2 wrote: see layout.go
 	}
 	size := c.grow + idemBytes(&key, r.Task.ID)
 	err = s.createAtOnce(ctx, &key, &r, c, size)
@@ -59,11 +59,12 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 }
 
 const (
-	// insertNewTask fails (unique_violation) on a task id that exists
-	// (tasks_pkey) and on a key a task's row holds, or once a racing
-	// create of it commits (tasks_key): the whole create goes with it.
-	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, ` + newCols + `)
-		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`
+	// insertIdem fails (unique_violation) when the key is bound, or once
+	// a racing bind of it commits: the whole create goes with it.
+	insertIdem = `INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)`
+	// insertNewTask fails (unique_violation) on a task id that exists.
+	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, events0, messages0, artifacts0)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 	// quotaGuard divides by zero, failing the transaction, when the
 	// owner's usage ($1) and what the write adds ($2 tasks, $4 bytes)
 	// would pass the limits ($3, $5), leaving room, if $6, for one more
@@ -80,25 +81,19 @@ const (
 // BEGIN ... COMMIT would in five. It returns errTakeTurns, having written
 // nothing, when the key is bound or the quota would refuse the task.
 func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) error {
-	var st atOnceStatements
+	id := []byte(r.Task.ID)
+	var guard, task int
 	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
 		b := &pgx.Batch{}
-		st = atOnceStatements{idem: -1}
-		if c.keyInIdem {
-			st.bound = queueKeyTurn(b, key, keyNotInTasks)
-			st.idem = b.Len()
-			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), []byte(r.Task.ID), key.Hash[:])
-		} else {
-			st.bound = queueKeyTurn(b, key, keyNotInIdem)
-		}
-		st.guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
-		st.task = b.Len()
-		b.Queue(insertNewTask, c.insertValues(size, key)...)
+		b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
+		guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
+		task = b.Len()
+		b.Queue(insertNewTask, c.insertValues(size)...)
 		c.queueRows(b)
 		queueUsage(b, shard, r.Owner, 1, size)
 		return b
 	})
-	switch err := st.outcome(at, err); {
+	switch err := atOnceOutcome(at, guard, task, err); {
 	case errors.Is(err, errIDTaken):
 		return fmt.Errorf("create task %s: id already exists", r.Task.ID)
 	case err == nil, errors.Is(err, errTakeTurns):
@@ -111,28 +106,20 @@ func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.R
 // errIDTaken: the one-round-trip create found its task id taken.
 var errIDTaken = errors.New("task id taken")
 
-// atOnceStatements are the indexes in createAtOnce's batch of the
-// statements that may refuse it: the check that the key is not bound
-// (bound), its insert into idem (idem; -1 when the task's row holds the
-// key), the quota's guard (guard; -1 for none) and the task's insert.
-type atOnceStatements struct{ bound, idem, guard, task int }
-
-// outcome reads the error of createAtOnce's batch, which failed at
+// atOnceOutcome reads the error of createAtOnce's batch, which failed at
 // statement at (-1: its commit): errTakeTurns for the server's refusal
-// of the key (at bound, at idem, or at task on tasks_key) or of the quota
-// guard, errIDTaken for the task's id (at task), else err.
-func (st atOnceStatements) outcome(at int, err error) error {
+// of the key (at 0) or of the quota guard (at guard), errIDTaken for the
+// task's id (at task), else err.
+func atOnceOutcome(at, guard, task int, err error) error {
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
 		return nil
 	case !errors.As(err, &pe):
 		// The connection's: the batch may have committed.
-	case at == st.bound && pe.Code == "22012", st.guard >= 0 && at == st.guard && pe.Code == "22012",
-		st.idem >= 0 && at == st.idem && pe.Code == "23505",
-		at == st.task && pe.Code == "23505" && pe.ConstraintName == "tasks_key":
+	case at == 0 && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
 		return errTakeTurns
-	case at == st.task && pe.Code == "23505":
+	case at == task && pe.Code == "23505":
 		return errIDTaken
 	}
 	return err
@@ -228,11 +215,11 @@ func runBatch(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) (int, error
 // that tells why createAtOnce could not: errBound and the task the key is
 // bound to, or the quota's *tasks.QuotaError.
 func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Record, c *change, size int64) (string, error) {
-	var bound string
+	var boundTo string
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		bound = ""
+		boundTo = ""
 		var err error
-		if bound, err = boundTo(ctx, tx, key); err != nil || bound != "" {
+		if boundTo, err = bind(ctx, tx, key, r.Task.ID); err != nil || boundTo != "" {
 			if err == nil {
 				err = errBound // nothing to write
 			}
@@ -241,7 +228,7 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 		if err := checkQuota(ctx, tx, r.Owner, key.Quota, true, size); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, insertTask, c.insertValues(size, key)...)
+		tag, err := tx.Exec(ctx, insertTask, c.insertValues(size)...)
 		if err != nil {
 			return err
 		}
@@ -249,12 +236,9 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 			return fmt.Errorf("create task %s: id already exists", r.Task.ID)
 		}
 		b := &pgx.Batch{}
-		if c.keyInIdem {
-			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), []byte(r.Task.ID), key.Hash[:])
-		}
 		c.queueRows(b)
 		queueUsage(b, shardOf(tx.Conn()), r.Owner, 1, size)
 		return sendBatch(ctx, tx, b)
 	})
-	return bound, err
+	return boundTo, err
 }

@@ -17,10 +17,8 @@ import (
 func TestAtOnceOutcome(t *testing.T) {
 	lost := errors.New("unexpected EOF")
 	quota := &pgconn.PgError{Code: "22012"}
-	taken := &pgconn.PgError{Code: "23505", ConstraintName: "tasks_pkey"}
-	keyTaken := &pgconn.PgError{Code: "23505", ConstraintName: "tasks_key"}
-	st := atOnceStatements{bound: 1, idem: -1, guard: 3, task: 4}
-	inIdem := atOnceStatements{bound: 1, idem: 2, guard: -1, task: 3}
+	taken := &pgconn.PgError{Code: "23505"}
+	const guard, task = 2, 4
 	for _, c := range []struct {
 		name string
 		at   int
@@ -28,32 +26,15 @@ func TestAtOnceOutcome(t *testing.T) {
 		want error
 	}{
 		{"committed", -1, nil, nil},
-		{"the key bound in idem", st.bound, quota, errTakeTurns},
-		{"the key bound in a task's row", st.task, keyTaken, errTakeTurns},
-		{"the quota in the way", st.guard, quota, errTakeTurns},
-		{"the task id taken", st.task, taken, errIDTaken},
-		{"the connection lost at the key", st.bound, lost, lost},
-		{"the connection lost at the guard", st.guard, lost, lost},
+		{"the key bound", 0, taken, errTakeTurns},
+		{"the quota in the way", guard, quota, errTakeTurns},
+		{"the task id taken", task, taken, errIDTaken},
+		{"the connection lost at the key", 0, lost, lost},
+		{"the connection lost at the guard", guard, lost, lost},
 		{"the connection lost at the commit", -1, lost, lost},
 	} {
-		if got := st.outcome(c.at, c.err); got != c.want {
+		if got := atOnceOutcome(c.at, guard, task, c.err); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
-	}
-	// A key written in idem (as schema 2 did, beside replicas of it): its
-	// insert's unique violation is the key's, the task's is its id's.
-	for _, c := range []struct {
-		name string
-		at   int
-		err  error
-		want error
-	}{
-		{"the key bound in a task's row", inIdem.bound, quota, errTakeTurns},
-		{"the key bound in idem", inIdem.idem, taken, errTakeTurns},
-		{"the task id taken", inIdem.task, taken, errIDTaken},
-	} {
-		if got := inIdem.outcome(c.at, c.err); got != c.want {
-			t.Errorf("in idem, %s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -9,15 +9,13 @@
 //	              version, seq, list_at, status_at, updated_at,
 //	              history_len, the artifacts' index (art_*), stored,
 //	              head (the record without what grows, package record), input;
-//	              the key it was created with (key_id, key_hash: unique per
-//	              owner) and, when small, its first events, messages and
-//	              artifacts (events0, messages0, artifacts0)
+//	              when small, its first events, messages and artifacts
+//	              (events0, messages0, artifacts0)
 //	events        (task_id, seq) → body: the task's stream
 //	messages      (task_id, n) → body: history message n
 //	artifacts     (task_id, i, j) → body: artifact i (j = 0), or parts
 //	              appended to it (j > 0)
-//	idem          (owner, message_id) → task_id, hash: the keys a later
-//	              message bound
+//	idem          (owner, message_id) → task_id, hash
 //	usage         (owner, shard) → tasks, bytes: what owners store
 //	outbox        id → task_id, config_id (unique together), seq,
 //	              attempts, next_at, last_error, created_at, and the
@@ -26,10 +24,10 @@
 //	              created_at, dead_at
 //	a2ad_migrations  version → name, applied_at
 //
-// The views task_events, task_messages, task_artifacts and task_keys read
-// what a task's row holds and its tables' rows as one, and the reads go
-// through them: a new task is one row and one index entry per index of
-// tasks (issue 31), and a task written before schema 3 has only rows.
+// The views task_events, task_messages and task_artifacts read what a
+// task's row holds and its tables' rows as one, and the reads go through
+// them: a new task is two rows, its own and its key's (issue 31), and a
+// task written before schema 3 has only rows.
 //
 // A task's webhooks are in its head: there are at most
 // tasks.MaxPushConfigs, every transition reads them to queue its

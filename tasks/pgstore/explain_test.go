@@ -66,7 +66,6 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}{
 		{"Get", read, readArgs, "tasks_pkey"},
 		{"Lookup", lookupQuery, []any{[]byte("o5"), []byte("m105")}, "idem_pkey"},
-		{"Lookup in a task's row", lookupQuery, []any{[]byte("o5"), []byte("m105")}, "tasks_key"},
 		{"Events", eventsQuery, []any{[]byte("t105"), int64(1)}, "events_pkey"},
 		{"Active", activeQuery, nil, "tasks_active"},
 		{"Orphans", orphansQuery, []any{256, int64(15_000_000)}, "tasks_active"},

@@ -37,7 +37,7 @@ func (s *Store) Import(ctx context.Context, batch []*tasks.Exported) error {
 		b := &pgx.Batch{}
 		for i, e := range batch {
 			r := cs[i].rec
-			b.Queue(insertTask, cs[i].insertValues(sizes[i], nil)...).
+			b.Queue(insertTask, cs[i].insertValues(sizes[i])...).
 				Exec(func(tag pgconn.CommandTag) error {
 					if tag.RowsAffected() == 0 {
 						return fmt.Errorf("import task %s: %w", r.Task.ID, ErrExists)
@@ -57,9 +57,6 @@ func (s *Store) Import(ctx context.Context, batch []*tasks.Exported) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return fmt.Errorf("import: %s: %w", pe.Detail, ErrExists)
-	}
-	if errors.As(err, &pe) && pe.Code == "22012" {
-		return fmt.Errorf("import: a key of the batch is bound to a task of the store: %w", ErrExists)
 	}
 	return err
 }
@@ -126,9 +123,8 @@ func (c *change) importArtifact(i int32, a *tasks.ExportedArtifact) error {
 func queueImported(b *pgx.Batch, e *tasks.Exported) {
 	id, owner := []byte(e.Record.Task.ID), []byte(e.Record.Owner)
 	for _, k := range e.Keys {
-		// A key a task's row holds is not in idem's unique index.
-		b.Queue(keyNotInTasks, owner, []byte(k.MessageID))
-		b.Queue(insertIdem, owner, []byte(k.MessageID), id, k.Hash[:])
+		b.Queue(`INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)`,
+			owner, []byte(k.MessageID), id, k.Hash[:])
 	}
 	for _, d := range e.Deliveries {
 		b.Queue(`INSERT INTO outbox (id, task_id, config_id, seq, attempts, next_at, last_error, created_at, claimed_until)

@@ -74,9 +74,9 @@ func TestNewTaskIsOneRow(t *testing.T) {
 
 // TestBesideAnOldReplica: while a replica of schema 2 (whose lease has
 // no schema of its own) holds a live lease, a store writes new tasks as
-// schema 2 did, which that replica reads: events, message and artifact
-// as rows, the key in idem; a store opened meanwhile knows it too. Once
-// that lease is gone, the next heartbeat puts new tasks in one row.
+// schema 2 did, which that replica reads: events and message as rows; a
+// store opened meanwhile knows it too. Once that lease is gone, the next
+// heartbeat puts them in the task's row.
 func TestBesideAnOldReplica(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
@@ -103,21 +103,19 @@ func TestBesideAnOldReplica(t *testing.T) {
 			t.Fatalf("Create %s: %v, %v", id, ok, err)
 		}
 	}
-	// rows is what task id has in events, messages and idem, and whether
-	// its row holds its key.
+	// rows is what task id has in events, messages and idem.
 	rows := func(id string) string {
 		var ev, msg, keys int
-		var inRow bool
 		if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE task_id = $1), (SELECT count(*) FROM messages WHERE task_id = $1),
-			(SELECT count(*) FROM idem WHERE task_id = $1), (SELECT key_id IS NOT NULL FROM tasks WHERE id = $1)`, []byte(id)).Scan(&ev, &msg, &keys, &inRow); err != nil {
+			(SELECT count(*) FROM idem WHERE task_id = $1)`, []byte(id)).Scan(&ev, &msg, &keys); err != nil {
 			t.Fatal(err)
 		}
-		return fmt.Sprintf("events %d, messages %d, idem %d, key in row %v", ev, msg, keys, inRow)
+		return fmt.Sprintf("events %d, messages %d, idem %d", ev, msg, keys)
 	}
 	create(s, "beside")
 	create(opened, "beside-opened")
 	for _, id := range []string{"beside", "beside-opened"} {
-		if got, want := rows(id), "events 1, messages 1, idem 1, key in row false"; got != want {
+		if got, want := rows(id), "events 1, messages 1, idem 1"; got != want {
 			t.Errorf("%s, written beside a schema 2 replica: %s, want %s", id, got, want)
 		}
 	}
@@ -128,7 +126,7 @@ func TestBesideAnOldReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(s, "after")
-	if got, want := rows("after"), "events 0, messages 0, idem 0, key in row true"; got != want {
+	if got, want := rows("after"), "events 0, messages 0, idem 1"; got != want {
 		t.Errorf("after, written once the old lease is gone: %s, want %s", got, want)
 	}
 	for _, id := range []string{"beside", "beside-opened", "after"} {

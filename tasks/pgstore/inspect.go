@@ -241,7 +241,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		if rs, err = scanRows(rows, true); err != nil || len(rs) == 0 {
 			return err
 		}
-		rows, _ = tx.Query(ctx, `SELECT message_id FROM task_keys WHERE task_id = $1 ORDER BY message_id`, []byte(id))
+		rows, _ = tx.Query(ctx, `SELECT message_id FROM idem WHERE task_id = $1 ORDER BY message_id`, []byte(id))
 		ms, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 		if err != nil {
 			return err

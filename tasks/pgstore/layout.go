@@ -3,17 +3,16 @@ package pgstore
 import "context"
 
 // Schema 3 holds a small new task's first events, messages and artifacts
-// in its row, and schema 4 the key it was created with. A replica of
-// schema 2 still running beside newer ones, as a rolling upgrade has them
-// for a while (docs/replicas.md), reads only the tables and binds keys in
-// idem only, taking no key lock: it would not see such a task's history,
-// nor its key. So while a replica of schema 2 holds a live lease, a store
-// writes new tasks as schema 2 did, which both read; each replica's lease
-// says the schema of the a2ad holding it (leases.schema: 2 for one that
-// predates the column, which it never writes). An older a2ad refuses to
-// start on a newer schema, so once the last one has stopped (its lease
-// deleted) or lapsed, only newer ones hold leases: every store sees that
-// at its next heartbeat, and writes one row a task from then on.
+// in its row. A replica of schema 2 still running beside newer ones, as a
+// rolling upgrade has them for a while (docs/replicas.md), reads only the
+// tables: it would not see such a task's history, artifacts or events.
+// So while a replica of schema 2 holds a live lease, a store writes new
+// tasks as schema 2 did, which both read; each replica's lease says the
+// schema of the a2ad holding it (leases.schema: 2 for one that predates
+// the column, which it never writes). An older a2ad refuses to start on a
+// newer schema, so once the last one has stopped (its lease deleted) or
+// lapsed, only newer ones hold leases: every store sees that at its next
+// heartbeat, and writes one row a task from then on.
 
 // oldReadersQuery tells whether a replica that reads only the tables (of
 // schema 2, before schema 3) holds a live lease.

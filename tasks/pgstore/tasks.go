@@ -29,6 +29,52 @@ var (
 	errBound = errors.New("idempotency key bound")
 )
 
+// bind binds key to task id, unless it is bound already: then it returns
+// the task it is bound to, or ErrMessageIDReused if the message differs.
+// A bind racing another of the same key waits for the other's commit.
+func bind(ctx context.Context, tx pgx.Tx, key *tasks.IdemKey, id string) (string, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (owner, message_id) DO NOTHING`, []byte(key.Owner), []byte(key.MessageID), []byte(id), key.Hash[:])
+	if err != nil || tag.RowsAffected() == 1 {
+		return "", err
+	}
+	bound, hash, err := lookup(ctx, tx, key)
+	switch {
+	case err != nil:
+		return "", err
+	case bound == "":
+		return "", errStale // deleted meanwhile: try again
+	case hash != key.Hash:
+		return "", tasks.ErrMessageIDReused
+	}
+	return bound, nil
+}
+
+// querier is what both a pool and a transaction do.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+const lookupQuery = `SELECT task_id, hash FROM idem WHERE owner = $1 AND message_id = $2`
+
+// lookup returns the task key is bound to and the hash it was bound
+// with; "" if it is bound to none.
+func lookup(ctx context.Context, q querier, key *tasks.IdemKey) (string, [32]byte, error) {
+	var id, hash []byte
+	err := q.QueryRow(ctx, lookupQuery,
+		[]byte(key.Owner), []byte(key.MessageID)).Scan(&id, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", [32]byte{}, nil
+	}
+	if err != nil {
+		return "", [32]byte{}, err
+	}
+	var h [32]byte
+	copy(h[:], hash)
+	return string(id), h, nil
+}
+
 // Lookup implements tasks.Store.
 func (s *Store) Lookup(ctx context.Context, key tasks.IdemKey) (*tasks.Record, error) {
 	if err := s.usable(ctx); err != nil {
@@ -190,15 +236,12 @@ func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, 
 		return errStale // changed or deleted since read: the next read tells
 	}
 	if key != nil {
-		bound, err := boundTo(ctx, tx, key)
+		bound, err := bind(ctx, tx, key, id)
 		if err != nil {
 			return err
 		}
 		if bound != "" {
 			return errBound
-		}
-		if _, err := tx.Exec(ctx, insertIdem, []byte(key.Owner), []byte(key.MessageID), []byte(id), key.Hash[:]); err != nil {
-			return err
 		}
 		if err := checkQuota(ctx, tx, owner, key.Quota, false, grow); err != nil {
 			return err

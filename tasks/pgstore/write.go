@@ -39,11 +39,8 @@ func orEmpty[T any](s []T) []T {
 }
 
 const (
-	// newCols are the columns only a new task's row sets, in the order of
-	// insertValues: what it holds inline (schema 3) and its key (schema 4).
-	newCols    = `events0, messages0, artifacts0, key_id, key_hash`
-	insertTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, ` + newCols + `)
-		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+	insertTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, events0, messages0, artifacts0)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 		ON CONFLICT (id) DO NOTHING`
 	// updateTask also empties, in artifacts0, the artifacts $20 whose row
 	// (i, 0) the change writes to artifacts: that row replaces it.
@@ -55,18 +52,13 @@ const (
 )
 
 // insertValues are the values of insertTask (and insertNewTask) for c, a
-// new task taking stored bytes, bound to key (nil: none).
-func (c *change) insertValues(stored int64, key *tasks.IdemKey) []any {
+// new task taking stored bytes.
+func (c *change) insertValues(stored int64) []any {
 	v := append([]any{[]byte(c.rec.Task.ID), []byte(c.rec.Owner), c.input}, c.rowValues(stored)...)
-	if c.inline {
-		v = append(v, c.evBody, c.msgBody, c.artBody)
-	} else {
-		v = append(v, nil, nil, nil)
+	if !c.inline {
+		return append(v, nil, nil, nil)
 	}
-	if key == nil || c.keyInIdem {
-		return append(v, nil, nil)
-	}
-	return append(v, []byte(key.MessageID), key.Hash[:])
+	return append(v, c.evBody, c.msgBody, c.artBody)
 }
 
 // updateValues are the values of updateTask for c, a change of the task
@@ -248,7 +240,7 @@ func (s *Store) updateAtOnce(ctx context.Context, rw *row, c *change, key *tasks
 		b := &pgx.Batch{}
 		b.Queue(updateGuarded, c.updateValues(rw.version, rw.stored+grow)...)
 		if key != nil {
-			idem = queueKeyTurn(b, key, keyNotInTasks)
+			idem = b.Len()
 			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
 			q = key.Quota
 		}
@@ -265,8 +257,7 @@ func (s *Store) updateAtOnce(ctx context.Context, rw *row, c *change, key *tasks
 		// The connection's: the batch may have committed.
 	case at == 0 && pe.Code == "22012":
 		return errStale
-	case idem >= 0 && (at == idem && pe.Code == "22012" || at == idem+1 && pe.Code == "23505"),
-		guard >= 0 && at == guard && pe.Code == "22012":
+	case idem >= 0 && at == idem && pe.Code == "23505", guard >= 0 && at == guard && pe.Code == "22012":
 		return errTakeTurns
 	}
 	return s.failed(err)

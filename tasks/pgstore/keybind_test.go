@@ -10,17 +10,16 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/internal/pgtest"
 	"github.com/a2ad/a2ad/tasks"
-	"github.com/a2ad/a2ad/tasks/pgstore"
 	st "github.com/a2ad/a2ad/tasks/storetest"
 )
 
-// TestKeyBoundOnceInRowOrIdem: a key a create holds in its task's row and
-// the same key a follow-up binds in idem are one key. A create and a
-// follow-up of one key racing each other bind it once: either the create
-// made its task (and the follow-up is told the id is reused) or the
-// follow-up bound it (and the create answers that task, not created);
-// afterwards a create of that key answers the task it is bound to.
-func TestKeyBoundOnceInRowOrIdem(t *testing.T) {
+// TestKeyBoundOnceByCreateOrFollowUp: a create and a follow-up of one key
+// racing each other, each in its own one-round-trip batch, bind it once:
+// either the create made its task (and the follow-up is told the id is
+// reused) or the follow-up bound it (and the create answers that task,
+// not created); afterwards a create of that key answers the task it is
+// bound to.
+func TestKeyBoundOnceByCreateOrFollowUp(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	s := mustOpen(t, dsn)
 	byCreate, byUpdate := 0, 0
@@ -68,31 +67,4 @@ func TestKeyBoundOnceInRowOrIdem(t *testing.T) {
 		}
 	}
 	t.Logf("bound by the create %d times, by the follow-up %d", byCreate, byUpdate)
-}
-
-// TestImportOfAKeyHeldInATaskRow: an imported task whose key a task of
-// the store was created with (the key in that task's row, not in idem)
-// is ErrExists, and nothing of the batch is written.
-func TestImportOfAKeyHeldInATaskRow(t *testing.T) {
-	s := mustOpen(t, pgtest.Schema(t))
-	st.Create(t, s, st.NewRecord("t1", "o", a2a.StateCompleted, time.Now()))
-	rec := st.NewRecord("t2", "o", a2a.StateCompleted, time.Now())
-	rec.Seq = 1
-	k := st.Key("o", "m-t1", "t1")
-	e := &tasks.Exported{Record: rec, Events: []tasks.Event{{Seq: 1, Status: &a2a.TaskStatus{State: a2a.StateCompleted}}},
-		Keys: []tasks.ExportedKey{{MessageID: k.MessageID, Hash: k.Hash}}}
-	err := s.Import(ctx, []*tasks.Exported{e})
-	if !errors.Is(err, pgstore.ErrExists) || err.Error() != "import: a key of the batch is bound to a task of the store: exists already in the target store" {
-		t.Fatalf("Import: %v, want ErrExists", err)
-	}
-	if _, err := s.Get(ctx, "o", "t2", tasks.Head); !errors.Is(err, tasks.ErrNotFound) {
-		t.Fatalf("Get t2 after the refused import: %v", err)
-	}
-	e.Keys[0].MessageID = "m-t2"
-	if err := s.Import(ctx, []*tasks.Exported{e}); err != nil {
-		t.Fatalf("Import with a free key: %v", err)
-	}
-	if r, err := s.Lookup(ctx, st.Key("o", "m-t2", "t1")); err != nil || r.Task.ID != "t2" {
-		t.Fatalf("Lookup of the imported key: %v, %v", r, err)
-	}
 }
