@@ -38,6 +38,7 @@ type change struct {
 	artBody      [][]byte
 	drop         []int32  // artifacts replaced: their chunks go
 	fresh        bool     // a new task's: no row of it is there to replace
+	inline       bool     // a new task's events, history and artifacts go in its row
 	input        []byte   // nil: unchanged
 	configs      [][]byte // the webhooks the change queues a delivery for
 	grow         int64    // what the rows written add, less what they replace
@@ -217,7 +218,36 @@ func encodeNew(rec *tasks.Record, events []tasks.Event) (*change, error) {
 		return nil, err
 	}
 	c.deliveries("")
+	c.inline = c.fitsInline()
 	return c, nil
+}
+
+// maxInline is the most a new task's first events, messages and
+// artifacts take to be held in its row (schema 3): past it they are rows
+// of their tables, as a later write's are, so that a task's row stays
+// small enough to be stored whole (PostgreSQL compresses or moves out a
+// row past about 2 KB) and to be written again by each later change of
+// the task.
+const maxInline = 1024
+
+// fitsInline reports whether c, a new task's, is held in its row: its
+// events are 1, 2, ... and what they, its messages and its artifacts
+// take is at most maxInline.
+func (c *change) fitsInline() bool {
+	n := 0
+	for i, b := range c.evBody {
+		if c.evSeq[i] != int64(i+1) {
+			return false
+		}
+		n += len(b)
+	}
+	for _, b := range c.msgBody {
+		n += len(b)
+	}
+	for _, b := range c.artBody {
+		n += len(b)
+	}
+	return n <= maxInline
 }
 
 // encodeChange encodes what an UpdateFunc did to rec, the head of the task

@@ -14,14 +14,14 @@ var checks = []struct{ name, sql string }{
 	{"every non-terminal task is in the active set (its terminal column agrees with its state)", `SELECT encode(id, 'escape') FROM tasks
 		WHERE terminal <> (state IN ('completed', 'failed', 'canceled', 'rejected'))`},
 	{"every task's seq is its last event's", `SELECT encode(t.id, 'escape') FROM tasks t
-		WHERE t.seq <> coalesce((SELECT max(seq) FROM events e WHERE e.task_id = t.id), 0)
-		   OR (SELECT count(*) FROM events e WHERE e.task_id = t.id) <> t.seq`},
+		WHERE t.seq <> coalesce((SELECT max(seq) FROM task_events e WHERE e.task_id = t.id), 0)
+		   OR (SELECT count(*) FROM task_events e WHERE e.task_id = t.id) <> t.seq`},
 	{"every task's history_len counts its messages", `SELECT encode(t.id, 'escape') FROM tasks t
-		WHERE t.history_len <> (SELECT count(*) FROM messages m WHERE m.task_id = t.id)
-		   OR t.history_len <> coalesce((SELECT max(n) + 1 FROM messages m WHERE m.task_id = t.id), 0)`},
+		WHERE t.history_len <> (SELECT count(*) FROM task_messages m WHERE m.task_id = t.id)
+		   OR t.history_len <> coalesce((SELECT max(n) + 1 FROM task_messages m WHERE m.task_id = t.id), 0)`},
 	{"every task's artifact index counts its artifact rows", `SELECT encode(t.id, 'escape') FROM tasks t
-		WHERE coalesce((SELECT sum(c) FROM unnest(t.art_chunks) c), 0) <> (SELECT count(*) FROM artifacts a WHERE a.task_id = t.id)
-		   OR cardinality(t.art_ids) <> coalesce((SELECT max(i) + 1 FROM artifacts a WHERE a.task_id = t.id), 0)`},
+		WHERE coalesce((SELECT sum(c) FROM unnest(t.art_chunks) c), 0) <> (SELECT count(*) FROM task_artifacts a WHERE a.task_id = t.id)
+		   OR cardinality(t.art_ids) <> coalesce((SELECT max(i) + 1 FROM task_artifacts a WHERE a.task_id = t.id), 0)`},
 	{"every row belongs to a task", `SELECT 'events of ' || encode(task_id, 'escape') FROM events WHERE task_id NOT IN (SELECT id FROM tasks)
 		UNION ALL SELECT 'messages of ' || encode(task_id, 'escape') FROM messages WHERE task_id NOT IN (SELECT id FROM tasks)
 		UNION ALL SELECT 'artifacts of ' || encode(task_id, 'escape') FROM artifacts WHERE task_id NOT IN (SELECT id FROM tasks)
@@ -29,9 +29,9 @@ var checks = []struct{ name, sql string }{
 		UNION ALL SELECT 'delivery of ' || encode(task_id, 'escape') FROM outbox WHERE task_id NOT IN (SELECT id FROM tasks)`},
 	{"every task's stored bytes are what its rows take", `SELECT encode(id, 'escape') || ': ' || stored || ' stored, ' || counted || ' counted'
 		FROM (SELECT t.id, t.stored, octet_length(t.id) + octet_length(t.owner) + octet_length(t.head) + coalesce(octet_length(t.input), 0) + 96
-			+ coalesce((SELECT sum(octet_length(e.task_id) + 8 + octet_length(e.body)) FROM events e WHERE e.task_id = t.id), 0)
-			+ coalesce((SELECT sum(octet_length(m.task_id) + 8 + octet_length(m.body)) FROM messages m WHERE m.task_id = t.id), 0)
-			+ coalesce((SELECT sum(octet_length(a.task_id) + 8 + octet_length(a.body)) FROM artifacts a WHERE a.task_id = t.id), 0)
+			+ coalesce((SELECT sum(octet_length(e.task_id) + 8 + octet_length(e.body)) FROM task_events e WHERE e.task_id = t.id), 0)
+			+ coalesce((SELECT sum(octet_length(m.task_id) + 8 + octet_length(m.body)) FROM task_messages m WHERE m.task_id = t.id), 0)
+			+ coalesce((SELECT sum(octet_length(a.task_id) + 8 + octet_length(a.body)) FROM task_artifacts a WHERE a.task_id = t.id), 0)
 			+ coalesce((SELECT sum(octet_length(k.owner) + octet_length(k.message_id) + octet_length(k.task_id) + 32)
 				FROM idem k WHERE k.task_id = t.id), 0) AS counted
 			FROM tasks t) x WHERE stored <> counted`},
@@ -41,7 +41,7 @@ var checks = []struct{ name, sql string }{
 		WHERE coalesce(u.n, 0) <> coalesce(t.n, 0) OR coalesce(u.b, 0) <> coalesce(t.b, 0)`},
 	{"every artifact's stored bytes are what its rows take", `SELECT encode(t.id, 'escape') || ' artifact ' || x.i FROM tasks t,
 		unnest(t.art_stored) WITH ORDINALITY AS x(stored, i)
-		WHERE x.stored <> coalesce((SELECT sum(octet_length(a.task_id) + 8 + octet_length(a.body)) FROM artifacts a
+		WHERE x.stored <> coalesce((SELECT sum(octet_length(a.task_id) + 8 + octet_length(a.body)) FROM task_artifacts a
 			WHERE a.task_id = t.id AND a.i = x.i - 1), 0)`},
 }
 

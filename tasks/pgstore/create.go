@@ -33,6 +33,9 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	if err != nil {
 		return nil, false, err
 	}
+	if s.oldReaders.Load() {
+		c.inline = false // as schema 2 wrote: see layout.go
+	}
 	size := c.grow + idemBytes(&key, r.Task.ID)
 	err = s.createAtOnce(ctx, &key, &r, c, size)
 	if errors.Is(err, errTakeTurns) {
@@ -60,8 +63,8 @@ const (
 	// a racing bind of it commits: the whole create goes with it.
 	insertIdem = `INSERT INTO idem (owner, message_id, task_id, hash) VALUES ($1, $2, $3, $4)`
 	// insertNewTask fails (unique_violation) on a task id that exists.
-	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `)
-		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+	insertNewTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, events0, messages0, artifacts0)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 	// quotaGuard divides by zero, failing the transaction, when the
 	// owner's usage ($1) and what the write adds ($2 tasks, $4 bytes)
 	// would pass the limits ($3, $5), leaving room, if $6, for one more
@@ -85,7 +88,7 @@ func (s *Store) createAtOnce(ctx context.Context, key *tasks.IdemKey, r *tasks.R
 		b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])
 		guard = queueQuotaGuard(b, r.Owner, key.Quota, true, size)
 		task = b.Len()
-		b.Queue(insertNewTask, append([]any{id, []byte(r.Owner), c.input}, c.rowValues(size)...)...)
+		b.Queue(insertNewTask, c.insertValues(size)...)
 		c.queueRows(b)
 		queueUsage(b, shard, r.Owner, 1, size)
 		return b
@@ -225,7 +228,7 @@ func (s *Store) createInTx(ctx context.Context, key *tasks.IdemKey, r *tasks.Rec
 		if err := checkQuota(ctx, tx, r.Owner, key.Quota, true, size); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, insertTask, append([]any{[]byte(r.Task.ID), []byte(r.Owner), c.input}, c.rowValues(size)...)...)
+		tag, err := tx.Exec(ctx, insertTask, c.insertValues(size)...)
 		if err != nil {
 			return err
 		}

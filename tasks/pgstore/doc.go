@@ -8,7 +8,9 @@
 //	tasks         id → owner, context_id, state, function_id, terminal,
 //	              version, seq, list_at, status_at, updated_at,
 //	              history_len, the artifacts' index (art_*), stored,
-//	              head (the record without what grows, package record), input
+//	              head (the record without what grows, package record), input;
+//	              when small, its first events, messages and artifacts
+//	              (events0, messages0, artifacts0)
 //	events        (task_id, seq) → body: the task's stream
 //	messages      (task_id, n) → body: history message n
 //	artifacts     (task_id, i, j) → body: artifact i (j = 0), or parts
@@ -21,6 +23,11 @@
 //	dead_letters  id → task_id, config_id, url, attempts, last_error,
 //	              created_at, dead_at
 //	a2ad_migrations  version → name, applied_at
+//
+// The views task_events, task_messages and task_artifacts read what a
+// task's row holds and its tables' rows as one, and the reads go through
+// them: a new task is two rows, its own and its key's (issue 31), and a
+// task written before schema 3 has only rows.
 //
 // A task's webhooks are in its head: there are at most
 // tasks.MaxPushConfigs, every transition reads them to queue its

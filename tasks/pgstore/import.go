@@ -37,7 +37,7 @@ func (s *Store) Import(ctx context.Context, batch []*tasks.Exported) error {
 		b := &pgx.Batch{}
 		for i, e := range batch {
 			r := cs[i].rec
-			b.Queue(insertTask, append([]any{[]byte(r.Task.ID), []byte(r.Owner), cs[i].input}, cs[i].rowValues(sizes[i])...)...).
+			b.Queue(insertTask, cs[i].insertValues(sizes[i])...).
 				Exec(func(tag pgconn.CommandTag) error {
 					if tag.RowsAffected() == 0 {
 						return fmt.Errorf("import task %s: %w", r.Task.ID, ErrExists)

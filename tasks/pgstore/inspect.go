@@ -249,7 +249,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		for _, m := range ms {
 			msgIDs = append(msgIDs, string(m))
 		}
-		rows, _ = tx.Query(ctx, `SELECT body FROM events WHERE task_id = $1 ORDER BY seq`, []byte(id))
+		rows, _ = tx.Query(ctx, `SELECT body FROM task_events WHERE task_id = $1 ORDER BY seq`, []byte(id))
 		evs, err = pgx.CollectRows(rows, pgx.RowTo[[]byte])
 		return err
 	})

@@ -31,9 +31,17 @@ func (s *Store) Heartbeat(ctx context.Context, replica string, ttl time.Duration
 			return err
 		}
 		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO leases (replica, until) VALUES ($1, now() + $2::bigint * interval '1 microsecond')
-			ON CONFLICT (replica) DO UPDATE SET until = EXCLUDED.until`, replica, ttl.Microseconds())
+		b.Queue(`INSERT INTO leases (replica, until, schema) VALUES ($1, now() + $2::bigint * interval '1 microsecond', $3)
+			ON CONFLICT (replica) DO UPDATE SET until = EXCLUDED.until, schema = EXCLUDED.schema`, replica, ttl.Microseconds(), SchemaVersion())
 		b.Queue(`DELETE FROM leases WHERE until < now() - interval '` + staleLeases + `'`)
+		b.Queue(oldReadersQuery).QueryRow(func(row pgx.Row) error {
+			var old bool
+			if err := row.Scan(&old); err != nil {
+				return err
+			}
+			s.oldReaders.Store(old)
+			return nil
+		})
 		return sendBatch(ctx, tx, b)
 	})
 }

@@ -38,16 +38,16 @@ func columns(q *query, sc tasks.Scope, guard string, input bool) string {
 			n = int32(min(sc.History, math.MaxInt32))
 		}
 		from := `m.task_id = t.id AND m.n >= t.history_len - ` + q.arg(n)
-		hist = `(SELECT array_agg(m.body ORDER BY m.n) FROM messages m WHERE ` + from + `)`
+		hist = `(SELECT array_agg(m.body ORDER BY m.n) FROM task_messages m WHERE ` + from + `)`
 		if sc.HistoryBytes > 0 {
 			// The newest messages that fit: octet_length reads a stored
 			// value's size from its header, never the value itself.
 			hist = `(SELECT array_agg(h.body ORDER BY h.n) FROM (SELECT m.n, m.body, sum(octet_length(m.body)) OVER (ORDER BY m.n DESC) AS used
-				FROM messages m WHERE ` + from + `) h WHERE h.used <= ` + q.arg(sc.HistoryBytes) + `)`
+				FROM task_messages m WHERE ` + from + `) h WHERE h.used <= ` + q.arg(sc.HistoryBytes) + `)`
 		}
 	}
 	if sc.Artifacts {
-		arts = `(SELECT array_agg(a.body ORDER BY a.i, a.j) FROM artifacts a WHERE a.task_id = t.id)`
+		arts = `(SELECT array_agg(a.body ORDER BY a.i, a.j) FROM task_artifacts a WHERE a.task_id = t.id)`
 	}
 	if guard != "" {
 		hist = "CASE WHEN " + guard + " THEN " + hist + " END"

@@ -80,9 +80,10 @@ type Store struct {
 	clock    func() time.Time // the host's clock: time.Now, unless a test sets another
 	held     *pgxpool.Conn    // with Options.Exclusive or Shared: the session holding the use lock
 
-	closed    atomic.Bool
-	closeOnce sync.Once
-	onOutbox  atomic.Pointer[func()]
+	closed     atomic.Bool
+	oldReaders atomic.Bool // a replica of schema 2 holds a lease: write as it did (layout.go)
+	closeOnce  sync.Once
+	onOutbox   atomic.Pointer[func()]
 
 	channel string  // the NOTIFY channel of the store's schema
 	tag     string  // this store's name in its notices
@@ -154,6 +155,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.notify(s.ctx) }()
+	if !opts.ReadOnly {
+		if err := s.readOldReaders(cctx); err != nil {
+			s.cancel()
+			s.wg.Wait()
+			pool.Close()
+			return nil, fmt.Errorf("open task store %s: read the leases: %w", target, scrub(err, dsn))
+		}
+	}
 	if opts.Exclusive || opts.Shared {
 		if err := s.takeUse(cctx, opts.Exclusive); err != nil {
 			s.cancel()

@@ -228,8 +228,7 @@ func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey
 // WriteQuota).
 func (s *Store) writeChange(ctx context.Context, tx pgx.Tx, rw *row, c *change, key *tasks.IdemKey, q tasks.Quota, grow int64) error {
 	id, owner := c.rec.Task.ID, c.rec.Owner
-	args := append([]any{[]byte(id), rw.version, c.input}, c.rowValues(rw.stored+grow)...)
-	tag, err := tx.Exec(ctx, updateTask, args...)
+	tag, err := tx.Exec(ctx, updateTask, c.updateValues(rw.version, rw.stored+grow)...)
 	if err != nil {
 		return err
 	}
@@ -274,7 +273,7 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 	return cfgs, nil
 }
 
-const eventsQuery = `SELECT body FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq`
+const eventsQuery = `SELECT body FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq`
 
 // Events implements tasks.Store.
 func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Event, error) {

@@ -39,30 +39,58 @@ func orEmpty[T any](s []T) []T {
 }
 
 const (
-	insertTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `)
-		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+	insertTask = `INSERT INTO tasks (id, owner, version, input, ` + rowCols + `, events0, messages0, artifacts0)
+		VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 		ON CONFLICT (id) DO NOTHING`
+	// updateTask also empties, in artifacts0, the artifacts $20 whose row
+	// (i, 0) the change writes to artifacts: that row replaces it.
 	updateTask = `UPDATE tasks SET version = version + 1, input = coalesce($3, input), (` + rowCols + `) =
-		($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+		($4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19),
+		artifacts0 = CASE WHEN $20::integer[] IS NULL THEN artifacts0 ELSE (SELECT array_agg(CASE WHEN x.i - 1 = ANY($20)
+			THEN NULL ELSE x.body END ORDER BY x.i) FROM unnest(artifacts0) WITH ORDINALITY AS x(body, i)) END
 		WHERE id = $1 AND version = $2`
 )
+
+// insertValues are the values of insertTask (and insertNewTask) for c, a
+// new task taking stored bytes.
+func (c *change) insertValues(stored int64) []any {
+	v := append([]any{[]byte(c.rec.Task.ID), []byte(c.rec.Owner), c.input}, c.rowValues(stored)...)
+	if !c.inline {
+		return append(v, nil, nil, nil)
+	}
+	return append(v, c.evBody, c.msgBody, c.artBody)
+}
+
+// updateValues are the values of updateTask for c, a change of the task
+// at version, which then takes stored bytes.
+func (c *change) updateValues(version, stored int64) []any {
+	var replaced []int32
+	for n := range c.artI {
+		if c.artJ[n] == 0 {
+			replaced = append(replaced, c.artI[n])
+		}
+	}
+	return append(append([]any{[]byte(c.rec.Task.ID), version, c.input}, c.rowValues(stored)...), replaced)
+}
 
 // queueRows queues the writes of c's rows besides the task's: events,
 // history, artifacts and the deliveries it queues.
 func (c *change) queueRows(b *pgx.Batch) {
 	id := []byte(c.rec.Task.ID)
-	if len(c.evSeq) > 0 {
+	// A change held inline has its events, messages and artifacts in the
+	// task's row (insertValues).
+	if len(c.evSeq) > 0 && !c.inline {
 		b.Queue(`INSERT INTO events (task_id, seq, body) SELECT $1, s, v FROM unnest($2::bigint[], $3::bytea[]) AS x(s, v)`,
 			id, c.evSeq, c.evBody)
 	}
-	if len(c.msgN) > 0 {
+	if len(c.msgN) > 0 && !c.inline {
 		b.Queue(`INSERT INTO messages (task_id, n, body) SELECT $1, n, v FROM unnest($2::integer[], $3::bytea[]) AS x(n, v)`,
 			id, c.msgN, c.msgBody)
 	}
 	if len(c.drop) > 0 {
 		b.Queue(`DELETE FROM artifacts WHERE task_id = $1 AND i = ANY($2::integer[]) AND j > 0`, id, c.drop)
 	}
-	if len(c.artI) > 0 {
+	if len(c.artI) > 0 && !c.inline {
 		// A new task's are plain inserts: ON CONFLICT inserts speculatively,
 		// one more WAL record a row.
 		upsert := `
@@ -210,7 +238,7 @@ func (s *Store) updateAtOnce(ctx context.Context, rw *row, c *change, key *tasks
 	idem, guard := -1, -1
 	at, err := s.writeBatch(ctx, func(shard int16) *pgx.Batch {
 		b := &pgx.Batch{}
-		b.Queue(updateGuarded, append([]any{id, rw.version, c.input}, c.rowValues(rw.stored+grow)...)...)
+		b.Queue(updateGuarded, c.updateValues(rw.version, rw.stored+grow)...)
 		if key != nil {
 			idem = b.Len()
 			b.Queue(insertIdem, []byte(key.Owner), []byte(key.MessageID), id, key.Hash[:])

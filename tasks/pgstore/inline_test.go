@@ -1,0 +1,141 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2ad/a2ad/tasks"
+	st "github.com/a2ad/a2ad/tasks/storetest"
+)
+
+// TestNewTaskIsOneRow: a small new task's events, message and artifact
+// are held in its row, none in the tables; a bigger one's are rows, as a
+// later write's are. An artifact held in the row and replaced later reads
+// as the replacement, with the chunks appended after it, and the store
+// checks clean.
+func TestNewTaskIsOneRow(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.Schema(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	create := func(id, text string) {
+		r := st.NewRecord(id, "o", a2a.StateCompleted, time.Now())
+		r.Task.History = []a2a.Message{st.UserMessage("m-"+id, text)}
+		r.Task.Artifacts = []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart(text)}}}
+		evs := []tasks.Event{st.StatusEvent(a2a.StateSubmitted), {Artifact: &r.Task.Artifacts[0]}, st.StatusEvent(a2a.StateCompleted)}
+		if _, ok, err := s.Create(ctx, st.Key("o", "m-"+id, text), r, evs); err != nil || !ok {
+			t.Fatalf("Create %s: %v, %v", id, ok, err)
+		}
+	}
+	create("small", "hello")
+	create("big", strings.Repeat("x", maxInline))
+	for id, want := range map[string]int{"small": 0, "big": 3 + 1 + 1} {
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE task_id = $1) + (SELECT count(*) FROM messages WHERE task_id = $1)
+			+ (SELECT count(*) FROM artifacts WHERE task_id = $1)`, []byte(id)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("task %s has %d rows in events, messages and artifacts, want %d", id, n, want)
+		}
+	}
+	st.MustUpdate(t, s, "o", "small", st.ArtifactChunk("a", false, "new"))
+	st.MustUpdate(t, s, "o", "small", st.ArtifactChunk("a", true, "more"))
+	st.MustUpdate(t, s, "o", "small", st.ArtifactChunk("b", false, "b"))
+	r, err := s.Get(ctx, "o", "small", tasks.Whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range r.Task.Artifacts {
+		for _, p := range a.Parts {
+			got = append(got, a.ArtifactID+":"+p.Text)
+		}
+	}
+	if strings.Join(got, " ") != "a:new a:more b:b" || len(r.Task.History) != 1 || r.Task.History[0].Parts[0].Text != "hello" {
+		t.Errorf("small reads artifacts %q, history %v", got, r.Task.History)
+	}
+	evs, err := s.Events(ctx, "small", 1)
+	if err != nil || len(evs) != 5 || evs[0].Seq != 2 || evs[4].Seq != 6 {
+		t.Fatalf("events of small after 1: %d, %v", len(evs), err)
+	}
+	problems, err := s.Check(ctx)
+	if err != nil || len(problems) > 0 {
+		t.Errorf("check: %v, %v", problems, err)
+	}
+}
+
+// TestBesideAnOldReplica: while a replica of schema 2 (whose lease has
+// no schema of its own) holds a live lease, a store writes new tasks as
+// schema 2 did, which that replica reads: events and message as rows; a
+// store opened meanwhile knows it too. Once that lease is gone, the next
+// heartbeat puts them in the task's row.
+func TestBesideAnOldReplica(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO leases (replica, until) VALUES ('old', now() + interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	create := func(s *Store, id string) {
+		r := st.NewRecord(id, "o", a2a.StateCompleted, time.Now())
+		r.Task.History = []a2a.Message{st.UserMessage("m-"+id, id)}
+		if _, ok, err := s.Create(ctx, st.Key("o", "m-"+id, id), r, []tasks.Event{st.StatusEvent(a2a.StateCompleted)}); err != nil || !ok {
+			t.Fatalf("Create %s: %v, %v", id, ok, err)
+		}
+	}
+	// rows is what task id has in events, messages and idem.
+	rows := func(id string) string {
+		var ev, msg, keys int
+		if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE task_id = $1), (SELECT count(*) FROM messages WHERE task_id = $1),
+			(SELECT count(*) FROM idem WHERE task_id = $1)`, []byte(id)).Scan(&ev, &msg, &keys); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("events %d, messages %d, idem %d", ev, msg, keys)
+	}
+	create(s, "beside")
+	create(opened, "beside-opened")
+	for _, id := range []string{"beside", "beside-opened"} {
+		if got, want := rows(id), "events 1, messages 1, idem 1"; got != want {
+			t.Errorf("%s, written beside a schema 2 replica: %s, want %s", id, got, want)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE replica = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	create(s, "after")
+	if got, want := rows("after"), "events 0, messages 0, idem 1"; got != want {
+		t.Errorf("after, written once the old lease is gone: %s, want %s", got, want)
+	}
+	for _, id := range []string{"beside", "beside-opened", "after"} {
+		if r, err := s.Lookup(ctx, st.Key("o", "m-"+id, id)); err != nil || r.Task.ID != id || len(r.Task.History) != 1 {
+			t.Errorf("Lookup of %s's key: %v, %v", id, r, err)
+		}
+	}
+	problems, err := s.Check(ctx)
+	if err != nil || len(problems) > 0 {
+		t.Errorf("check: %v, %v", problems, err)
+	}
+}
