@@ -227,4 +227,3 @@ func writeAnswer(w http.ResponseWriter, id json.RawMessage, res any, e *jsonrpc.
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
-
