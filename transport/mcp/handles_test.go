@@ -84,7 +84,7 @@ func TestTaskMethods(t *testing.T) {
 	}
 	if res := get("done"); !sameJSON(t, res, `{"resultType":"complete","taskId":"`+taskID+`done","status":"completed",
 		"createdAt":"2026-11-29T06:00:02.000Z","lastUpdatedAt":"2026-11-29T06:00:02.000Z","ttlMs":3600000,"pollIntervalMs":2000,
-		"result":{"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1},
+		"result":{"resultType":"complete","content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1},
 		"_meta":{"io.a2ad/task-id":"`+taskID+`done","io.a2ad/task-state":"completed"}}}`) {
 		t.Errorf("completed: %s", res)
 	}
