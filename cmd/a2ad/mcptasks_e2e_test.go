@@ -215,3 +215,82 @@ func TestMCPTaskHandleReplicas(t *testing.T) {
 	}
 	pollTask(t, b.base, "", long["taskId"].(string), "cancelled")
 }
+
+// TestMCPTaskNotifications: subscriptions/listen naming a handle's task
+// (and one the caller does not have) is acknowledged for the task alone,
+// tells each change as notifications/tasks (the last one completed, with
+// the result), then ends with the listen's result.
+func TestMCPTaskNotifications(t *testing.T) {
+	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+	putFile(t, catalog, handleCatalog)
+	p := startBinary(t, catalog, filepath.Join(t.TempDir(), "a2ad.db"), "--mcp-task-after", "300ms")
+	id := callForHandle(t, p.base, "", "demo.sleep", map[string]any{"seconds": 2})["taskId"].(string)
+
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+		"params": map[string]any{"notifications": map[string]any{"taskIds": []string{"no-such-task", id}}, "_meta": tasksMeta}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, p.base+"/mcp", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	client := &http.Client{Timeout: 20 * time.Second}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body) // the stream ends once the task ended
+	if err != nil || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("subscriptions/listen: %v, %s: %s", err, res.Header.Get("Content-Type"), raw)
+	}
+	var msgs []map[string]any
+	for _, line := range strings.Split(string(raw), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Fatalf("an event that is not JSON: %q", data)
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) < 3 {
+		t.Fatalf("want an acknowledgement, notifications and a result; got %s", raw)
+	}
+	ack, done, end := msgs[0], msgs[len(msgs)-2], msgs[len(msgs)-1]
+	if ack["method"] != "notifications/subscriptions/acknowledged" ||
+		!strings.Contains(mustJSON(t, ack["params"]), `"notifications":{"taskIds":["`+id+`"]}`) {
+		t.Fatalf("the acknowledgement: %v", ack)
+	}
+	params, _ := done["params"].(map[string]any)
+	result, _ := params["result"].(map[string]any)
+	sc, _ := result["structuredContent"].(map[string]any)
+	if done["method"] != "notifications/tasks" || params["taskId"] != id || params["status"] != "completed" || sc["slept"] != float64(2) {
+		t.Fatalf("the last notification: %v", done)
+	}
+	for _, m := range msgs[1 : len(msgs)-2] {
+		if m["method"] != "notifications/tasks" || m["params"].(map[string]any)["status"] != "working" {
+			t.Fatalf("a notification before the end: %v", m)
+		}
+	}
+	if end["id"] != float64(9) || !strings.Contains(mustJSON(t, end["result"]), `"resultType":"complete"`) {
+		t.Fatalf("the listen's result: %v", end)
+	}
+	raw, _, e := mcpRaw(t, p.base, "", "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id}}})
+	if e["code"] != float64(-32021) {
+		t.Fatalf("a listen for tasks without the declaration: %s", raw)
+	}
+}
+
+func mustJSON(tb testing.TB, v any) string {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}

@@ -155,6 +155,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if method == "notifications/cancelled" {
 		s.cancelCall(r.Context(), cl, env.Params.RequestID)
 	}
+	if method == "subscriptions/listen" && s.cfg.TaskAfter > 0 && listensTasks(body) {
+		s.listenTasks(w, r.Context(), cl, body)
+		return
+	}
 	if isTaskMethod(method) && s.cfg.TaskAfter > 0 {
 		// The SDK knows no tasks/* method: a2ad answers them.
 		s.serveTask(w, r.Context(), cl, method, body)
@@ -176,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // is one of these).
 func Methods() []string {
 	return []string{"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call",
-		"resources/list", "resources/templates/list", "resources/read", "tasks/get", "tasks/update", "tasks/cancel"}
+		"resources/list", "resources/templates/list", "resources/read", "tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen"}
 }
 
 // versionError is the error of a request that names an MCP revision the
