@@ -45,7 +45,7 @@ func listensTasks(body []byte) bool {
 
 // listenTasks serves a subscriptions/listen of cl's caller that names
 // tasks.
-func (s *Server) listenTasks(w http.ResponseWriter, ctx context.Context, cl *transport.Call, body []byte) {
+func (s *Server) listenTasks(ctx context.Context, w http.ResponseWriter, cl *transport.Call, body []byte) {
 	var m listenMessage
 	_ = json.Unmarshal(body, &m) // listensTasks read it
 	switch {
@@ -89,9 +89,11 @@ func (s *Server) listenTasks(w http.ResponseWriter, ctx context.Context, cl *tra
 // notifications/tasks for each change of the task, the result. It is the
 // core stream's Sink.
 type listenWriter struct {
-	w   http.ResponseWriter
-	s   *Server
-	cl  *transport.Call
+	w  http.ResponseWriter
+	s  *Server
+	cl *transport.Call
+	// ctx is the request's, kept for the reads Event makes: a Sink's
+	// methods take none, and the writer lives no longer than the request.
 	ctx context.Context
 	sub json.RawMessage // the listen's id, its subscription id
 

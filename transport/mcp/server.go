@@ -156,12 +156,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cancelCall(r.Context(), cl, env.Params.RequestID)
 	}
 	if method == "subscriptions/listen" && s.cfg.TaskAfter > 0 && listensTasks(body) {
-		s.listenTasks(w, r.Context(), cl, body)
+		s.listenTasks(r.Context(), w, cl, body)
 		return
 	}
 	if isTaskMethod(method) && s.cfg.TaskAfter > 0 {
 		// The SDK knows no tasks/* method: a2ad answers them.
-		s.serveTask(w, r.Context(), cl, method, body)
+		s.serveTask(r.Context(), w, cl, method, body)
 		return
 	}
 	// The SDK reads the body again, from the bytes read here (it copies

@@ -55,7 +55,7 @@ var emptyAck = map[string]string{"resultType": "complete"}
 
 // serveTask answers method, a tasks/* request of cl's caller whose body
 // is body.
-func (s *Server) serveTask(w http.ResponseWriter, ctx context.Context, cl *transport.Call, method string, body []byte) {
+func (s *Server) serveTask(ctx context.Context, w http.ResponseWriter, cl *transport.Call, method string, body []byte) {
 	var m taskMessage
 	if err := json.Unmarshal(body, &m); err != nil {
 		writeAnswer(w, nil, nil, s.noteErr(cl, invalidParams("params", "must be an object with a string taskId")))
