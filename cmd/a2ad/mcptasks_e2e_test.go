@@ -14,10 +14,10 @@ import (
 )
 
 // The tasks extension of MCP (io.modelcontextprotocol/tasks) on the real
-// binary. The official Go SDK client (v1.8.0) has no tasks support: it
-// can declare the extension but not read a handle nor send tasks/*, so
-// these tests speak raw JSON-RPC over HTTP, as a client of the extension
-// does.
+// binary. The official Go SDK client (v1.8.0) has no tasks support (no
+// type for a handle, no way to send tasks/*), so these tests speak raw
+// JSON-RPC over HTTP, as a client of the extension does; the extension's
+// TypeScript client runs in interop/mcp/tasks.mjs.
 
 // handleCatalog has a slow MCP tool that may run again after a crash,
 // and one that asks a question.
