@@ -122,6 +122,11 @@ func TestTaskMethods(t *testing.T) {
 		t.Errorf("the answer sent: %+v", sent)
 	}
 
+	_, e, raw := f.rpc(t, "partner-key", "tasks/update", `{"taskId":"`+taskID+`asks","inputResponses":{"input-q1":{"action":"accept","content":"yes"}},`+declared+`}`)
+	if e == nil || e.Code != -32602 || e.Message != "Invalid params: inputResponses.input-q1.content: must be an object" || len(sent) != 1 {
+		t.Errorf("an answer that is not an object: %s", raw)
+	}
+
 	cancelled := ""
 	f.fake.CancelFn = func(id string) (*a2a.Task, error) {
 		if !strings.HasPrefix(id, taskID) {
@@ -132,6 +137,19 @@ func TestTaskMethods(t *testing.T) {
 	}
 	if _, e, raw := f.rpc(t, "partner-key", "tasks/cancel", `{"taskId":"`+taskID+`asks",`+declared+`}`); e != nil || cancelled != taskID+"asks" {
 		t.Errorf("tasks/cancel: %s (cancelled %q)", raw, cancelled)
+	}
+	cancelled = ""
+	if _, e, raw := f.rpc(t, "partner-key", "tasks/update", `{"taskId":"`+taskID+`asks","inputResponses":{"input-q1":{"action":"decline"}},`+declared+`}`); e != nil || cancelled != taskID+"asks" || len(sent) != 1 {
+		t.Errorf("a declined question: %s (cancelled %q, %d sent)", raw, cancelled, len(sent))
+	}
+	f.fake.CancelFn = func(id string) (*a2a.Task, error) {
+		if id == taskID+"done" {
+			return nil, tasks.ErrNotCancelable
+		}
+		return nil, tasks.ErrNotFound
+	}
+	if res, e, raw := f.rpc(t, "partner-key", "tasks/cancel", `{"taskId":"`+taskID+`done",`+declared+`}`); e != nil || string(res) != `{"resultType":"complete"}` {
+		t.Errorf("tasks/cancel of an ended task: %s", raw)
 	}
 
 	_, e1, missing := f.rpc(t, "partner-key", "tasks/get", `{"taskId":"nobody's",`+declared+`}`)
@@ -144,7 +162,7 @@ func TestTaskMethods(t *testing.T) {
 			t.Errorf("%s of an unknown task: %s", m, raw)
 		}
 	}
-	_, e, raw := f.rpc(t, "partner-key", "tasks/get", `{"taskId":"`+taskID+`done"}`)
+	_, e, raw = f.rpc(t, "partner-key", "tasks/get", `{"taskId":"`+taskID+`done"}`)
 	if e == nil || e.Code != -32021 || e.Message != "Missing required client capability" ||
 		string(e.Data) != `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}` {
 		t.Errorf("without the declaration: %s", raw)
