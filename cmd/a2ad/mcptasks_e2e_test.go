@@ -214,6 +214,14 @@ func TestMCPTaskHandleReplicas(t *testing.T) {
 		t.Fatalf("tasks/cancel on replica a: %v", e)
 	}
 	pollTask(t, b.base, "", long["taskId"].(string), "cancelled")
+
+	// Replica b tells of a task replica a runs, to its end.
+	h = callForHandle(t, a.base, "", "demo.sleep", map[string]any{"seconds": 2})
+	msgs, raw := listenTasks(t, b.base, h["taskId"].(string))
+	last, _ := msgs[len(msgs)-2]["params"].(map[string]any)
+	if last["status"] != "completed" || last["taskId"] != h["taskId"] {
+		t.Fatalf("replica b's notifications of replica a's task: %s", raw)
+	}
 }
 
 // TestMCPTaskNotifications: subscriptions/listen naming a handle's task
@@ -226,41 +234,7 @@ func TestMCPTaskNotifications(t *testing.T) {
 	p := startBinary(t, catalog, filepath.Join(t.TempDir(), "a2ad.db"), "--mcp-task-after", "300ms")
 	id := callForHandle(t, p.base, "", "demo.sleep", map[string]any{"seconds": 2})["taskId"].(string)
 
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
-		"params": map[string]any{"notifications": map[string]any{"taskIds": []string{"no-such-task", id}}, "_meta": tasksMeta}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, p.base+"/mcp", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	client := &http.Client{Timeout: 20 * time.Second}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body) // the stream ends once the task ended
-	if err != nil || res.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("subscriptions/listen: %v, %s: %s", err, res.Header.Get("Content-Type"), raw)
-	}
-	var msgs []map[string]any
-	for _, line := range strings.Split(string(raw), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(data), &m); err != nil {
-				t.Fatalf("an event that is not JSON: %q", data)
-			}
-			msgs = append(msgs, m)
-		}
-	}
-	if len(msgs) < 3 {
-		t.Fatalf("want an acknowledgement, notifications and a result; got %s", raw)
-	}
+	msgs, raw := listenTasks(t, p.base, "no-such-task", id)
 	ack, done, end := msgs[0], msgs[len(msgs)-2], msgs[len(msgs)-1]
 	if ack["method"] != "notifications/subscriptions/acknowledged" ||
 		!strings.Contains(mustJSON(t, ack["params"]), `"notifications":{"taskIds":["`+id+`"]}`) {
@@ -284,6 +258,48 @@ func TestMCPTaskNotifications(t *testing.T) {
 	if e["code"] != float64(-32021) {
 		t.Fatalf("a listen for tasks without the declaration: %s", raw)
 	}
+}
+
+// listenTasks opens subscriptions/listen on base for ids, declaring the
+// extension, reads the stream to its end and returns its messages (at
+// least three: an acknowledgement, a notification, a result) and the
+// stream as it came.
+func listenTasks(tb testing.TB, base string, ids ...string) (msgs []map[string]any, raw []byte) {
+	tb.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+		"params": map[string]any{"notifications": map[string]any{"taskIds": ids}, "_meta": tasksMeta}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	res, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err = io.ReadAll(res.Body) // the stream ends once the task ended
+	if err != nil || res.Header.Get("Content-Type") != "text/event-stream" {
+		tb.Fatalf("subscriptions/listen: %v, %s: %s", err, res.Header.Get("Content-Type"), raw)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				tb.Fatalf("an event that is not JSON: %q", data)
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) < 3 {
+		tb.Fatalf("want an acknowledgement, notifications and a result; got %s", raw)
+	}
+	return msgs, raw
 }
 
 func mustJSON(tb testing.TB, v any) string {
