@@ -113,6 +113,12 @@ functions:
     retry_safe: true
     timeout: 60s
     builtin: sleep
+  - id: demo::ask
+    description: Asks its question, then answers.
+    metadata: {"mcp.expose": true}
+    input_schema: {type: object, properties: {answer: {type: string}, question: {type: string}}}
+    timeout: 60s
+    builtin: ask
 YAML
 handle_args=(--catalog "$tmp/handle.yaml" --store "$tmp/handle.db" --mcp-task-after 300ms)
 start "$tmp/handle.log" "${handle_args[@]}"

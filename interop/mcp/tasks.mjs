@@ -12,7 +12,9 @@
 // (printed on stdout) without waiting. run.sh then SIGKILLs a2ad and starts it
 // again on the same store; "resume" resumes the task from the reference,
 // settles it and checks its result, then calls demo.sleep for 30 s and
-// cancels the handle (tasks/cancel): the outcome is cancelled.
+// cancels the handle (tasks/cancel): the outcome is cancelled; then calls
+// demo.ask, whose handle waits in input_required: the client's input
+// handler answers the elicitation (tasks/update) and the call completes.
 //
 // The client needs a host-owned raw dispatch for the extension's requests
 // on 2026-07-28 (its SDK adapter's codecs refuse them): it POSTs each one to
@@ -62,8 +64,14 @@ if (client.getProtocolEra() !== 'modern') fail('connect', `era ${client.getProto
 if (!client.getServerCapabilities()?.extensions?.['io.modelcontextprotocol/tasks']) {
   fail('connect', `the server does not offer the extension: ${JSON.stringify(client.getServerCapabilities())}`);
 }
+// The one question asked (demo.ask's), answered "yes" through tasks/update.
+const asked = [];
+async function onInputRequest(request) {
+  asked.push(request);
+  return { action: 'accept', content: { answer: 'yes' } };
+}
 const session = createTaskSessionFromClient(client, {
-  endpointId: 'a2ad-interop', rawDispatch,
+  endpointId: 'a2ad-interop', rawDispatch, onInputRequest,
   v2RequestFraming: { protocolVersion: REVISION, clientInfo, clientCapabilities: caps },
 });
 
@@ -86,6 +94,15 @@ try {
     const cancelled = await long.settle();
     if (cancelled.outcome.status !== 'cancelled') fail('cancel', `outcome ${JSON.stringify(cancelled.outcome)}, want cancelled`);
     console.error('ok cancel: tasks/cancel ended the handle cancelled');
+
+    const ask = await session.callTool('demo.ask', { question: 'Approve?' });
+    if (ask.kind !== 'task') fail('input', `answered ${ask.kind}, want a task handle`);
+    const answered = resultFromTaskOutcome((await ask.settle()).outcome);
+    if (asked.length !== 1 || asked[0].kind !== 'elicitation' || asked[0].params?.message !== 'Approve?') {
+      fail('input', `asked ${JSON.stringify(asked)}, want one elicitation "Approve?"`);
+    }
+    if (answered?.structuredContent?.answer !== 'yes') fail('input', `result ${JSON.stringify(answered)}, want {"answer":"yes"}`);
+    console.error('ok input: the handle in input_required asked, tasks/update answered, it settled with {"answer":"yes"}');
   }
 } finally {
   await session.close();

@@ -163,9 +163,7 @@ func (s *Server) detail(t *a2a.Task, rt string, schema json.RawMessage) detailed
 		d.Result = &finalResult{taskResult(t)}
 		d.StatusMessage = ""
 	case statusInputRequired:
-		if schema == nil {
-			schema = permissive
-		}
+		schema = elicitSchema(schema)
 		msg := d.StatusMessage
 		if msg == "" {
 			msg = "The function needs more input."
@@ -176,6 +174,25 @@ func (s *Server) detail(t *a2a.Task, rt string, schema json.RawMessage) detailed
 		}}
 	}
 	return d
+}
+
+// elicitSchema is schema, a tool's input schema, as an elicitation's
+// requestedSchema: MCP's has "properties", which a tool's may leave out
+// (nil: any object, none declared).
+func elicitSchema(schema json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil || m == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if _, ok := m["properties"]; ok {
+		return schema
+	}
+	m["properties"] = json.RawMessage(`{}`)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return b
 }
 
 // inputKey names the question task t waits on: its status message's id,

@@ -97,7 +97,7 @@ func TestTaskMethods(t *testing.T) {
 		t.Errorf("a failed function's result: %s", res)
 	}
 	if res := get("asks"); !strings.Contains(string(res), `"status":"input_required"`) ||
-		!strings.Contains(string(res), `"inputRequests":{"input-q1":{"method":"elicitation/create","params":{"mode":"form","message":"Approve?","requestedSchema":{"type":"object"}}}}`) {
+		!strings.Contains(string(res), `"inputRequests":{"input-q1":{"method":"elicitation/create","params":{"mode":"form","message":"Approve?","requestedSchema":{"type":"object","properties":{}}}}}`) {
 		t.Errorf("input required: %s", res)
 	}
 
