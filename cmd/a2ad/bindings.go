@@ -232,7 +232,8 @@ func (m *Main) mountMCP(e *echo.Echo, cors *httpx.CORS) {
 		return
 	}
 	policy := m.Config.Policy()
-	cfg := mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Origin: originOf(m.baseURL), Version: Version()}
+	cfg := mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Origin: originOf(m.baseURL), Version: Version(),
+		TaskAfter: m.Config.MCPTaskAfter, Retention: m.Config.Retention}
 	offered := func(h http.Handler) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if !offersMCP(policy, m.catalog.Load()) {

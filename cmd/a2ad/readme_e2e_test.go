@@ -270,6 +270,13 @@ __start_server
 cat >>catalog.yaml <<'EOF'
 ` + reloadAdded + `EOF
 `,
+	// A catalogue whose demo::sleep is an MCP tool (the example
+	// catalogue's is not): a call long enough to become a task handle.
+	"mcp-sleep": `
+cat >catalog.yaml <<'EOF'
+` + mcpSleepCatalog + `EOF
+__start_server
+`,
 	// acme calls a function its tier may not: the audit trail's sample.
 	"audit": `
 a2ad keys create --keys keys.yaml --id acme --tier partner >acme.key
@@ -306,6 +313,16 @@ func readmeHelloScript() (string, error) {
 // reloadAdded is the function the reload example's setup adds to its
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
+
+// mcpSleepCatalog is the catalogue docs/mcp.md shows for its task handle.
+const mcpSleepCatalog = `functions:
+  - id: demo::sleep
+    description: Waits the given number of seconds.
+    metadata: {"mcp.expose": true}
+    retry_safe: true
+    timeout: 310s
+    builtin: sleep
+`
 
 // readmeNotRun are the examples of the README and the guides that the
 // test does not run, and why (the page names the test that covers each).

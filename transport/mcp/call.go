@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,8 +101,10 @@ func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.R
 		ae    *a2a.Error
 	)
 	ctx, finish := rq.cancelable()
-	if token, ss := progressToken(req); token != nil && s.cfg.Core.StreamsRefused() == nil {
-		task, reply, ae = rq.sendWatched(ctx, sdkCtx, ss, token, sp)
+	token, ss := progressToken(req)
+	after := s.handleAfter(p.Meta)
+	if (token != nil || after > 0) && s.cfg.Core.StreamsRefused() == nil {
+		task, reply, ae = rq.sendWatched(ctx, sdkCtx, ss, token, after, sp)
 	} else {
 		task, reply, ae = s.cfg.Core.Send(ctx, cl, sp)
 	}
@@ -115,8 +118,20 @@ func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.R
 		return nil, wireError(ae)
 	case reply != nil:
 		return result(reply.TaskID, a2a.StateCompleted, reply.Parts), nil
+	case after > 0 && !task.Status.State.Terminal():
+		return s.handle(task), nil
 	}
 	return taskResult(task), nil
+}
+
+// handleAfter is how long a call whose params' _meta is meta may run
+// before it answers with a task handle: 0 (never) unless the client
+// declares the tasks extension on it and handles are on.
+func (s *Server) handleAfter(meta sdk.Meta) time.Duration {
+	if s.cfg.TaskAfter <= 0 || !declaresTasks(meta) {
+		return 0
+	}
+	return s.cfg.TaskAfter
 }
 
 // fail notes e, a refusal of the call's params, in the audit record.

@@ -10,4 +10,10 @@
 // are a2ad's: a caller sees exactly the tools its tiers may see over MCP
 // (exposure.Policy.DecideIn), and every call is a durable task of the
 // task service, sent through the core as an A2A message/send is.
+//
+// A client that declares MCP's tasks extension (io.modelcontextprotocol/
+// tasks) gets a long call as a task handle, the a2ad task itself, which
+// tasks/get, tasks/update, tasks/cancel and a subscriptions/listen for
+// notifications/tasks read and change in the store (handles.go): the SDK
+// has none of them, so a2ad answers them.
 package mcp

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/transport/mcp"
 )
 
 // FuzzServe posts any body, as any revision, to the binding: it never
@@ -26,16 +28,29 @@ func FuzzServe(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`,
 		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo.echo",` + declared + `}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"t",` + declared + `}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"t","inputResponses":{"k":{"action":"accept","content":[]}},` + declared + `}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":7}}`,
+		`{"jsonrpc":"2.0","method":"tasks/get","params":[]}`,
 		`{`, ``, `null`, `[[[[[[[[]]]]]]]]`,
 	} {
 		f.Add(seed, "2025-11-25")
 	}
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "2026-07-28")
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "")
-	fx := newFixture(f, nil)
+	fx := newFixtureWith(f, nil, func(c *mcp.Config) { c.TaskAfter = 50 * time.Millisecond })
 	fx.fake.SendFn = func(p a2a.SendParams) (*a2a.Task, error) {
 		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, nil
 	}
+	// Task "t" waits for an answer; any other is unknown.
+	fx.fake.GetFn = func(id string, _ *int) (*a2a.Task, error) {
+		if id != "t" {
+			return nil, tasks.ErrNotFound
+		}
+		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired}}, nil
+	}
+	fx.fake.CancelFn = func(string) (*a2a.Task, error) { return nil, tasks.ErrNotFound }
 	f.Fuzz(func(t *testing.T, body, version string) {
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

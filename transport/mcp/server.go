@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +55,16 @@ type Config struct {
 	PageSize int
 	// Version is a2ad's version, given as the server's in initialize.
 	Version string
+	// TaskAfter is how long a call of a client that declares the tasks
+	// extension may run before it answers with a task handle; 0 never
+	// does (the extension is then not offered).
+	TaskAfter time.Duration
+	// PollInterval is the tasks/get interval a handle suggests; 0 is
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// Retention is how long the store keeps a task once it ended, for a
+	// handle's ttlMs; 0 says none (null: unlimited).
+	Retention time.Duration
 }
 
 // Server serves MCP's Streamable HTTP transport, stateless. Build it with
@@ -144,6 +155,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if method == "notifications/cancelled" {
 		s.cancelCall(r.Context(), cl, env.Params.RequestID)
 	}
+	if method == "subscriptions/listen" && s.cfg.TaskAfter > 0 && listensTasks(body) {
+		s.listenTasks(r.Context(), w, cl, body)
+		return
+	}
+	if isTaskMethod(method) && s.cfg.TaskAfter > 0 {
+		// The SDK knows no tasks/* method: a2ad answers them.
+		s.serveTask(r.Context(), w, cl, method, body)
+		return
+	}
 	// The SDK reads the body again, from the bytes read here (it copies
 	// them: the buffer goes back to the pool once it has answered).
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
@@ -160,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // is one of these).
 func Methods() []string {
 	return []string{"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call",
-		"resources/list", "resources/templates/list", "resources/read"}
+		"resources/list", "resources/templates/list", "resources/read", "tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen"}
 }
 
 // versionError is the error of a request that names an MCP revision the
@@ -260,8 +280,11 @@ func serverOf(r *http.Request) *sdk.Server {
 		return nil
 	}
 	if rq.srv == nil {
-		rq.srv = sdk.NewServer(&sdk.Implementation{Name: "a2ad", Version: rq.s.cfg.Version},
-			&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}}})
+		caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}}
+		if rq.s.cfg.TaskAfter > 0 {
+			caps.AddExtension(TasksExtension, map[string]any{})
+		}
+		rq.srv = sdk.NewServer(&sdk.Implementation{Name: "a2ad", Version: rq.s.cfg.Version}, &sdk.ServerOptions{Capabilities: caps})
 		rq.srv.AddReceivingMiddleware(rq.tools)
 	}
 	return rq.srv

@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/exposure"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/httpx"
+	"github.com/a2ad/a2ad/transport/mcp"
 )
 
 // Config is every setting of the a2ad command. Each field is a flag, an
@@ -25,9 +26,12 @@ type Config struct {
 	AdminListen string // "" for no admin listener
 	GRPCListen  string // "" for no gRPC binding
 	MCP         bool   // serve MCP at /mcp while the catalogue opts a function into it
-	BaseURL     string
-	Catalog     string
-	Store       string
+	// MCPTaskAfter: a tools/call of a client that declares MCP's tasks
+	// extension answers with a task handle once it runs this long; 0 never.
+	MCPTaskAfter time.Duration
+	BaseURL      string
+	Catalog      string
+	Store        string
 
 	Tier           string
 	ExposeAll      bool
@@ -121,6 +125,7 @@ func Default() Config {
 		Listen:               "127.0.0.1:8080",
 		AdminListen:          "127.0.0.1:8081",
 		MCP:                  true,
+		MCPTaskAfter:         mcp.DefaultTaskAfter,
 		Store:                "a2ad.db",
 		Name:                 "a2ad",
 		Description:          "Operator functions published as A2A skills, each call a durable task.",
@@ -187,6 +192,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address to listen on; binding beyond loopback is an explicit choice (a2ad warns), and all addresses (0.0.0.0:8080) need --base-url")
 	fs.StringVar(&c.GRPCListen, "grpc-listen", c.GRPCListen, "address of the A2A 1.0 gRPC binding (lf.a2a.v1.A2AService; TLS with --tls-cert, else plaintext); empty for none; binding beyond loopback is an explicit choice")
 	fs.BoolVar(&c.MCP, "mcp", c.MCP, "serve the functions the catalogue opts into MCP (\"mcp.expose\") as MCP tools at /mcp on the main listener (Streamable HTTP, stateless) while it opts any in; false for never")
+	fs.DurationVar(&c.MCPTaskAfter, "mcp-task-after", c.MCPTaskAfter, "an MCP tools/call of a client that declares the tasks extension (io.modelcontextprotocol/tasks) and runs this long answers with a task handle, polled with tasks/get; 0 for never")
 	fs.StringVar(&c.AdminListen, "admin-listen", c.AdminListen, "address of the admin listener (metrics, operator views, backups, reload); empty for none; keep it on loopback")
 	fs.StringVar(&c.BaseURL, "base-url", c.BaseURL, "absolute http(s) URL clients reach a2ad at (default http://<listen>)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "function catalogue file (YAML or JSON)")

@@ -315,6 +315,7 @@ func TestValidate(t *testing.T) {
 		{"max concurrent 0", func(c *Config) { c.MaxConcurrent = 0 }, "max-concurrent: must be positive, not 0"},
 		{"max concurrent negative", func(c *Config) { c.MaxConcurrent = -3 }, "max-concurrent: must be positive, not -3"},
 		{"max queue negative", func(c *Config) { c.MaxQueue = -1 }, "max-queue: must not be negative, not -1"},
+		{"mcp task after negative", func(c *Config) { c.MCPTaskAfter = -time.Second }, "mcp-task-after: must not be negative (0 for no handles), not -1s"},
 		{"blocking timeout 0", func(c *Config) { c.BlockingTimeout = 0 }, "blocking-timeout: must be positive, not 0s"},
 		{"retention negative", func(c *Config) { c.Retention = -time.Hour }, "retention: must be positive, not -1h0m0s"},
 		{"retention interval 0", func(c *Config) { c.RetentionInterval = 0 }, "retention-interval: must be positive, not 0s"},

@@ -16,7 +16,7 @@ var Groups = []struct {
 	Name  string
 	Flags []string
 }{
-	{"Catalogue and exposure", []string{"catalog", "tier", "expose-all", "hidden-prefixes", "mcp", "config", "format", "protocol", "caller"}},
+	{"Catalogue and exposure", []string{"catalog", "tier", "expose-all", "hidden-prefixes", "mcp", "mcp-task-after", "config", "format", "protocol", "caller"}},
 	{"Listeners", []string{"listen", "base-url", "grpc-listen", "admin-listen", "cors-origins", "trusted-proxies",
 		"read-header-timeout", "read-timeout", "idle-timeout", "min-body-rate", "max-body-bytes", "max-conns",
 		"max-conns-per-ip", "sse-keepalive", "shutdown-delay", "shutdown-grace"}},

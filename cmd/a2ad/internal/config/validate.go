@@ -31,6 +31,7 @@ func (c *Config) Validate() error {
 		positive("max-concurrent", c.MaxConcurrent),
 		notNegative("max-queue", c.MaxQueue, ""),
 		positive("blocking-timeout", c.BlockingTimeout),
+		notNegative("mcp-task-after", c.MCPTaskAfter, "handles"),
 		positive("retention", c.Retention),
 		positive("retention-interval", c.RetentionInterval),
 		failIf(c.LeaseTTL < 100*time.Millisecond, "lease-ttl: must be at least 100ms, not %s", c.LeaseTTL),
