@@ -168,14 +168,7 @@ func TestGRPCShutdown(t *testing.T) {
 			break
 		}
 	}
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not return within 10s with a gRPC stream open")
-	}
+	awaitNil(t, closed, 10*time.Second, "Close with a gRPC stream open")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close took %v with a stream open, want it ended at once", d)
 	}

@@ -101,15 +101,8 @@ func TestDrainRefusalsRetryable(t *testing.T) {
 		t.Errorf("gRPC SubscribeToTask while draining: %v (details %v); want UNAVAILABLE with a RetryInfo of 1s", err, st.Details())
 	}
 
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("a2ad exited with %v after the drain, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("a2ad still running 30 s after SIGTERM")
+	if err := p.exit(t, 30*time.Second, "after SIGTERM"); err != nil {
+		t.Errorf("a2ad exited with %v after the drain, want 0", err)
 	}
 	p.mu.Lock()
 	logs := p.logs.String()
@@ -144,17 +137,10 @@ func TestShutdownDelay(t *testing.T) {
 	if d := time.Since(signaled); d > 1500*time.Millisecond {
 		t.Fatalf("the checks took %v, too long to be inside the 2 s delay", d)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("a2ad exited with %v, want 0", err)
-		}
-		if d := time.Since(signaled); d < 2*time.Second {
-			t.Errorf("a2ad exited %v after SIGTERM, before its 2 s delay", d)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("a2ad still running 20 s after SIGTERM")
+	if err := p.exit(t, 20*time.Second, "after SIGTERM"); err != nil {
+		t.Errorf("a2ad exited with %v, want 0", err)
+	}
+	if d := time.Since(signaled); d < 2*time.Second {
+		t.Errorf("a2ad exited %v after SIGTERM, before its 2 s delay", d)
 	}
 }

@@ -354,14 +354,37 @@ func (p *process) terminate(tb testing.TB, within time.Duration) error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		tb.Fatal(err)
 	}
+	return p.exit(tb, within, "after SIGTERM")
+}
+
+// exit waits for the binary to exit and returns the error of its exit; it
+// fails the test if the binary still runs after within. since says what
+// should have ended it, for the message.
+func (p *process) exit(tb testing.TB, within time.Duration, since string) error {
+	tb.Helper()
 	exited := make(chan error, 1)
 	go func() { exited <- p.cmd.Wait() }()
 	select {
 	case err := <-exited:
 		return err
 	case <-time.After(within):
-		tb.Fatalf("a2ad still running %v after SIGTERM", within)
+		tb.Fatalf("a2ad still running %v %s", within, since)
 		return nil
+	}
+}
+
+// awaitNil waits for the one error done sends: the test fails if it is not
+// nil, and stops if none comes within. what names the call, for the
+// messages.
+func awaitNil(tb testing.TB, done <-chan error, within time.Duration, what string) {
+	tb.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			tb.Errorf("%s: %v", what, err)
+		}
+	case <-time.After(within):
+		tb.Fatalf("%s did not return within %v", what, within)
 	}
 }
 
