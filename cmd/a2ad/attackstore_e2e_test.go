@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -56,7 +57,7 @@ func attackParams(msgID string) json.RawMessage {
 func copyAttackStore(t *testing.T) string {
 	t.Helper()
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	copyStore(t, filepath.Join(attackStoreDir, "a2ad.db"), store)
+	testkit.CopyFile(t, filepath.Join(attackStoreDir, "a2ad.db"), store)
 	if err := os.Mkdir(store+".wal", 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -65,22 +66,14 @@ func copyAttackStore(t *testing.T) string {
 		t.Fatalf("no log segments in %s: %v", attackStoreDir, err)
 	}
 	for _, s := range segs {
-		copyStore(t, s, filepath.Join(store+".wal", filepath.Base(s)))
+		testkit.CopyFile(t, s, filepath.Join(store+".wal", filepath.Base(s)))
 	}
 	return store
 }
 
 func readAttackCalls(t *testing.T) attackCalls {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(attackStoreDir, "calls.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c attackCalls
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testkit.ReadJSON[attackCalls](t, filepath.Join(attackStoreDir, "calls.json"))
 }
 
 // checkAcknowledged reads each of acked on the server at base, in the

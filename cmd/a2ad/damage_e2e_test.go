@@ -51,17 +51,6 @@ func leafOf(tb testing.TB, l testkit.Layout, path, id string) int64 {
 	return leaf
 }
 
-func copyStore(tb testing.TB, from, to string) {
-	tb.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // TestDamagedStoreEndsServeAndCheckCleanly damages a store the server
 // wrote in the three ways issue 13 names, and runs the real binary on
 // it: `a2ad serve` and `a2ad store check` each print one line that says
@@ -106,7 +95,7 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a2ad.db")
-			copyStore(t, seeded, path)
+			testkit.CopyFile(t, seeded, path)
 			tc.damage(path)
 
 			code, stdout, stderr := runBinary(t, "serve", "--catalog", exampleCatalog, "--store", path,

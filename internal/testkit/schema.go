@@ -20,6 +20,20 @@ func SortedKeys(m map[string]json.RawMessage) []string {
 	return out
 }
 
+// ReadJSON reads the JSON file at path as a T.
+func ReadJSON[T any](tb testing.TB, path string) T {
+	tb.Helper()
+	var v T
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
 // YAMLValue reads the YAML file at path as the JSON values it stands for
 // (maps, lists, strings, float64 numbers), to validate against a JSON
 // Schema.
