@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // grpcClient is a client of m's gRPC binding.
@@ -110,7 +112,7 @@ func TestStreamReplayOverBindings(t *testing.T) {
 	// HTTP+JSON: the same replay, by the SSE ids.
 	req, _ := http.NewRequest(http.MethodGet, "http://"+m.Addr()+"/a2a/rest/tasks/"+taskID+":subscribe", nil)
 	req.Header.Set("Last-Event-ID", "0")
-	resp, body := roundTrip(t, nil, req)
+	resp, body := testkit.RoundTrip(t, nil, req)
 	var restIDs []string
 	sc := bufio.NewScanner(strings.NewReader(string(body)))
 	for sc.Scan() {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/a2ad/a2ad/agentcard/cardsign"
 	"github.com/a2ad/a2ad/internal/jcs"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/go-jose/go-jose/v4"
 )
 
@@ -151,7 +152,7 @@ func signedCards(tb testing.TB, p *process, key string, wantKIDs []string) strin
 		tb.Fatal(err)
 	}
 	req.Header.Set("A2A-Version", "1.0")
-	v1resp, v1card := roundTrip(tb, nil, req)
+	v1resp, v1card := testkit.RoundTrip(tb, nil, req)
 	if v1resp.StatusCode != http.StatusOK || bytes.Contains(v1card, []byte(`"protocolVersion":"0.3.0"`)) {
 		tb.Fatalf("the 1.0 card: %d %s", v1resp.StatusCode, v1card)
 	}

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,25 +143,6 @@ func rpcBody(method string, params any) []byte {
 	return b
 }
 
-// roundTrip sends req with hc (nil: the default client) and returns the
-// response and its body, read in full.
-func roundTrip(tb testing.TB, hc *http.Client, req *http.Request) (*http.Response, []byte) {
-	tb.Helper()
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, b
-}
-
 // httpGet GETs url and returns the response and its body.
 func httpGet(tb testing.TB, url string) (*http.Response, []byte) {
 	tb.Helper()
@@ -170,7 +150,7 @@ func httpGet(tb testing.TB, url string) (*http.Response, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return roundTrip(tb, nil, req)
+	return testkit.RoundTrip(tb, nil, req)
 }
 
 // postURL posts the JSON body to url with hc (nil: the default client),
@@ -188,7 +168,7 @@ func postURL(tb testing.TB, hc *http.Client, url string, body []byte, header htt
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return roundTrip(tb, hc, req)
+	return testkit.RoundTrip(tb, hc, req)
 }
 
 func sendParams(msgID, skill string, input any, blocking bool) map[string]any {

@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // v2Server is the binary with a keys file (acme, a partner) that also
@@ -298,7 +300,7 @@ func rawExtendedCard(t *testing.T, s *v2Server, binding a2a.TransportProtocol, k
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
-	resp, body := roundTrip(t, http.DefaultClient, req)
+	resp, body := testkit.RoundTrip(t, http.DefaultClient, req)
 	if resp.StatusCode != status {
 		t.Fatalf("extended card: HTTP %d, want %d: %s", resp.StatusCode, status, body)
 	}
@@ -351,7 +353,7 @@ func rawPushList(t *testing.T, s *v2Server, binding a2a.TransportProtocol, taskI
 		return grpcPushList(t, s, taskID)
 	}
 	req.Header.Set("X-API-Key", s.acme)
-	resp, body := roundTrip(t, http.DefaultClient, req)
+	resp, body := testkit.RoundTrip(t, http.DefaultClient, req)
 	var out struct {
 		Result  *json.RawMessage
 		Configs []struct{ ID string }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -25,7 +26,7 @@ func keyedRPC(tb testing.TB, client *http.Client, base, key, method string, para
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	start := time.Now()
-	resp, raw := roundTrip(tb, client, req)
+	resp, raw := testkit.RoundTrip(tb, client, req)
 	took := time.Since(start)
 	var out map[string]any
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestRESTCancelRefusesCrossSiteSimpleRequests runs the real binary with
@@ -32,7 +34,7 @@ func TestRESTCancelRefusesCrossSiteSimpleRequests(t *testing.T) {
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
-		resp, b := roundTrip(t, nil, req)
+		resp, b := testkit.RoundTrip(t, nil, req)
 		return resp.StatusCode, string(b)
 	}
 	sleeping := func(msgID string) string {

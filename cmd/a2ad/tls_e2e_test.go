@@ -109,18 +109,18 @@ func TestTLSAndMutualTLS(t *testing.T) {
 	admin := strings.Replace(p.admin, "http://", "https://", 1)
 
 	plain := s.client()
-	resp, body := roundTrip(t, plain, mustRequest(t, http.MethodGet, p.base+"/.well-known/agent-card.json"))
+	resp, body := testkit.RoundTrip(t, plain, mustRequest(t, http.MethodGet, p.base+"/.well-known/agent-card.json"))
 	var card struct {
 		URL string `json:"url"`
 	}
 	if resp.StatusCode != 200 || json.Unmarshal(body, &card) != nil || card.URL != p.base+"/a2a" {
 		t.Fatalf("card: %d %s, want its url %s/a2a", resp.StatusCode, body, p.base)
 	}
-	if resp, _ := roundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/readyz")); resp.StatusCode != 200 {
+	if resp, _ := testkit.RoundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/readyz")); resp.StatusCode != 200 {
 		t.Fatalf("admin /readyz over TLS: %d", resp.StatusCode)
 	}
 	// The admin listener's own routes still answer loopback callers.
-	if resp, _ := roundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/admin/v1/tasks")); resp.StatusCode != 200 {
+	if resp, _ := testkit.RoundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/admin/v1/tasks")); resp.StatusCode != 200 {
 		t.Fatalf("admin /admin/v1/tasks over TLS: %d", resp.StatusCode)
 	}
 
@@ -189,7 +189,7 @@ func tlsReload(t *testing.T, s *tlsSetup, p *process, hc *http.Client) {
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 			GotConn: func(ci httptrace.GotConnInfo) { got = ci.Reused },
 		}))
-		if resp, _ := roundTrip(t, hc, req); resp.StatusCode != 200 || resp.TLS.PeerCertificates[0].Subject.CommonName != "first" {
+		if resp, _ := testkit.RoundTrip(t, hc, req); resp.StatusCode != 200 || resp.TLS.PeerCertificates[0].Subject.CommonName != "first" {
 			t.Fatalf("card on the open connection: %d, certificate %q", resp.StatusCode, resp.TLS.PeerCertificates[0].Subject.CommonName)
 		}
 		return got

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -56,15 +55,7 @@ func call(tb testing.TB, method, url, contentType, body string, header ...string
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, b := testkit.RoundTrip(tb, nil, req)
 	return resp.StatusCode, resp.Header, string(b)
 }
 
