@@ -102,9 +102,7 @@ func checkAcknowledged(t *testing.T, base string, acked []attackTask) {
 // the file checks clean; and a2ad then serves every task acknowledged
 // before and after the attack, a resent message running nothing.
 func TestStoreThatMetTheLongIDAttack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	calls := readAttackCalls(t)
 	store := copyAttackStore(t)
 	catalog := filepath.Join(attackStoreDir, "catalog.yaml")
@@ -177,9 +175,7 @@ func wantInvalid(t *testing.T, answer json.RawMessage) {
 // after the attack; the file checks clean. (With a2ad 1895df3 the call was
 // acknowledged, SIGTERM failed and the restart refused the store.)
 func TestLongIDAttackThenRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	catalog := filepath.Join(attackStoreDir, "catalog.yaml")
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	p := startBinary(t, catalog, store)
@@ -245,9 +241,7 @@ func TestNotReadyWhenStoreStopsTakingWrites(t *testing.T) {
 
 // TestStoreToolsOnTheAttackStore: backup --store and compact refuse the attack's store with the same line as check, and exit code 3.
 func TestStoreToolsOnTheAttackStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	store := copyAttackStore(t)
 	for _, args := range [][]string{
 		{"store", "backup", "--store", store, "--out", filepath.Join(filepath.Dir(store), "backup.db")},

@@ -202,9 +202,7 @@ func grpcListenOf(t *testing.T, p *process) string {
 // caller as over HTTPS; a plaintext client gets nowhere, and a client
 // with no certificate and no key is UNAUTHENTICATED.
 func TestGRPCOverTLS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	s := newTLSSetup(t)
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--keys", s.keys,
 		"--tls-cert", s.certFile, "--tls-key", s.keyFile, "--tls-client-ca", s.ca.PEMFile, "--grpc-listen", "127.0.0.1:0")

@@ -217,9 +217,7 @@ func TestCrossCallerIsolationOverGRPC(t *testing.T) {
 // client, in this process: decoding the task would allocate its size),
 // and medians of interleaved calls within 10%.
 func TestForeignTaskCostsWhatAMissingOneDoesOverBindings(t *testing.T) {
-	if testing.Short() {
-		t.Skip("times thousands of requests")
-	}
+	skipShort(t, "times thousands of requests")
 	k := startKeyed(t, func(c *Config) {
 		c.GRPCListen = "127.0.0.1:0"
 		c.MaxBodyBytes = 4 << 20

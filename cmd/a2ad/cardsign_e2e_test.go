@@ -181,9 +181,7 @@ func signedCards(tb testing.TB, p *process, key string, wantKIDs []string) strin
 // the JWKS the jku names, with exactly the keys in force; a reload that
 // changes no key keeps the ETag, one that does changes it.
 func TestSignedCardRotation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
@@ -267,9 +265,7 @@ func waitLog(tb testing.TB, p *process, msg string, n int) {
 // TestCardSigningKeyRefused: a key file that cannot be used stops serve
 // with one line naming the file and the problem.
 func TestCardSigningKeyRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		f := filepath.Join(dir, name)

@@ -57,9 +57,7 @@ func leafOf(tb testing.TB, l testkit.Layout, path, id string) int64 {
 // the file is damaged and what to do, and exit 3; no panic, no goroutine
 // dump, no SIGBUS (which killed both with exit code 2 before).
 func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	seeded := filepath.Join(dir, "seed.db")
 	m, stop := runServer(t, seeded, nil)
@@ -129,9 +127,7 @@ func launchServer(tb testing.TB, store string, extra ...string) (p *process, rea
 // original kept as .bak: a task it takes is in the file at the path and
 // not in the .bak, which compact tells the operator to delete.
 func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2ad.db")
 	before := writeTasks(t, path, "m", 20, 100)

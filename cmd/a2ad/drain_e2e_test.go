@@ -35,9 +35,7 @@ type drainCall struct {
 // (before: -32603 "context canceled" for a resubscription, and an SSE
 // -32051 event after HTTP 200 for a new stream).
 func TestDrainRefusalsRetryable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-grace", "30s", "--grpc-listen", "127.0.0.1:0")
 	grpcAddr := grpcListenOf(t, p)
 	slow := resultTask(t, rpc(t, p.base, "message/send", sendParams("slow", "demo::sleep", map[string]any{"seconds": 4}, false)))
@@ -119,9 +117,7 @@ func TestDrainRefusalsRetryable(t *testing.T) {
 // once while new work is still served for the delay; then the drain, and
 // a2ad exits 0.
 func TestShutdownDelay(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-delay", "2s")
 	signaled := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -201,6 +201,15 @@ func putFile(tb testing.TB, path, content string) {
 	}
 }
 
+// skipShort skips the test under -short; why says what makes it long
+// (most run the real binary).
+func skipShort(tb testing.TB, why string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip(why)
+	}
+}
+
 // putScript writes an executable script at path.
 func putScript(tb testing.TB, path, content string) {
 	tb.Helper()
@@ -214,9 +223,7 @@ func putScript(tb testing.TB, path, content string) {
 // returns its path and that of a store beside it.
 func crashSetup(t *testing.T, catalogText string) (catalog, store string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
+	skipShort(t, "builds and kills the real binary")
 	dir := t.TempDir()
 	catalog = filepath.Join(dir, "catalog.yaml")
 	putFile(t, catalog, catalogText)

@@ -155,9 +155,7 @@ func checkStream(tb testing.TB, what string, evs []a2a.Event, want a2a.TaskState
 
 // TestInteropV2 runs the interop list over each binding.
 func TestInteropV2(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	skipShort(t, "builds and runs the binary")
 	s := startV2Server(t)
 	var bindings []string
 	for _, iface := range s.card.SupportedInterfaces {

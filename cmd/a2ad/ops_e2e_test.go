@@ -64,9 +64,7 @@ func TestReadiness(t *testing.T) {
 // elsewhere; the log says what the drain waits for. The slow call
 // completes for its blocking sender, and a2ad exits 0.
 func TestDrain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-grace", "30s")
 	slow := make(chan map[string]any, 1)
 	go func() {

@@ -47,9 +47,7 @@ func keyedRPC(tb testing.TB, client *http.Client, base, key, method string, para
 // Now the outbox keeps one delivery per webhook, the file stays small,
 // another caller's echo stays fast, and SIGTERM ends the server at once.
 func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary through a few hundred answers")
-	}
+	skipShort(t, "runs the binary through a few hundred answers")
 	const (
 		answers  = 150
 		webhooks = 10

@@ -17,9 +17,7 @@ import (
 // and leaves the task working; a JSON request, as the official clients
 // send, cancels it; and a page of the listed origin may send it bare.
 func TestRESTCancelRefusesCrossSiteSimpleRequests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--cors-origins", "https://app.example")
 	base := p.base + restPath
 	do := func(method, path, ct, body string, header ...string) (int, string) {

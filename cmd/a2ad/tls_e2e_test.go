@@ -96,9 +96,7 @@ func bearer(secret string) http.Header { return http.Header{"Authorization": {"B
 // SIGHUP swaps the certificate for new handshakes while an open
 // connection goes on.
 func TestTLSAndMutualTLS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	s := newTLSSetup(t)
 	dir := t.TempDir()
 	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", s.keys,
@@ -259,9 +257,7 @@ func errText(t *testing.T, out map[string]any) string {
 // RFC 2253 output (an OU, an emailAddress and the "subject=" openssl
 // prints) matches its certificate.
 func TestClientCertificateSubjectsAsEncoded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Skip("openssl is not installed: skipping the test of subjects as openssl prints them")
 	}
