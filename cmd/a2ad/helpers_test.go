@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -520,14 +521,21 @@ func auditFile(tb testing.TB, path string) []map[string]any {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	var recs []map[string]any
-	sc := bufio.NewScanner(f)
+	return jsonLines(tb, f, "audit")
+}
+
+// jsonLines reads r's lines as JSON objects; a line that is not one fails
+// the test, named by what ("audit", "log").
+func jsonLines(tb testing.TB, r io.Reader, what string) []map[string]any {
+	tb.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		var r map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			tb.Fatalf("audit line is not JSON: %v: %s", err, sc.Text())
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			tb.Fatalf("%s line is not JSON: %v: %s", what, err, sc.Text())
 		}
-		recs = append(recs, r)
+		out = append(out, e)
 	}
-	return recs
+	return out
 }
