@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,17 +21,7 @@ func TestRESTCancelRefusesCrossSiteSimpleRequests(t *testing.T) {
 	base := p.base + restPath
 	do := func(method, path, ct, body string, header ...string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ct != "" {
-			req.Header.Set("Content-Type", ct)
-		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, b := testkit.RoundTrip(t, nil, req)
+		resp, b := testkit.RoundTrip(t, nil, testkit.NewRequest(t, method, base+path, ct, body, header...))
 		return resp.StatusCode, string(b)
 	}
 	sleeping := func(msgID string) string {
