@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -209,6 +210,29 @@ func skipShort(tb testing.TB, why string) {
 	if testing.Short() {
 		tb.Skip(why)
 	}
+}
+
+// pipe is an os.Pipe, both ends closed when the test ends.
+func pipe(tb testing.TB) (r, w *os.File) {
+	tb.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// listenLoopback listens on a random loopback port until the test ends:
+// an address that is taken.
+func listenLoopback(tb testing.TB) net.Listener {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	return ln
 }
 
 // putScript writes an executable script at path.
