@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/callers"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestKeysFileKeepsModeAndOwner: the systemd unit installs the keys file
@@ -22,7 +23,7 @@ func TestKeysFileKeepsModeAndOwner(t *testing.T) {
 	if _, err := callers.AppendKey(fresh, "acme", []string{"partner"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if mode := statOf(t, fresh).Mode().Perm(); mode != 0o600 {
+	if mode := testkit.Stat(t, fresh).Mode().Perm(); mode != 0o600 {
 		t.Errorf("new keys file: mode %v, want 0600", mode)
 	}
 
@@ -42,14 +43,14 @@ func TestKeysFileKeepsModeAndOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := statOf(t, fresh).Sys().(*syscall.Stat_t)
+	want := testkit.Stat(t, fresh).Sys().(*syscall.Stat_t)
 	if _, err := callers.AppendKey(fresh, "acme", nil, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := callers.RevokeKeys(fresh, "acme", "", now); err != nil {
 		t.Fatal(err)
 	}
-	fi := statOf(t, fresh)
+	fi := testkit.Stat(t, fresh)
 	got := fi.Sys().(*syscall.Stat_t)
 	if fi.Mode().Perm() != 0o640 || got.Uid != want.Uid || got.Gid != want.Gid {
 		t.Errorf("after AppendKey and RevokeKeys: mode %v, owner %d:%d; want 0640, %d:%d",
@@ -58,13 +59,4 @@ func TestKeysFileKeepsModeAndOwner(t *testing.T) {
 	if gid < 0 {
 		t.Log("no second group to give the file: only the mode was checked against a change")
 	}
-}
-
-func statOf(tb testing.TB, path string) os.FileInfo {
-	tb.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi
 }

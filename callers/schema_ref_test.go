@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/a2ad/a2ad/internal/testkit"
 )
 
@@ -57,14 +55,7 @@ func TestKeysSchema(t *testing.T) {
 		}
 	}
 
-	comp := jsonschema.NewCompiler()
-	if err := comp.AddResource("keys.schema.json", bytes.NewReader(raw)); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := comp.Compile("keys.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := testkit.CompileSchema(t, "keys.schema.json", raw)
 	path := filepath.Join(t.TempDir(), "keys.yaml")
 	now := time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)
 	if _, err := AppendKey(path, "acme", []string{"partner"}, now); err != nil {

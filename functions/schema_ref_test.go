@@ -1,13 +1,10 @@
 package functions
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"slices"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/a2ad/a2ad/internal/testkit"
 )
@@ -61,14 +58,7 @@ func TestCatalogSchema(t *testing.T) {
 		}
 	}
 
-	comp := jsonschema.NewCompiler()
-	if err := comp.AddResource("catalog.schema.json", bytes.NewReader(raw)); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := comp.Compile("catalog.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := testkit.CompileSchema(t, "catalog.schema.json", raw)
 	for _, path := range []string{"../examples/catalog.yaml", "../examples/conformance/catalog.yaml", "../examples/conformance/mcp.yaml", "../examples/plaintext/catalog.yaml"} {
 		if err := schema.Validate(testkit.YAMLValue(t, path)); err != nil {
 			t.Errorf("%s under the schema: %v", path, err)

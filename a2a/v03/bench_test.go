@@ -16,13 +16,5 @@ func BenchmarkDecodeSend(b *testing.B) { wiretest.BenchDecodeSend(b, benchBody, 
 // BenchmarkEncodeTask is the encoding of a completed echo task, as every
 // response and store write does it.
 func BenchmarkEncodeTask(b *testing.B) {
-	task := wiretest.BenchTask(b, benchBody, v03.DecodeSendParams)
-	buf := make([]byte, 0, 2048)
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		if buf, err = v03.AppendTask(buf[:0], &task); err != nil {
-			b.Fatal(err)
-		}
-	}
+	wiretest.BenchEncodeTask(b, benchBody, v03.DecodeSendParams, v03.AppendTask)
 }

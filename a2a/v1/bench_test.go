@@ -17,15 +17,7 @@ func BenchmarkDecodeSendV1(b *testing.B) {
 
 // BenchmarkEncodeTaskV1 is BenchmarkEncodeTask in the 1.0 form.
 func BenchmarkEncodeTaskV1(b *testing.B) {
-	task := wiretest.BenchTask(b, benchBodyV1, v1.DecodeSendParams)
-	buf := make([]byte, 0, 2048)
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		if buf, err = v1.AppendTask(buf[:0], &task); err != nil {
-			b.Fatal(err)
-		}
-	}
+	wiretest.BenchEncodeTask(b, benchBodyV1, v1.DecodeSendParams, v1.AppendTask)
 }
 
 // BenchmarkSendResponseV1 is a whole 1.0 SendMessage response:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/storecmd"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -56,7 +57,7 @@ func attackParams(msgID string) json.RawMessage {
 func copyAttackStore(t *testing.T) string {
 	t.Helper()
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	copyStore(t, filepath.Join(attackStoreDir, "a2ad.db"), store)
+	testkit.CopyFile(t, filepath.Join(attackStoreDir, "a2ad.db"), store)
 	if err := os.Mkdir(store+".wal", 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -65,22 +66,14 @@ func copyAttackStore(t *testing.T) string {
 		t.Fatalf("no log segments in %s: %v", attackStoreDir, err)
 	}
 	for _, s := range segs {
-		copyStore(t, s, filepath.Join(store+".wal", filepath.Base(s)))
+		testkit.CopyFile(t, s, filepath.Join(store+".wal", filepath.Base(s)))
 	}
 	return store
 }
 
 func readAttackCalls(t *testing.T) attackCalls {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(attackStoreDir, "calls.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c attackCalls
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testkit.ReadJSON[attackCalls](t, filepath.Join(attackStoreDir, "calls.json"))
 }
 
 // checkAcknowledged reads each of acked on the server at base, in the
@@ -109,9 +102,7 @@ func checkAcknowledged(t *testing.T, base string, acked []attackTask) {
 // the file checks clean; and a2ad then serves every task acknowledged
 // before and after the attack, a resent message running nothing.
 func TestStoreThatMetTheLongIDAttack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	calls := readAttackCalls(t)
 	store := copyAttackStore(t)
 	catalog := filepath.Join(attackStoreDir, "catalog.yaml")
@@ -184,9 +175,7 @@ func wantInvalid(t *testing.T, answer json.RawMessage) {
 // after the attack; the file checks clean. (With a2ad 1895df3 the call was
 // acknowledged, SIGTERM failed and the restart refused the store.)
 func TestLongIDAttackThenRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	catalog := filepath.Join(attackStoreDir, "catalog.yaml")
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	p := startBinary(t, catalog, store)
@@ -252,9 +241,7 @@ func TestNotReadyWhenStoreStopsTakingWrites(t *testing.T) {
 
 // TestStoreToolsOnTheAttackStore: backup --store and compact refuse the attack's store with the same line as check, and exit code 3.
 func TestStoreToolsOnTheAttackStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	store := copyAttackStore(t)
 	for _, args := range [][]string{
 		{"store", "backup", "--store", store, "--out", filepath.Join(filepath.Dir(store), "backup.db")},

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 var attackA2AD = flag.String("attack-a2ad", "", "the a2ad binary (of commit 1895df3) that writes testdata/store-1895df3-long-id")
@@ -67,7 +69,7 @@ func TestGenerateAttackStore(t *testing.T) {
 	out := filepath.Join(attackStoreDir, "a2ad.db")
 	_ = os.Remove(out)
 	_ = os.RemoveAll(out + ".wal")
-	copyStore(t, store, out)
+	testkit.CopyFile(t, store, out)
 	// bbolt allocates up to 16 MiB ahead of its last page: cut that off
 	// (it allocates it again), leaving every page as the old a2ad wrote it.
 	db, err := bolt.Open(out, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
@@ -85,7 +87,7 @@ func TestGenerateAttackStore(t *testing.T) {
 	}
 	segs, _ := filepath.Glob(store + ".wal/*.wal")
 	for _, s := range segs {
-		copyStore(t, s, filepath.Join(out+".wal", filepath.Base(s)))
+		testkit.CopyFile(t, s, filepath.Join(out+".wal", filepath.Base(s)))
 	}
 	b, err := json.MarshalIndent(calls, "", "  ")
 	if err != nil {

@@ -20,12 +20,7 @@ func TestLogFormatAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tty.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	_, w := pipe(t)
 	for _, tc := range []struct {
 		format string
 		w      any

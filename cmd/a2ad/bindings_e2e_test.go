@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // grpcClient is a client of m's gRPC binding.
@@ -110,7 +112,7 @@ func TestStreamReplayOverBindings(t *testing.T) {
 	// HTTP+JSON: the same replay, by the SSE ids.
 	req, _ := http.NewRequest(http.MethodGet, "http://"+m.Addr()+"/a2a/rest/tasks/"+taskID+":subscribe", nil)
 	req.Header.Set("Last-Event-ID", "0")
-	resp, body := roundTrip(t, nil, req)
+	resp, body := testkit.RoundTrip(t, nil, req)
 	var restIDs []string
 	sc := bufio.NewScanner(strings.NewReader(string(body)))
 	for sc.Scan() {
@@ -168,14 +170,7 @@ func TestGRPCShutdown(t *testing.T) {
 			break
 		}
 	}
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not return within 10s with a gRPC stream open")
-	}
+	awaitNil(t, closed, 10*time.Second, "Close with a gRPC stream open")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close took %v with a stream open, want it ended at once", d)
 	}
@@ -207,9 +202,7 @@ func grpcListenOf(t *testing.T, p *process) string {
 // caller as over HTTPS; a plaintext client gets nowhere, and a client
 // with no certificate and no key is UNAUTHENTICATED.
 func TestGRPCOverTLS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	s := newTLSSetup(t)
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--keys", s.keys,
 		"--tls-cert", s.certFile, "--tls-key", s.keyFile, "--tls-client-ca", s.ca.PEMFile, "--grpc-listen", "127.0.0.1:0")

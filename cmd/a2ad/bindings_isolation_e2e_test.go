@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2ad/a2ad/internal/costtest"
+	"github.com/a2ad/a2ad/internal/testkit"
 	a2agrpc "github.com/a2ad/a2ad/transport/grpc"
 )
 
@@ -106,7 +107,7 @@ func TestCrossCallerIsolationOverREST(t *testing.T) {
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
-		return roundTrip(t, hc, req)
+		return testkit.RoundTrip(t, hc, req)
 	}
 	for _, r := range reqs {
 		fr, foreign := ask(r.method, r.path, r.header, r.body, id)
@@ -216,9 +217,7 @@ func TestCrossCallerIsolationOverGRPC(t *testing.T) {
 // client, in this process: decoding the task would allocate its size),
 // and medians of interleaved calls within 10%.
 func TestForeignTaskCostsWhatAMissingOneDoesOverBindings(t *testing.T) {
-	if testing.Short() {
-		t.Skip("times thousands of requests")
-	}
+	skipShort(t, "times thousands of requests")
 	k := startKeyed(t, func(c *Config) {
 		c.GRPCListen = "127.0.0.1:0"
 		c.MaxBodyBytes = 4 << 20
@@ -238,7 +237,7 @@ func TestForeignTaskCostsWhatAMissingOneDoesOverBindings(t *testing.T) {
 				req, _ := http.NewRequest(method, k.base+restPath+strings.ReplaceAll(path, "{id}", taskID), nil)
 				req.Header.Set("Authorization", "Bearer "+k.bob)
 				req.Header.Set("Content-Type", "application/json")
-				if resp, body := roundTrip(t, hc, req); resp.StatusCode != http.StatusNotFound {
+				if resp, body := testkit.RoundTrip(t, hc, req); resp.StatusCode != http.StatusNotFound {
 					t.Fatalf("%s %s: %d %s, want 404", method, path, resp.StatusCode, body)
 				}
 			}

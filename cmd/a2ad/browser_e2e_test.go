@@ -28,9 +28,7 @@ import (
 // chromiumOrSkip is the path of Chromium, or skips the test without it.
 func chromiumOrSkip(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the real binary and a browser")
-	}
+	skipShort(t, "runs the real binary and a browser")
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("A2AD_BROWSER") == "1" {

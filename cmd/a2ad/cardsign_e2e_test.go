@@ -23,6 +23,7 @@ import (
 
 	"github.com/a2ad/a2ad/agentcard/cardsign"
 	"github.com/a2ad/a2ad/internal/jcs"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/go-jose/go-jose/v4"
 )
 
@@ -151,7 +152,7 @@ func signedCards(tb testing.TB, p *process, key string, wantKIDs []string) strin
 		tb.Fatal(err)
 	}
 	req.Header.Set("A2A-Version", "1.0")
-	v1resp, v1card := roundTrip(tb, nil, req)
+	v1resp, v1card := testkit.RoundTrip(tb, nil, req)
 	if v1resp.StatusCode != http.StatusOK || bytes.Contains(v1card, []byte(`"protocolVersion":"0.3.0"`)) {
 		tb.Fatalf("the 1.0 card: %d %s", v1resp.StatusCode, v1card)
 	}
@@ -180,9 +181,7 @@ func signedCards(tb testing.TB, p *process, key string, wantKIDs []string) strin
 // the JWKS the jku names, with exactly the keys in force; a reload that
 // changes no key keeps the ETag, one that does changes it.
 func TestSignedCardRotation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	ecKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
@@ -266,9 +265,7 @@ func waitLog(tb testing.TB, p *process, msg string, n int) {
 // TestCardSigningKeyRefused: a key file that cannot be used stops serve
 // with one line naming the file and the problem.
 func TestCardSigningKeyRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		f := filepath.Join(dir, name)

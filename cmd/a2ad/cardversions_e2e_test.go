@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/agentcard"
 	"github.com/a2ad/a2ad/cmd/a2ad/internal/config"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // v03Fields are the members only a 0.3 card has.
@@ -26,7 +27,7 @@ func fetchCard(t *testing.T, base, path string, header http.Header) (*http.Respo
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, body := roundTrip(t, nil, req)
+	resp, body := testkit.RoundTrip(t, nil, req)
 	if resp.StatusCode != http.StatusOK {
 		return resp, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -480,11 +479,7 @@ func TestServe_ListenOnAllAddresses(t *testing.T) {
 // server holds 8080 while a newcomer starts another) says so and what to
 // do, naming the address as given, and a2ad exits 1.
 func TestServe_AddressInUse(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
+	taken := listenLoopback(t)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
 	addr := taken.Addr().String()
 	code, _, errOut := runA2AD(t, nil, "serve", "--catalog", shippedCatalog, "--listen", addr, "--admin-listen", "127.0.0.1:0", "--store", store)

@@ -195,9 +195,7 @@ func healthzLoop(t *testing.T, m *Main, stop <-chan struct{}) time.Duration {
 // once with 429, its body never read. Meanwhile another caller's echo
 // keeps its latency, and the admin listener answers.
 func TestSlowBodyFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short: a 6 s attack")
-	}
+	skipShort(t, "skipped in -short: a 6 s attack")
 	const (
 		conns   = 2000
 		sources = 8 // 250 connections from each: under --max-conns-per-ip 256

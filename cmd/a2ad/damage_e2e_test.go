@@ -51,26 +51,13 @@ func leafOf(tb testing.TB, l testkit.Layout, path, id string) int64 {
 	return leaf
 }
 
-func copyStore(tb testing.TB, from, to string) {
-	tb.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // TestDamagedStoreEndsServeAndCheckCleanly damages a store the server
 // wrote in the three ways issue 13 names, and runs the real binary on
 // it: `a2ad serve` and `a2ad store check` each print one line that says
 // the file is damaged and what to do, and exit 3; no panic, no goroutine
 // dump, no SIGBUS (which killed both with exit code 2 before).
 func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	seeded := filepath.Join(dir, "seed.db")
 	m, stop := runServer(t, seeded, nil)
@@ -106,7 +93,7 @@ func TestDamagedStoreEndsServeAndCheckCleanly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a2ad.db")
-			copyStore(t, seeded, path)
+			testkit.CopyFile(t, seeded, path)
 			tc.damage(path)
 
 			code, stdout, stderr := runBinary(t, "serve", "--catalog", exampleCatalog, "--store", path,
@@ -140,9 +127,7 @@ func launchServer(tb testing.TB, store string, extra ...string) (p *process, rea
 // original kept as .bak: a task it takes is in the file at the path and
 // not in the .bak, which compact tells the operator to delete.
 func TestCompactWhileAServerWaitsForTheStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2ad.db")
 	before := writeTasks(t, path, "m", 20, 100)

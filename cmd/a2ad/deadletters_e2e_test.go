@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/admin"
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestDeadLettersReplayed: a receiver that fails makes three dead
@@ -109,7 +110,7 @@ func TestDeadLettersReplayed(t *testing.T) {
 		t.Errorf("drop x: exit %d, %q", code, errs)
 	}
 	req, _ := http.NewRequest(http.MethodDelete, adminURL+"/admin/v1/dead-letters/0", nil)
-	resp, body := roundTrip(t, nil, req)
+	resp, body := testkit.RoundTrip(t, nil, req)
 	if resp.StatusCode != http.StatusBadRequest || string(bytes.TrimSpace(body)) != `{"message":"the dead letter id in the path must be a positive integer, not \"0\""}` {
 		t.Errorf("DELETE /admin/v1/dead-letters/0: HTTP %d %s", resp.StatusCode, body)
 	}

@@ -219,9 +219,7 @@ func docsProgram(tb testing.TB, page, name string) string {
 // cache, no network), sends and streams against the real binary and
 // prints what its comments say.
 func TestDocsGoProgram(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the guide's Go program against the real binary")
-	}
+	skipShort(t, "builds and runs the guide's Go program against the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"))
 	src := strings.ReplaceAll(docsProgram(t, "docs/agents.md", "go-sdk"), "http://127.0.0.1:8080", p.base)
 	dir := t.TempDir()
@@ -261,9 +259,7 @@ func TestDocsGoProgram(t *testing.T) {
 // lockfile). It skips with one line where node or those packages are
 // missing; CI runs the same calls in interop/js/check.mjs.
 func TestDocsJSProgram(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the README's JS program against the real binary")
-	}
+	skipShort(t, "runs the README's JS program against the real binary")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		skipWithoutNode(t, "needs node; CI runs the same calls in interop/js/check.mjs")

@@ -35,9 +35,7 @@ type drainCall struct {
 // (before: -32603 "context canceled" for a resubscription, and an SSE
 // -32051 event after HTTP 200 for a new stream).
 func TestDrainRefusalsRetryable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-grace", "30s", "--grpc-listen", "127.0.0.1:0")
 	grpcAddr := grpcListenOf(t, p)
 	slow := resultTask(t, rpc(t, p.base, "message/send", sendParams("slow", "demo::sleep", map[string]any{"seconds": 4}, false)))
@@ -101,15 +99,8 @@ func TestDrainRefusalsRetryable(t *testing.T) {
 		t.Errorf("gRPC SubscribeToTask while draining: %v (details %v); want UNAVAILABLE with a RetryInfo of 1s", err, st.Details())
 	}
 
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("a2ad exited with %v after the drain, want 0", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("a2ad still running 30 s after SIGTERM")
+	if err := p.exit(t, 30*time.Second, "after SIGTERM"); err != nil {
+		t.Errorf("a2ad exited with %v after the drain, want 0", err)
 	}
 	p.mu.Lock()
 	logs := p.logs.String()
@@ -126,9 +117,7 @@ func TestDrainRefusalsRetryable(t *testing.T) {
 // once while new work is still served for the delay; then the drain, and
 // a2ad exits 0.
 func TestShutdownDelay(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-delay", "2s")
 	signaled := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -144,17 +133,10 @@ func TestShutdownDelay(t *testing.T) {
 	if d := time.Since(signaled); d > 1500*time.Millisecond {
 		t.Fatalf("the checks took %v, too long to be inside the 2 s delay", d)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("a2ad exited with %v, want 0", err)
-		}
-		if d := time.Since(signaled); d < 2*time.Second {
-			t.Errorf("a2ad exited %v after SIGTERM, before its 2 s delay", d)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("a2ad still running 20 s after SIGTERM")
+	if err := p.exit(t, 20*time.Second, "after SIGTERM"); err != nil {
+		t.Errorf("a2ad exited with %v, want 0", err)
+	}
+	if d := time.Since(signaled); d < 2*time.Second {
+		t.Errorf("a2ad exited %v after SIGTERM, before its 2 s delay", d)
 	}
 }

@@ -189,9 +189,7 @@ func TestCrashRecovery(t *testing.T) {
 // TestStoreHeldByAnotherProcess starts a second server on a store the
 // first holds: it fails with a clear error, not a hang.
 func TestStoreHeldByAnotherProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	store := filepath.Join(dir, "a2ad.db")
 	startBinary(t, exampleCatalog, store)

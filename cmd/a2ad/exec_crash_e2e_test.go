@@ -80,9 +80,7 @@ func countLines(tb testing.TB, path string) int {
 // are settled: the retry-safe call runs exactly once more, and the other
 // fails as interrupted.
 func TestExecChildrenDieWithA2AD(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
+	skipShort(t, "builds and kills the real binary")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "crash.sh")
 	putScript(t, script, crashScript)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -73,16 +71,7 @@ func TestFunctionLogForItsAuthor(t *testing.T) {
 // logEntries decodes a JSON log, one entry a line.
 func logEntries(tb testing.TB, log string) []map[string]any {
 	tb.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(log))
-	for sc.Scan() {
-		var e map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			tb.Fatalf("log line is not JSON: %v: %s", err, sc.Text())
-		}
-		out = append(out, e)
-	}
-	return out
+	return jsonLines(tb, strings.NewReader(log), "log")
 }
 
 // findEntry returns the first entry with the message, or nil.

@@ -51,9 +51,7 @@ func readyz(tb testing.TB, base string) (int, string) {
 // without a write to wake it, sends work, and every task acknowledged
 // before is there after a restart.
 func TestStoreCannotWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the real binary")
-	}
+	skipShort(t, "builds and runs the real binary")
 	dir := t.TempDir()
 	t.Setenv("A2AD_TEST_WAL_SEGMENT_BYTES", "65536")
 	store := filepath.Join(dir, "a2ad.db")

@@ -82,9 +82,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 // Before the guards every stream was held, with its goroutine, for as
 // long as the client liked.
 func TestGRPCHalfOpenStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0",
 		"--read-timeout", "2s", "--audit-log", audit)
@@ -185,9 +183,7 @@ func countIn(path, s string) int {
 // guards each was held 120 s, and the real call failed with
 // DEADLINE_EXCEEDED.
 func TestGRPCSilentConnections(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0",
 		"--read-header-timeout", "1s", "--max-conns", "200")
 	addr := grpcListenOf(t, p)
@@ -236,9 +232,7 @@ func TestGRPCSilentConnections(t *testing.T) {
 // never reached a handler, is audited client_canceled (before, it was
 // not audited at all).
 func TestGRPCClientCancel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0", "--audit-log", audit)
 	addr := grpcListenOf(t, p)
@@ -322,9 +316,7 @@ printf '"}'
 // buffered for them; another caller's calls go on meanwhile. Before,
 // both connections stayed open, holding ~90 MB.
 func TestGRPCNeverReadingSubscriber(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary and waits out the 30 s write deadline")
-	}
+	skipShort(t, "runs the real binary and waits out the 30 s write deadline")
 	dir := t.TempDir()
 	putFile(t, filepath.Join(dir, "catalog.yaml"), bigCatalog)
 	putScript(t, filepath.Join(dir, "big.sh"), bigScript)
@@ -394,9 +386,7 @@ func realCallSkill(t *testing.T, client a2apb.A2AServiceClient, id, skill string
 // while a real caller's calls (from another address) succeed. Before,
 // nothing bounded the resets of a connection.
 func TestGRPCRapidReset(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0")
 	addr := grpcListenOf(t, p)
 	msg := grpcFrame(t, &a2apb.GetTaskRequest{Id: "no-such-task"})

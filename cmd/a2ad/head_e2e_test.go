@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestHeadAnswersAsGet: every probe and the card answer HEAD, on both
@@ -16,8 +18,8 @@ func TestHeadAnswersAsGet(t *testing.T) {
 		base + "/.well-known/agent-card.json", base + "/.well-known/agent.json",
 		base + "/healthz", base + "/readyz", admin + "/healthz", admin + "/readyz",
 	} {
-		get, getBody := roundTrip(t, nil, newReq(t, http.MethodGet, u, nil))
-		head, headBody := roundTrip(t, nil, newReq(t, http.MethodHead, u, nil))
+		get, getBody := testkit.RoundTrip(t, nil, newReq(t, http.MethodGet, u, nil))
+		head, headBody := testkit.RoundTrip(t, nil, newReq(t, http.MethodHead, u, nil))
 		if get.StatusCode != http.StatusOK || head.StatusCode != http.StatusOK {
 			t.Errorf("%s: GET %d, HEAD %d, want 200 both", u, get.StatusCode, head.StatusCode)
 		}
@@ -32,13 +34,13 @@ func TestHeadAnswersAsGet(t *testing.T) {
 		}
 	}
 	card := base + "/.well-known/agent-card.json"
-	get, _ := roundTrip(t, nil, newReq(t, http.MethodGet, card, nil))
+	get, _ := testkit.RoundTrip(t, nil, newReq(t, http.MethodGet, card, nil))
 	etag := get.Header.Get("ETag")
 	if etag == "" {
 		t.Fatal("the card has no ETag")
 	}
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
-		resp, body := roundTrip(t, nil, newReq(t, method, card, http.Header{"If-None-Match": {etag}}))
+		resp, body := testkit.RoundTrip(t, nil, newReq(t, method, card, http.Header{"If-None-Match": {etag}}))
 		if resp.StatusCode != http.StatusNotModified || len(body) != 0 || resp.Header.Get("ETag") != etag {
 			t.Errorf("%s with If-None-Match: %d ETag %q body %q, want 304 ETag %s and no body", method, resp.StatusCode, resp.Header.Get("ETag"), body, etag)
 		}

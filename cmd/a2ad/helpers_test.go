@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,25 +145,6 @@ func rpcBody(method string, params any) []byte {
 	return b
 }
 
-// roundTrip sends req with hc (nil: the default client) and returns the
-// response and its body, read in full.
-func roundTrip(tb testing.TB, hc *http.Client, req *http.Request) (*http.Response, []byte) {
-	tb.Helper()
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp, b
-}
-
 // httpGet GETs url and returns the response and its body.
 func httpGet(tb testing.TB, url string) (*http.Response, []byte) {
 	tb.Helper()
@@ -170,7 +152,7 @@ func httpGet(tb testing.TB, url string) (*http.Response, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return roundTrip(tb, nil, req)
+	return testkit.RoundTrip(tb, nil, req)
 }
 
 // postURL posts the JSON body to url with hc (nil: the default client),
@@ -188,7 +170,7 @@ func postURL(tb testing.TB, hc *http.Client, url string, body []byte, header htt
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return roundTrip(tb, hc, req)
+	return testkit.RoundTrip(tb, hc, req)
 }
 
 func sendParams(msgID, skill string, input any, blocking bool) map[string]any {
@@ -221,6 +203,38 @@ func putFile(tb testing.TB, path, content string) {
 	}
 }
 
+// skipShort skips the test under -short; why says what makes it long
+// (most run the real binary).
+func skipShort(tb testing.TB, why string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip(why)
+	}
+}
+
+// pipe is an os.Pipe, both ends closed when the test ends.
+func pipe(tb testing.TB) (r, w *os.File) {
+	tb.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// listenLoopback listens on a random loopback port until the test ends:
+// an address that is taken.
+func listenLoopback(tb testing.TB) net.Listener {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	return ln
+}
+
 // putScript writes an executable script at path.
 func putScript(tb testing.TB, path, content string) {
 	tb.Helper()
@@ -234,9 +248,7 @@ func putScript(tb testing.TB, path, content string) {
 // returns its path and that of a store beside it.
 func crashSetup(t *testing.T, catalogText string) (catalog, store string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
+	skipShort(t, "builds and kills the real binary")
 	dir := t.TempDir()
 	catalog = filepath.Join(dir, "catalog.yaml")
 	putFile(t, catalog, catalogText)
@@ -354,14 +366,37 @@ func (p *process) terminate(tb testing.TB, within time.Duration) error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		tb.Fatal(err)
 	}
+	return p.exit(tb, within, "after SIGTERM")
+}
+
+// exit waits for the binary to exit and returns the error of its exit; it
+// fails the test if the binary still runs after within. since says what
+// should have ended it, for the message.
+func (p *process) exit(tb testing.TB, within time.Duration, since string) error {
+	tb.Helper()
 	exited := make(chan error, 1)
 	go func() { exited <- p.cmd.Wait() }()
 	select {
 	case err := <-exited:
 		return err
 	case <-time.After(within):
-		tb.Fatalf("a2ad still running %v after SIGTERM", within)
+		tb.Fatalf("a2ad still running %v %s", within, since)
 		return nil
+	}
+}
+
+// awaitNil waits for the one error done sends: the test fails if it is not
+// nil, and stops if none comes within. what names the call, for the
+// messages.
+func awaitNil(tb testing.TB, done <-chan error, within time.Duration, what string) {
+	tb.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			tb.Errorf("%s: %v", what, err)
+		}
+	case <-time.After(within):
+		tb.Fatalf("%s did not return within %v", what, within)
 	}
 }
 
@@ -510,14 +545,21 @@ func auditFile(tb testing.TB, path string) []map[string]any {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	var recs []map[string]any
-	sc := bufio.NewScanner(f)
+	return jsonLines(tb, f, "audit")
+}
+
+// jsonLines reads r's lines as JSON objects; a line that is not one fails
+// the test, named by what ("audit", "log").
+func jsonLines(tb testing.TB, r io.Reader, what string) []map[string]any {
+	tb.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		var r map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			tb.Fatalf("audit line is not JSON: %v: %s", err, sc.Text())
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			tb.Fatalf("%s line is not JSON: %v: %s", what, err, sc.Text())
 		}
-		recs = append(recs, r)
+		out = append(out, e)
 	}
-	return recs
+	return out
 }

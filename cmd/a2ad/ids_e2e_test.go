@@ -30,9 +30,7 @@ import (
 // the attack the server stops cleanly and a restart serves the task sent
 // before it.
 func TestLongIDsRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	t.Run("bbolt", func(t *testing.T) { longIDsAttack(t, filepath.Join(t.TempDir(), "a2ad.db")) })
 	t.Run("postgres", func(t *testing.T) { longIDsAttack(t, pgtest.Schema(t)) })
 }
@@ -139,9 +137,7 @@ echo '{}'
 // write, and the audit record says quota_exceeded. Before, each report
 // was stored: the key passed its quota six times over.
 func TestQuotaStopsARunningCallOverHTTP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real server and a child process")
-	}
+	skipShort(t, "runs the real server and a child process")
 	const quota = 256 << 10
 	dir := t.TempDir()
 	script := filepath.Join(dir, "chatty.sh")

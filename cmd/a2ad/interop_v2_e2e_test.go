@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // v2Server is the binary with a keys file (acme, a partner) that also
@@ -153,9 +155,7 @@ func checkStream(tb testing.TB, what string, evs []a2a.Event, want a2a.TaskState
 
 // TestInteropV2 runs the interop list over each binding.
 func TestInteropV2(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	skipShort(t, "builds and runs the binary")
 	s := startV2Server(t)
 	var bindings []string
 	for _, iface := range s.card.SupportedInterfaces {
@@ -298,7 +298,7 @@ func rawExtendedCard(t *testing.T, s *v2Server, binding a2a.TransportProtocol, k
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
-	resp, body := roundTrip(t, http.DefaultClient, req)
+	resp, body := testkit.RoundTrip(t, http.DefaultClient, req)
 	if resp.StatusCode != status {
 		t.Fatalf("extended card: HTTP %d, want %d: %s", resp.StatusCode, status, body)
 	}
@@ -351,7 +351,7 @@ func rawPushList(t *testing.T, s *v2Server, binding a2a.TransportProtocol, taskI
 		return grpcPushList(t, s, taskID)
 	}
 	req.Header.Set("X-API-Key", s.acme)
-	resp, body := roundTrip(t, http.DefaultClient, req)
+	resp, body := testkit.RoundTrip(t, http.DefaultClient, req)
 	var out struct {
 		Result  *json.RawMessage
 		Configs []struct{ ID string }

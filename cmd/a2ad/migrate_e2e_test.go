@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 	"github.com/a2ad/a2ad/tasks/pgstore"
@@ -37,7 +38,7 @@ func TestStoreMigrate(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	old := readOldStore(t)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	copyStore(t, filepath.Join(oldStoreDir, "a2ad.db"), store)
+	testkit.CopyFile(t, filepath.Join(oldStoreDir, "a2ad.db"), store)
 	checkOldStore(t, store) // opens it: migrates it to this a2ad's schema
 
 	code, out, errOut := runStore(t, "migrate", "--from", store, "--to", dsn)

@@ -21,9 +21,7 @@ import (
 // versions) and INVALID_ARGUMENT over gRPC, and nothing is stored (issue
 // 25 item 4: ten 900 KB scheme lists made every read of their task slow).
 func TestNameListCapsOverBindings(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--grpc-listen", "127.0.0.1:0")
 	task := resultTask(t, rpc(t, p.base, "message/send", sendParams("caps-before", "demo::echo", map[string]any{"message": "hi"}, true)))
 	id := task["id"].(string)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -179,7 +179,7 @@ func resultOf(tb testing.TB, answer json.RawMessage) map[string]any {
 func TestStoreOfOldA2AD(t *testing.T) {
 	old := readOldStore(t)
 	store := filepath.Join(t.TempDir(), "a2ad.db")
-	copyStore(t, filepath.Join(oldStoreDir, "a2ad.db"), store) // opening writes: keep the committed file as it is
+	testkit.CopyFile(t, filepath.Join(oldStoreDir, "a2ad.db"), store) // opening writes: keep the committed file as it is
 	checkOldStore(t, store)
 	serveOldStore(t, &old, store)
 }
@@ -245,15 +245,7 @@ func serveOldStore(t *testing.T, old *oldStore, store string) {
 // readOldStore reads oldStoreDir's calls.json.
 func readOldStore(t *testing.T) oldStore {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(oldStoreDir, "calls.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old oldStore
-	if err := json.Unmarshal(raw, &old); err != nil {
-		t.Fatal(err)
-	}
-	return old
+	return testkit.ReadJSON[oldStore](t, filepath.Join(oldStoreDir, "calls.json"))
 }
 
 // checkOldStore checks the store file at path as a2ad store check does.

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 var oldA2AD = flag.String("old-a2ad", "", "the a2ad binary (of commit 17d0fe1) that writes testdata/store-17d0fe1")
@@ -107,7 +109,7 @@ func TestGenerateOldStore(t *testing.T) {
 	if b, err := exec.Command(*oldA2AD, "store", "compact", "--store", store, "--out", out).CombinedOutput(); err != nil {
 		t.Fatalf("compact: %v\n%s", err, b)
 	}
-	copyStore(t, keys, filepath.Join(oldStoreDir, "keys.yaml"))
+	testkit.CopyFile(t, keys, filepath.Join(oldStoreDir, "keys.yaml"))
 	// Indented, but with the escapes as sent: a data part's "<" and
 	// "\u003c" hash differently.
 	var b bytes.Buffer

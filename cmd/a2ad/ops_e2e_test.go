@@ -64,9 +64,7 @@ func TestReadiness(t *testing.T) {
 // elsewhere; the log says what the drain waits for. The slow call
 // completes for its blocking sender, and a2ad exits 0.
 func TestDrain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--shutdown-grace", "30s")
 	slow := make(chan map[string]any, 1)
 	go func() {
@@ -109,15 +107,8 @@ func TestDrain(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the slow call's blocking sender got no answer")
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("a2ad exited with %v after the drain, want exit code 0", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("a2ad still running 20 s after its last call ended")
+	if err := p.exit(t, 20*time.Second, "after its last call ended"); err != nil {
+		t.Errorf("a2ad exited with %v after the drain, want exit code 0", err)
 	}
 	p.mu.Lock()
 	logs := p.logs.String()

@@ -30,7 +30,7 @@ func adminDo(tb testing.TB, m *Main, method, path string) (int, []byte) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	resp, b := roundTrip(tb, nil, req)
+	resp, b := testkit.RoundTrip(tb, nil, req)
 	return resp.StatusCode, b
 }
 

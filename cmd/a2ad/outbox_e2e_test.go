@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks/boltstore"
 )
 
@@ -25,7 +26,7 @@ func keyedRPC(tb testing.TB, client *http.Client, base, key, method string, para
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	start := time.Now()
-	resp, raw := roundTrip(tb, client, req)
+	resp, raw := testkit.RoundTrip(tb, client, req)
 	took := time.Since(start)
 	var out map[string]any
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {
@@ -46,9 +47,7 @@ func keyedRPC(tb testing.TB, client *http.Client, base, key, method string, para
 // Now the outbox keeps one delivery per webhook, the file stays small,
 // another caller's echo stays fast, and SIGTERM ends the server at once.
 func TestPushOutboxHoldsUnderAnAnswerLoop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary through a few hundred answers")
-	}
+	skipShort(t, "runs the binary through a few hundred answers")
 	const (
 		answers  = 150
 		webhooks = 10

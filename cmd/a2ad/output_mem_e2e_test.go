@@ -119,9 +119,7 @@ func concurrentCalls(tb testing.TB, base, skill string, n int) []string {
 // chunks counted in it, 16 calls streaming artifacts at the default cap
 // then (4 MiB) peaked at 3.5 GiB.
 func TestOutputMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "out.sh")
 	putScript(t, script, outputScript)

@@ -63,9 +63,7 @@ func (l *restartLoad) send(hc *http.Client, base, msgID, skill string, input any
 // send was answered with exists on both replicas and completed; no
 // answer was anything else.
 func TestPostgresRestartedUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a PostgreSQL server and two real binaries")
-	}
+	skipShort(t, "runs a PostgreSQL server and two real binaries")
 	pg := pgtest.StartPrivate(t)
 	// The clients all come from 127.0.0.1: one anonymous caller, whom the
 	// default rate limit and cap on calls would hold back.

@@ -275,9 +275,7 @@ func TestPushOfficialClient(t *testing.T) {
 }
 
 func TestPushSuccessAfter503s(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the sender's backoff (1 s base)")
-	}
+	skipShort(t, "waits for the sender's backoff (1 s base)")
 	hook := newHookReceiver(t, func(n int) int {
 		if n <= 2 {
 			return http.StatusServiceUnavailable
@@ -313,9 +311,7 @@ func TestPushSuccessAfter503s(t *testing.T) {
 }
 
 func TestPushDeadLetter(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the sender's backoff (1 s base)")
-	}
+	skipShort(t, "waits for the sender's backoff (1 s base)")
 	hook500 := newHookReceiver(t, func(int) int { return http.StatusInternalServerError })
 	hook404 := newHookReceiver(t, func(int) int { return http.StatusNotFound })
 	m := startMain(t, func(c *Config) {
@@ -396,9 +392,7 @@ func TestPushDeadLetter(t *testing.T) {
 // the task as it stands when they are sent, so a failed attempt is
 // retried with the newer state rather than followed by a second one.
 func TestPushOrderKept(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for the sender's backoff (1 s base)")
-	}
+	skipShort(t, "waits for the sender's backoff (1 s base)")
 	for _, tc := range []struct {
 		name  string
 		first int // the answer to the first attempt, held until the task completed
@@ -471,9 +465,7 @@ func TestPushOrderKept(t *testing.T) {
 }
 
 func TestPushSurvivesRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary twice and waits for the sender's backoff")
-	}
+	skipShort(t, "runs the binary twice and waits for the sender's backoff")
 	var (
 		mu       sync.Mutex
 		released bool

@@ -22,9 +22,7 @@ import (
 // the first refusal after the window writes the rest: the records' counts
 // add up to the refusals sent, as the metric does.
 func TestRefusalsAuditedInSummary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	dir := t.TempDir()
 	keys, auditLog := filepath.Join(dir, "keys.yaml"), filepath.Join(dir, "audit.log")
 	key := mustAppendKey(t, keys, "flood", "partner")

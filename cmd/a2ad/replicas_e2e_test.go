@@ -27,9 +27,7 @@ import (
 // the function's backend), and fails the second with "interrupted:
 // replica lost".
 func TestReplicaKilledCallsAreTakenOver(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
+	skipShort(t, "builds and kills the real binary")
 	dsn := pgtest.Schema(t)
 	var (
 		mu    sync.Mutex
@@ -97,9 +95,7 @@ func TestReplicaKilledCallsAreTakenOver(t *testing.T) {
 // database dsn.
 func startReplicas(t *testing.T, catalog, dsn string, n int, extra ...string) []*process {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs several real binaries")
-	}
+	skipShort(t, "runs several real binaries")
 	ps := make([]*process, n)
 	for i := range ps {
 		ps[i] = startBinary(t, catalog, dsn, extra...)

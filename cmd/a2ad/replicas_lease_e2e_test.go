@@ -248,9 +248,7 @@ func TestLeaseReplicaCutOffAndBack(t *testing.T) {
 // outage each complete at their first attempt: an outage every replica
 // shared proves none of them dead.
 func TestLeaseDatabaseOutage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a private PostgreSQL server and two binaries")
-	}
+	skipShort(t, "runs a private PostgreSQL server and two binaries")
 	pg := pgtest.StartPrivate(t)
 	backend, url := newTimedBackend(t)
 	catalog := leaseCatalog(t, url, url)

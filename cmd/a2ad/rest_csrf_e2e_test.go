@@ -2,10 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestRESTCancelRefusesCrossSiteSimpleRequests runs the real binary with
@@ -15,24 +16,12 @@ import (
 // and leaves the task working; a JSON request, as the official clients
 // send, cancels it; and a page of the listed origin may send it bare.
 func TestRESTCancelRefusesCrossSiteSimpleRequests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"), "--cors-origins", "https://app.example")
 	base := p.base + restPath
 	do := func(method, path, ct, body string, header ...string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ct != "" {
-			req.Header.Set("Content-Type", ct)
-		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, b := roundTrip(t, nil, req)
+		resp, b := testkit.RoundTrip(t, nil, testkit.NewRequest(t, method, base+path, ct, body, header...))
 		return resp.StatusCode, string(b)
 	}
 	sleeping := func(msgID string) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -101,19 +100,11 @@ func TestKeyRotationE2E(t *testing.T) {
 	}
 
 	// The audit trail names the key of each call (written as each ends).
-	data, err := os.ReadFile(audit)
-	if err != nil {
-		t.Fatal(err)
-	}
 	perKey := map[string]int{}
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var r struct {
-			Caller string `json:"caller"`
-			KeyID  string `json:"key_id"`
-			Method string `json:"rpc_method"`
-		}
-		if json.Unmarshal(line, &r) == nil && r.Caller == "acme" {
-			perKey[r.KeyID]++
+	for _, r := range auditFile(t, audit) {
+		if r["caller"] == "acme" {
+			key, _ := r["key_id"].(string)
+			perKey[key]++
 		}
 	}
 	// The old key: m-1, m-2, the stream and any probe served before the

@@ -104,11 +104,7 @@ func TestShutdownOrder(t *testing.T) {
 // step before it: the main listener's port, the store file and the audit
 // log file are let go, and the goroutines started end.
 func TestFailedOpenUnwinds(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
+	taken := listenLoopback(t)
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.Catalog = exampleCatalog
@@ -118,7 +114,7 @@ func TestFailedOpenUnwinds(t *testing.T) {
 	cfg.AuditLog = filepath.Join(dir, "audit.log")
 	before := runtime.NumGoroutine()
 	m := &Main{Config: cfg, Logger: zerolog.Nop()}
-	err = m.Open(context.Background())
+	err := m.Open(context.Background())
 	want := "admin-listen " + cfg.AdminListen + ": the address is in use, by another a2ad or another program: stop it, or give --admin-listen another address"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open = %v, want the admin listener's error %q", err, want)
@@ -156,12 +152,7 @@ func TestConsoleLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	_, w := pipe(t)
 	var buf testkit.SyncBuffer
 	for _, out := range []io.Writer{file, w, &buf} {
 		if isTerminal(out) {

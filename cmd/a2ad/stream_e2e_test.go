@@ -458,14 +458,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 		}
 		last = ev.seq(t)
 	}
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("Close did not return within 3 s")
-	}
+	awaitNil(t, closed, 3*time.Second, "Close")
 	t.Logf("stream ended %s after Close began, Close took %s", ended, time.Since(start))
 
 	// A new server on the same store: recovery runs the retry-safe task

@@ -72,9 +72,7 @@ func (ns *notifySocket) next(t *testing.T) (msg string, keepAlives int) {
 // SIGHUP reload, STOPPING=1 on SIGTERM. The card's version is a2ad
 // version's, from the build.
 func TestSystemdNotify(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the real binary")
-	}
+	skipShort(t, "builds and runs the real binary")
 	ns := listenNotify(t)
 	t.Setenv("NOTIFY_SOCKET", ns.path)
 	t.Setenv("WATCHDOG_USEC", "200000") // 200 ms: a keep-alive every 100 ms

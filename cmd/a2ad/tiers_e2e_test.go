@@ -11,9 +11,7 @@ import (
 // catalogue says partner) and a caller of the keys file in a tier no
 // function names logs one warning each, and still serves.
 func TestServeWarnsOfUnnamedTiers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the real binary")
-	}
+	skipShort(t, "builds and runs the real binary")
 	dir := t.TempDir()
 	keys := filepath.Join(dir, "keys.yaml")
 	mustAppendKey(t, keys, "acme", "partner")

@@ -21,9 +21,7 @@ import (
 // its history and echoed in its artifact); and so, on the large task, for
 // every other method that takes a task id.
 func TestForeignTaskCostsWhatAMissingOneDoes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("times thousands of requests")
-	}
+	skipShort(t, "times thousands of requests")
 	k := startKeyed(t, func(c *Config) {
 		c.MaxBodyBytes = 4 << 20
 		c.RatePerSecond, c.RateBytes = 0, 0 // thousands of requests from one key

@@ -96,9 +96,7 @@ func bearer(secret string) http.Header { return http.Header{"Authorization": {"B
 // SIGHUP swaps the certificate for new handshakes while an open
 // connection goes on.
 func TestTLSAndMutualTLS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	s := newTLSSetup(t)
 	dir := t.TempDir()
 	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", s.keys,
@@ -109,18 +107,18 @@ func TestTLSAndMutualTLS(t *testing.T) {
 	admin := strings.Replace(p.admin, "http://", "https://", 1)
 
 	plain := s.client()
-	resp, body := roundTrip(t, plain, mustRequest(t, http.MethodGet, p.base+"/.well-known/agent-card.json"))
+	resp, body := testkit.RoundTrip(t, plain, mustRequest(t, http.MethodGet, p.base+"/.well-known/agent-card.json"))
 	var card struct {
 		URL string `json:"url"`
 	}
 	if resp.StatusCode != 200 || json.Unmarshal(body, &card) != nil || card.URL != p.base+"/a2a" {
 		t.Fatalf("card: %d %s, want its url %s/a2a", resp.StatusCode, body, p.base)
 	}
-	if resp, _ := roundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/readyz")); resp.StatusCode != 200 {
+	if resp, _ := testkit.RoundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/readyz")); resp.StatusCode != 200 {
 		t.Fatalf("admin /readyz over TLS: %d", resp.StatusCode)
 	}
 	// The admin listener's own routes still answer loopback callers.
-	if resp, _ := roundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/admin/v1/tasks")); resp.StatusCode != 200 {
+	if resp, _ := testkit.RoundTrip(t, plain, mustRequest(t, http.MethodGet, admin+"/admin/v1/tasks")); resp.StatusCode != 200 {
 		t.Fatalf("admin /admin/v1/tasks over TLS: %d", resp.StatusCode)
 	}
 
@@ -189,7 +187,7 @@ func tlsReload(t *testing.T, s *tlsSetup, p *process, hc *http.Client) {
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 			GotConn: func(ci httptrace.GotConnInfo) { got = ci.Reused },
 		}))
-		if resp, _ := roundTrip(t, hc, req); resp.StatusCode != 200 || resp.TLS.PeerCertificates[0].Subject.CommonName != "first" {
+		if resp, _ := testkit.RoundTrip(t, hc, req); resp.StatusCode != 200 || resp.TLS.PeerCertificates[0].Subject.CommonName != "first" {
 			t.Fatalf("card on the open connection: %d, certificate %q", resp.StatusCode, resp.TLS.PeerCertificates[0].Subject.CommonName)
 		}
 		return got
@@ -259,9 +257,7 @@ func errText(t *testing.T, out map[string]any) string {
 // RFC 2253 output (an OU, an emailAddress and the "subject=" openssl
 // prints) matches its certificate.
 func TestClientCertificateSubjectsAsEncoded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the real binary")
-	}
+	skipShort(t, "runs the real binary")
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Skip("openssl is not installed: skipping the test of subjects as openssl prints them")
 	}

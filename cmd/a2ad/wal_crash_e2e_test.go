@@ -74,9 +74,7 @@ var walCrashCases = []struct {
 // resending an acknowledged message runs nothing again, the store file
 // checks clean, and the server takes new calls.
 func TestWALCrashAtEveryStep(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills the real binary")
-	}
+	skipShort(t, "builds and kills the real binary")
 	binary(t) // once, before the subtests start it
 	for _, tc := range walCrashCases {
 		name := tc.at

@@ -37,9 +37,28 @@ func OverwriteAt(tb testing.TB, path string, off int64, b []byte) {
 	}
 }
 
+// CopyFile copies the file at from to to (0600), replacing what is there.
+func CopyFile(tb testing.TB, from, to string) {
+	tb.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // FlipByte flips one bit of the byte at offset off in the file at path,
 // as a bad disk would.
 func FlipByte(tb testing.TB, path string, off int64) {
+	tb.Helper()
+	XorByte(tb, path, off, 0x10)
+}
+
+// XorByte flips the bits of mask in the byte at offset off in the file at
+// path.
+func XorByte(tb testing.TB, path string, off int64, mask byte) {
 	tb.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -50,7 +69,7 @@ func FlipByte(tb testing.TB, path string, off int64) {
 	if _, err := f.ReadAt(b, off); err != nil {
 		tb.Fatal(err)
 	}
-	b[0] ^= 0x10
+	b[0] ^= mask
 	if _, err := f.WriteAt(b, off); err != nil {
 		tb.Fatal(err)
 	}

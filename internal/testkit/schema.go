@@ -1,11 +1,13 @@
 package testkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"slices"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v5"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -18,6 +20,34 @@ func SortedKeys(m map[string]json.RawMessage) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ReadJSON reads the JSON file at path as a T.
+func ReadJSON[T any](tb testing.TB, path string) T {
+	tb.Helper()
+	var v T
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// CompileSchema compiles the JSON Schema document raw, named name.
+func CompileSchema(tb testing.TB, name string, raw []byte) *jsonschema.Schema {
+	tb.Helper()
+	comp := jsonschema.NewCompiler()
+	if err := comp.AddResource(name, bytes.NewReader(raw)); err != nil {
+		tb.Fatal(err)
+	}
+	schema, err := comp.Compile(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return schema
 }
 
 // YAMLValue reads the YAML file at path as the JSON values it stands for

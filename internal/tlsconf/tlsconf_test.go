@@ -3,7 +3,6 @@ package tlsconf_test
 import (
 	"crypto/tls"
 	"crypto/x509/pkix"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -75,8 +74,8 @@ func TestReloadSwapsCertificateForNewHandshakes(t *testing.T) {
 	first, second := ca.Server(t, "first"), ca.Server(t, "second")
 	dir := t.TempDir()
 	certFile, keyFile := dir+"/cert.pem", dir+"/key.pem"
-	copyFile(t, first.CertFile, certFile)
-	copyFile(t, first.KeyFile, keyFile)
+	testkit.CopyFile(t, first.CertFile, certFile)
+	testkit.CopyFile(t, first.KeyFile, keyFile)
 
 	r, err := tlsconf.Load(tlsconf.Files{Cert: certFile, Key: keyFile})
 	if err != nil {
@@ -99,14 +98,14 @@ func TestReloadSwapsCertificateForNewHandshakes(t *testing.T) {
 
 	// A key that does not match the certificate: the reload fails and
 	// the first certificate stays.
-	copyFile(t, second.CertFile, certFile)
+	testkit.CopyFile(t, second.CertFile, certFile)
 	if err := r.Reload(); err == nil || !strings.Contains(err.Error(), "private key does not match public key") {
 		t.Fatalf("reload with a mismatched key: %v", err)
 	}
 	if cn := r.Leaf().Subject.CommonName; cn != "first" {
 		t.Fatalf("after a failed reload the leaf is %q", cn)
 	}
-	copyFile(t, second.KeyFile, keyFile)
+	testkit.CopyFile(t, second.KeyFile, keyFile)
 	if err := r.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -219,24 +218,5 @@ func TestLoadProblems(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Load(%+v): %v\nwant %s", tt.files, err, tt.want)
 		}
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -133,7 +133,7 @@ func TestDamagedFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a2ad.db")
-			copyFile(t, seeded, path)
+			testkit.CopyFile(t, seeded, path)
 			tc.damage(path)
 			wantDamaged := func(what string, err error) {
 				t.Helper()
@@ -216,13 +216,4 @@ func TestDamagedFiles(t *testing.T) {
 			}
 		})
 	}
-}
-
-func copyFile(tb testing.TB, from, to string) {
-	tb.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	putBytes(tb, to, b)
 }

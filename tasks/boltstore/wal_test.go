@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
 )
@@ -53,7 +54,7 @@ func crashCopy(t *testing.T, path string) string {
 	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a2ad.db")
-	copyTo(t, path, out)
+	testkit.CopyFile(t, path, out)
 	if err := os.Mkdir(engine.Dir(out), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -62,20 +63,9 @@ func crashCopy(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		copyTo(t, filepath.Join(engine.Dir(path), e.Name()), filepath.Join(engine.Dir(out), e.Name()))
+		testkit.CopyFile(t, filepath.Join(engine.Dir(path), e.Name()), filepath.Join(engine.Dir(out), e.Name()))
 	}
 	return out
-}
-
-func copyTo(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // wantTasks checks that tasks t-from .. t-(to-1) are in s, and t-to is not.

@@ -2,7 +2,6 @@ package grpc_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -98,17 +97,7 @@ func TestLimitRefusals(t *testing.T) {
 	}
 	checkRefusal(t, "throttled", get(ctx), codes.ResourceExhausted, a2a.ErrAuthThrottled.Message, "RATE_LIMITED", 3*time.Second)
 
-	// Every record names the binding.
-	lines := strings.Split(strings.TrimSpace(auditLog.String()), "\n")
-	for _, l := range lines {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["transport"] != "grpc" {
-			t.Errorf("audit record %s: transport %v, want grpc", l, rec["transport"])
-		}
-	}
-	if !strings.Contains(lines[len(lines)-1], `"outcome":"transport_denied","reason":"auth_throttled","code":-32052`) {
-		t.Errorf("the throttled call's record: %s", lines[len(lines)-1])
-	}
+	transporttest.CheckThrottledAudit(t, auditLog.String(), "grpc")
 }
 
 // checkRefusal checks that err is a limit's refusal: code, msg, the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
@@ -49,7 +50,7 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 	}
 	m := &meter{}
 	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Answers, c.Bytes = g, m })
-	if resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
+	if resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
 		t.Fatalf("get: HTTP %d %.200s", resp.StatusCode, body)
 	}
 	g.mu.Lock()
@@ -63,7 +64,7 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 	if taken, charged := m.calls(); len(taken) != 2 || taken[1] != asked[0] || len(charged) != 0 {
 		t.Fatalf("took %v, charged %v of the byte budget; want the body's length, then the answer's %d bytes", taken, charged, asked[0])
 	}
-	resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
+	resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32053,"message":"Too many requests in flight for this caller; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1000,"scope":"caller"}}}`
 	if resp.StatusCode != http.StatusOK || string(body) != want {
 		t.Fatalf("refused get: HTTP %d %s\nwant %s", resp.StatusCode, body, want)
@@ -75,7 +76,7 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 	m.mu.Lock()
 	m.refuseAfter = 1
 	m.mu.Unlock()
-	resp, body = do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
+	resp, body = testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	want = `{"jsonrpc":"2.0","id":1,"error":{"code":-32052,"message":"Request bytes rate exceeded; retry after data.retryAfterMs milliseconds","data":{"retryAfterMs":1500,"scope":"bytes"}}}`
 	if resp.StatusCode != http.StatusOK || string(body) != want {
 		t.Fatalf("get with the budget in debt: HTTP %d %s\nwant %s", resp.StatusCode, body, want)
@@ -84,7 +85,7 @@ func TestReadAnswersAdmittedByBytes(t *testing.T) {
 	m.refuse = false
 	m.mu.Unlock()
 	send := `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`
-	if resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(send))); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
+	if resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(send))); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
 		t.Fatalf("send while reads are refused: HTTP %d %.200s", resp.StatusCode, body)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
@@ -175,7 +176,7 @@ func TestThrottleAudit(t *testing.T) {
 			})
 			req, _ := http.NewRequest("POST", ts.URL+"/a2a", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`))
 			req.Header.Set("Content-Type", "application/json")
-			resp, body := do(t, req)
+			resp, body := testkit.RoundTrip(t, nil, req)
 			if resp.StatusCode != tt.status || resp.Header.Get("WWW-Authenticate") != tt.challenge || resp.Header.Get("Retry-After") != tt.retryAfter {
 				t.Errorf("HTTP %d WWW-Authenticate %q Retry-After %q %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), resp.Header.Get("Retry-After"), body)
 			}

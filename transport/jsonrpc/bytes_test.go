@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2ad/a2ad/audit"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/transport"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
@@ -78,7 +79,7 @@ func TestRequestBytesMetered(t *testing.T) {
 	})
 
 	// Content-Length: charged ahead, nothing to settle.
-	if resp, _ := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))); resp.StatusCode != http.StatusOK {
+	if resp, _ := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("HTTP %d", resp.StatusCode)
 	}
 	// Chunked: nothing ahead, all of it once read.
@@ -114,7 +115,7 @@ func TestRequestBytesMetered(t *testing.T) {
 		}
 	}
 	// With Retry-After in whole seconds, rounded up.
-	resp, _ = do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
+	resp, _ = testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "2" {
 		t.Errorf("in debt: HTTP %d Retry-After %q, want 429 2", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}

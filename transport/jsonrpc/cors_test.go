@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/transport/httpx"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
@@ -28,7 +29,7 @@ func TestCORSWiring(t *testing.T) {
 			req.Header.Set("Access-Control-Request-Method", http.MethodPost)
 			req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
 		}
-		resp, b := do(t, req)
+		resp, b := testkit.RoundTrip(t, nil, req)
 		return resp, strings.TrimSpace(string(b))
 	}
 	for _, tt := range []struct {

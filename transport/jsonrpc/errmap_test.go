@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/transporttest"
 )
@@ -27,7 +28,7 @@ func TestSpecErrorMapping(t *testing.T) {
 			if version != "" {
 				req.Header.Set("A2A-Version", version)
 			}
-			resp, body := do(t, req)
+			resp, body := testkit.RoundTrip(t, nil, req)
 			var got struct {
 				Error struct {
 					Code    int             `json:"code"`

@@ -12,6 +12,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/audit"
 	"github.com/a2ad/a2ad/exposure"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/transport/jsonrpc"
 )
@@ -76,7 +77,7 @@ func TestVersionNotSupportedAudited(t *testing.T) {
 	ts := MustServe(t, &TaskService{}, func(c *jsonrpc.Config) { c.Audit = audit.Logger(zerolog.New(auditLog)) })
 	req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}`))
 	req.Header.Set("A2A-Version", "2.0")
-	if _, body := do(t, req); !strings.Contains(string(body), `"code":-32009`) {
+	if _, body := testkit.RoundTrip(t, nil, req); !strings.Contains(string(body), `"code":-32009`) {
 		t.Fatalf("A2A-Version 2.0: %s, want -32009", body)
 	}
 	want := `"transport":"jsonrpc"`

@@ -101,21 +101,6 @@ func MustServe(tb testing.TB, fake *TaskService, opts ...func(*jsonrpc.Config)) 
 	return ts
 }
 
-// do sends one request and returns the response with its body read.
-func do(tb testing.TB, req *http.Request) (*http.Response, []byte) {
-	tb.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
-	}
-	return resp, body
-}
-
 func newRequest(tb testing.TB, method, url, contentType string, body io.Reader) *http.Request {
 	tb.Helper()
 	req, err := http.NewRequest(method, url, body)
@@ -132,7 +117,7 @@ func newRequest(tb testing.TB, method, url, contentType string, body io.Reader) 
 // JSON-RPC response (HTTP 200, application/json) and returns its body.
 func rpc(tb testing.TB, ts *httptest.Server, body string) []byte {
 	tb.Helper()
-	resp, out := do(tb, newRequest(tb, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(body)))
+	resp, out := testkit.RoundTrip(tb, nil, newRequest(tb, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(body)))
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("POST /a2a %s: status %d, want 200; body %s", body, resp.StatusCode, out)
 	}
@@ -206,7 +191,7 @@ func TestBodyLimit(t *testing.T) {
 		if req.ContentLength != testMaxBody+1 {
 			t.Fatalf("request ContentLength = %d", req.ContentLength)
 		}
-		resp, body := do(t, req)
+		resp, body := testkit.RoundTrip(t, nil, req)
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || strings.TrimSpace(string(body)) != wantBody {
 			t.Errorf("status %d body %s, want 413 %s", resp.StatusCode, body, wantBody)
 		}
@@ -216,7 +201,7 @@ func TestBodyLimit(t *testing.T) {
 		if req.ContentLength != 0 {
 			t.Fatalf("request ContentLength = %d, want 0 (unknown)", req.ContentLength)
 		}
-		resp, body := do(t, req)
+		resp, body := testkit.RoundTrip(t, nil, req)
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || strings.TrimSpace(string(body)) != wantBody {
 			t.Errorf("status %d body %s, want 413 %s", resp.StatusCode, body, wantBody)
 		}
@@ -224,7 +209,7 @@ func TestBodyLimit(t *testing.T) {
 	t.Run("chunked, far over", func(t *testing.T) {
 		huge := padTo(t, getT1, 64*testMaxBody)
 		req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", onlyReader{strings.NewReader(huge)})
-		resp, _ := do(t, req)
+		resp, _ := testkit.RoundTrip(t, nil, req)
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Errorf("status %d, want 413", resp.StatusCode)
 		}
@@ -237,7 +222,7 @@ func TestBodyLimit(t *testing.T) {
 	exact := padTo(t, getT1, testMaxBody)
 	want := `{"jsonrpc":"2.0","id":1,"result":` + taskJSON(t, task("t1")) + `}`
 	for name, r := range map[string]io.Reader{"content-length": strings.NewReader(exact), "chunked": onlyReader{strings.NewReader(exact)}} {
-		resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", r))
+		resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", r))
 		if resp.StatusCode != http.StatusOK || string(body) != want {
 			t.Errorf("%s body of exactly %d bytes: status %d body %s, want 200 %s", name, testMaxBody, resp.StatusCode, body, want)
 		}
@@ -256,7 +241,7 @@ func TestDefaultBodyLimit(t *testing.T) {
 		t.Errorf("2 KiB body with the default limit: %s", got)
 	}
 	big := padTo(t, getT1, transport.DefaultMaxBodyBytes+1)
-	resp, _ := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(big)))
+	resp, _ := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(big)))
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("body of DefaultMaxBodyBytes+1: status %d, want 413", resp.StatusCode)
 	}
@@ -267,7 +252,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	ts := MustServe(t, fake)
 	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead} {
 		t.Run(method, func(t *testing.T) {
-			resp, body := do(t, newRequest(t, method, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
+			resp, body := testkit.RoundTrip(t, nil, newRequest(t, method, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 			if resp.StatusCode != http.StatusMethodNotAllowed {
 				t.Errorf("%s /a2a: status %d, want 405", method, resp.StatusCode)
 			}
@@ -292,7 +277,7 @@ func TestContentType(t *testing.T) {
 	fake := okService()
 	ts := MustServe(t, fake)
 	for _, ct := range []string{"", "text/plain", "text/json", "application/x-www-form-urlencoded", "application/jsonx", "application/json; charset", "json"} {
-		resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", ct, strings.NewReader(getT1)))
+		resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", ct, strings.NewReader(getT1)))
 		want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Content-Type must be application/json"}}`
 		if resp.StatusCode != http.StatusUnsupportedMediaType || strings.TrimSpace(string(body)) != want {
 			t.Errorf("Content-Type %q: status %d body %s, want 415 %s", ct, resp.StatusCode, body, want)
@@ -305,7 +290,7 @@ func TestContentType(t *testing.T) {
 	want := `{"jsonrpc":"2.0","id":1,"result":` + taskJSON(t, task("t1")) + `}`
 	accepted := []string{"application/json", "application/json; charset=utf-8", "application/a2a+json", "Application/JSON;charset=UTF-8"}
 	for _, ct := range accepted {
-		resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", ct, strings.NewReader(getT1)))
+		resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", ct, strings.NewReader(getT1)))
 		if resp.StatusCode != http.StatusOK || string(body) != want {
 			t.Errorf("Content-Type %q: status %d body %s, want 200 %s", ct, resp.StatusCode, body, want)
 		}
@@ -494,7 +479,7 @@ func TestInternalErrorLog(t *testing.T) {
 		},
 	}
 	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Logger = zerolog.New(&logs) })
-	resp, body := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
+	resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1)))
 	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`; string(body) != want {
 		t.Fatalf("body %s, want %s", body, want)
 	}
@@ -569,7 +554,7 @@ func TestServiceReceivesParams(t *testing.T) {
 		t.Helper()
 		req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(body))
 		req.Header.Set("X-Test-Caller", "alice")
-		resp, out := do(t, req)
+		resp, out := testkit.RoundTrip(t, nil, req)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
@@ -726,7 +711,7 @@ func TestAgentCard(t *testing.T) {
 				if inm != "" {
 					req.Header.Set("If-None-Match", inm)
 				}
-				return do(t, req)
+				return testkit.RoundTrip(t, nil, req)
 			}
 			resp, body := get("")
 			if resp.StatusCode != http.StatusOK || !bytes.Equal(body, testCard.JSON) {
@@ -794,7 +779,7 @@ func TestAgentCardSourceAndMaxAge(t *testing.T) {
 		}
 	})
 	for want := 1; want <= 2; want++ {
-		resp, body := do(t, newRequest(t, http.MethodGet, ts.URL+"/.well-known/agent-card.json", "", nil))
+		resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodGet, ts.URL+"/.well-known/agent-card.json", "", nil))
 		if string(body) != fmt.Sprintf(`{"v":%d}`, want) || resp.Header.Get("ETag") != fmt.Sprintf(`"v%d"`, want) {
 			t.Errorf("card %s ETag %s, want version %d: the source must be read per request", body, resp.Header.Get("ETag"), want)
 		}
@@ -807,7 +792,7 @@ func TestAgentCardSourceAndMaxAge(t *testing.T) {
 func TestHealthz(t *testing.T) {
 	fake := &TaskService{}
 	ts := MustServe(t, fake)
-	resp, body := do(t, newRequest(t, http.MethodGet, ts.URL+"/healthz", "", nil))
+	resp, body := testkit.RoundTrip(t, nil, newRequest(t, http.MethodGet, ts.URL+"/healthz", "", nil))
 	if resp.StatusCode != http.StatusOK || string(body) != `{"status":"ok"}` {
 		t.Errorf("GET /healthz: status %d body %s, want 200 {\"status\":\"ok\"}", resp.StatusCode, body)
 	}
@@ -841,7 +826,7 @@ func TestUnknownRoute(t *testing.T) {
 		if c.version != "" {
 			req.Header.Set("A2A-Version", c.version)
 		}
-		resp, body := do(t, req)
+		resp, body := testkit.RoundTrip(t, nil, req)
 		want := `{"jsonrpc":"2.0","id":null,"error":` + c.want + `}`
 		wantStatus := http.StatusNotFound
 		if c.ct != "application/json" {
@@ -865,7 +850,7 @@ func TestTrailingSlash(t *testing.T) {
 	req := newRequest(t, http.MethodPost, ts.URL+"/a2a/", "application/json",
 		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"t1"}}`))
 	req.Header.Set("A2A-Version", "1.0")
-	resp, body := do(t, req)
+	resp, body := testkit.RoundTrip(t, nil, req)
 	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Task not found","data":[` +
 		`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`
 	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != want {
@@ -874,7 +859,7 @@ func TestTrailingSlash(t *testing.T) {
 	if n := fake.calls.Load(); n != 1 {
 		t.Errorf("task service called %d times, want 1", n)
 	}
-	resp, body = do(t, newRequest(t, http.MethodGet, ts.URL+"/a2a/", "", nil))
+	resp, body = testkit.RoundTrip(t, nil, newRequest(t, http.MethodGet, ts.URL+"/a2a/", "", nil))
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodPost ||
 		strings.TrimSpace(string(body)) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"use POST for JSON-RPC requests"}}` {
 		t.Errorf("GET /a2a/: status %d Allow %q body %s, want 405 POST", resp.StatusCode, resp.Header.Get("Allow"), body)
@@ -891,7 +876,7 @@ func TestPanicAnswered(t *testing.T) {
 	ts := MustServe(t, fake, func(c *jsonrpc.Config) { c.Logger = zerolog.New(&logs) })
 	req := newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(getT1))
 	req.Header.Set("X-Request-Id", "client-chosen-id")
-	resp, body := do(t, req)
+	resp, body := testkit.RoundTrip(t, nil, req)
 	if resp.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(body)) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}` {
 		t.Errorf("panicking handler: HTTP %d %s, want 500 {\"error\":\"internal error\"}", resp.StatusCode, body)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/a2ad/a2ad/a2a"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 )
 
@@ -55,7 +56,7 @@ func testUnavailable(t *testing.T, down error, v03, v10 string) {
 	}
 	for i, tc := range tests {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, i, tc.method, tc.params)
-		resp, got := do(t, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(body)))
+		resp, got := testkit.RoundTrip(t, nil, newRequest(t, http.MethodPost, ts.URL+"/a2a", "application/json", strings.NewReader(body)))
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 			t.Errorf("%s: status %d, Retry-After %q; want 503, 1", tc.method, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}

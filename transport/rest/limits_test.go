@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,17 +87,7 @@ func TestLimitRefusals(t *testing.T) {
 		t.Errorf("throttled: %d Retry-After %q\n got %s\nwant %s", code, h.Get("Retry-After"), body, want)
 	}
 
-	// Every record names the binding.
-	lines := strings.Split(strings.TrimSpace(auditLog.String()), "\n")
-	for _, l := range lines {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["transport"] != "rest" {
-			t.Errorf("audit record %s: transport %v, want rest", l, rec["transport"])
-		}
-	}
-	if !strings.Contains(lines[len(lines)-1], `"outcome":"transport_denied","reason":"auth_throttled","code":-32052`) {
-		t.Errorf("the throttled call's record: %s", lines[len(lines)-1])
-	}
+	transporttest.CheckThrottledAudit(t, auditLog.String(), "rest")
 }
 
 // TestUnavailableSaysWhenToRetry: a server that is busy or stopping

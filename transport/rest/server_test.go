@@ -1,10 +1,8 @@
 package rest_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -46,25 +44,7 @@ func serve(tb testing.TB, fake *transporttest.Service, opts ...func(*jsonrpc.Con
 // body.
 func call(tb testing.TB, method, url, contentType, body string, header ...string) (int, http.Header, string) {
 	tb.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	resp, b := testkit.RoundTrip(tb, nil, testkit.NewRequest(tb, method, url, contentType, body, header...))
 	return resp.StatusCode, resp.Header, string(b)
 }
 

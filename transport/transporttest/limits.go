@@ -1,9 +1,11 @@
 package transporttest
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/a2ad/a2ad/tasks"
@@ -82,4 +84,21 @@ func (k OneKey) Authenticate(r *http.Request, _ string) (transport.Principal, tr
 		return transport.Principal{Caller: tasks.Caller{ID: "c1"}, LimitKey: "c1"}, transport.Authenticated
 	}
 	return transport.Principal{}, transport.BadCredentials
+}
+
+// CheckThrottledAudit checks the audit log of a binding's limits test:
+// every record names the binding, and the last one is the throttled
+// call's refusal.
+func CheckThrottledAudit(tb testing.TB, log, binding string) {
+	tb.Helper()
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["transport"] != binding {
+			tb.Errorf("audit record %s: transport %v, want %s", l, rec["transport"], binding)
+		}
+	}
+	if !strings.Contains(lines[len(lines)-1], `"outcome":"transport_denied","reason":"auth_throttled","code":-32052`) {
+		tb.Errorf("the throttled call's record: %s", lines[len(lines)-1])
+	}
 }

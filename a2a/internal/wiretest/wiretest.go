@@ -312,3 +312,17 @@ func BenchTask(tb testing.TB, body []byte, decode func(json.RawMessage) (a2a.Sen
 		Artifacts: []a2a.Artifact{{ArtifactID: "a", Name: "demo::echo", Parts: []a2a.Part{a2a.DataPart([]byte(`{"message":"hello"}`))}}},
 	}
 }
+
+// BenchEncodeTask benchmarks the encoding of BenchTask's task by encode,
+// as every response and store write does it.
+func BenchEncodeTask(b *testing.B, body []byte, decode func(json.RawMessage) (a2a.SendParams, *a2a.Error), encode func([]byte, *a2a.Task) ([]byte, error)) {
+	task := BenchTask(b, body, decode)
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = encode(buf[:0], &task); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,13 +3,14 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // The tests' layout: a few buckets, as a store would hand them.
@@ -114,7 +115,7 @@ func wantKeys(tb testing.TB, db *DB, from, to int) {
 func crashCopy(tb testing.TB, path string) string {
 	tb.Helper()
 	out := filepath.Join(tb.TempDir(), "e.db")
-	copyFile(tb, path, out)
+	testkit.CopyFile(tb, path, out)
 	if err := os.Mkdir(Dir(out), 0o700); err != nil {
 		tb.Fatal(err)
 	}
@@ -124,27 +125,8 @@ func crashCopy(tb testing.TB, path string) string {
 	}
 	for _, e := range ents {
 		if e.Type().IsRegular() {
-			copyFile(tb, filepath.Join(Dir(path), e.Name()), filepath.Join(Dir(out), e.Name()))
+			testkit.CopyFile(tb, filepath.Join(Dir(path), e.Name()), filepath.Join(Dir(out), e.Name()))
 		}
 	}
 	return out
-}
-
-func copyFile(tb testing.TB, from, to string) {
-	tb.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		tb.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		tb.Fatal(err)
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/internal/testkit"
 )
 
 // TestReplayAtOpen: what a crash leaves in the log, acknowledged and not
@@ -93,7 +95,7 @@ func TestDamagedRecord(t *testing.T) {
 	if err != nil || len(recs) != 20 {
 		t.Fatalf("ReadSegment: %d records, %v; want 20", len(recs), err)
 	}
-	flip(t, seg, int64(recs[10].Offset+HeaderSize+len(recs[10].Ops)/2)) // record 11
+	testkit.XorByte(t, seg, int64(recs[10].Offset+HeaderSize+len(recs[10].Ops)/2), 0xff) // record 11
 	_, err = open(out, noCheckpoints, Mode{})
 	var le *LogError
 	if !errors.As(err, &le) || le.Damage == nil || !errors.Is(err, ErrDamaged) || !errors.Is(err, ErrLog) {
@@ -111,23 +113,6 @@ func TestDamagedRecord(t *testing.T) {
 	wantKeys(t, c, 0, 10)
 	if ents, _ := os.ReadDir(Dir(out)); !strings.HasPrefix(ents[0].Name(), "damaged-") {
 		t.Fatalf("the damaged segment is not kept aside: %v", ents)
-	}
-}
-
-func flip(tb testing.TB, path string, off int64) {
-	tb.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		tb.Fatal(err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, off); err != nil {
-		tb.Fatal(err)
 	}
 }
 
