@@ -238,13 +238,13 @@ func TestMCPTaskNotifications(t *testing.T) {
 	ack, done, end := msgs[0], msgs[len(msgs)-2], msgs[len(msgs)-1]
 	if ack["method"] != "notifications/subscriptions/acknowledged" ||
 		!strings.Contains(mustJSON(t, ack["params"]), `"notifications":{"taskIds":["`+id+`"]}`) {
-		t.Fatalf("the acknowledgement: %v", ack)
+		t.Fatalf("the acknowledgement: %v; the stream:\n%s", ack, raw)
 	}
 	params, _ := done["params"].(map[string]any)
 	result, _ := params["result"].(map[string]any)
 	sc, _ := result["structuredContent"].(map[string]any)
 	if done["method"] != "notifications/tasks" || params["taskId"] != id || params["status"] != "completed" || sc["slept"] != float64(2) {
-		t.Fatalf("the last notification: %v", done)
+		t.Fatalf("the last notification: %v; the stream:\n%s", done, raw)
 	}
 	for _, m := range msgs[1 : len(msgs)-2] {
 		if m["method"] != "notifications/tasks" || m["params"].(map[string]any)["status"] != "working" {
@@ -254,9 +254,9 @@ func TestMCPTaskNotifications(t *testing.T) {
 	if end["id"] != float64(9) || !strings.Contains(mustJSON(t, end["result"]), `"resultType":"complete"`) {
 		t.Fatalf("the listen's result: %v", end)
 	}
-	raw, _, e := mcpRaw(t, p.base, "", "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id}}})
+	refused, _, e := mcpRaw(t, p.base, "", "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id}}})
 	if e["code"] != float64(-32021) {
-		t.Fatalf("a listen for tasks without the declaration: %s", raw)
+		t.Fatalf("a listen for tasks without the declaration: %s", refused)
 	}
 }
 
