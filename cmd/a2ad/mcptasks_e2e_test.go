@@ -41,11 +41,11 @@ const handleCatalog = `functions:
 var tasksMeta = map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
 	"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
 
-// mcpRaw posts one JSON-RPC request to base's /mcp with key ("" for
-// none) and returns its raw answer and its result or error.
-func mcpRaw(tb testing.TB, base, key, method string, params map[string]any) (raw []byte, result map[string]any, rpcErr map[string]any) {
+// mcpRequest is a JSON-RPC request with id to base's /mcp, with key (""
+// for none), as a client of revision 2025-11-25 sends it.
+func mcpRequest(tb testing.TB, base, key string, id int, method string, params map[string]any) *http.Request {
 	tb.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,7 +62,14 @@ func mcpRaw(tb testing.TB, base, key, method string, params map[string]any) (raw
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	res, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// mcpRaw posts one JSON-RPC request to base's /mcp with key ("" for
+// none) and returns its raw answer and its result or error.
+func mcpRaw(tb testing.TB, base, key, method string, params map[string]any) (raw []byte, result map[string]any, rpcErr map[string]any) {
+	tb.Helper()
+	res, err := http.DefaultClient.Do(mcpRequest(tb, base, key, 1, method, params))
 	if err != nil {
 		tb.Fatalf("%s: %v", method, err)
 	}
@@ -266,18 +273,8 @@ func TestMCPTaskNotifications(t *testing.T) {
 // stream as it came.
 func listenTasks(tb testing.TB, base string, ids ...string) (msgs []map[string]any, raw []byte) {
 	tb.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
-		"params": map[string]any{"notifications": map[string]any{"taskIds": ids}, "_meta": tasksMeta}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req := mcpRequest(tb, base, "", 9, "subscriptions/listen",
+		map[string]any{"notifications": map[string]any{"taskIds": ids}, "_meta": tasksMeta})
 	res, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
 	if err != nil {
 		tb.Fatal(err)
