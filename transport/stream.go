@@ -39,6 +39,22 @@ func (c *Core) StreamsRefused() *a2a.Error {
 	return nil
 }
 
+// OpenFunc opens a stream that run serves, for a binding whose stream is
+// more than one task's watch (an MCP subscriptions/listen that also hears
+// reloads): Stream serves it under the same drain, key revocation and
+// audit record as a watch. run returns when the stream ends; it should
+// return context.Cause(ctx) once ctx is done, so that Stream tells a
+// revoked key from a drain.
+func OpenFunc(run func(ctx context.Context, emit func(tasks.StreamEvent) error) error) Opened {
+	return Opened{run: run}
+}
+
+// Run runs o with emit, for a run given to OpenFunc that serves o within
+// its own stream.
+func (o Opened) Run(ctx context.Context, emit func(tasks.StreamEvent) error) error {
+	return o.run(ctx, emit)
+}
+
 // OpenSend opens the stream of a message (message/stream,
 // SendStreamingMessage): it is sent, then its task watched. after is the
 // client's last event id, nil for none.

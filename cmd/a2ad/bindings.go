@@ -250,7 +250,8 @@ func (m *Main) mountMCP(e *echo.Echo, cors *httpx.CORS) {
 		doc := mcp.MetadataHandler(mcp.ResourceMetadata(m.baseURL+mcpPath, issuer))
 		e.Any(mcp.ResourceMetadataPath(mcpPath), offered(doc))
 	}
-	e.Any(mcpPath, offered(mcp.New(cfg)))
+	m.mcp = mcp.New(cfg)
+	e.Any(mcpPath, offered(m.mcp))
 }
 
 // mcpURL is where MCP is served, "" when it is not (see mountMCP).

@@ -77,6 +77,10 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		r.Keys.Entries = m.registry.Keys().Len()
 	}
 	m.warnUnnamedTiers()
+	if m.mcp != nil {
+		// MCP listens hear whether the tools their callers see changed.
+		m.mcp.Reloaded()
+	}
 	if m.audit != nil {
 		ok := true
 		if err := m.audit.Reopen(); err != nil {

@@ -66,6 +66,7 @@ type Main struct {
 	srv        *jsonrpc.Server
 	core       *transport.Core // the bindings' one core (openHTTP)
 	grpc       *a2agrpc.Server // nil without --grpc-listen
+	mcp        *mcp.Server     // nil with --mcp=false; Reload tells it
 	grpcLn     net.Listener
 	grpcAddr   string       // host:port the card gives for gRPC
 	tracer     trace.Tracer // nil unless traces are exported (see openTracing)

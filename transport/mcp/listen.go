@@ -15,44 +15,63 @@ import (
 	"github.com/a2ad/a2ad/transport"
 )
 
-// notifications/tasks: a client that declares the tasks extension opens
-// subscriptions/listen naming task ids in notifications.taskIds and hears
-// each change of the task as a notifications/tasks carrying what tasks/get
-// would answer then, on the request's SSE stream. a2ad agrees to one task
-// per listen request (the first the caller has; the acknowledgement names
-// it, or none): the watch is one stream of the core, with the call's one
-// audit record, its drain and its key's revocation, like an A2A
-// resubscription. The stream ends with the listen's result once the task
-// ended. The SDK reads no taskIds, so a2ad serves such a listen itself; any
-// other goes to the SDK, as before.
+// subscriptions/listen (revision 2026-07-28) opens a stream of the
+// notifications its filter names, which a2ad serves itself (the SDK's
+// listen lives in a session):
+//
+//   - notifications.toolsListChanged: notifications/tools/list_changed
+//     after each reload that changes the tools the caller sees;
+//   - notifications.resourceSubscriptions: notifications/resources/updated
+//     for each change of the caller's task a URI names (resources.go);
+//   - notifications.taskIds, for a client that declares the tasks
+//     extension: notifications/tasks carrying what tasks/get would answer
+//     then.
+//
+// One listen is one stream, carrying every kind agreed, and watches at
+// most one task: the first the caller has among its taskIds, then among
+// its URIs (the acknowledgement names it in each field that named it).
+// A URI of another caller's task and one of no task are left out of the
+// acknowledgement alike. The stream is one stream of the core, with the
+// call's one audit record, its drain and its key's revocation, like an A2A
+// resubscription. It ends with the listen's result once its task ended,
+// unless it hears reloads too: then when the client leaves, or the server
+// drains. Any other listen goes to the SDK, as before.
 
 // listenMessage is a subscriptions/listen request as a2ad reads it.
 type listenMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Params struct {
 		Notifications struct {
-			TaskIDs []string `json:"taskIds"`
+			ToolsListChanged      bool     `json:"toolsListChanged"`
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			TaskIDs               []string `json:"taskIds"`
 		} `json:"notifications"`
 		Meta map[string]any `json:"_meta"`
 	} `json:"params"`
 }
 
-// listensTasks reports whether body, a subscriptions/listen, names tasks.
-func listensTasks(body []byte) bool {
+// servesListen reports whether body, a subscriptions/listen, asks for
+// something a2ad serves itself.
+func (s *Server) servesListen(body []byte) bool {
 	var m listenMessage
-	return json.Unmarshal(body, &m) == nil && len(m.Params.Notifications.TaskIDs) > 0
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	n := &m.Params.Notifications
+	return n.ToolsListChanged || len(n.ResourceSubscriptions) > 0 || (s.cfg.TaskAfter > 0 && len(n.TaskIDs) > 0)
 }
 
-// listenTasks serves a subscriptions/listen of cl's caller that names
-// tasks.
-func (s *Server) listenTasks(ctx context.Context, w http.ResponseWriter, cl *transport.Call, body []byte) {
+// listen serves a subscriptions/listen of cl's caller that servesListen
+// took.
+func (s *Server) listen(ctx context.Context, w http.ResponseWriter, cl *transport.Call, body []byte) {
 	var m listenMessage
-	_ = json.Unmarshal(body, &m) // listensTasks read it
+	_ = json.Unmarshal(body, &m) // servesListen read it
+	asksTasks := s.cfg.TaskAfter > 0 && len(m.Params.Notifications.TaskIDs) > 0
 	switch {
 	case len(m.ID) == 0 || string(m.ID) == "null":
 		writeAnswer(w, nil, nil, s.noteErr(cl, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: subscriptions/listen is a request: it needs an id"}))
 		return
-	case !declaresTasks(m.Params.Meta):
+	case asksTasks && !declaresTasks(m.Params.Meta):
 		writeAnswer(w, m.ID, nil, s.noteErr(cl, errMissingCapability))
 		return
 	}
@@ -61,22 +80,20 @@ func (s *Server) listenTasks(ctx context.Context, w http.ResponseWriter, cl *tra
 		writeAnswer(w, m.ID, nil, wireError(e))
 		return
 	}
-	zero := 0
-	var agreed []string
-	for _, id := range m.Params.Notifications.TaskIDs {
-		if id == "" || len(id) > a2a.MaxIDBytes {
-			continue
-		}
-		if _, e := core.Get(ctx, cl, a2a.TaskQuery{ID: id, HistoryLength: &zero}, false); e == nil {
-			agreed = []string{id}
-			break
-		}
-	}
-	lw := &listenWriter{w: w, s: s, cl: cl, ctx: ctx, sub: m.ID}
-	lw.start(agreed)
-	if len(agreed) == 1 {
+	ag := s.agree(ctx, cl, &m, asksTasks)
+	lw := &listenWriter{w: w, s: s, cl: cl, ctx: ctx, sub: m.ID, ag: ag, lastURI: ag.baseline}
+	lw.start()
+	if ag.task != "" || ag.Tools {
 		open := func(ctx context.Context) (transport.Opened, *a2a.Error) {
-			return core.OpenWatch(ctx, cl, agreed[0], nil, false)
+			var watch *transport.Opened
+			if ag.task != "" {
+				o, e := core.OpenWatch(ctx, cl, ag.task, nil, false)
+				if e != nil {
+					return transport.Opened{}, e
+				}
+				watch = &o
+			}
+			return transport.OpenFunc(lw.run(watch)), nil
 		}
 		if e := core.Stream(ctx, cl, open, lw); e != nil {
 			return // the watch was refused (draining, the key revoked): the stream ends without a result
@@ -97,9 +114,15 @@ type listenWriter struct {
 	ctx context.Context
 	sub json.RawMessage // the listen's id, its subscription id
 
+	ag *agreement
+
 	mu     sync.Mutex
 	failed bool
-	last   string // the status and time last told, to tell each change once
+	ended  bool   // the listen's answer is written
+	last   string // the status and time last told as notifications/tasks, to tell each change once
+	// lastURI is the task's status and time last told as
+	// notifications/resources/updated (at first, when it was agreed).
+	lastURI string
 }
 
 var _ transport.Sink = (*listenWriter)(nil)
@@ -109,26 +132,28 @@ func (lw *listenWriter) subscriptionMeta() map[string]json.RawMessage {
 	return map[string]json.RawMessage{sdk.MetaKeySubscriptionID: lw.sub}
 }
 
-// start writes the headers and the acknowledgement naming the agreed
-// task ids.
-func (lw *listenWriter) start(agreed []string) {
+// start writes the headers and the acknowledgement naming what was
+// agreed.
+func (lw *listenWriter) start() {
 	h := lw.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	lw.w.WriteHeader(http.StatusOK)
-	if agreed == nil {
-		agreed = []string{}
-	}
-	type ackNotifications struct {
-		TaskIDs []string `json:"taskIds"`
-	}
 	lw.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-		"params": map[string]any{"notifications": ackNotifications{agreed}, "_meta": lw.subscriptionMeta()}})
+		"params": map[string]any{"notifications": lw.ag.filter, "_meta": lw.subscriptionMeta()}})
 }
 
-// finish writes the listen's result: the subscription ended.
+// finish writes the listen's result, unless its answer is written: the
+// subscription ended.
 func (lw *listenWriter) finish() {
+	lw.mu.Lock()
+	ended := lw.ended
+	lw.ended = true
+	lw.mu.Unlock()
+	if ended {
+		return
+	}
 	lw.send(map[string]any{"jsonrpc": "2.0", "id": lw.sub,
 		"result": map[string]any{"resultType": "complete", "_meta": lw.subscriptionMeta()}})
 }
@@ -139,6 +164,11 @@ func (lw *listenWriter) send(v any) {
 	if err != nil {
 		return
 	}
+	lw.write(append(append([]byte("event: message\ndata: "), b...), '\n', '\n'))
+}
+
+// write writes b, SSE, to the client and flushes it.
+func (lw *listenWriter) write(b []byte) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	if lw.failed {
@@ -146,7 +176,7 @@ func (lw *listenWriter) send(v any) {
 	}
 	rc := http.NewResponseController(lw.w)
 	_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second)) // a client that stops reading is cut off
-	if _, err := lw.w.Write(append(append([]byte("event: message\ndata: "), b...), '\n', '\n')); err != nil {
+	if _, err := lw.w.Write(b); err != nil {
 		lw.failed = true
 		return
 	}
@@ -157,7 +187,8 @@ func (lw *listenWriter) send(v any) {
 
 // Event tells the client of the task as it stands after e, read from the
 // store (an event carries a change, the notification the whole task):
-// once per status.
+// once per status, as notifications/tasks and notifications/resources/updated,
+// as agreed.
 func (lw *listenWriter) Event(e tasks.StreamEvent) error {
 	var id string
 	switch {
@@ -172,21 +203,44 @@ func (lw *listenWriter) Event(e tasks.StreamEvent) error {
 	if ae != nil {
 		return nil // gone meanwhile: nothing to tell
 	}
-	var schema json.RawMessage
-	if t.Status.State.Interrupted() {
-		schema = lw.s.inputSchema(lw.cl, t)
+	if lw.ag.tasks {
+		var schema json.RawMessage
+		if t.Status.State.Interrupted() {
+			schema = lw.s.inputSchema(lw.cl, t)
+		}
+		d := lw.s.detail(t, "", schema)
+		if key := d.Status + " " + d.LastUpdatedAt; key != lw.last {
+			lw.last = key
+			lw.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": notificationTask{d}})
+		}
 	}
-	d := lw.s.detail(t, "", schema)
-	if key := d.Status + " " + d.LastUpdatedAt; key != lw.last {
-		lw.last = key
-		lw.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": notificationTask{d}})
+	if lw.ag.uri != "" {
+		if key := changeKey(t); key != lw.lastURI {
+			lw.lastURI = key
+			lw.send(lw.notification("notifications/resources/updated", map[string]any{"uri": lw.ag.uri}))
+		}
 	}
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.failed {
+	if lw.broken() {
 		return transport.ErrWrite
 	}
 	return nil
+}
+
+// broken reports whether a write to the client failed.
+func (lw *listenWriter) broken() bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.failed
+}
+
+// notification is a notification of method on the listen's stream:
+// params and the listen's subscription id in _meta.
+func (lw *listenWriter) notification(method string, params map[string]any) map[string]any {
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = lw.subscriptionMeta()
+	return map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 }
 
 // notificationTask is a detailed task without a resultType, as
@@ -206,7 +260,18 @@ func (n notificationTask) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func (lw *listenWriter) Started() bool     { return true }
-func (lw *listenWriter) Start()            {}
-func (lw *listenWriter) Fail(e *a2a.Error) {}
-func (lw *listenWriter) Close()            {}
+func (lw *listenWriter) Started() bool { return true }
+func (lw *listenWriter) Start()        {}
+
+// Fail answers the listen with e (its key was revoked): the stream ends
+// with that error instead of a result.
+func (lw *listenWriter) Fail(e *a2a.Error) {
+	lw.mu.Lock()
+	ended := lw.ended
+	lw.ended = true
+	lw.mu.Unlock()
+	if !ended {
+		lw.send(map[string]any{"jsonrpc": "2.0", "id": lw.sub, "error": wireError(e)})
+	}
+}
+func (lw *listenWriter) Close() {}

@@ -72,6 +72,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	flights flights // the calls a client may cancel
+	reloads reloads // the listens that hear reloads wait on it
 	sdk     *sdk.StreamableHTTPHandler
 	// streamed answers as an SSE stream: a tools/call that asked for
 	// progress (a progressToken), whose notifications come before its
@@ -155,8 +156,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if method == "notifications/cancelled" {
 		s.cancelCall(r.Context(), cl, env.Params.RequestID)
 	}
-	if method == "subscriptions/listen" && s.cfg.TaskAfter > 0 && listensTasks(body) {
-		s.listenTasks(r.Context(), w, cl, body)
+	if method == "subscriptions/listen" && s.servesListen(body) {
+		s.listen(r.Context(), w, cl, body)
 		return
 	}
 	if isTaskMethod(method) && s.cfg.TaskAfter > 0 {
@@ -280,7 +281,7 @@ func serverOf(r *http.Request) *sdk.Server {
 		return nil
 	}
 	if rq.srv == nil {
-		caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}}
+		caps := capabilities(r.Header.Get(versionHeader))
 		if rq.s.cfg.TaskAfter > 0 {
 			caps.AddExtension(TasksExtension, map[string]any{})
 		}
