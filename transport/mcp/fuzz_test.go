@@ -33,6 +33,11 @@ func FuzzServe(f *testing.F) {
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"t","inputResponses":{"k":{"action":"accept","content":[]}},` + declared + `}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":7}}`,
 		`{"jsonrpc":"2.0","method":"tasks/get","params":[]}`,
+		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["a2ad://tasks/t","a2ad://tasks/","a2ad://tasks/t/x"]}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["a2ad://tasks/t"],"taskIds":["t"]},` + declared + `}}`,
+		`{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":"yes","resourceSubscriptions":7}}}`,
 		`{`, ``, `null`, `[[[[[[[[]]]]]]]]`,
 	} {
 		f.Add(seed, "2025-11-25")

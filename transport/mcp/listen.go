@@ -35,7 +35,8 @@ import (
 // call's one audit record, its drain and its key's revocation, like an A2A
 // resubscription. It ends with the listen's result once its task ended,
 // unless it hears reloads too: then when the client leaves, or the server
-// drains. Any other listen goes to the SDK, as before.
+// drains. A listen that asks for nothing a2ad serves (prompts, say) is
+// acknowledged with an empty filter and answered at once.
 
 // listenMessage is a subscriptions/listen request as a2ad reads it.
 type listenMessage struct {
@@ -50,22 +51,14 @@ type listenMessage struct {
 	} `json:"params"`
 }
 
-// servesListen reports whether body, a subscriptions/listen, asks for
-// something a2ad serves itself.
-func (s *Server) servesListen(body []byte) bool {
-	var m listenMessage
-	if json.Unmarshal(body, &m) != nil {
-		return false
-	}
-	n := &m.Params.Notifications
-	return n.ToolsListChanged || len(n.ResourceSubscriptions) > 0 || (s.cfg.TaskAfter > 0 && len(n.TaskIDs) > 0)
-}
-
-// listen serves a subscriptions/listen of cl's caller that servesListen
-// took.
+// listen serves a subscriptions/listen of cl's caller.
 func (s *Server) listen(ctx context.Context, w http.ResponseWriter, cl *transport.Call, body []byte) {
 	var m listenMessage
-	_ = json.Unmarshal(body, &m) // servesListen read it
+	if json.Unmarshal(body, &m) != nil {
+		writeAnswer(w, readEnvelope(body).ID, nil, s.noteErr(cl, invalidParams("notifications",
+			"must be an object whose toolsListChanged is a boolean and whose resourceSubscriptions and taskIds are arrays of strings")))
+		return
+	}
 	asksTasks := s.cfg.TaskAfter > 0 && len(m.Params.Notifications.TaskIDs) > 0
 	switch {
 	case len(m.ID) == 0 || string(m.ID) == "null":

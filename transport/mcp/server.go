@@ -156,7 +156,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if method == "notifications/cancelled" {
 		s.cancelCall(r.Context(), cl, env.Params.RequestID)
 	}
-	if method == "subscriptions/listen" && s.servesListen(body) {
+	if method == "subscriptions/listen" {
 		s.listen(r.Context(), w, cl, body)
 		return
 	}
