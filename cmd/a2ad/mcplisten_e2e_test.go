@@ -150,7 +150,8 @@ func TestMCPListenToolsListChanged(t *testing.T) {
 			t.Fatalf("%s: %s", who, raw)
 		}
 	}
-	reloadWith(t, p, catalog, strings.Replace(listenCatalog, "Says how things are.", "Says how things stand.", 1), 1)
+	stand := strings.Replace(listenCatalog, "Says how things are.", "Says how things stand.", 1)
+	reloadWith(t, p, catalog, stand, 1)
 	heard("internal")
 	streams["partner"].quiet(t, time.Second)
 	select {
@@ -158,7 +159,7 @@ func TestMCPListenToolsListChanged(t *testing.T) {
 		t.Fatal("the Go client heard of a change it cannot see")
 	default:
 	}
-	reloadWith(t, p, catalog, listenCatalog+`  - id: demo::echo
+	reloadWith(t, p, catalog, stand+`  - id: demo::echo
     metadata: {"mcp.expose": true, "mcp.tier": partner}
     builtin: echo
 `, 2)
