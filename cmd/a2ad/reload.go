@@ -77,10 +77,7 @@ func (m *Main) Reload() (*admin.ReloadReport, error) {
 		r.Keys.Entries = m.registry.Keys().Len()
 	}
 	m.warnUnnamedTiers()
-	if m.mcp != nil {
-		// MCP listens hear whether the tools their callers see changed.
-		m.mcp.Reloaded()
-	}
+	m.tellMCP()
 	if m.audit != nil {
 		ok := true
 		if err := m.audit.Reopen(); err != nil {
@@ -108,5 +105,13 @@ func (m *Main) warnUnnamedTiers() {
 	}
 	for _, p := range catalogcmd.UnnamedTiers(m.catalog.Load(), m.Config.Tier, keys) {
 		m.Logger.Warn().Str("catalog", m.Config.Catalog).Msg(p)
+	}
+}
+
+// tellMCP tells the MCP listens of the reload: each hears whether the
+// tools its caller sees changed.
+func (m *Main) tellMCP() {
+	if m.mcp != nil {
+		m.mcp.Reloaded()
 	}
 }

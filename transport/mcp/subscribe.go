@@ -167,7 +167,10 @@ func (lw *listenWriter) run(watch *transport.Opened) func(ctx context.Context, e
 		defer cancel(nil)
 		var wg sync.WaitGroup
 		var err error
-		wg.Go(func() { err = lw.hearReloads(ctx) })
+		wg.Go(func() {
+			err = lw.hearReloads(ctx)
+			cancel(err) // the client is gone, or the stream ended: the watch too
+		})
 		if werr := watch.Run(ctx, emit); werr != nil {
 			cancel(werr) // cut off (a slow reader): the whole stream ends
 		}
