@@ -300,6 +300,8 @@ func TestListenResource(t *testing.T) {
 			t.Errorf("acknowledgement %d: %s\nwant %s", i, a, want)
 		}
 	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	if ts.watches != 1 {
 		t.Errorf("%d watches, want 1 (the caller's own task alone)", ts.watches)
 	}
