@@ -186,6 +186,16 @@ func (k *Keys) InForce(callerID string, hash [32]byte) bool {
 	return found && key.InForce() && key.CallerID == callerID
 }
 
+// TiersOf returns the tiers, as the file in force gives them, of the key
+// whose hash is hash, if it still authenticates callerID (see InForce): a
+// reload may change a key's tiers. ok is false for a key not in force.
+func (k *Keys) TiersOf(callerID string, hash [32]byte) (tiers []string, ok bool) {
+	if !k.InForce(callerID, hash) {
+		return nil, false
+	}
+	return slices.Clone(k.byHash[hash].Tiers), true
+}
+
 // clone copies the parts of key that a caller could modify.
 func (key Key) clone() Key {
 	key.Tiers = slices.Clone(key.Tiers)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -346,6 +347,9 @@ func TestKeysInForce(t *testing.T) {
 	} {
 		if got := ks.InForce(tt.caller, tt.hash); got != tt.want {
 			t.Errorf("InForce(%q, …) = %v, want %v", tt.caller, got, tt.want)
+		}
+		if tiers, ok := ks.TiersOf(tt.caller, tt.hash); ok != tt.want || (ok && !slices.Equal(tiers, []string{"internal", "gold"})) {
+			t.Errorf("TiersOf(%q, …) = %v, %v; want %v", tt.caller, tiers, ok, tt.want)
 		}
 	}
 }

@@ -233,7 +233,7 @@ func (m *Main) mountMCP(e *echo.Echo, cors *httpx.CORS) {
 	}
 	policy := m.Config.Policy()
 	cfg := mcp.Config{Core: m.core, Catalog: m.catalog.Load, Policy: policy, CORS: cors, Origin: originOf(m.baseURL), Version: Version(),
-		TaskAfter: m.Config.MCPTaskAfter, Retention: m.Config.Retention}
+		TaskAfter: m.Config.MCPTaskAfter, Retention: m.Config.Retention, Tiers: m.tiersNow}
 	offered := func(h http.Handler) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if !offersMCP(policy, m.catalog.Load()) {

@@ -95,6 +95,19 @@ func (m *Main) revoked(p transport.Principal) bool {
 	return !m.registry.Keys().InForce(p.Caller.ID, p.KeyHash)
 }
 
+// tiersNow is the tiers p's key has in the keys file in force (a reload
+// may change them); a caller without a key (anonymous, a token) keeps
+// those it came with, as does a key no longer in force (its streams end).
+func (m *Main) tiersNow(p transport.Principal) []string {
+	if m.registry == nil || p.Anonymous || p.KeyHash == ([32]byte{}) {
+		return p.Caller.Tiers
+	}
+	if tiers, ok := m.registry.Keys().TiersOf(p.Caller.ID, p.KeyHash); ok {
+		return tiers
+	}
+	return p.Caller.Tiers
+}
+
 // newAuditLogger builds the audit logger the config asks for: nil for
 // "off", the operational log's writer for "", else its own file.
 func (m *Main) newAuditLogger(opLog zerolog.Logger) (*zerolog.Logger, error) {

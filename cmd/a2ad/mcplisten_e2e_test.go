@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -86,11 +87,11 @@ func (s *listenStream) quiet(t *testing.T, d time.Duration) {
 	}
 }
 
-// reloadWith puts catalog in the binary's file and reloads it by SIGHUP,
-// waiting for the n-th reload in its log.
-func reloadWith(t *testing.T, p *process, path, catalog string, n int) {
+// reloadWith puts content in the binary's file at path (its catalogue or
+// keys) and reloads it by SIGHUP, waiting for the n-th reload in its log.
+func reloadWith(t *testing.T, p *process, path, content string, n int) {
 	t.Helper()
-	putFile(t, path, catalog)
+	putFile(t, path, content)
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,8 @@ func reloadWith(t *testing.T, p *process, path, catalog string, n int) {
 // TestMCPListenToolsListChanged: two keys of two tiers listen with
 // toolsListChanged; a reload that changes only the internal tier's tools
 // tells the internal caller alone, one that adds a partner tool the
-// partner alone; the official Go SDK client, which listens when the
+// partner alone, one that gives the internal key the partner tier the
+// internal caller alone; the official Go SDK client, which listens when the
 // server offers tools.listChanged, hears it through its handler.
 func TestMCPListenToolsListChanged(t *testing.T) {
 	dir := t.TempDir()
@@ -165,6 +167,14 @@ func TestMCPListenToolsListChanged(t *testing.T) {
 `, 2)
 	heard("partner")
 	streams["internal"].quiet(t, time.Second)
+	// The internal key gains the partner tier: its caller sees more tools.
+	b, err := os.ReadFile(keys)
+	if err != nil || !strings.Contains(string(b), "tiers: [internal]") {
+		t.Fatalf("the keys file: %v\n%s", err, b)
+	}
+	reloadWith(t, p, keys, strings.Replace(string(b), "tiers: [internal]", "tiers: [internal, partner]", 1), 3)
+	heard("internal")
+	streams["partner"].quiet(t, time.Second)
 	select {
 	case <-changed:
 	case <-time.After(10 * time.Second):

@@ -30,6 +30,7 @@ type listenFixture struct {
 	fake    *transporttest.Service
 	cat     atomic.Pointer[functions.Catalog]
 	revoked sync.Map // caller id → true
+	tiers   sync.Map // caller id → the tiers its key has now
 }
 
 func newListenFixture(t *testing.T) *listenFixture {
@@ -37,7 +38,13 @@ func newListenFixture(t *testing.T) *listenFixture {
 	f.cat.Store(testCatalog(t))
 	revoked := func(p transport.Principal) bool { _, ok := f.revoked.Load(p.Caller.ID); return ok }
 	f.core = transport.New(transport.Config{Tasks: f.fake, Lister: f.fake, Streams: f.fake, Auth: keys, Revoked: revoked, Logger: zerolog.Nop()})
-	f.srv = mcp.New(mcp.Config{Core: f.core, Catalog: f.cat.Load, Version: "test", TaskAfter: 50 * time.Millisecond})
+	tiers := func(p transport.Principal) []string {
+		if t, ok := f.tiers.Load(p.Caller.ID); ok {
+			return t.([]string)
+		}
+		return p.Caller.Tiers
+	}
+	f.srv = mcp.New(mcp.Config{Core: f.core, Catalog: f.cat.Load, Version: "test", TaskAfter: 50 * time.Millisecond, Tiers: tiers})
 	hs := httptest.NewServer(f.srv)
 	t.Cleanup(hs.Close)
 	t.Cleanup(f.core.CloseStreams) // first: Close waits for open listens
@@ -180,6 +187,14 @@ func TestListenToolsListChanged(t *testing.T) {
 	f.srv.Reloaded()
 	wantMethod(t, internal.next(t), "notifications/tools/list_changed")
 	partner.quiet(t, 200*time.Millisecond)
+	// The partner key gains the internal tier (Config.Tiers): its caller
+	// sees more; a reload after that changes nothing more.
+	f.tiers.Store("p", []string{"partner", "internal"})
+	f.srv.Reloaded()
+	wantMethod(t, partner.next(t), "notifications/tools/list_changed")
+	f.srv.Reloaded()
+	partner.quiet(t, 200*time.Millisecond)
+	internal.quiet(t, 0)
 	f.core.CloseStreams()
 	wantEnd(t, partner, partner.next(t))
 	wantEnd(t, internal, internal.next(t))

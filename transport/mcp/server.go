@@ -37,6 +37,10 @@ type Config struct {
 	Catalog func() *functions.Catalog
 	// Policy decides which tools each caller sees, over MCP.
 	Policy exposure.Policy
+	// Tiers, when set, gives the tiers a caller's credentials have now,
+	// for a listen that outlives a reload (a key's tiers may change); nil
+	// keeps those the caller came with.
+	Tiers func(p transport.Principal) []string
 	// CORS is the listener's policy: a request that carries an Origin it
 	// does not list is refused with 403 (DNS rebinding). Nil refuses
 	// every request with an Origin.

@@ -138,11 +138,16 @@ func (r *reloads) tell() {
 // Call it after each reload.
 func (s *Server) Reloaded() { s.reloads.tell() }
 
-// toolsView sums up the tools cl's caller sees over MCP, as tools/list
-// would show them: a change of any of them, or of which, changes it.
+// toolsView sums up the tools cl's caller sees over MCP, with the tiers
+// its credentials have now, as tools/list would show them: a change of
+// any of them, or of which, changes it.
 func (s *Server) toolsView(cl *transport.Call) [sha256.Size]byte {
+	caller := cl.Caller()
+	if s.cfg.Tiers != nil {
+		caller.Tiers = s.cfg.Tiers(cl.Principal())
+	}
 	h := sha256.New()
-	for _, f := range s.visible(cl.Caller()) {
+	for _, f := range s.visible(caller) {
 		b, _ := json.Marshal(tool(f))
 		h.Write(b)
 		h.Write([]byte{'\n'})
