@@ -272,11 +272,6 @@ cat >>catalog.yaml <<'EOF'
 `,
 	// A catalogue whose demo::sleep is an MCP tool (the example
 	// catalogue's is not): a call long enough to become a task handle.
-	"mcp-sleep": `
-cat >catalog.yaml <<'EOF'
-` + mcpSleepCatalog + `EOF
-__start_server
-`,
 	// acme calls a function its tier may not: the audit trail's sample.
 	"audit": `
 a2ad keys create --keys keys.yaml --id acme --tier partner >acme.key
@@ -292,6 +287,13 @@ func init() {
 		script = "echo " + strconv.Quote(err.Error()) + " >&2; false"
 	}
 	readmeSetups["hello"] = script + "__start_server\n"
+	// docs/mcp.md's catalogue whose demo::sleep is an MCP tool, as the
+	// page writes it.
+	cat, err := docsMCPSleepCatalog()
+	if err != nil {
+		cat = "echo " + strconv.Quote(err.Error()) + " >&2; false\n"
+	}
+	readmeSetups["mcp-sleep"] = cat + "__start_server\n"
 }
 
 // readmeHelloScript is the shell block of the README's "Your own function
@@ -314,15 +316,21 @@ func readmeHelloScript() (string, error) {
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
-// mcpSleepCatalog is the catalogue docs/mcp.md shows for its task handle.
-const mcpSleepCatalog = `functions:
-  - id: demo::sleep
-    description: Waits the given number of seconds.
-    metadata: {"mcp.expose": true}
-    retry_safe: true
-    timeout: 310s
-    builtin: sleep
-`
+// docsMCPSleepCatalog is the command of docs/mcp.md that writes the
+// catalogue of its task-handle example (catalog.yaml), up to its EOF.
+func docsMCPSleepCatalog() (string, error) {
+	page, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		return "", err
+	}
+	const start = "cat >catalog.yaml <<'EOF'\n"
+	_, rest, ok := strings.Cut(string(page), start)
+	body, _, ok2 := strings.Cut(rest, "\nEOF\n")
+	if !ok || !ok2 {
+		return "", fmt.Errorf("docs/mcp.md has no %q block ending in EOF", strings.TrimSpace(start))
+	}
+	return start + body + "\nEOF\n", nil
+}
 
 // readmeNotRun are the examples of the README and the guides that the
 // test does not run, and why (the page names the test that covers each).
