@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -298,4 +299,45 @@ func skipWithoutNode(t *testing.T, why string) {
 		t.Fatalf("%s; A2AD_REQUIRE_NODE is set (CI installs them)", why)
 	}
 	t.Skip(why)
+}
+
+// notRunMarker marks, on a page, an example the examples test does not
+// run: <!-- not run: NAME --> before its fenced block, NAME a key of
+// readmeNotRun, which says why and which test covers it instead.
+var notRunMarker = regexp.MustCompile(`^<!-- not run: ([^>]+?) -->$`)
+
+// TestNotRunExamplesMarked: each example of readmeNotRun is marked on its
+// page, once, before a fenced block, and each marker names one of them,
+// so a page's example is either run or says where it is covered.
+func TestNotRunExamplesMarked(t *testing.T) {
+	seen := map[string]string{}
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for i, line := range lines {
+			m := notRunMarker.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			at := fmt.Sprintf("%s:%d", page, i+1)
+			switch name := m[1]; {
+			case readmeNotRun[name] == "":
+				t.Errorf("%s: %q is not an example readmeNotRun lists", at, name)
+			case seen[name] != "":
+				t.Errorf("%s: %q is marked at %s too", at, name, seen[name])
+			case i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```"):
+				t.Errorf("%s: the marker of %q must be followed by a fenced block", at, name)
+			default:
+				seen[name] = at
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(readmeNotRun)) {
+		if seen[name] == "" {
+			t.Errorf("readmeNotRun lists %q, but no page marks it <!-- not run: %s -->", name, name)
+		}
+	}
 }

@@ -255,7 +255,7 @@ done
 	// A webhook that answers 503, given up on after one attempt.
 	"dead-letter": `
 __start_server
-curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"demo::echo {}"}]},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example/a2a"}}}}'
+curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"dl-1","role":"user","parts":[{"kind":"text","text":"demo::echo {}"}]},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example/a2a"}}}}'
 for _ in $(seq 100); do
   [ "$(curl -sf "$A2AD_ADMIN_URL/admin/push/dead-letters" | jq '.deadLetters | length')" = 1 ] && break
   sleep 0.1
@@ -333,7 +333,8 @@ func docsMCPSleepCatalog() (string, error) {
 }
 
 // readmeNotRun are the examples of the README and the guides that the
-// test does not run, and why (the page names the test that covers each).
+// test does not run, why, and the test that covers each instead; each is
+// marked <!-- not run: NAME --> on its page (TestNotRunExamplesMarked).
 // A marked example may not appear here.
 var readmeNotRun = map[string]string{
 	"catalogue":     "the catalogue's format, not the output of a command (examples/catalog.yaml is the reference; every e2e test serves it)",
