@@ -127,7 +127,7 @@ var Reasons = []ReasonInfo{
 	{ReasonTaskTerminal, OutcomeClientError, "a message to (or a subscription of) a finished task; -32004"},
 	{ReasonQuota, OutcomeClientError, "the caller's storage quota is used up (-32055), or a task failed because its output would pass it"},
 	{ReasonTaskLimit, OutcomeClientError, "the task holds as many messages as it may; -32056"},
-	{ReasonClientCanceled, OutcomeClientError, "the client canceled the call or went away before its answer (a gRPC cancel, a closed connection): nothing a2ad did wrong"},
+	{ReasonClientCanceled, OutcomeClientError, "the client canceled the call or went away before its answer (a gRPC cancel, a closed connection): nothing a2ad did wrong, logged at debug level"},
 
 	{ReasonInvokeError, OutcomeFunctionError, "the function failed"},
 	{ReasonInvokeTimeout, OutcomeFunctionError, "the function ran past its timeout"},
