@@ -63,7 +63,13 @@ func moduleRoot(ctx context.Context) (string, error) {
 
 // build builds the servers' binaries into dir, as a release would:
 // -trimpath, -ldflags "-s -w". Servers of one package share its binary.
-func build(ctx context.Context, root, dir string, servers []string) (map[string]string, error) {
+// For perf (-perf) the symbol table stays (-ldflags -w), so that its
+// reports name functions: it is not loaded at run time.
+func build(ctx context.Context, root, dir string, servers []string, perf bool) (map[string]string, error) {
+	ldflags := "-ldflags=-s -w"
+	if perf {
+		ldflags = "-ldflags=-w"
+	}
 	bins := make(map[string]string, len(servers))
 	byPackage := map[string]string{}
 	for _, s := range servers {
@@ -81,7 +87,7 @@ func build(ctx context.Context, root, dir string, servers []string) (map[string]
 		}
 		bin := filepath.Join(dir, s)
 		byPackage[packages[s]] = bin
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, packages[s])
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", ldflags, "-o", bin, packages[s])
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("build %s: %w\n%s", s, err, out)
@@ -358,6 +364,7 @@ type group struct {
 	procs []*server
 	drop  func() error
 	pg    *pgProbe // the a2ad-pg servers' database
+	app   string   // their application_name in pg_stat_activity
 }
 
 // startGroup starts the server name: a2ad on a fresh file in dir,
@@ -381,7 +388,7 @@ func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTr
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		g.drop = drop
+		g.drop, g.app = drop, schema
 		if store, err = withSearchPath(dsn, schema); err != nil {
 			return nil, errors.Join(err, g.stop())
 		}
