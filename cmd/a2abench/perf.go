@@ -99,7 +99,7 @@ type perfProc struct {
 }
 
 // controlTimeout bounds perf's start and each answer on its control FIFO.
-const controlTimeout = 20 * time.Second
+const controlTimeout = time.Minute
 
 // startPerf starts perf record -F perfFreq -g into dir/label.group.data,
 // with events disabled, on target (-p PIDS, or -a). Its control FIFOs are
@@ -133,10 +133,18 @@ func startPerf(ctx context.Context, dir, tmp, label, group string, target []stri
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("perf control FIFO: %w", err), p.stop())
 	}
+	// perf reads its FIFO once it is ready to record (system-wide, it
+	// first lists every process's mappings: seconds on a busy machine).
+	// Waiting here keeps that out of the window, whose edges are then
+	// quick.
+	if err := p.command("ping"); err != nil {
+		return nil, errors.Join(err, p.stop())
+	}
 	return p, nil
 }
 
-// command sends cmd ("enable" or "disable") to perf and waits for its ack.
+// command sends cmd ("enable", "disable" or "ping") to perf and waits for
+// its ack.
 func (p *perfProc) command(cmd string) error {
 	if _, err := p.ctl.WriteString(cmd + "\n"); err != nil {
 		return fmt.Errorf("perf %s: %w", cmd, err)
@@ -263,7 +271,14 @@ func parseReport(r io.Reader) (symReport, error) {
 
 // format writes the report's top symbols under a title line.
 func (rep symReport) format(w io.Writer, title string, top int) {
-	fmt.Fprintf(w, "%s: %d samples at %d Hz (%.2fs of CPU)\n", title, rep.samples, perfFreq, float64(rep.samples)/perfFreq)
+	kernel := 0.0
+	for _, s := range rep.syms {
+		if s.kernel {
+			kernel += s.share
+		}
+	}
+	fmt.Fprintf(w, "%s: %d samples at %d Hz (%.2fs of CPU), %.1f%% in the kernel\n",
+		title, rep.samples, perfFreq, float64(rep.samples)/perfFreq, kernel)
 	for i, s := range rep.syms {
 		if i == top {
 			rest := 0.0
