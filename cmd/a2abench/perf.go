@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -269,8 +271,38 @@ func parseReport(r io.Reader) (symReport, error) {
 	return rep, sc.Err()
 }
 
+// unresolved is what folded calls the addresses perf found no symbol
+// for: functions of a binary without a symbol table (Debian's postgres
+// keeps only its exported ones).
+const unresolved = "(addresses without a symbol: static functions of a stripped binary)"
+
+// hexAddr is a symbol perf could not name.
+var hexAddr = regexp.MustCompile(`^0x[0-9a-f]+$`)
+
+// folded is the report with the addresses perf could not name summed into
+// one line, unresolved, in its place by share.
+func (rep symReport) folded() symReport {
+	out := symReport{samples: rep.samples}
+	var un symShare
+	for _, s := range rep.syms {
+		if hexAddr.MatchString(s.sym) {
+			un.share += s.share
+			un.samples += s.samples
+			continue
+		}
+		out.syms = append(out.syms, s)
+	}
+	if un.samples > 0 {
+		un.sym = unresolved
+		i, _ := slices.BinarySearchFunc(out.syms, un.share, func(s symShare, share float64) int { return cmp.Compare(share, s.share) })
+		out.syms = slices.Insert(out.syms, i, un)
+	}
+	return out
+}
+
 // format writes the report's top symbols under a title line.
 func (rep symReport) format(w io.Writer, title string, top int) {
+	rep = rep.folded()
 	kernel := 0.0
 	for _, s := range rep.syms {
 		if s.kernel {
