@@ -2,8 +2,10 @@
 // (JS, Go at A2A 0.3 and at 1.0) and with a bare HTTP floor, in one run on
 // one machine:
 //
-//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,js,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench]
+//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,js,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench] [-perf DIR]
 //
+// With -perf DIR it also records where each run's measured window spent
+// its time, with perf (see perf.go), and prints the top symbols.
 // It builds the Go servers (go build -trimpath -ldflags="-s -w") into a
 // temporary directory, starts them one at a time on random loopback ports,
 // and drives each with the same load: blocking message/send of a data part
@@ -332,7 +334,7 @@ func usesPostgres(name string) bool { return strings.HasPrefix(name, "a2ad-pg") 
 // benchServer starts one server, runs every concurrency against it and
 // stops it. With prof, each run's measured window is profiled.
 func benchServer(ctx context.Context, o options, prof *profiler, name, root, dir, bin string, stderr io.Writer) ([]result, error) {
-	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel, o.pgTrips)
+	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel, o.pgTrips, prof != nil)
 	if err != nil {
 		return nil, err
 	}

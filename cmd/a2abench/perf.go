@@ -38,6 +38,13 @@ import (
 // checkpointer, where WAL flushes may be spent, serve every database. It
 // is the same set of processes the pg cpu/req column counts, with the same
 // caveat: on a busy machine others' queries count too.
+//
+// Reading the summaries: on a VM without a hardware PMU perf samples
+// cpu-clock, and a sample due while interrupts were off lands where they
+// are turned back on: a large finish_task_switch share is scheduling
+// (context switches), not that function. The .data files name binaries in
+// a2abench's temporary directory: run with -keep to perf report them
+// later with other options (call graphs: perf report -g -i FILE).
 
 // perfFreq is perf record's sampling frequency (Hz): not a multiple of
 // the kernel's tick, so samples do not beat with periodic work.
@@ -273,8 +280,8 @@ func parseReport(r io.Reader) (symReport, error) {
 
 // unresolved is what folded calls the addresses perf found no symbol
 // for: functions of a binary without a symbol table (Debian's postgres
-// keeps only its exported ones).
-const unresolved = "(addresses without a symbol: static functions of a stripped binary)"
+// keeps only its exported ones), or code a JIT made and did not map.
+const unresolved = "(addresses without a symbol: a stripped binary's static functions, or JIT code)"
 
 // hexAddr is a symbol perf could not name.
 var hexAddr = regexp.MustCompile(`^0x[0-9a-f]+$`)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,6 +109,9 @@ type server struct {
 	done      chan struct{} // closed when the process has exited
 	waitErr   error
 	log       *tailBuffer
+	// perfMap is the JIT's symbol map node writes for perf
+	// (--perf-basic-prof, with -perf), removed once it has stopped.
+	perfMap string
 }
 
 // startTimeout bounds the wait for a server to listen.
@@ -115,11 +119,16 @@ const startTimeout = 30 * time.Second
 
 // start runs a server and waits until it reports its address. store is
 // a2ad's --store (a file, or a PostgreSQL URL); the others have none.
-func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*server, error) {
+// With perf, node (js) writes its JIT's symbols where perf reads them.
+func start(ctx context.Context, name, root, dir, bin, store, logLevel string, perf bool) (*server, error) {
 	a2ad := isA2AD(name)
 	cmd, fixedAddr, adminAddr, err := serverCmd(name, root, bin, store, logLevel)
 	if err != nil {
 		return nil, err
+	}
+	jsMap := perf && name == "js"
+	if jsMap {
+		cmd.Args = slices.Insert(cmd.Args, 1, "--perf-basic-prof")
 	}
 	cmd.Dir = dir
 	setProcAttr(cmd)
@@ -134,6 +143,10 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 	s := &server{name: name, cmd: cmd, done: make(chan struct{}), log: &tailBuffer{max: 4096}, adminAddr: adminAddr}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if jsMap {
+		// V8's path, fixed: not os.TempDir.
+		s.perfMap = fmt.Sprintf("/tmp/perf-%d.map", cmd.Process.Pid)
 	}
 	addr := make(chan string, 2)
 	var readers sync.WaitGroup
@@ -276,6 +289,9 @@ func (s *server) waitHealthy(ctx context.Context, base string, timeout <-chan ti
 // stop ends the server: SIGTERM, then SIGKILL if it is still running
 // after 10 seconds. It returns once the process has exited.
 func (s *server) stop() error {
+	if s.perfMap != "" {
+		defer os.Remove(s.perfMap)
+	}
 	select {
 	case <-s.done:
 		return nil
@@ -371,8 +387,8 @@ type group struct {
 // a2ad-tmpfs on one in a directory of its own under tmpfsRoot (removed
 // once it has stopped), a2ad-pg and a2ad-pg2 on a fresh schema of
 // benchPostgres() (their second replica once the first has made the
-// tables), the others as they are.
-func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTrips bool) (*group, error) {
+// tables), the others as they are. perf is -perf (see start).
+func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTrips, perf bool) (*group, error) {
 	g := &group{}
 	store := filepath.Join(dir, name+".db")
 	n := 1
@@ -398,7 +414,7 @@ func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTr
 		n = r
 	}
 	for range n {
-		s, err := start(ctx, name, root, dir, bin, store, logLevel)
+		s, err := start(ctx, name, root, dir, bin, store, logLevel, perf)
 		if err != nil {
 			return nil, errors.Join(err, g.stop())
 		}
