@@ -333,6 +333,68 @@ func (rep symReport) format(w io.Writer, title string, top int) {
 		}
 		fmt.Fprintf(w, "  %6.2f%%  %s%s\n", s.share, s.sym, where)
 	}
+	if pkgs := rep.byPackage(); len(pkgs) > 0 {
+		parts := make([]string, 0, perfTopPackages)
+		for _, p := range pkgs[:min(len(pkgs), perfTopPackages)] {
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", p.sym, p.share))
+		}
+		fmt.Fprintf(w, "  by Go package: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+// perfTopPackages is how many packages the by-package line names.
+const perfTopPackages = 8
+
+// minGoShare is the share of samples in Go functions under which a
+// process is not Go's and gets no by-package line.
+const minGoShare = 10.0
+
+// byPackage sums the shares by Go package (the kernel as "[kernel]",
+// what is not Go as "(not Go)"), most first; none when less than
+// minGoShare percent is in Go functions.
+func (rep symReport) byPackage() []symShare {
+	sums := map[string]float64{}
+	goShare := 0.0
+	for _, s := range rep.syms {
+		pkg := goPackage(s.sym)
+		switch {
+		case s.kernel:
+			pkg = "[kernel]"
+		case pkg == "":
+			pkg = "(not Go)"
+		default:
+			goShare += s.share
+		}
+		sums[pkg] += s.share
+	}
+	if goShare < minGoShare {
+		return nil
+	}
+	var out []symShare
+	for pkg, share := range sums {
+		out = append(out, symShare{sym: pkg, share: share})
+	}
+	slices.SortFunc(out, func(a, b symShare) int { return cmp.Or(cmp.Compare(b.share, a.share), strings.Compare(a.sym, b.sym)) })
+	return out
+}
+
+// gccClone is the suffix GCC gives a C function's copies (foo.isra.0,
+// foo.part.0, foo.cold): a dot that is not a Go package's.
+var gccClone = regexp.MustCompile(`\.(isra|part|constprop|cold|lto_priv)(\.|$)`)
+
+// goPackage is the package of a Go function's symbol
+// ("github.com/a2ad/a2ad/internal/jsonw" of
+// "github.com/a2ad/a2ad/internal/jsonw.(*scanner).object"), or "" for a
+// symbol that is not one (C's, C++'s, an address).
+func goPackage(sym string) string {
+	if strings.Contains(sym, "::") || strings.ContainsAny(sym, " <>") || hexAddr.MatchString(sym) || gccClone.MatchString(sym) {
+		return ""
+	}
+	dot := strings.IndexByte(sym[strings.LastIndexByte(sym, '/')+1:], '.')
+	if dot <= 0 {
+		return ""
+	}
+	return sym[:strings.LastIndexByte(sym, '/')+1+dot]
 }
 
 // recording is the profiles of one run. Its methods do nothing on a nil

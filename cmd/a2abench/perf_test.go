@@ -85,6 +85,45 @@ func TestParseReportFoldsAddresses(t *testing.T) {
 	}
 }
 
+func TestByPackage(t *testing.T) {
+	for sym, want := range map[string]string{
+		"runtime.memmove":                                            "runtime",
+		"runtime.(*mspan).writeHeapBitsSmall":                        "runtime",
+		"internal/runtime/maps.(*Map).getWithKeySmall":               "internal/runtime/maps",
+		"github.com/a2ad/a2ad/internal/jsonw.(*scanner).object":      "github.com/a2ad/a2ad/internal/jsonw",
+		"net/http.(*conn).serve.func1":                               "net/http",
+		"ExecInterpExpr.part.0":                                      "",
+		"hash_search_with_hash_value":                                "",
+		"v8::internal::LookupIterator::LookupInRegularHolder<false>": "",
+		"0x0000000000446bf2":                                         "",
+		"cmpbody":                                                    "",
+	} {
+		if got := goPackage(sym); got != want {
+			t.Errorf("goPackage(%q) = %q, want %q", sym, got, want)
+		}
+	}
+	in := "    40.00%   40  [k] finish_task_switch.isra.0\n" +
+		"    25.00%   25  [.] runtime.mallocgc\n" +
+		"    15.00%   15  [.] github.com/a2ad/a2ad/tasks.(*Service).Send\n" +
+		"    10.00%   10  [.] runtime.memmove\n" +
+		"    10.00%   10  [.] cmpbody\n"
+	rep, err := parseReport(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.format(&b, "a2ad", 1)
+	if want := "\n  by Go package: [kernel] 40.0%, runtime 35.0%, github.com/a2ad/a2ad/tasks 15.0%, (not Go) 10.0%\n"; !strings.HasSuffix(b.String(), want) {
+		t.Fatalf("format:\n%s\nwant it to end with:%s", b.String(), want)
+	}
+	// Under 10% in Go: not a Go process, no by-package line.
+	rep, _ = parseReport(strings.NewReader("    95.00%   95  [.] hash_search_with_hash_value\n     5.00%    5  [.] runtime.memmove\n"))
+	b.Reset()
+	if rep.format(&b, "postgres", 15); strings.Contains(b.String(), "by Go package") {
+		t.Fatalf("a C process got a by-package line:\n%s", b.String())
+	}
+}
+
 func TestWaitResultFormat(t *testing.T) {
 	s := newWaitSampler("", "a2abench_x")
 	s.samples = 4
