@@ -113,7 +113,7 @@ const controlTimeout = time.Minute
 // startPerf starts perf record -F perfFreq -g into dir/label.group.data,
 // with events disabled, on target (-p PIDS, or -a). Its control FIFOs are
 // made in tmp.
-func startPerf(ctx context.Context, dir, tmp, label, group string, target []string) (*perfProc, error) {
+func startPerf(dir, tmp, label, group string, target []string) (*perfProc, error) {
 	p := &perfProc{group: group, data: filepath.Join(dir, label+"."+group+".data"), log: &tailBuffer{max: 2048}, done: make(chan struct{})}
 	ctlPath, ackPath := filepath.Join(tmp, label+"."+group+".ctl"), filepath.Join(tmp, label+"."+group+".ack")
 	p.fifos = []string{ctlPath, ackPath}
@@ -132,9 +132,9 @@ func startPerf(ctx context.Context, dir, tmp, label, group string, target []stri
 		return nil, fmt.Errorf("start perf: %w", err)
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	// Opening a FIFO waits for its other end: perf opens both as it
-	// starts. The O_RDWR opens do not wait, so a perf that dies first
-	// is seen, not waited for.
+	// Opened for reading or writing only, a FIFO waits for its other
+	// end; opened O_RDWR it does not, so a perf that dies before opening
+	// them is seen (p.done), not waited for.
 	var err error
 	if p.ctl, err = os.OpenFile(ctlPath, os.O_RDWR, 0); err == nil {
 		p.ack, err = os.OpenFile(ackPath, os.O_RDWR, 0)
@@ -419,7 +419,7 @@ func (p *profiler) begin(ctx context.Context, name string, clients int, g *group
 	for i, s := range g.procs {
 		pids[i] = strconv.Itoa(s.cmd.Process.Pid)
 	}
-	sp, err := startPerf(ctx, p.dir, p.tmp, r.label, "server", []string{"-p", strings.Join(pids, ",")})
+	sp, err := startPerf(p.dir, p.tmp, r.label, "server", []string{"-p", strings.Join(pids, ",")})
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +428,7 @@ func (p *profiler) begin(ctx context.Context, name string, clients int, g *group
 	if g.pg == nil {
 		return r, nil
 	}
-	pp, err := startPerf(ctx, p.dir, p.tmp, r.label, "postgres", []string{"-a"})
+	pp, err := startPerf(p.dir, p.tmp, r.label, "postgres", []string{"-a"})
 	if err != nil {
 		return nil, errors.Join(err, r.stopAll())
 	}
@@ -515,7 +515,8 @@ func printProfiles(w io.Writer, results []result) {
 		}
 		if first {
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "Where the time goes (-perf; perf record -F %d -g; the figures of a profiled run include perf's own cost: quote rates from a run without it)\n", perfFreq)
+			fmt.Fprintf(w, "Where the time goes (-perf: perf record -F %d -g; a profiled run's figures include perf's own cost, and on PostgreSQL "+
+				"the wait sampler's %d queries a second: quote rates from a run without it)\n", perfFreq, time.Second/waitEvery)
 			first = false
 		}
 		fmt.Fprintln(w)
