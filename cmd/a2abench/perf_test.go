@@ -143,15 +143,26 @@ func TestWaitResultFormat(t *testing.T) {
 	}
 }
 
-func TestCheckPerfWithoutPerf(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
+// TestPerfWithoutPerf runs a2abench -perf with a PATH that holds the go
+// command and no perf: it stops before building anything, with one line.
+func TestPerfWithoutPerf(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipped: a2abench finds its module with the go command, not on PATH")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(gobin, filepath.Join(bin, "go")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
 	dir := filepath.Join(t.TempDir(), "prof")
-	err := checkPerf(context.Background(), dir, t.TempDir(), false)
-	if err == nil || err.Error() != "-perf: perf is not installed (Debian: apt-get install linux-perf)" {
-		t.Fatalf("checkPerf without perf = %v", err)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-servers", "floor", "-perf", dir}, &stdout, &stderr)
+	if want := "a2abench: -perf: perf is not installed (Debian: apt-get install linux-perf)\n"; code != 1 || stderr.String() != want || stdout.Len() != 0 {
+		t.Fatalf("a2abench -perf without perf: exit %d, stderr %q, stdout %q; want 1, %q and nothing", code, stderr.String(), stdout.String(), want)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("checkPerf without perf made %s: %v", dir, err)
+		t.Fatalf("a2abench -perf without perf made %s: %v", dir, err)
 	}
 }
 
