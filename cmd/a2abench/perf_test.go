@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2ad/a2ad/internal/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestParseFlagsPerf(t *testing.T) {
@@ -206,5 +210,57 @@ func TestPerfRun(t *testing.T) {
 	}
 	if len(entries) != 3 {
 		t.Fatalf("%s holds %d files, want 3 (no FIFO or other file left)", dir, len(entries))
+	}
+}
+
+// TestWaitSampler samples a backend of the run's application_name that
+// sleeps (wait event Timeout:PgSleep) and one that holds a transaction
+// open between statements, beside a backend of another name it must not
+// count.
+func TestWaitSampler(t *testing.T) {
+	pgtest.Require(t)
+	ctx := context.Background()
+	app := "a2abench_waits_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	dsn, err := withSearchPath(pgtest.DSN(), app) // search_path and application_name
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func(dsn string) *pgx.Conn {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	sleeper, holder, other := connect(dsn), connect(dsn), connect(pgtest.DSN())
+	if _, err := holder.Exec(ctx, "BEGIN; SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { _, err := sleeper.Exec(ctx, "SELECT pg_sleep(3)"); done <- err }()
+	go func() { _, err := other.Exec(ctx, "SELECT pg_sleep(3)"); done <- err }()
+	time.Sleep(200 * time.Millisecond) // the sleeps have begun
+	s := newWaitSampler(pgtest.DSN(), app)
+	s.start()
+	time.Sleep(time.Second)
+	s.stop()
+	s.stop() // a second stop is harmless
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := s.result()
+	if r.err != nil || r.samples < 5 {
+		t.Fatalf("%d samples, error %v; want at least 5 in a second at %v", r.samples, r.err, waitEvery)
+	}
+	got := map[string]int{}
+	for _, w := range r.waits {
+		got[w.what] = w.n
+	}
+	// Each sample sees the sleeper and the holder, and never the other.
+	if len(got) != 2 || got["Timeout:PgSleep"] != r.samples || got["idle in transaction"] != r.samples {
+		t.Fatalf("waits %v over %d samples; want Timeout:PgSleep and idle in transaction in each", got, r.samples)
 	}
 }
