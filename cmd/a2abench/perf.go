@@ -30,14 +30,19 @@ import (
 // backends), and .summary.txt, which a2abench also prints after its
 // tables.
 //
-// PostgreSQL is recorded system-wide (perf record -a) and reported for the
-// processes named postgres, not by the pids of the run's backends: a
-// backend the pool opens during the window (after -warmup 0s, or a
-// reconnect) is not there to be found when perf starts, and perf -p does
-// not follow the postmaster's later children; the WAL writer and the
-// checkpointer, where WAL flushes may be spent, serve every database. It
-// is the same set of processes the pg cpu/req column counts, with the same
-// caveat: on a busy machine others' queries count too.
+// PostgreSQL is recorded system-wide (perf record -a), not with -p and
+// the pids of the run's backends: a backend the pool opens during the
+// window (after -warmup 0s, or a reconnect) is not there to be found when
+// perf starts, and perf -p does not follow the postmaster's later
+// children. The report is then filtered (perf report --pid) to the
+// backends pg_stat_activity lists for the run's application_name once the
+// window has closed (the server still runs, its pool still open) and to
+// PostgreSQL's own processes (WAL writer, checkpointer, background writer,
+// autovacuum: where WAL flushes and the run's dead rows may be paid),
+// which serve every database: on a busy machine others' share those.
+// Other clients' backends are left out, which the pg cpu/req column (every
+// process named postgres, from /proc) cannot do; if the list cannot be
+// read, the report falls back to every process named postgres.
 //
 // Reading the summaries: on a VM without a hardware PMU perf samples
 // cpu-clock, and a sample due while interrupts were off lands where they
@@ -404,6 +409,7 @@ type recording struct {
 	dir   string
 	procs []*perfProc
 	waits *waitSampler // nil unless the run is on PostgreSQL
+	pg    *perfProc    // the PostgreSQL recording, or nil
 	err   error        // the first error of edge (the window's open or close)
 }
 
@@ -432,9 +438,7 @@ func (p *profiler) begin(ctx context.Context, name string, clients int, g *group
 	if err != nil {
 		return nil, errors.Join(err, r.stopAll())
 	}
-	pp.title = "postgres (every process named postgres)"
-	pp.report = []string{"--comms", "postgres", "--percentage", "relative"}
-	r.procs = append(r.procs, pp)
+	r.procs, r.pg = append(r.procs, pp), pp
 	r.waits = newWaitSampler(benchPostgres(), g.app)
 	return r, nil
 }
@@ -486,6 +490,9 @@ func (r *recording) end(ctx context.Context) (string, error) {
 	if err := errors.Join(r.err, r.stopAll()); err != nil {
 		return "", fmt.Errorf("-perf %s: %w", r.label, err)
 	}
+	if r.pg != nil {
+		r.pg.title, r.pg.report = r.pgFilter(ctx)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: self time by symbol over the measured window (files %s.*)\n", r.label, filepath.Join(r.dir, r.label))
 	for _, p := range r.procs {
@@ -504,6 +511,20 @@ func (r *recording) end(ctx context.Context) (string, error) {
 	}
 	s := b.String()
 	return s, os.WriteFile(filepath.Join(r.dir, r.label+".summary.txt"), []byte(s), 0o644)
+}
+
+// pgFilter is the title and perf report filter of the PostgreSQL
+// recording: the run's backends and PostgreSQL's own processes, listed
+// now (the server still runs), or if they cannot be listed every process
+// named postgres. Shares are of the processes shown.
+func (r *recording) pgFilter(ctx context.Context) (string, []string) {
+	backends, own, err := runPIDs(ctx, benchPostgres(), r.waits.app)
+	if err != nil {
+		return fmt.Sprintf("postgres (every process named postgres: the run's backends are not known: %v)", err),
+			[]string{"--comms", "postgres", "--percentage", "relative"}
+	}
+	return fmt.Sprintf("postgres (the run's %d backends and PostgreSQL's %d own processes)", len(backends), len(own)),
+		[]string{"--pid", strings.Join(append(backends, own...), ","), "--percentage", "relative"}
 }
 
 // printProfiles prints the runs' summaries (-perf), after the tables.

@@ -163,3 +163,34 @@ func (r waitResult) text() string {
 	r.format(&b, len(r.waits))
 	return b.String()
 }
+
+// runPIDs lists, as they are now, the pids of the run's backends (its
+// application_name, app) and of PostgreSQL's own processes (every
+// backend_type but client backends: the WAL writer, the checkpointer, the
+// background writer, autovacuum), for perf report --pid: what the run
+// cost PostgreSQL, without other clients' backends.
+func runPIDs(ctx context.Context, dsn, app string) (backends, own []string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, _ := conn.Query(ctx, `SELECT pid::text, backend_type = 'client backend' FROM pg_stat_activity
+		WHERE (application_name = $1 AND pid <> pg_backend_pid()) OR backend_type <> 'client backend'`, app)
+	var pid string
+	var client bool
+	_, err = pgx.ForEachRow(rows, []any{&pid, &client}, func() error {
+		if client {
+			backends = append(backends, pid)
+		} else {
+			own = append(own, pid)
+		}
+		return nil
+	})
+	if err == nil && len(backends) == 0 {
+		err = fmt.Errorf("no backend has application_name %s", app)
+	}
+	return backends, own, err
+}
