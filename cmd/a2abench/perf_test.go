@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -246,6 +247,16 @@ func TestWaitSampler(t *testing.T) {
 	time.Sleep(time.Second)
 	s.stop()
 	s.stop() // a second stop is harmless
+	// The run's backends for perf report: the sleeper's and the
+	// holder's, not the other's; PostgreSQL's own processes beside.
+	backends, own, err := runPIDs(ctx, pgtest.DSN(), app)
+	if err != nil || len(backends) != 2 || !slices.Contains(backends, strconv.Itoa(int(sleeper.PgConn().PID()))) ||
+		!slices.Contains(backends, strconv.Itoa(int(holder.PgConn().PID()))) || len(own) == 0 {
+		t.Errorf("runPIDs = %v, %v, %v; want the sleeper's and the holder's, and PostgreSQL's own", backends, own, err)
+	}
+	if _, _, err := runPIDs(ctx, pgtest.DSN(), app+"_none"); err == nil || !strings.Contains(err.Error(), "no backend has application_name") {
+		t.Errorf("runPIDs of no backend: %v", err)
+	}
 	for range 2 {
 		if err := <-done; err != nil {
 			t.Fatal(err)
