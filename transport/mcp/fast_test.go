@@ -86,6 +86,7 @@ func TestFastPathSameAnswers(t *testing.T) {
 		"list meta":            true,
 		"list cursor a number": true,
 		"2026-07-28":           true,
+		"no version":           true,
 		"JSON alone accepted":  true,
 		"charset":              true,
 		"text/plain":           true,
@@ -141,6 +142,7 @@ func TestFastPathSameAnswers(t *testing.T) {
 		{"2025-06-18", "partner-key", call(`{"name":"demo.echo"}`), []string{"Mcp-Protocol-Version", "2025-06-18"}},
 		{"2024-11-05", "partner-key", call(`{"name":"demo.echo"}`), []string{"Mcp-Protocol-Version", "2024-11-05"}},
 		{"2026-07-28", "partner-key", call(`{"name":"demo.echo"}`), []string{"Mcp-Protocol-Version", "2026-07-28"}},
+		{"no version", "partner-key", call(`{"name":"demo.echo"}`), []string{"Mcp-Protocol-Version", ""}},
 		{"JSON alone accepted", "partner-key", call(`{"name":"demo.echo"}`), []string{"Accept", "application/json"}},
 		{"any accepted", "partner-key", call(`{"name":"demo.echo"}`), []string{"Accept", "*/*"}},
 		{"charset", "partner-key", call(`{"name":"demo.echo"}`), []string{"Content-Type", "application/json; charset=utf-8"}},
@@ -158,6 +160,39 @@ func TestFastPathSameAnswers(t *testing.T) {
 		}
 		if diff := cmp.Diff(answerHeaders(sh), answerHeaders(fh)); diff != "" {
 			t.Errorf("%s: headers (-SDK +fast):\n%s", tc.name, diff)
+		}
+	}
+	// JSON's corners, whichever path answers them.
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na\u006de":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","name":"pricing.quote"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo"},"params":{"name":"no.such"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":1e2,"method":"tools/call","params":{"name":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{"name":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":99999999999999999999,"method":"tools/call","params":{"name":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{"name":"demo.echo"}}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"demo.echo"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"tools/call\",\"params\":{\"name\":\"demo.\xffecho\"}}",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"\u0000<>&"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"a":1,"a":2}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":1.0e400}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hi"},}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","_meta":null}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","_meta":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","inputResponses":{"k":{}},"requestState":"s"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"` + strings.Repeat("{", 1200) + `"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":null}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"Cursor":"ZGVtby5lY2hv"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}`,
+	} {
+		fs, fh, fb := fast.post(t, "partner-key", body)
+		ss, sh, sb := slow.post(t, "partner-key", body)
+		if fs != ss || string(fb) != string(sb) || !cmp.Equal(answerHeaders(sh), answerHeaders(fh)) {
+			t.Errorf("%q: fast path HTTP %d %s\nSDK HTTP %d %s", body, fs, fb, ss, sb)
 		}
 	}
 	if diff := cmp.Diff(auditRecords(t, slow.audit.String()), auditRecords(t, fast.audit.String())); diff != "" {
