@@ -173,14 +173,11 @@ func plainMeta(meta sdk.Meta) bool {
 func writeFast(w http.ResponseWriter, id jsonrpc.ID, res any, e error) {
 	resp := &jsonrpc.Response{ID: id, Error: e}
 	if e == nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
+		raw, err := encodeResult(res)
+		if err != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result does not encode"}
-		} else {
-			resp.Result = bytes.TrimRight(buf.Bytes(), "\n")
 		}
+		resp.Result = raw
 	}
 	data, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
@@ -190,4 +187,21 @@ func writeFast(w http.ResponseWriter, id jsonrpc.ID, res any, e error) {
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	_, _ = w.Write(data)
+}
+
+// encodeResult is res as the SDK encodes a result: with an encoder that
+// does not escape HTML, which compacts what a MarshalJSON returns. A
+// CallToolResult's MarshalJSON returns json.Marshal's output, compact
+// already: it is taken as it is, which saves compacting it again.
+func encodeResult(res any) (json.RawMessage, error) {
+	if r, ok := res.(*sdk.CallToolResult); ok && r != nil {
+		return r.MarshalJSON()
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
