@@ -266,8 +266,9 @@ func writeError(w http.ResponseWriter, status int, e *a2a.Error) {
 // requestKey is the context key of a request's *request.
 type requestKey struct{}
 
-// request is one request's passage through the SDK: its call in the core
-// and the SDK server built for it.
+// request is one request's passage through the SDK, or the fast path:
+// its call in the core and the SDK server built for it (none on the fast
+// path).
 type request struct {
 	s  *Server
 	cl *transport.Call
