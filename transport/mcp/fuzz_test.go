@@ -53,12 +53,13 @@ func FuzzServe(f *testing.F) {
 	fx.fake.SendFn = func(p a2a.SendParams) (*a2a.Task, error) {
 		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, nil
 	}
-	// Task "t" waits for an answer; any other is unknown.
+	// Task "t" waits for an answer (since a fixed time: the two servers
+	// answer alike); any other is unknown.
 	fx.fake.GetFn = func(id string, _ *int) (*a2a.Task, error) {
 		if id != "t" {
 			return nil, tasks.ErrNotFound
 		}
-		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired}}, nil
+		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired, Timestamp: "2026-01-02T03:04:05.000Z"}}, nil
 	}
 	fx.fake.CancelFn = func(string) (*a2a.Task, error) { return nil, tasks.ErrNotFound }
 	sdkOnly := newFixtureWith(f, nil, func(c *mcp.Config) { c.TaskAfter, c.SDKOnly = 50*time.Millisecond, true })
