@@ -11,15 +11,16 @@ import (
 // or integer, a boolean, or an array of enumerated strings is asked for,
 // with the keywords MCP allows for its kind (title, description, bounds,
 // format, enum, oneOf/anyOf titles); other properties (objects, free
-// arrays, no type) are left out, and keep the call's values. required
-// keeps the properties asked for. Each property's default is input's
-// value for it when the value fits its kind, so a form shows the call as
-// it was and the user changes what the question asks. A schema without
-// properties gives an empty form.
+// arrays, no type) are left out, and keep the call's values. No property
+// is required: the answer goes over the call's arguments (mergeInput), so
+// what it leaves out keeps the call's value, and the function's input
+// schema checks the whole. Each property's default is input's value for
+// it when the value fits its kind, so a form shows the call as it was and
+// the user changes what the question asks. A schema without properties
+// gives an empty form.
 func formSchema(schema, input json.RawMessage) json.RawMessage {
 	var in struct {
 		Properties map[string]map[string]json.RawMessage `json:"properties"`
-		Required   []string                              `json:"required"`
 	}
 	_ = json.Unmarshal(schema, &in)
 	var values map[string]json.RawMessage
@@ -30,17 +31,10 @@ func formSchema(schema, input json.RawMessage) json.RawMessage {
 			props[name] = out
 		}
 	}
-	var required []string
-	for _, name := range in.Required {
-		if _, ok := props[name]; ok {
-			required = append(required, name)
-		}
-	}
 	b, err := json.Marshal(struct {
 		Type       string                                `json:"type"`
 		Properties map[string]map[string]json.RawMessage `json:"properties"`
-		Required   []string                              `json:"required,omitempty"`
-	}{"object", props, required})
+	}{"object", props})
 	if err != nil {
 		return json.RawMessage(`{"type":"object","properties":{}}`)
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestFormSchema: a tool's input schema as a flat form: primitives kept
 // with the keywords MCP allows, others left out, the call's values as
-// defaults where they fit.
+// defaults where they fit, none required (the arguments hold the rest).
 func TestFormSchema(t *testing.T) {
 	for _, tc := range []struct{ schema, input, want string }{
 		{`{"type":"object"}`, `{}`, `{"type":"object","properties":{}}`},
@@ -20,7 +20,7 @@ func TestFormSchema(t *testing.T) {
 			`{"sku":"W-1","quantity":5000,"approved":"yes","tags":["a"],"nested":{"x":1}}`,
 			`{"type":"object","properties":{"sku":{"type":"string","minLength":1,"default":"W-1"},"quantity":{"type":"integer","minimum":1,"default":5000},
 			"approved":{"type":"boolean","description":"Approve."},"when":{"type":"string","format":"date"},"re":{"type":"string"},
-			"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"default":["a"]}},"required":["sku","quantity"]}`},
+			"tags":{"type":"array","items":{"type":"string","enum":["a","b"]},"default":["a"]}}}`},
 		{`{"type":"object","properties":{"n":{"type":"integer","default":2}}}`, `{"n":1.5}`,
 			`{"type":"object","properties":{"n":{"type":"integer","default":2}}}`},
 	} {
