@@ -157,7 +157,8 @@ func (rq *request) resume(f *functions.Function, args json.RawMessage, p *sdk.Ca
 	switch r.Action {
 	case "accept":
 	case "decline", "cancel":
-		return nil, rq.declined(id, r.Action), nil
+		res, e := rq.declined(id, r.Action)
+		return nil, res, e
 	default:
 		return nil, nil, rq.fail(invalidParams("inputResponses."+key+".action", "must be accept, decline or cancel"))
 	}
@@ -173,16 +174,16 @@ func (rq *request) resume(f *functions.Function, args json.RawMessage, p *sdk.Ca
 
 // declined cancels task id, whose question the client declined or
 // cancelled (action), as an A2A cancel does; the call's answer says so.
-func (rq *request) declined(id, action string) sdk.Result {
-	state := a2a.StateCanceled
+// A task that ended meanwhile is the core's error (not cancelable).
+func (rq *request) declined(id, action string) (sdk.Result, *jsonrpc.Error) {
 	t, e := rq.s.cfg.Core.Cancel(rq.ctx, rq.cl, id, true)
-	if e == nil && t != nil {
-		state = t.Status.State
+	if e != nil {
+		return nil, taskError(e)
 	}
 	verb := map[string]string{"decline": "declined", "cancel": "cancelled"}[action]
-	res := result(id, state, []a2a.Part{a2a.TextPart("The question was " + verb + ": the call is canceled.")})
+	res := result(id, t.Status.State, []a2a.Part{a2a.TextPart("The question was " + verb + ": the call is canceled.")})
 	res.IsError = true
-	return res
+	return res, nil
 }
 
 // mergeInput is the function's new input: the call's arguments with the

@@ -143,4 +143,3 @@ func TestElicitationRetries(t *testing.T) {
 		t.Errorf("another tool's state: %s", raw)
 	}
 }
-
