@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/a2ad/a2ad/internal/pgtest"
 )
 
 // Elicitation on the real binary: MCP 2026-07-28's multi round-trip
@@ -188,5 +190,23 @@ func TestMCPElicitationGoClient(t *testing.T) {
 	sc, _ := json.Marshal(res.StructuredContent)
 	if res.IsError || !strings.Contains(string(sc), `"total":10000`) || len(asked) != 1 || approvals.Load() != 1 {
 		t.Fatalf("the quote: %s (asked %q, %d approved)", sc, asked, approvals.Load())
+	}
+}
+
+// TestMCPElicitationReplicas: on a shared PostgreSQL store, the question
+// asked on one replica is answered by a retry that lands on another.
+func TestMCPElicitationReplicas(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	var approvals atomic.Int32
+	catalog := filepath.Join(t.TempDir(), "catalog.yaml")
+	putFile(t, catalog, quoteCatalog(t, quoteBackend(t, &approvals)))
+	a := startBinary(t, catalog, dsn)
+	b := startBinary(t, catalog, dsn)
+
+	k, state, id := askQuote(t, a.base, "")
+	raw, res, e := retryQuote(t, b.base, "", k, state, map[string]any{"action": "accept", "content": map[string]any{"approved": true}})
+	sc, _ := res["structuredContent"].(map[string]any)
+	if e != nil || sc["total"] != float64(10000) || approvals.Load() != 1 || res["_meta"].(map[string]any)["io.a2ad/task-id"] != id {
+		t.Fatalf("the retry on replica b: %s", raw)
 	}
 }
