@@ -143,3 +143,22 @@ func TestElicitationRetries(t *testing.T) {
 		t.Errorf("another tool's state: %s", raw)
 	}
 }
+
+// TestResultTypeComplete: on revision 2026-07-28 a call's result says
+// "resultType": "complete", as the SDK's own handlers' do (the TypeScript
+// SDK's clients refuse one without it, also at the end of an elicitation);
+// an earlier revision's does not.
+func TestResultTypeComplete(t *testing.T) {
+	f := newElicitFixture(t)
+	f.state = a2a.StateCompleted
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},
+		"io.modelcontextprotocol/clientCapabilities":{}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo",` + meta + `}}`
+	status, _, raw := f.post(t, "partner-key", body, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "demo.echo")
+	if status != 200 || !strings.Contains(string(raw), `"result":{"resultType":"complete","_meta":{"io.a2ad/task-id":"e1"`) {
+		t.Errorf("a call on 2026-07-28: HTTP %d %s", status, raw)
+	}
+	if res, _, raw := f.rpc(t, "partner-key", "tools/call", `{"name":"demo.echo"}`); strings.Contains(string(res), "resultType") {
+		t.Errorf("a call on 2025-11-25: %s", raw)
+	}
+}
