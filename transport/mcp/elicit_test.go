@@ -144,7 +144,8 @@ func TestElicitationRetries(t *testing.T) {
 	}
 }
 
-// TestResultTypeComplete: on revision 2026-07-28 a call's result says
+// TestResultTypeComplete: on revision 2026-07-28 a call's result (and a
+// resource read's) says
 // "resultType": "complete", as the SDK's own handlers' do (the TypeScript
 // SDK's clients refuse one without it, also at the end of an elicitation);
 // an earlier revision's does not.
@@ -157,6 +158,11 @@ func TestResultTypeComplete(t *testing.T) {
 	status, _, raw := f.post(t, "partner-key", body, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "demo.echo")
 	if status != 200 || !strings.Contains(string(raw), `"result":{"resultType":"complete","_meta":{"io.a2ad/task-id":"e1"`) {
 		t.Errorf("a call on 2026-07-28: HTTP %d %s", status, raw)
+	}
+	body = `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"a2ad://tasks/e1",` + meta + `}}`
+	status, _, raw = f.post(t, "partner-key", body, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "resources/read", "Mcp-Name", "a2ad://tasks/e1")
+	if status != 200 || !strings.Contains(string(raw), `"result":{"resultType":"complete",`) {
+		t.Errorf("a read on 2026-07-28: HTTP %d %s", status, raw)
 	}
 	if res, _, raw := f.rpc(t, "partner-key", "tools/call", `{"name":"demo.echo"}`); strings.Contains(string(res), "resultType") {
 		t.Errorf("a call on 2025-11-25: %s", raw)
