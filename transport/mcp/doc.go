@@ -20,5 +20,8 @@
 // tasks) gets a long call as a task handle, the a2ad task itself, which
 // tasks/get, tasks/update, tasks/cancel and a subscriptions/listen for
 // notifications/tasks read and change in the store (handles.go): the SDK
-// has none of them, so a2ad answers them.
+// has none of them, so a2ad answers them. A client that declares
+// elicitation gets a function's question as MCP 2026-07-28's multi
+// round-trip InputRequiredResult, and its retry answers the waiting task
+// (elicit.go).
 package mcp

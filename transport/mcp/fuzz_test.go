@@ -33,6 +33,10 @@ func FuzzServe(f *testing.F) {
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"t",` + declared + `}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"t","inputResponses":{"k":{"action":"accept","content":[]}},` + declared + `}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":7}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hi"},` + elicits + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","requestState":"a2ad.1.dA","inputResponses":{"input-t":{"action":"accept","content":{"message":"yes"}}},` + elicits + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","requestState":"a2ad.1.!","inputResponses":{"k":{"action":"decline"}}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","requestState":7,"inputResponses":[]}}`,
 		`{"jsonrpc":"2.0","method":"tasks/get","params":[]}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"x"},"_meta":{"io.a2ad/idempotency-key":"k"}}}`,
 		`{"jsonrpc":"2.0","id":5.5,"method":"tools/call","params":{"Name":"demo.echo","arguments":null,"x":[]}}`,
@@ -53,13 +57,14 @@ func FuzzServe(f *testing.F) {
 	fx.fake.SendFn = func(p a2a.SendParams) (*a2a.Task, error) {
 		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, nil
 	}
-	// Task "t" waits for an answer (since a fixed time: the two servers
-	// answer alike); any other is unknown.
+	// Task "t", a call of demo.echo, waits for an answer (since a fixed
+	// time: the two servers answer alike); any other is unknown.
 	fx.fake.GetFn = func(id string, _ *int) (*a2a.Task, error) {
 		if id != "t" {
 			return nil, tasks.ErrNotFound
 		}
-		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired, Timestamp: "2026-01-02T03:04:05.000Z"}}, nil
+		first := a2a.Message{Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"skill":"demo::echo","input":{}}`))}}
+		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired, Timestamp: "2026-01-02T03:04:05.000Z"}, History: []a2a.Message{first}}, nil
 	}
 	fx.fake.CancelFn = func(string) (*a2a.Task, error) { return nil, tasks.ErrNotFound }
 	sdkOnly := newFixtureWith(f, nil, func(c *mcp.Config) { c.TaskAfter, c.SDKOnly = 50*time.Millisecond, true })

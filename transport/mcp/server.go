@@ -313,11 +313,13 @@ func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
 			return rq.list(cursor)
 		case "tools/call":
 			if call, ok := req.(*sdk.CallToolRequest); ok {
-				return rq.call(ctx, call)
+				res, err := rq.call(ctx, call)
+				return complete(call.Session, res, err)
 			}
 		}
 		if res, ok, err := rq.resources(method, req); ok {
-			return res, err
+			ss, _ := req.GetSession().(*sdk.ServerSession)
+			return complete(ss, res, err)
 		}
 		return next(ctx, method, req)
 	}
