@@ -656,9 +656,9 @@ func TestReadmeCatalogVersions(t *testing.T) {
 // readmeWrites are the files the README's commands write in the
 // repository's root, where they run: the server's store, the worked
 // example's files, a store tool's backup and compaction, the catalogue
-// section's broken.yaml and hello/.
+// section's broken.yaml and hello/, the plain-text section's plain.yaml.
 var readmeWrites = []string{"a2ad", "a2ad.db", "a2ad.db.wal/spare-1", "backup.db.wal/spare-1", "a2ad.db.bak", "a2ad.log", "audit.log", "keys.yaml", "backup.db",
-	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml"}
+	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml", "plain.yaml"}
 
 // TestReadmeWritesAreIgnored: git ignores what following the README
 // leaves in the checkout.
