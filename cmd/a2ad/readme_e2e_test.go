@@ -289,11 +289,17 @@ func init() {
 	readmeSetups["hello"] = script + "__start_server\n"
 	// docs/mcp.md's catalogue whose demo::sleep is an MCP tool, as the
 	// page writes it.
-	cat, err := docsMCPSleepCatalog()
+	cat, err := pageHeredoc("docs/mcp.md", "catalog.yaml")
 	if err != nil {
 		cat = "echo " + strconv.Quote(err.Error()) + " >&2; false\n"
 	}
 	readmeSetups["mcp-sleep"] = cat + "__start_server\n"
+	// The README's catalogue whose default skill takes plain text.
+	cat, err = pageHeredoc("README.md", "plain.yaml")
+	if err != nil {
+		cat = "echo " + strconv.Quote(err.Error()) + " >&2; false\n"
+	}
+	readmeSetups["plain"] = cat + "__start_server\n"
 }
 
 // readmeHelloScript is the shell block of the README's "Your own function
@@ -316,18 +322,20 @@ func readmeHelloScript() (string, error) {
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
-// docsMCPSleepCatalog is the command of docs/mcp.md that writes the
-// catalogue of its task-handle example (catalog.yaml), up to its EOF.
-func docsMCPSleepCatalog() (string, error) {
-	page, err := os.ReadFile("../../docs/mcp.md")
+// pageHeredoc is the command of page (from the repository's root) that
+// writes file, cat >file <<'EOF', up to its EOF: docs/mcp.md's
+// catalogue of its task-handle example (catalog.yaml), the README's
+// plain-text one (plain.yaml).
+func pageHeredoc(page, file string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
 	if err != nil {
 		return "", err
 	}
-	const start = "cat >catalog.yaml <<'EOF'\n"
-	_, rest, ok := strings.Cut(string(page), start)
+	start := "cat >" + file + " <<'EOF'\n"
+	_, rest, ok := strings.Cut(string(data), start)
 	body, _, ok2 := strings.Cut(rest, "\nEOF\n")
 	if !ok || !ok2 {
-		return "", fmt.Errorf("docs/mcp.md has no %q block ending in EOF", strings.TrimSpace(start))
+		return "", fmt.Errorf("%s has no %q block ending in EOF", page, strings.TrimSpace(start))
 	}
 	return start + body + "\nEOF\n", nil
 }
@@ -648,9 +656,9 @@ func TestReadmeCatalogVersions(t *testing.T) {
 // readmeWrites are the files the README's commands write in the
 // repository's root, where they run: the server's store, the worked
 // example's files, a store tool's backup and compaction, the catalogue
-// section's broken.yaml and hello/.
+// section's broken.yaml and hello/, the plain-text section's plain.yaml.
 var readmeWrites = []string{"a2ad", "a2ad.db", "a2ad.db.wal/spare-1", "backup.db.wal/spare-1", "a2ad.db.bak", "a2ad.log", "audit.log", "keys.yaml", "backup.db",
-	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml"}
+	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml", "plain.yaml"}
 
 // TestReadmeWritesAreIgnored: git ignores what following the README
 // leaves in the checkout.
