@@ -14,8 +14,15 @@ import (
 )
 
 // SchemaExtensionURI identifies the card extension that publishes each
-// skill's input JSON Schema: its params map skill id to schema.
+// skill's input JSON Schema: its params (SkillInputSchemas) map skill id
+// to schema.
 const SchemaExtensionURI = "https://github.com/a2ad/a2ad/extensions/skill-input-schemas/v1"
+
+// SkillInputSchemas are the params of the SchemaExtensionURI extension:
+// the input JSON Schema (2020-12) of each skill the card lists that has
+// one, by skill id. docs/reference/card-extension.schema.json is
+// generated from this type.
+type SkillInputSchemas map[string]json.RawMessage
 
 // DefaultModes are the media types skills accept and produce unless a
 // function says otherwise.
@@ -166,10 +173,10 @@ type provider struct {
 }
 
 type extension struct {
-	URI         string         `json:"uri"`
-	Description string         `json:"description,omitempty"`
-	Required    bool           `json:"required"`
-	Params      map[string]any `json:"params,omitempty"`
+	URI         string            `json:"uri"`
+	Description string            `json:"description,omitempty"`
+	Required    bool              `json:"required"`
+	Params      SkillInputSchemas `json:"params,omitempty"`
 }
 
 type capabilities struct {
@@ -291,7 +298,7 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 	if id.ProviderOrg != "" && id.ProviderURL != "" {
 		c.Provider = &provider{Organization: id.ProviderOrg, URL: id.ProviderURL}
 	}
-	schemas := map[string]any{}
+	schemas := SkillInputSchemas{}
 	ids := []string{}
 	if cat != nil && !opts.NoSkills {
 		for _, f := range cat.Functions {
@@ -301,7 +308,7 @@ func Build(cat *functions.Catalog, opts Options) (*Card, error) {
 			c.Skills = append(c.Skills, skillOf(f))
 			ids = append(ids, f.ID)
 			if f.Input != nil {
-				schemas[f.ID] = json.RawMessage(f.Input.JSON())
+				schemas[f.ID] = f.Input.JSON()
 			}
 		}
 	}

@@ -1,7 +1,9 @@
 // Package audit is the vocabulary of a2ad's audit trail: the outcome
 // classes and reasons a record carries, which operators alert on, and the
 // logger records are written with. The A2A transport and the admin
-// listener both write records in it.
+// listener both write records in it. Its tables (Fields, Outcomes,
+// Reasons) are the vocabulary's one statement: docs/reference/audit.md is
+// generated from them.
 package audit
 
 import "github.com/rs/zerolog"
@@ -10,52 +12,53 @@ import "github.com/rs/zerolog"
 // transport denials, client errors and function failures are told apart.
 type Outcome string
 
-// The outcomes.
+// The outcomes; Outcomes says what each means.
 const (
 	OutcomeOK              Outcome = "ok"
-	OutcomePolicyDenied    Outcome = "policy_denied"    // the exposure policy or task ownership refused it
-	OutcomeTransportDenied Outcome = "transport_denied" // authentication, rate limit, in-flight cap or body timeout refused it
-	OutcomeClientError     Outcome = "client_error"     // the request was wrong: bad params, unknown task...
-	OutcomeFunctionError   Outcome = "function_error"   // the function failed, timed out or broke its schema
-	OutcomeServerError     Outcome = "server_error"     // a2ad failed, is busy or is stopping
+	OutcomePolicyDenied    Outcome = "policy_denied"
+	OutcomeTransportDenied Outcome = "transport_denied"
+	OutcomeClientError     Outcome = "client_error"
+	OutcomeFunctionError   Outcome = "function_error"
+	OutcomeServerError     Outcome = "server_error"
 )
 
 // Reason is why a call ended as it did, from a fixed set: operators
 // alert on these values, so they never change meaning.
 type Reason string
 
-// The reasons.
+// The reasons; Reasons gives each its outcome and says when it is used.
 const (
-	ReasonOK            Reason = "ok"             // a read or config method succeeded
-	ReasonCompleted     Reason = "completed"      // the task completed
-	ReasonCanceled      Reason = "canceled"       // the task is canceled
-	ReasonAccepted      Reason = "accepted"       // the task runs on (a non-blocking send)
-	ReasonInputRequired Reason = "input_required" // the task waits for the client
+	ReasonOK            Reason = "ok"
+	ReasonCompleted     Reason = "completed"
+	ReasonCanceled      Reason = "canceled"
+	ReasonAccepted      Reason = "accepted"
+	ReasonInputRequired Reason = "input_required"
 	ReasonAuthRequired  Reason = "auth_required"
-	ReasonRejected      Reason = "rejected" // the task was rejected, not by policy
+	ReasonRejected      Reason = "rejected"
 
-	ReasonDeniedHidden     Reason = "denied_hidden"      // the function is in a reserved namespace
-	ReasonDeniedNotExposed Reason = "denied_not_exposed" // the function is not opted in
-	ReasonDeniedTier       Reason = "denied_tier"        // none of the caller's tiers may call it
-	ReasonDeniedUnknown    Reason = "denied_unknown"     // no function has that id
-	ReasonDeniedCatalog    Reason = "denied_catalog"     // the catalogue could not be read
-	ReasonDeniedOwner      Reason = "denied_owner"       // the task belongs to another caller
+	ReasonDeniedHidden     Reason = "denied_hidden"
+	ReasonDeniedNotExposed Reason = "denied_not_exposed"
+	ReasonDeniedTier       Reason = "denied_tier"
+	ReasonDeniedUnknown    Reason = "denied_unknown"
+	ReasonDeniedCatalog    Reason = "denied_catalog"
+	ReasonDeniedOwner      Reason = "denied_owner"
 
-	ReasonUnauthenticated Reason = "unauthenticated" // no key, a bad one, or conflicting ones
-	ReasonAuthThrottled   Reason = "auth_throttled"  // refused unchecked: too many failed authentications from the address
-	ReasonKeyRevoked      Reason = "key_revoked"     // a stream ended because its key was revoked
+	ReasonUnauthenticated Reason = "unauthenticated"
+	ReasonAuthThrottled   Reason = "auth_throttled"
+	ReasonKeyRevoked      Reason = "key_revoked"
 	ReasonRateLimited     Reason = "rate_limited"
-	ReasonOverCapacity    Reason = "over_capacity" // an in-flight cap, or the call queue is full
-	ReasonBodyTimeout     Reason = "body_timeout"  // the body came later than the read timeout, or slower than the rate floor
+	ReasonBytesLimited    Reason = "bytes_rate_limited"
+	ReasonOverCapacity    Reason = "over_capacity"
+	ReasonBodyTimeout     Reason = "body_timeout"
 
-	ReasonNotFound      Reason = "not_found" // no such task (or push config)
+	ReasonNotFound      Reason = "not_found"
 	ReasonNotCancelable Reason = "not_cancelable"
-	ReasonInvalid       Reason = "invalid_request" // parse, envelope, method or params error
-	ReasonUnsupported   Reason = "unsupported"     // an operation a2ad does not offer here
-	ReasonBusyTask      Reason = "task_busy"       // a message to a task still running
-	ReasonQuota         Reason = "quota_exceeded"  // the caller's storage quota is used up
-	ReasonTaskLimit     Reason = "task_limit"      // the task holds as many messages as it may
-	ReasonTaskTerminal  Reason = "task_terminal"   // a message to (or a subscription of) a finished task
+	ReasonInvalid       Reason = "invalid_request"
+	ReasonUnsupported   Reason = "unsupported"
+	ReasonBusyTask      Reason = "task_busy"
+	ReasonQuota         Reason = "quota_exceeded"
+	ReasonTaskLimit     Reason = "task_limit"
+	ReasonTaskTerminal  Reason = "task_terminal"
 
 	ReasonInvokeError   Reason = "invoke_error"
 	ReasonInvokeTimeout Reason = "invoke_timeout"
@@ -63,17 +66,11 @@ const (
 	ReasonTooLarge      Reason = "output_too_large"
 	ReasonInterrupted   Reason = "interrupted"
 
-	// ReasonClientCanceled: the client went away (canceled the call or
-	// closed its connection) before the answer; nothing a2ad did wrong.
 	ReasonClientCanceled Reason = "client_canceled"
 
 	ReasonShuttingDown  Reason = "shutting_down"
 	ReasonInternalError Reason = "internal_error"
 )
-
-// ReasonBytesLimited: the caller's rate of request bytes (--rate-bytes) is
-// spent; the body was not read.
-const ReasonBytesLimited Reason = "bytes_rate_limited"
 
 // Logger returns l set up for audit records, with "audit": true and no
 // level filter of its own, so that --log-level never drops one. Write

@@ -30,6 +30,8 @@ type stats struct {
 	firstErr      string
 	// used is what the server used in the measured window.
 	used usage
+	// profile is where the window's time went (-perf's summary).
+	profile string
 }
 
 // allocsPerOp is a2ad's heap allocations per successful request, "-"
@@ -128,16 +130,18 @@ func newClient(clients int) (*http.Client, *http.Transport) {
 // its op (mk) in a loop: warmup unmeasured, then duration measured. An op
 // counts in the measurement when it ends inside the measured window.
 // probe, if not nil, is read as the window opens and as it closes: what
-// the server used in the window.
+// the server used in the window. edge, if not nil, is called with true
+// just before the first read and with false just after the second (-perf
+// records between the two).
 func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration time.Duration, mk newOp,
-	probe func() usage) (stats, error) {
+	probe func() usage, edge func(open bool)) (stats, error) {
 	client, tr := newClient(clients)
 	defer tr.CloseIdleConnections()
 	t0 := time.Now()
 	from, to := t0.Add(warmup), t0.Add(warmup+duration)
 	ctx, cancel := context.WithDeadline(ctx, to.Add(requestTimeout))
 	defer cancel()
-	used := measure(ctx, from, to, probe)
+	used := measure(ctx, from, to, probe, edge)
 	type worker struct {
 		lat      []time.Duration
 		events   int
@@ -201,11 +205,18 @@ func load(ctx context.Context, rpcURLs []string, clients int, warmup, duration t
 }
 
 // measure reads probe (if not nil) at from and at to, on a goroutine of
-// its own; the function it returns waits for it and gives what was used
-// between the two.
-func measure(ctx context.Context, from, to time.Time, probe func() usage) func() usage {
-	if probe == nil {
+// its own, calling edge (if not nil) with true before the first read and
+// with false after the second; the function it returns waits for it and
+// gives what was used between the two reads.
+func measure(ctx context.Context, from, to time.Time, probe func() usage, edge func(open bool)) func() usage {
+	if probe == nil && edge == nil {
 		return func() usage { return usage{} }
+	}
+	read := func() usage {
+		if probe == nil {
+			return usage{}
+		}
+		return probe()
 	}
 	var used usage
 	done := make(chan struct{})
@@ -214,11 +225,17 @@ func measure(ctx context.Context, from, to time.Time, probe func() usage) func()
 		if !sleepUntil(ctx, from) {
 			return
 		}
-		u0 := probe()
+		if edge != nil {
+			edge(true)
+		}
+		u0 := read()
 		if !sleepUntil(ctx, to) {
 			return
 		}
-		used = probe().minus(u0)
+		used = read().minus(u0)
+		if edge != nil {
+			edge(false)
+		}
 	}()
 	return func() usage {
 		<-done

@@ -2,8 +2,10 @@
 // (JS, Go at A2A 0.3 and at 1.0) and with a bare HTTP floor, in one run on
 // one machine:
 //
-//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,js,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench]
+//	go run ./cmd/a2abench [-mode send|stream] [-servers a2ad,js,sdk,floor] [-clients 16,64] [-duration 10s] [-warmup 2s] [-pgbench] [-perf DIR]
 //
+// With -perf DIR it also records where each run's measured window spent
+// its time, with perf (see perf.go), and prints the top symbols.
 // It builds the Go servers (go build -trimpath -ldflags="-s -w") into a
 // temporary directory, starts them one at a time on random loopback ports,
 // and drives each with the same load: blocking message/send of a data part
@@ -122,6 +124,7 @@ type options struct {
 	keep     bool
 	pgbench  bool
 	pgTrips  bool
+	perfDir  string // -perf: where the profiles go ("" without)
 	// The fleet model's machines (see fleet.go).
 	fleetCores, fleetDBCores float64
 	fleetPool                int
@@ -159,6 +162,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.logLevel, "a2ad-log-level", "info", "a2ad's --log-level (info is its default; its log goes to a pipe that is drained)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (binaries, a2ad's store; a2ad-tmpfs's store is removed)")
 	fs.BoolVar(&o.pgTrips, "pg-roundtrips", false, "count the a2ad-pg servers' round trips to PostgreSQL, through a proxy that adds latency of its own")
+	fs.StringVar(&o.perfDir, "perf", "", "record each run's measured window with perf record -F 999 -g into this directory "+
+		"(the server's processes; for the a2ad-pg servers also PostgreSQL's, and its backends' wait events) and print where the time goes")
 	fs.BoolVar(&o.pgbench, "pgbench", false, "also run pgbench "+strings.Join(pgbenchArgs, " ")+" on the PostgreSQL server, in a scratch schema")
 	cores := float64(runtime.NumCPU())
 	fs.Float64Var(&o.fleetCores, "fleet-cores", cores, "the fleet model's cores of each replica's machine (default: this machine's)")
@@ -279,11 +284,18 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
+	var prof *profiler
+	if o.perfDir != "" {
+		if err := checkPerf(ctx, o.perfDir, dir, slices.ContainsFunc(o.servers, usesPostgres)); err != nil {
+			return err
+		}
+		prof = &profiler{dir: o.perfDir, tmp: dir, mode: o.mode}
+	}
 	if o.servers = skipUnavailable(o.servers, stderr); len(o.servers) == 0 {
 		return errors.New("no server left to run")
 	}
 	fmt.Fprintf(stderr, "a2abench: building %s\n", strings.Join(o.servers, ", "))
-	bins, err := build(ctx, root, dir, o.servers)
+	bins, err := build(ctx, root, dir, o.servers, prof != nil)
 	if err != nil {
 		return err
 	}
@@ -299,7 +311,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	var results []result
 	for _, name := range o.servers {
-		rs, err := benchServer(ctx, o, name, root, dir, bins[name], stderr)
+		rs, err := benchServer(ctx, o, prof, name, root, dir, bins[name], stderr)
 		results = append(results, rs...)
 		if err != nil {
 			printResults(stdout, o, results)
@@ -309,16 +321,20 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	printResults(stdout, o, results)
 	printPostgres(stdout, o, results, pgb)
 	printPGCost(stdout, results)
-	if o.mode == "send" && slices.ContainsFunc(o.servers, func(s string) bool { return strings.HasPrefix(s, "a2ad-pg") }) {
+	if o.mode == "send" && slices.ContainsFunc(o.servers, usesPostgres) {
 		printFleet(stdout, o, results, pgb, maxConnections(ctx, benchPostgres()))
 	}
+	printProfiles(stdout, results)
 	return nil
 }
 
+// usesPostgres reports whether the server name is a2ad on PostgreSQL.
+func usesPostgres(name string) bool { return strings.HasPrefix(name, "a2ad-pg") }
+
 // benchServer starts one server, runs every concurrency against it and
-// stops it.
-func benchServer(ctx context.Context, o options, name, root, dir, bin string, stderr io.Writer) ([]result, error) {
-	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel, o.pgTrips)
+// stops it. With prof, each run's measured window is profiled.
+func benchServer(ctx context.Context, o options, prof *profiler, name, root, dir, bin string, stderr io.Writer) ([]result, error) {
+	srv, err := startGroup(ctx, name, root, dir, bin, o.logLevel, o.pgTrips, prof != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -339,13 +355,22 @@ func benchServer(ctx context.Context, o options, name, root, dir, bin string, st
 	var out []result
 	for _, c := range o.clients {
 		fmt.Fprintf(stderr, "a2abench: %s, %d clients: warm-up %v, then %v\n", name, c, o.warmup, o.duration)
-		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk, srv.usage)
+		rec, err := prof.begin(ctx, name, c, srv)
+		if err != nil {
+			return out, fmt.Errorf("%s, %d clients: -perf: %w", name, c, err)
+		}
+		st, err := load(ctx, srv.urls(), c, o.warmup, o.duration, mk, srv.usage, rec.edge)
+		summary, perr := rec.end(ctx)
 		if err != nil {
 			return out, fmt.Errorf("%s, %d clients: %w%s", name, c, err, srv.tail())
 		}
 		if srv.exited() {
 			return out, fmt.Errorf("%s exited during the run%s", name, srv.tail())
 		}
+		if perr != nil {
+			return out, perr
+		}
+		st.profile = summary
 		out = append(out, result{server: name, clients: c, stats: st})
 	}
 	return out, nil

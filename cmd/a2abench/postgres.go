@@ -67,7 +67,8 @@ func newSchema(ctx context.Context, dsn, prefix string) (string, func() error, e
 }
 
 // withSearchPath is dsn with schema as its search_path (where a2ad puts
-// its tables).
+// its tables) and as its application_name (how -perf finds the run's
+// backends in pg_stat_activity).
 func withSearchPath(dsn, schema string) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -75,6 +76,7 @@ func withSearchPath(dsn, schema string) (string, error) {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,7 +64,13 @@ func moduleRoot(ctx context.Context) (string, error) {
 
 // build builds the servers' binaries into dir, as a release would:
 // -trimpath, -ldflags "-s -w". Servers of one package share its binary.
-func build(ctx context.Context, root, dir string, servers []string) (map[string]string, error) {
+// For perf (-perf) the symbol table stays (-ldflags -w), so that its
+// reports name functions: it is not loaded at run time.
+func build(ctx context.Context, root, dir string, servers []string, perf bool) (map[string]string, error) {
+	ldflags := "-ldflags=-s -w"
+	if perf {
+		ldflags = "-ldflags=-w"
+	}
 	bins := make(map[string]string, len(servers))
 	byPackage := map[string]string{}
 	for _, s := range servers {
@@ -81,7 +88,7 @@ func build(ctx context.Context, root, dir string, servers []string) (map[string]
 		}
 		bin := filepath.Join(dir, s)
 		byPackage[packages[s]] = bin
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, packages[s])
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", ldflags, "-o", bin, packages[s])
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("build %s: %w\n%s", s, err, out)
@@ -102,6 +109,9 @@ type server struct {
 	done      chan struct{} // closed when the process has exited
 	waitErr   error
 	log       *tailBuffer
+	// perfMap is the JIT's symbol map node writes for perf
+	// (--perf-basic-prof, with -perf), removed once it has stopped.
+	perfMap string
 }
 
 // startTimeout bounds the wait for a server to listen.
@@ -109,11 +119,16 @@ const startTimeout = 30 * time.Second
 
 // start runs a server and waits until it reports its address. store is
 // a2ad's --store (a file, or a PostgreSQL URL); the others have none.
-func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*server, error) {
+// With perf, node (js) writes its JIT's symbols where perf reads them.
+func start(ctx context.Context, name, root, dir, bin, store, logLevel string, perf bool) (*server, error) {
 	a2ad := isA2AD(name)
 	cmd, fixedAddr, adminAddr, err := serverCmd(name, root, bin, store, logLevel)
 	if err != nil {
 		return nil, err
+	}
+	jsMap := perf && name == "js"
+	if jsMap {
+		cmd.Args = slices.Insert(cmd.Args, 1, "--perf-basic-prof")
 	}
 	cmd.Dir = dir
 	setProcAttr(cmd)
@@ -128,6 +143,10 @@ func start(ctx context.Context, name, root, dir, bin, store, logLevel string) (*
 	s := &server{name: name, cmd: cmd, done: make(chan struct{}), log: &tailBuffer{max: 4096}, adminAddr: adminAddr}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if jsMap {
+		// V8's path, fixed: not os.TempDir.
+		s.perfMap = fmt.Sprintf("/tmp/perf-%d.map", cmd.Process.Pid)
 	}
 	addr := make(chan string, 2)
 	var readers sync.WaitGroup
@@ -270,6 +289,9 @@ func (s *server) waitHealthy(ctx context.Context, base string, timeout <-chan ti
 // stop ends the server: SIGTERM, then SIGKILL if it is still running
 // after 10 seconds. It returns once the process has exited.
 func (s *server) stop() error {
+	if s.perfMap != "" {
+		defer os.Remove(s.perfMap)
+	}
 	select {
 	case <-s.done:
 		return nil
@@ -358,14 +380,15 @@ type group struct {
 	procs []*server
 	drop  func() error
 	pg    *pgProbe // the a2ad-pg servers' database
+	app   string   // their application_name in pg_stat_activity
 }
 
 // startGroup starts the server name: a2ad on a fresh file in dir,
 // a2ad-tmpfs on one in a directory of its own under tmpfsRoot (removed
 // once it has stopped), a2ad-pg and a2ad-pg2 on a fresh schema of
 // benchPostgres() (their second replica once the first has made the
-// tables), the others as they are.
-func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTrips bool) (*group, error) {
+// tables), the others as they are. perf is -perf (see start).
+func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTrips, perf bool) (*group, error) {
 	g := &group{}
 	store := filepath.Join(dir, name+".db")
 	n := 1
@@ -381,7 +404,7 @@ func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTr
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		g.drop = drop
+		g.drop, g.app = drop, schema
 		if store, err = withSearchPath(dsn, schema); err != nil {
 			return nil, errors.Join(err, g.stop())
 		}
@@ -391,7 +414,7 @@ func startGroup(ctx context.Context, name, root, dir, bin, logLevel string, pgTr
 		n = r
 	}
 	for range n {
-		s, err := start(ctx, name, root, dir, bin, store, logLevel)
+		s, err := start(ctx, name, root, dir, bin, store, logLevel, perf)
 		if err != nil {
 			return nil, errors.Join(err, g.stop())
 		}

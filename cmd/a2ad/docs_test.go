@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -221,7 +222,40 @@ func docsProgram(tb testing.TB, page, name string) string {
 func TestDocsGoProgram(t *testing.T) {
 	skipShort(t, "builds and runs the guide's Go program against the real binary")
 	p := startBinary(t, exampleCatalog, filepath.Join(t.TempDir(), "a2ad.db"))
-	src := strings.ReplaceAll(docsProgram(t, "docs/agents.md", "go-sdk"), "http://127.0.0.1:8080", p.base)
+	out := runDocsGoProgram(t, "go-sdk", p.base)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{"TASK_STATE_COMPLETED map[message:hello]", "*a2a.Task"}
+	if len(lines) < 4 || lines[0] != want[0] || lines[1] != want[1] || lines[len(lines)-1] != "*a2a.TaskStatusUpdateEvent" ||
+		!slices.Contains(lines, "*a2a.TaskArtifactUpdateEvent") {
+		t.Errorf("the guide's program printed\n%s\nwant %q, %q, then updates with an artifact, ending with a status update", out, want[0], want[1])
+	}
+}
+
+// TestDocsGoGRPCProgram: the guide's a2a-go v2 program that sends plain
+// text over gRPC alone gets the default skill's answer from the real
+// binary serving examples/plaintext/catalog.yaml (issue 28).
+func TestDocsGoGRPCProgram(t *testing.T) {
+	skipShort(t, "builds and runs the guide's gRPC program against the real binary")
+	p := startBinary(t, filepath.Join(repoRoot, "examples", "plaintext", "catalog.yaml"), filepath.Join(t.TempDir(), "a2ad.db"),
+		"--grpc-listen", "127.0.0.1:0")
+	out := runDocsGoProgram(t, "go-grpc-plain", p.base)
+	if want := "TASK_STATE_COMPLETED map[characters:23 words:5]\n"; out != want {
+		t.Errorf("the guide's gRPC program printed\n%s\nwant %q", out, want)
+	}
+	// The call came over gRPC: the binding's request counter says so.
+	grpcSend := regexp.MustCompile(`(?m)^a2ad_requests_total\{method="SendMessage",outcome="ok",[^}]*transport="grpc"\} 1$`)
+	if raw := scrapeAdmin(t, p.admin).raw; !grpcSend.MatchString(raw) {
+		t.Errorf("no gRPC SendMessage counted:\n%s", raw)
+	}
+}
+
+// runDocsGoProgram builds the Go program of docs/agents.md marked
+// <!-- program: name --> in a module of its own with this module's
+// requirements (from the module cache, no network), runs it against the
+// server at base (for http://127.0.0.1:8080), and returns its output.
+func runDocsGoProgram(t *testing.T, name, base string) string {
+	t.Helper()
+	src := strings.ReplaceAll(docsProgram(t, "docs/agents.md", name), "http://127.0.0.1:8080", base)
 	dir := t.TempDir()
 	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
 	if err != nil {
@@ -244,14 +278,9 @@ func TestDocsGoProgram(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("go run of the guide's program: %v\n%s", err, out)
+		t.Fatalf("go run of the guide's program %s: %v\n%s", name, err, out)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	want := []string{"TASK_STATE_COMPLETED map[message:hello]", "*a2a.Task"}
-	if len(lines) < 4 || lines[0] != want[0] || lines[1] != want[1] || lines[len(lines)-1] != "*a2a.TaskStatusUpdateEvent" ||
-		!slices.Contains(lines, "*a2a.TaskArtifactUpdateEvent") {
-		t.Errorf("the guide's program printed\n%s\nwant %q, %q, then updates with an artifact, ending with a status update", out, want[0], want[1])
-	}
+	return string(out)
 }
 
 // TestDocsJSProgram: the README's JS SDK program, run by node against the
@@ -298,4 +327,45 @@ func skipWithoutNode(t *testing.T, why string) {
 		t.Fatalf("%s; A2AD_REQUIRE_NODE is set (CI installs them)", why)
 	}
 	t.Skip(why)
+}
+
+// notRunMarker marks, on a page, an example the examples test does not
+// run: <!-- not run: NAME --> before its fenced block, NAME a key of
+// readmeNotRun, which says why and which test covers it instead.
+var notRunMarker = regexp.MustCompile(`^<!-- not run: ([^>]+?) -->$`)
+
+// TestNotRunExamplesMarked: each example of readmeNotRun is marked on its
+// page, once, before a fenced block, and each marker names one of them,
+// so a page's example is either run or says where it is covered.
+func TestNotRunExamplesMarked(t *testing.T) {
+	seen := map[string]string{}
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for i, line := range lines {
+			m := notRunMarker.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			at := fmt.Sprintf("%s:%d", page, i+1)
+			switch name := m[1]; {
+			case readmeNotRun[name] == "":
+				t.Errorf("%s: %q is not an example readmeNotRun lists", at, name)
+			case seen[name] != "":
+				t.Errorf("%s: %q is marked at %s too", at, name, seen[name])
+			case i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```"):
+				t.Errorf("%s: the marker of %q must be followed by a fenced block", at, name)
+			default:
+				seen[name] = at
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(readmeNotRun)) {
+		if seen[name] == "" {
+			t.Errorf("readmeNotRun lists %q, but no page marks it <!-- not run: %s -->", name, name)
+		}
+	}
 }

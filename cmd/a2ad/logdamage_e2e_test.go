@@ -219,14 +219,17 @@ func TestLogDamagedEndToEnd(t *testing.T) {
 // that refuses its store): one still running after 20 s fails t.
 func runRefused(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// A refusal comes within a second or two; the bound is for a loaded
+	// machine (the README's server and go test ./... beside it), where
+	// replaying a large log takes longer.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary(t), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("a2ad %s still ran after 20 s: it did not refuse the store:\n%s", strings.Join(args, " "), errOut.String())
+		t.Fatalf("a2ad %s still ran after 2 minutes: it did not refuse the store:\n%s", strings.Join(args, " "), errOut.String())
 	}
 	var exit *exec.ExitError
 	switch {

@@ -255,7 +255,7 @@ done
 	// A webhook that answers 503, given up on after one attempt.
 	"dead-letter": `
 __start_server
-curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"demo::echo {}"}]},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example/a2a"}}}}'
+curl -sf "$A2AD_URL/a2a" -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"dl-1","role":"user","parts":[{"kind":"text","text":"demo::echo {}"}]},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example/a2a"}}}}'
 for _ in $(seq 100); do
   [ "$(curl -sf "$A2AD_ADMIN_URL/admin/push/dead-letters" | jq '.deadLetters | length')" = 1 ] && break
   sleep 0.1
@@ -272,11 +272,6 @@ cat >>catalog.yaml <<'EOF'
 `,
 	// A catalogue whose demo::sleep is an MCP tool (the example
 	// catalogue's is not): a call long enough to become a task handle.
-	"mcp-sleep": `
-cat >catalog.yaml <<'EOF'
-` + mcpSleepCatalog + `EOF
-__start_server
-`,
 	// acme calls a function its tier may not: the audit trail's sample.
 	"audit": `
 a2ad keys create --keys keys.yaml --id acme --tier partner >acme.key
@@ -292,6 +287,19 @@ func init() {
 		script = "echo " + strconv.Quote(err.Error()) + " >&2; false"
 	}
 	readmeSetups["hello"] = script + "__start_server\n"
+	// docs/mcp.md's catalogue whose demo::sleep is an MCP tool, as the
+	// page writes it.
+	cat, err := pageHeredoc("docs/mcp.md", "catalog.yaml")
+	if err != nil {
+		cat = "echo " + strconv.Quote(err.Error()) + " >&2; false\n"
+	}
+	readmeSetups["mcp-sleep"] = cat + "__start_server\n"
+	// The README's catalogue whose default skill takes plain text.
+	cat, err = pageHeredoc("README.md", "plain.yaml")
+	if err != nil {
+		cat = "echo " + strconv.Quote(err.Error()) + " >&2; false\n"
+	}
+	readmeSetups["plain"] = cat + "__start_server\n"
 }
 
 // readmeHelloScript is the shell block of the README's "Your own function
@@ -314,18 +322,27 @@ func readmeHelloScript() (string, error) {
 // copy of the catalogue.
 const reloadAdded = "  - id: demo::echo2\n    builtin: echo\n"
 
-// mcpSleepCatalog is the catalogue docs/mcp.md shows for its task handle.
-const mcpSleepCatalog = `functions:
-  - id: demo::sleep
-    description: Waits the given number of seconds.
-    metadata: {"mcp.expose": true}
-    retry_safe: true
-    timeout: 310s
-    builtin: sleep
-`
+// pageHeredoc is the command of page (from the repository's root) that
+// writes file, cat >file <<'EOF', up to its EOF: docs/mcp.md's
+// catalogue of its task-handle example (catalog.yaml), the README's
+// plain-text one (plain.yaml).
+func pageHeredoc(page, file string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
+	if err != nil {
+		return "", err
+	}
+	start := "cat >" + file + " <<'EOF'\n"
+	_, rest, ok := strings.Cut(string(data), start)
+	body, _, ok2 := strings.Cut(rest, "\nEOF\n")
+	if !ok || !ok2 {
+		return "", fmt.Errorf("%s has no %q block ending in EOF", page, strings.TrimSpace(start))
+	}
+	return start + body + "\nEOF\n", nil
+}
 
 // readmeNotRun are the examples of the README and the guides that the
-// test does not run, and why (the page names the test that covers each).
+// test does not run, why, and the test that covers each instead; each is
+// marked <!-- not run: NAME --> on its page (TestNotRunExamplesMarked).
 // A marked example may not appear here.
 var readmeNotRun = map[string]string{
 	"catalogue":     "the catalogue's format, not the output of a command (examples/catalog.yaml is the reference; every e2e test serves it)",
@@ -639,9 +656,9 @@ func TestReadmeCatalogVersions(t *testing.T) {
 // readmeWrites are the files the README's commands write in the
 // repository's root, where they run: the server's store, the worked
 // example's files, a store tool's backup and compaction, the catalogue
-// section's broken.yaml and hello/.
+// section's broken.yaml and hello/, the plain-text section's plain.yaml.
 var readmeWrites = []string{"a2ad", "a2ad.db", "a2ad.db.wal/spare-1", "backup.db.wal/spare-1", "a2ad.db.bak", "a2ad.log", "audit.log", "keys.yaml", "backup.db",
-	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml"}
+	"broken.yaml", "hello/bin/greet.sh", "hello/catalog.yaml", "plain.yaml"}
 
 // TestReadmeWritesAreIgnored: git ignores what following the README
 // leaves in the checkout.

@@ -29,7 +29,10 @@ const referenceDir = "../../docs/reference"
 // from the code: a flag added, renamed or given another default changes
 // its page in the same commit.
 func TestReferenceIsCurrent(t *testing.T) {
-	pages := map[string][]byte{"flags.md": flagsReference(), "metrics.md": metricsReference(t), "errors.md": errorsReference()}
+	pages := map[string][]byte{
+		"flags.md": flagsReference(), "metrics.md": metricsReference(t), "errors.md": errorsReference(), "audit.md": auditReference(),
+		"card-extension.schema.json": cardExtensionSchema(t),
+	}
 	for name, want := range pages {
 		path := filepath.Join(referenceDir, name)
 		if *updateGolden {

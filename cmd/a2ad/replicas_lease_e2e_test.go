@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -239,6 +241,99 @@ func TestLeaseReplicaCutOffAndBack(t *testing.T) {
 			t.Errorf("%s, sent once A was ready again, ran %d times, want 1", c.key, n)
 		}
 	}
+}
+
+// TestLeaseReplicaCutOffAndBackBlocking is issue 26's reproduction as
+// written: replica A, behind a proxy, loses its connections to
+// PostgreSQL for 4 s at a 3 s ttl; as soon as it is ready again it gets
+// a blocking call of a 3 s function, one retry-safe and one not, at once.
+// Each blocking caller gets its call's completed result, the backend saw
+// one attempt of each, and no task was failed "replica lost" (B, which
+// saw A's lease lapse, adopted neither).
+func TestLeaseReplicaCutOffAndBackBlocking(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	backend, url := newTimedBackend(t)
+	catalog := leaseCatalog(t, url, url)
+	proxy := pgtest.NewProxy(t, dsn)
+	flags := []string{"--lease-ttl", leaseTTL, "--rate", "0"}
+	b := startReplicas(t, catalog, dsn, 1, flags...)[0]
+	a := startBinary(t, catalog, proxy.DSN(dsn), flags...)
+
+	proxy.Cut()
+	time.Sleep(4 * time.Second)
+	proxy.Restore()
+	waitReady(t, a, 20*time.Second)
+	fns := map[string]string{"blocking-again": "work::again", "blocking-once": "work::once"}
+	answers := map[string]blockingAnswer{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for key, fn := range fns {
+		wg.Go(func() {
+			task, err := sendBlockingLease(a.base, key, fn, 3000)
+			mu.Lock()
+			defer mu.Unlock()
+			answers[key] = blockingAnswer{task, err}
+		})
+	}
+	wg.Wait()
+	var calls []leaseCall
+	for _, key := range slices.Sorted(maps.Keys(fns)) {
+		ans := answers[key]
+		if ans.err != nil {
+			t.Fatalf("%s: blocking send: %v", key, ans.err)
+		}
+		if st, out := state(ans.task), artifactData(ans.task); st != "completed" || out["key"] != key {
+			t.Errorf("%s: the blocking caller got %s (%q) with %v, want completed with {\"key\": %q}", key, st, statusMessage(ans.task), out, key)
+		}
+		id, _ := ans.task["id"].(string)
+		calls = append(calls, leaseCall{key: key, fn: fns[key], id: id, base: a.base})
+	}
+	// Read on B: the stored outcome, each after exactly one attempt.
+	checkLeaseCalls(t, b.base, backend, calls, true)
+}
+
+// blockingAnswer is what a blocking send answered: its task, or why not.
+type blockingAnswer struct {
+	task map[string]any
+	err  error
+}
+
+// sendBlockingLease sends key's call of fn (ms long) to base, blocking,
+// and returns the task it answers with; it may run off the test's
+// goroutine, so it returns its errors.
+func sendBlockingLease(base, key, fn string, ms int) (map[string]any, error) {
+	body := rpcBody("message/send", sendParams(key, fn, map[string]any{"key": key, "ms": ms}, true))
+	resp, err := http.Post(base+"/a2a", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result map[string]any
+		Error  map[string]any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
+	}
+	if out.Result == nil {
+		return nil, fmt.Errorf("HTTP %d: no result: %v", resp.StatusCode, out.Error)
+	}
+	return out.Result, nil
+}
+
+// artifactData is the data of the first part of task's first artifact
+// (0.3 shapes), nil if it has none.
+func artifactData(task map[string]any) map[string]any {
+	arts, _ := task["artifacts"].([]any)
+	if len(arts) == 0 {
+		return nil
+	}
+	parts, _ := arts[0].(map[string]any)["parts"].([]any)
+	if len(parts) == 0 {
+		return nil
+	}
+	data, _ := parts[0].(map[string]any)["data"].(map[string]any)
+	return data
 }
 
 // TestLeaseDatabaseOutage: PostgreSQL (a private server) stops for longer

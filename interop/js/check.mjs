@@ -1,9 +1,21 @@
 // check.mjs: drives a running a2ad with the official A2A JS SDK client
-// (@a2a-js/sdk, pinned by package-lock.json), which speaks A2A 1.0 JSON-RPC:
-// card resolution, SendMessage, GetTask, CancelTask, ListTasks, a streaming
-// send to completion and a resubscribe (SubscribeToTask).
+// (@a2a-js/sdk, pinned by package-lock.json) in one of three modes:
 //
-//   node check.mjs [base URL]     (or A2AD_URL; default http://127.0.0.1:8080)
+//   jsonrpc  the 1.0 client over JSON-RPC (<base>/a2a), the default
+//   rest     the 1.0 client over HTTP+JSON (<base>/a2a/rest)
+//   v0.3     the SDK's 0.3 compatibility mode (legacyCompat on the card
+//            resolver and the JSON-RPC transport factory) over 0.3
+//            JSON-RPC (<base>/a2a); it needs an a2ad whose card is the 0.3
+//            one (--card-versions 0.3): on a card that also lists 1.0
+//            interfaces the SDK picks 1.0 even in that mode
+//
+// Each mode: card resolution, SendMessage, GetTask, CancelTask, a streaming
+// send to completion and a resubscribe (SubscribeToTask); ListTasks in the
+// 1.0 modes (0.3 has no tasks/list). Every request after the card must go
+// to the mode's endpoint in its wire form (1.0 or 0.3 method names, REST
+// paths), so that a client falling back to another binding fails.
+//
+//   node check.mjs [base URL] [mode]   (or A2AD_URL; default http://127.0.0.1:8080)
 //
 // Each check prints "ok <name>" or "FAIL <name>: <why>", followed on a FAIL
 // by the HTTP exchanges of that check, indented. Exits 1 on any failure or
@@ -13,9 +25,20 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { Role, TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 
 const base = process.argv[2] ?? process.env.A2AD_URL ?? 'http://127.0.0.1:8080';
+const MODES = {
+  jsonrpc: { title: 'A2A 1.0 JSON-RPC client', binding: 'JSONRPC', version: '1.0', endpoint: `${base}/a2a` },
+  rest: { title: 'A2A 1.0 HTTP+JSON client', binding: 'HTTP+JSON', version: '1.0', endpoint: `${base}/a2a/rest` },
+  'v0.3': { title: 'A2A 0.3 JSON-RPC client, legacyCompat mode', binding: 'JSONRPC', version: '0.3', endpoint: `${base}/a2a` },
+};
+const modeName = process.argv[3] ?? 'jsonrpc';
+const mode = MODES[modeName];
+if (!mode) {
+  console.log(`unknown mode ${modeName}: want one of ${Object.keys(MODES).join(', ')}`);
+  process.exit(2);
+}
 const RUN_TIMEOUT_MS = 60_000;
 const STREAM_TIMEOUT_MS = 15_000;
 const sdk = JSON.parse(readFileSync(new URL('./node_modules/@a2a-js/sdk/package.json', import.meta.url)));
@@ -60,6 +83,7 @@ async function check(name, fn) {
   exchanges = [];
   try {
     await fn();
+    expectWire(name);
     console.log(`ok ${name}`);
   } catch (err) {
     failures++;
@@ -75,6 +99,26 @@ async function check(name, fn) {
 
 function expect(cond, why) {
   if (!cond) throw new Error(why);
+}
+
+// The methods each JSON-RPC version names (0.3: slash-separated, 1.0:
+// PascalCase); REST calls go under the mode's endpoint.
+const isV03Method = (m) => /^(message|tasks|agent)\//.test(m);
+const isV1Method = (m) => /^[A-Z][A-Za-z]+$/.test(m);
+// Every A2A request of a check (all but the card's GET) went to the mode's
+// endpoint, in its wire form.
+function expectWire(name) {
+  for (const e of exchanges.filter((x) => !x.line.includes('/.well-known/'))) {
+    const [, url] = e.line.split(' ');
+    if (mode.binding === 'HTTP+JSON') {
+      expect(url.startsWith(`${mode.endpoint}/`), `${name}: ${e.line} is not under ${mode.endpoint}/`);
+      continue;
+    }
+    expect(url === mode.endpoint, `${name}: ${e.line}, want POST ${mode.endpoint}`);
+    const method = JSON.parse(String(e.body)).method;
+    const ok = mode.version === '0.3' ? isV03Method(method) : isV1Method(method);
+    expect(ok, `${name}: JSON-RPC method ${method} is not an A2A ${mode.version} method`);
+  }
 }
 const stateName = (s) => taskStateToJSON(s);
 const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED]);
@@ -141,35 +185,44 @@ function expectTaskStream(events, taskId, want, what) {
   return { id, states };
 }
 
-console.log(`# @a2a-js/sdk ${sdk.version} (A2A 1.0 JSON-RPC client) against ${base}`);
+console.log(`# @a2a-js/sdk ${sdk.version} (${mode.title}) against ${base}`);
 let client, echoTask, cancelTask;
 const need = (x, what) => {
   if (!x) throw new Error(`not run: ${what} failed`);
   return x;
 };
 
+// The factory of the mode: only the mode's transport, so that the client
+// cannot pick another binding.
+function factoryOf() {
+  const legacyCompat = mode.version === '0.3' ? { enabled: true } : undefined;
+  const transport = mode.binding === 'HTTP+JSON'
+    ? new RestTransportFactory({ fetchImpl: recordingFetch })
+    : new JsonRpcTransportFactory({ fetchImpl: recordingFetch, legacyCompat });
+  return new ClientFactory({ transports: [transport], cardResolver: new DefaultAgentCardResolver({ fetchImpl: recordingFetch, legacyCompat }) });
+}
+
 await check('card resolution', async () => {
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl: recordingFetch })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: recordingFetch }),
-  });
-  const c = await factory.createFromUrl(base);
+  const c = await factoryOf().createFromUrl(base);
   // Kept even if a check below fails, so that the other checks still show
   // what the server answers to the client the SDK built.
   client = c;
   const card = c.agentCard;
   const ifaces = card.supportedInterfaces ?? [];
-  // The SDK's default factory picks the JSONRPC interface, preferring
-  // protocolVersion "1.0", but speaks 1.0 even to a "0.3" one: require it.
+  // The SDK's factory picks the mode's binding, preferring protocolVersion
+  // "1.0"; its 1.0 transports speak 1.0 even to a "0.3" interface, and in
+  // legacyCompat mode it reads a 0.3 card into interfaces of version "0.3"
+  // (or "0.3.0"): require one at the mode's endpoint.
+  const want = (i) => i.protocolBinding?.toUpperCase() === mode.binding && i.url === mode.endpoint && i.protocolVersion?.startsWith(mode.version);
   expect(
-    ifaces.some((i) => i.protocolBinding?.toUpperCase() === 'JSONRPC' && i.protocolVersion === '1.0'),
-    `the card has no supportedInterfaces entry {protocolBinding: "JSONRPC", protocolVersion: "1.0"}; it has ${JSON.stringify(ifaces)}`,
+    ifaces.some(want),
+    `the card (as the SDK read it) has no supportedInterfaces entry {protocolBinding: "${mode.binding}", protocolVersion: "${mode.version}", url: "${mode.endpoint}"}; it has ${JSON.stringify(ifaces)}`,
   );
   // Without it the SDK silently turns sendMessageStream into a plain send.
   expect(card.capabilities?.streaming === true, `capabilities.streaming is ${card.capabilities?.streaming}, want true`);
   const skills = (card.skills ?? []).map((s) => s.id);
   for (const id of ['demo::echo', 'demo::sleep']) expect(skills.includes(id), `skill ${id} is not on the card (skills: ${skills.join(', ')})`);
-  expect(c.protocolVersion === '1.0', `the client chose protocol version ${c.protocolVersion}, want 1.0`);
+  expect(c.protocolVersion === mode.version, `the client chose protocol version ${c.protocolVersion}, want ${mode.version}`);
 });
 
 await check('SendMessage', async () => {
@@ -200,13 +253,15 @@ await check('CancelTask', async () => {
   cancelTask = sent;
 });
 
-await check('ListTasks', async () => {
+// 0.3 has no tasks/list: the SDK's 0.3 transport refuses it without a request.
+if (mode.version !== '0.3') await check('ListTasks', async () => {
   need(echoTask && cancelTask, 'SendMessage or CancelTask');
   // Newest first, one per page: the canceled task, then the echo task.
   const rawNextPageToken = async () => {
     const last = exchanges.at(-1);
     await last.done;
-    return JSON.parse(last.answer).result?.nextPageToken;
+    const answer = JSON.parse(last.answer);
+    return mode.binding === 'JSONRPC' ? answer.result?.nextPageToken : answer.nextPageToken;
   };
   // Page 1 as most callers write it: the SDK sends the missing status as
   // "UNRECOGNIZED", which a2ad reads as no filter; page 2 in full.

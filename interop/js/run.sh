@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Interop check: the official A2A JS SDK client (@a2a-js/sdk, pinned by
 # package-lock.json) against the real a2ad binary, started with the README's
-# run command on the shipped example catalogue; then the SDK's card signature
-# verifier (signed.mjs) against a second a2ad with an API key and three card
-# signing keys (ES256, RS256, EdDSA); then the SDK's default resolver and
-# client against a keyed a2ad with an OpenID Connect issuer too (oidc.mjs).
+# run command on the shipped example catalogue: its 1.0 client over JSON-RPC
+# and over HTTP+JSON (check.mjs jsonrpc, rest), then its 0.3 compatibility
+# mode over 0.3 JSON-RPC against an a2ad serving the 0.3 card (check.mjs
+# v0.3); then the SDK's card signature verifier (signed.mjs) against an a2ad
+# with an API key and three card signing keys (ES256, RS256, EdDSA), and
+# through a key rotation with a reload (rotation.mjs); then the SDK's default
+# resolver and client against a keyed a2ad with an OpenID Connect issuer too
+# (oidc.mjs).
 # Needs Go, Node >= 20 and npm.
 # Exits non-zero when the build, the server or any check fails.
 set -euo pipefail
@@ -53,14 +57,27 @@ start() {
 	fi
 }
 
-start "$tmp/log" --store "$tmp/a2ad.db"
-
-cd "$here"
+# check LOG MODE: runs check.mjs in MODE against the a2ad at url; on a
+# failure shows the end of LOG and sets status.
 status=0
-node check.mjs "$url" || status=$?
-if [ "$status" -ne 0 ]; then
-	echo "# a2ad log (last 20 lines):"; tail -n 20 "$tmp/log"
-fi
+check() {
+	cd "$here"
+	local rc=0
+	node check.mjs "$url" "$2" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "# a2ad log (last 20 lines):"; tail -n 20 "$1"
+		status=$rc
+	fi
+}
+
+start "$tmp/log" --store "$tmp/a2ad.db"
+check "$tmp/log" jsonrpc
+check "$tmp/log" rest
+stop
+# The SDK's 0.3 mode speaks 0.3 only to a card of 0.3 alone: on the dual
+# card it picks the 1.0 interface.
+start "$tmp/v03.log" --store "$tmp/v03.db" --card-versions 0.3
+check "$tmp/v03.log" v0.3
 stop
 
 # Signed cards: one key file per algorithm, made by Node; an API key for
@@ -84,6 +101,10 @@ if [ "$signed" -ne 0 ]; then
 	echo "# a2ad (signed cards) log (last 20 lines):"; tail -n 20 "$tmp/signed.log"
 	status=$signed
 fi
+# A key rotation: rotation.mjs runs the binary with two key files, rewrites
+# one and reloads.
+mkdir "$tmp/rotation"
+node rotation.mjs "$tmp/a2ad" "$root/examples/catalog.yaml" "$tmp/rotation" || status=$?
 # OIDC: the JS SDK's default resolver and client against a keyed a2ad with
 # an OpenID Connect issuer (oidc.mjs runs the issuer and the binary).
 "$tmp/a2ad" keys create --keys "$tmp/oidc-keys.yaml" --id acme --tier partner >/dev/null 2>&1

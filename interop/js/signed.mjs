@@ -13,8 +13,9 @@
 // skill's name is changed. Prints "ok <name>" or "FAIL <name>: <why>";
 // exits 1 on any failure.
 import { readFileSync } from 'node:fs';
-import { verifyAgentCardSignature, canonicalizeAgentCard } from '@a2a-js/sdk';
+import { canonicalizeAgentCard } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { checks, expect, headerOf, jwksVerifier } from './cardsig.mjs';
 
 const [base, apiKey, ...kids] = process.argv.slice(2);
 if (!base || !apiKey || kids.length === 0) {
@@ -24,36 +25,9 @@ if (!base || !apiKey || kids.length === 0) {
 const sdk = JSON.parse(readFileSync(new URL('./node_modules/@a2a-js/sdk/package.json', import.meta.url)));
 const jku = `${base}/.well-known/a2ad-card-keys.json`;
 console.log(`# @a2a-js/sdk ${sdk.version} verifyAgentCardSignature against ${base} (kids ${kids.join(', ')})`);
-// The SDK logs each signature that does not verify (a2ad signs each key's
-// card twice, once per canonical form: one of the two never verifies here).
-console.debug = () => {};
-
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures++;
-    console.log(`FAIL ${name}: ${err?.message ?? err}`);
-  }
-}
-function expect(cond, why) {
-  if (!cond) throw new Error(why);
-}
-
-const fetched = [];
-const verifier = verifyAgentCardSignature(async (kid, url) => {
-  expect(url === jku, `jku is ${url}, want ${jku}`);
-  fetched.push(kid);
-  const res = await fetch(url);
-  expect(res.ok, `GET ${url}: HTTP ${res.status}`);
-  const set = await res.json();
-  const jwk = set.keys.find((k) => k.kid === kid);
-  expect(jwk, `kid ${kid} is not in the JWKS at ${url}`);
-  return jwk;
-});
-const headerOf = (sig) => JSON.parse(Buffer.from(sig.protected, 'base64url').toString());
+const { check, failures } = checks();
+const log = { asked: [], missing: [] };
+const verifier = jwksVerifier(jku, log);
 
 async function expectVerifies(card, what) {
   expect((card.signatures ?? []).length === 2 * kids.length, `${what}: ${card.signatures?.length ?? 0} signatures, want 2 per key (${2 * kids.length})`);
@@ -79,7 +53,7 @@ await check('public card (DefaultAgentCardResolver)', async () => {
   const card = await new DefaultAgentCardResolver().resolve(base);
   expect((card.skills ?? []).length > 0, 'the public card lists no skill');
   await expectVerifies(card, 'public card');
-  expect(kids.every((k) => fetched.includes(k)), `the verifier asked for kids ${fetched}, want each of ${kids}`);
+  expect(kids.every((k) => log.asked.includes(k)), `the verifier asked for kids ${log.asked}, want each of ${kids}`);
 });
 
 // The extended card as the SDK's client gets it (client.getAgentCard with
@@ -107,5 +81,5 @@ await check('public card (client.getAgentCard without a key)', async () => {
   await expectVerifies(card, 'public card from getAgentCard');
 });
 
-console.log(failures ? `# ${failures} check(s) failed` : '# all checks passed');
-process.exit(failures ? 1 : 0);
+console.log(failures() ? `# ${failures()} check(s) failed` : '# all checks passed');
+process.exit(failures() ? 1 : 0);

@@ -42,15 +42,8 @@ if (!caps?.tools?.listChanged || !caps?.resources?.subscribe) {
   fail('capabilities', `want tools.listChanged and resources.subscribe: ${JSON.stringify(caps)}`);
 }
 
-// The call as a 2025-11-25 client makes it: on 2026-07-28 this client wants
-// a resultType in a tools/call result, which a2ad's SDK does not add yet.
-const res = await fetch(`${base}/mcp`, {
-  method: 'POST',
-  headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' },
-  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'demo.sleep', arguments: { seconds: 0 } } }),
-});
-const called = (await res.json()).result;
-const uri = `a2ad://tasks/${called?._meta?.['io.a2ad/task-id']}`;
+const called = await client.callTool({ name: 'demo.sleep', arguments: { seconds: 0 } });
+const uri = `a2ad://tasks/${called._meta?.['io.a2ad/task-id']}`;
 const own = await client.listen({ resourceSubscriptions: [uri] });
 if (JSON.stringify(own.honoredFilter.resourceSubscriptions) !== JSON.stringify([uri])) {
   fail('resource', `honoured ${JSON.stringify(own.honoredFilter)}, want ${uri}`);

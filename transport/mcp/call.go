@@ -95,6 +95,16 @@ func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.R
 		return nil, rq.fail(invalidParams("arguments", "must be a JSON object"))
 	}
 	sp := a2a.SendParams{Message: a2a.Message{MessageID: msgID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(data)}}}
+	if p.RequestState != "" {
+		// A retry with the answer to its function's question (elicit.go).
+		next, res, e := rq.resume(f, args, p)
+		if e != nil {
+			return nil, e
+		} else if next == nil {
+			return res, nil
+		}
+		sp, args = *next, next.Message.Parts[0].Data
+	}
 	var (
 		task  *a2a.Task
 		reply *a2a.Message
@@ -120,6 +130,8 @@ func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.R
 		return result(reply.TaskID, a2a.StateCompleted, reply.Parts), nil
 	case after > 0 && !task.Status.State.Terminal():
 		return s.handle(task), nil
+	case task.Status.State == a2a.StateInputRequired && declaresElicitation(p.Meta):
+		return askInput(f, task, args), nil
 	}
 	return taskResult(task), nil
 }

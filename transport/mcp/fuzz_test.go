@@ -16,7 +16,8 @@ import (
 // FuzzServe posts any body, as any revision, to the binding: it never
 // panics, and every answer is a status the transport defines (from
 // 2026-07-28 on, a JSON-RPC error may come with 400 or 404); a 200 is one
-// JSON value.
+// JSON value. The same request to a server without the fast path (the
+// SDK alone) has the same answer, byte for byte.
 func FuzzServe(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
@@ -32,12 +33,25 @@ func FuzzServe(f *testing.F) {
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"t",` + declared + `}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":"t","inputResponses":{"k":{"action":"accept","content":[]}},` + declared + `}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":7}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hi"},` + elicits + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","requestState":"a2ad.1.dA","inputResponses":{"input-t":{"action":"accept","content":{"message":"yes"}}},` + elicits + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","requestState":"a2ad.1.!","inputResponses":{"k":{"action":"decline"}}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","requestState":7,"inputResponses":[]}}`,
 		`{"jsonrpc":"2.0","method":"tasks/get","params":[]}`,
 		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["a2ad://tasks/t","a2ad://tasks/","a2ad://tasks/t/x"]}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["a2ad://tasks/t"],"taskIds":["t"]},` + declared + `}}`,
 		`{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":"yes","resourceSubscriptions":7}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"x"},"_meta":{"io.a2ad/idempotency-key":"k"}}}`,
+		`{"jsonrpc":"2.0","id":5.5,"method":"tools/call","params":{"Name":"demo.echo","arguments":null,"x":[]}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"pricing.quote","arguments":{}}} `,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"demo.echo","arguments":"x","_meta":{}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"demo.echo"},"result":{}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"demo.echo"},"error":7}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"ZGVtby5lY2hv"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":null}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":null,"cursor":""}}`,
 		`{`, ``, `null`, `[[[[[[[[]]]]]]]]`,
 	} {
 		f.Add(seed, "2025-11-25")
@@ -48,32 +62,23 @@ func FuzzServe(f *testing.F) {
 	fx.fake.SendFn = func(p a2a.SendParams) (*a2a.Task, error) {
 		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateCompleted}}, nil
 	}
-	// Task "t" waits for an answer; any other is unknown.
+	// Task "t", a call of demo.echo, waits for an answer (since a fixed
+	// time: the two servers answer alike); any other is unknown.
 	fx.fake.GetFn = func(id string, _ *int) (*a2a.Task, error) {
 		if id != "t" {
 			return nil, tasks.ErrNotFound
 		}
-		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired}}, nil
+		first := a2a.Message{Role: a2a.RoleUser, Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"skill":"demo::echo","input":{}}`))}}
+		return &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.StateInputRequired, Timestamp: "2026-01-02T03:04:05.000Z"}, History: []a2a.Message{first}}, nil
 	}
 	fx.fake.CancelFn = func(string) (*a2a.Task, error) { return nil, tasks.ErrNotFound }
+	sdkOnly := newFixtureWith(f, nil, func(c *mcp.Config) { c.TaskAfter, c.SDKOnly = 50*time.Millisecond, true })
+	sdkOnly.fake.SendFn, sdkOnly.fake.GetFn, sdkOnly.fake.CancelFn = fx.fake.SendFn, fx.fake.GetFn, fx.fake.CancelFn
 	f.Fuzz(func(t *testing.T, body, version string) {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("X-API-Key", "partner-key")
-		if version != "" {
-			req.Header.Set("Mcp-Protocol-Version", version)
-		}
-		rec := httptest.NewRecorder()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			fx.h.ServeHTTP(rec, req)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no answer within 10 s to %q (%q)", body, version)
+		rec := fuzzServe(t, fx.h, body, version)
+		if ref := fuzzServe(t, sdkOnly.h, body, version); rec.Code != ref.Code || rec.Body.String() != ref.Body.String() ||
+			rec.Header().Get("Content-Type") != ref.Header().Get("Content-Type") || rec.Header().Get("Cache-Control") != ref.Header().Get("Cache-Control") {
+			t.Errorf("%q (%q): HTTP %d %s; the SDK alone: HTTP %d %s", body, version, rec.Code, rec.Body, ref.Code, ref.Body)
 		}
 		switch rec.Code {
 		case http.StatusOK:
@@ -86,4 +91,28 @@ func FuzzServe(f *testing.F) {
 			t.Errorf("HTTP %d for %q (%q): %s", rec.Code, body, version, rec.Body.Bytes())
 		}
 	})
+}
+
+// fuzzServe posts body as a partner to h, as revision version ("" for
+// none).
+func fuzzServe(t *testing.T, h http.Handler, body, version string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-API-Key", "partner-key")
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(rec, req)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no answer within 10 s to %q (%q)", body, version)
+	}
+	return rec
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -69,6 +70,9 @@ type Config struct {
 	// Retention is how long the store keeps a task once it ended, for a
 	// handle's ttlMs; 0 says none (null: unlimited).
 	Retention time.Duration
+	// SDKOnly serves every message through the SDK, the fast path (see
+	// serveFast) off: for the tests that compare the two.
+	SDKOnly bool
 }
 
 // Server serves MCP's Streamable HTTP transport, stateless. Build it with
@@ -82,6 +86,8 @@ type Server struct {
 	// progress (a progressToken), whose notifications come before its
 	// result.
 	streamed *sdk.StreamableHTTPHandler
+	// fastAnswers counts the messages the fast path answered (for tests).
+	fastAnswers atomic.Int64
 }
 
 // New builds the server.
@@ -167,6 +173,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isTaskMethod(method) && s.cfg.TaskAfter > 0 {
 		// The SDK knows no tasks/* method: a2ad answers them.
 		s.serveTask(r.Context(), w, cl, method, body)
+		return
+	}
+	if s.serveFast(w, r, cl, &env, body) {
 		return
 	}
 	// The SDK reads the body again, from the bytes read here (it copies
@@ -262,8 +271,9 @@ func writeError(w http.ResponseWriter, status int, e *a2a.Error) {
 // requestKey is the context key of a request's *request.
 type requestKey struct{}
 
-// request is one request's passage through the SDK: its call in the core
-// and the SDK server built for it.
+// request is one request's passage through the SDK, or the fast path:
+// its call in the core and the SDK server built for it (none on the fast
+// path).
 type request struct {
 	s  *Server
 	cl *transport.Call
@@ -308,11 +318,13 @@ func (rq *request) tools(next sdk.MethodHandler) sdk.MethodHandler {
 			return rq.list(cursor)
 		case "tools/call":
 			if call, ok := req.(*sdk.CallToolRequest); ok {
-				return rq.call(ctx, call)
+				res, err := rq.call(ctx, call)
+				return complete(call.Session, res, err)
 			}
 		}
 		if res, ok, err := rq.resources(method, req); ok {
-			return res, err
+			ss, _ := req.GetSession().(*sdk.ServerSession)
+			return complete(ss, res, err)
 		}
 		return next(ctx, method, req)
 	}
