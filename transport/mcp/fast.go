@@ -102,7 +102,7 @@ func fastCallParams(params json.RawMessage, modern bool, h http.Header) (*sdk.Ca
 		return p, plainMeta(p.Meta, nil)
 	}
 	n := h.Get(nameHeader)
-	return p, n != "" && n == p.Name && modernMeta(p.Meta) && namesAlike(params, p.Name)
+	return p, n != "" && n == p.Name && modernMeta(p.Meta) && argumentsAlike(params)
 }
 
 // fastListParams decodes a tools/list's params (nil, none, for an empty

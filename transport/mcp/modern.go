@@ -68,16 +68,23 @@ func remarshals(raw, v any) bool {
 	if raw == nil {
 		return false
 	}
+	if m, ok := raw.(map[string]any); ok && len(m) == 0 {
+		return true // {} decodes into any struct
+	}
 	b, err := json.Marshal(raw)
 	return err == nil && decodeParams(b, v) == nil
 }
 
-// namesAlike reports whether the SDK's check of Mcp-Name reads params
-// (as CallToolParams, whose arguments decode into any) without error and
-// finds name in them.
-func namesAlike(params json.RawMessage, name string) bool {
-	var p sdk.CallToolParams
-	return decodeParams(params, &p) == nil && p.Name == name
+// argumentsAlike reports whether the SDK's check of Mcp-Name reads params
+// without error: it decodes them as CallToolParams, which differ from the
+// CallToolParamsRaw read already only in their arguments, decoded into
+// any (a number beyond float64 fails there, not in a RawMessage). The
+// other fields decode into the same types as before.
+func argumentsAlike(params json.RawMessage) bool {
+	var p struct {
+		Arguments any `json:"arguments,omitempty"`
+	}
+	return decodeParams(params, &p) == nil
 }
 
 // modernAnswer is res and e as the SDK answers them in 2026-07-28: a

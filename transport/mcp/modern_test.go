@@ -34,7 +34,7 @@ var (
 		"26 list progress": true, "26 list no Mcp-Method": true, "26 name a number": true, "26 huge number": true,
 	}
 	modernEither = map[string]bool{
-		"26 duplicate _meta": true, "26 duplicate version": true, "26 duplicate name": true,
+		"26 duplicate _meta": true, "26 duplicate version": true, "26 duplicate name": true, "26 duplicate arguments": true,
 	}
 )
 
@@ -103,6 +103,7 @@ func modernCases() []sameCase {
 		{"26 duplicate _meta", "partner-key", call(`{"name":"demo.echo",` + triple() + `,"_meta":{}}`), h},
 		{"26 duplicate version", "partner-key", echo(`{}`, `"io.modelcontextprotocol/protocolVersion":"2025-11-25"`), h},
 		{"26 duplicate name", "partner-key", call(`{"name":"demo.echo",` + triple() + `,"name":"no.such"}`), h},
+		{"26 duplicate arguments", "partner-key", call(`{"name":"demo.echo","arguments":{"message":1e400},"arguments":{},` + triple() + `}`), h},
 		{"26 list", "partner-key", list(`{` + triple() + `}`), hl},
 		{"26 list internal", "internal-key", list(`{` + triple() + `}`), hl},
 		{"26 list with Mcp-Name", "partner-key", list(`{` + triple() + `}`), modern26("tools/list", "demo.echo")},
