@@ -35,11 +35,14 @@ const (
 var tripleKeys = []string{sdk.MetaKeyProtocolVersion, sdk.MetaKeyClientInfo, sdk.MetaKeyClientCapabilities}
 
 // clientCapabilities is the SDK's reading of a request's capabilities
-// (its unexported clientCapabilitiesV2, field for field): the fast path
-// takes a request only if they read as the SDK reads them.
+// (its unexported clientCapabilitiesV2, field for field; Roots a
+// *RootCapabilities, deprecated, of this one field): the fast path takes
+// a request only if they read as the SDK reads them.
 type clientCapabilities struct {
 	sdk.ClientCapabilities
-	Roots *sdk.RootCapabilities `json:"roots,omitempty"`
+	Roots *struct {
+		ListChanged bool `json:"listChanged,omitempty"`
+	} `json:"roots,omitempty"`
 }
 
 // modernMeta reports whether a 2026-07-28 request's _meta is one the SDK

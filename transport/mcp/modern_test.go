@@ -28,7 +28,7 @@ var (
 		"26 no Mcp-Name": true, "26 Mcp-Name mismatch": true, "26 Mcp-Name in capitals": true, "26 empty name": true,
 		"26 no _meta": true, "26 no _meta version": true, "26 _meta version mismatch": true, "26 _meta version a number": true,
 		"26 no capabilities": true, "26 capabilities null": true, "26 capabilities an array": true,
-		"26 capabilities roots a number": true, "26 client info a number": true, "26 client info null": true,
+		"26 capabilities roots a number": true, "26 roots listChanged a string": true, "26 client info a number": true, "26 client info null": true,
 		"26 client info name a number": true, "26 tasks extension": true, "26 progress": true, "26 log level": true,
 		"26 other meta": true, "26 header 2025 _meta 2026": true, "26 list no params": true, "26 list no _meta": true,
 		"26 list progress": true, "26 list no Mcp-Method": true, "26 name a number": true, "26 huge number": true,
@@ -91,6 +91,10 @@ func modernCases() []sameCase {
 			`"io.modelcontextprotocol/clientCapabilities":[]}}`), h},
 		{"26 capabilities roots a number", "partner-key", call(`{"name":"demo.echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 			`"io.modelcontextprotocol/clientCapabilities":{"roots":1}}}`), h},
+		{"26 roots listChanged a string", "partner-key", call(`{"name":"demo.echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":"x"}}}}`), h},
+		{"26 roots null", "partner-key", call(`{"name":"demo.echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{"roots":null,"sampling":{"tools":{}}}}}`), h},
 		{"26 client info a number", "partner-key", echo(`{}`, `"io.modelcontextprotocol/clientInfo":7`), h},
 		{"26 client info null", "partner-key", echo(`{}`, `"io.modelcontextprotocol/clientInfo":null`), h},
 		{"26 client info name a number", "partner-key", echo(`{}`, `"io.modelcontextprotocol/clientInfo":{"name":7}`), h},
