@@ -25,7 +25,7 @@ func modern26(method, name string) []string {
 var (
 	modernToSDK = map[string]bool{
 		"26 no Mcp-Method": true, "26 Mcp-Method mismatch": true, "26 Mcp-Method of a list": true,
-		"26 no Mcp-Name": true, "26 Mcp-Name mismatch": true, "26 Mcp-Name in capitals": true, "26 empty name": true,
+		"26 no Mcp-Name": true, "26 Mcp-Name mismatch": true, "26 Mcp-Name in capitals": true, "26 Mcp-Name in Base64": true, "26 empty name": true,
 		"26 no _meta": true, "26 no _meta version": true, "26 _meta version mismatch": true, "26 _meta version a number": true,
 		"26 no capabilities": true, "26 capabilities null": true, "26 capabilities an array": true,
 		"26 capabilities roots a number": true, "26 roots listChanged a string": true, "26 client info a number": true, "26 client info null": true,
@@ -75,6 +75,8 @@ func modernCases() []sameCase {
 		{"26 no Mcp-Name", "partner-key", echo(`{}`), modern26("tools/call", "")},
 		{"26 Mcp-Name mismatch", "partner-key", echo(`{}`), modern26("tools/call", "pricing.quote")},
 		{"26 Mcp-Name in capitals", "partner-key", echo(`{}`), modern26("tools/call", "Demo.echo")},
+		// The spec has the server decode it; the SDK refuses it (400).
+		{"26 Mcp-Name in Base64", "partner-key", echo(`{}`), modern26("tools/call", "=?base64?ZGVtby5lY2hv?=")},
 		{"26 empty name", "partner-key", call(`{"name":"",` + triple() + `}`), modern26("tools/call", "")},
 		{"26 name a number", "partner-key", call(`{"name":7,` + triple() + `}`), modern26("tools/call", "7")},
 		{"26 huge number", "partner-key", echo(`{"message":1.0e400}`), h},
