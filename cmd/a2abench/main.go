@@ -130,7 +130,7 @@ type options struct {
 	fleetPool                int
 }
 
-var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "a2ad-pg4", "a2ad-mcp", "mcp-sdk", "js", "sdk2", "sdk", "floor"}
+var knownServers = []string{"a2ad", "a2ad-tmpfs", "a2ad-pg", "a2ad-pg-working", "a2ad-pg2", "a2ad-pg4", "a2ad-mcp", "mcp-sdk", "a2ad-mcp26", "mcp-sdk26", "js", "sdk2", "sdk", "floor"}
 
 // defaultServers need no PostgreSQL.
 var defaultServers = []string{"a2ad", "js", "sdk", "floor"}
@@ -154,6 +154,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			"a2ad-pg-working (a2ad-pg calling a function that is not retry-safe, so every call goes through working), "+
 			"a2ad-pg2, a2ad-pg4 (two or four on one schema), a2ad-mcp (a2ad's MCP tools/call of demo.echo, a durable task each), "+
 			"mcp-sdk (the official MCP Go SDK's server, an echo tool, nothing stored), "+
+			"a2ad-mcp26, mcp-sdk26 (the two at MCP revision 2026-07-28 instead of 2025-11-25), "+
 			"js (the JS SDK server), sdk2 (a2a-go v2, A2A 1.0), sdk (a2a-go v0.3), floor")
 	clients := fs.String("clients", "", "concurrent clients, one run per value (default 16,64; 16 with -mode stream)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each run")

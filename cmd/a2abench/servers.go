@@ -36,6 +36,9 @@ var packages = map[string]string{
 	"sdk2":            "./cmd/a2abench/sdk2server",
 	"floor":           "./cmd/a2abench/floor",
 	"js":              jsDir,
+	// a2ad-mcp and mcp-sdk, called at revision 2026-07-28.
+	"a2ad-mcp26": "./cmd/a2ad",
+	"mcp-sdk26":  "./cmd/a2abench/mcpserver",
 }
 
 // jsDir holds the JS SDK server: node runs its server.mjs, with the

@@ -62,6 +62,8 @@ func protocolOf(name string) *protocol {
 		return a2a03Once
 	case "a2ad-mcp", "mcp-sdk":
 		return mcpEcho
+	case "a2ad-mcp26", "mcp-sdk26":
+		return mcpEcho26
 	}
 	return a2a03
 }
@@ -70,16 +72,29 @@ func protocolOf(name string) *protocol {
 // catalogue opts demo::echo into MCP as), at revision 2025-11-25.
 var mcpEcho = &protocol{path: "/mcp", mcp: true, version: "2025-11-25"}
 
-// mcpCall is a tools/call's body around its id.
-var mcpCall = [2]string{`{"jsonrpc":"2.0","id":`, `,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hello"}}}`}
+// mcpEcho26 is mcpEcho at revision 2026-07-28: the Go SDK client's
+// default, whose requests carry their revision, the client's info and
+// capabilities in their _meta, and Mcp-Method and Mcp-Name headers.
+var mcpEcho26 = &protocol{path: "/mcp", mcp: true, version: "2026-07-28"}
+
+// mcpCall is a tools/call's body around its id; mcpCall26 the same in
+// 2026-07-28.
+var (
+	mcpCall   = [2]string{`{"jsonrpc":"2.0","id":`, `,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hello"}}}`}
+	mcpCall26 = [2]string{mcpCall[0], `,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hello"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"a2abench","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`}
+)
 
 // mcpAnswer is what a2abench checks of a tools/call's answer: a result
 // that is not a tool error and, from a2ad, names its completed task.
 type mcpAnswer struct {
 	ID     json.RawMessage `json:"id"`
 	Result *struct {
-		IsError bool              `json:"isError"`
-		Meta    map[string]string `json:"_meta"`
+		IsError bool `json:"isError"`
+		// Meta holds a2ad's task keys (strings) and, from 2026-07-28,
+		// the server's info (an object).
+		Meta map[string]json.RawMessage `json:"_meta"`
 	} `json:"result"`
 	Error *struct {
 		Code    int    `json:"code"`
@@ -103,8 +118,8 @@ func checkCalled(b []byte, id int64) error {
 	case r.Result.IsError:
 		return fmt.Errorf("a tool error: %.200s", b)
 	}
-	if st, ok := r.Result.Meta["io.a2ad/task-state"]; ok && st != "completed" {
-		return fmt.Errorf("the call's task is %q, want completed", st)
+	if st, ok := r.Result.Meta["io.a2ad/task-state"]; ok && string(st) != `"completed"` {
+		return fmt.Errorf("the call's task is %s, want completed", st)
 	}
 	return nil
 }
@@ -114,9 +129,13 @@ func checkCalled(b []byte, id int64) error {
 func (p *protocol) writeRequest(body *bytes.Buffer, id int64, stream bool) {
 	body.Reset()
 	if p.mcp {
-		body.WriteString(mcpCall[0])
+		call := mcpCall
+		if p == mcpEcho26 {
+			call = mcpCall26
+		}
+		body.WriteString(call[0])
 		body.WriteString(strconv.FormatInt(id, 10))
-		body.WriteString(mcpCall[1])
+		body.WriteString(call[1])
 		return
 	}
 	method, params := p.send, p.sendParams
@@ -142,6 +161,10 @@ func (p *protocol) setHeaders(req *http.Request) {
 	case p.mcp:
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", p.version)
+		if p == mcpEcho26 {
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "demo.echo")
+		}
 	case p.version != "":
 		req.Header.Set("A2A-Version", p.version)
 	}

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestWriteRequest(t *testing.T) {
@@ -205,5 +209,39 @@ func checkErr(t *testing.T, what string, err error, want string) {
 		t.Errorf("%s: %v", what, err)
 	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 		t.Errorf("%s: error %v, want one containing %q", what, err, want)
+	}
+}
+
+// TestMCPRequests serves a2abench's tools/call, in each revision it
+// speaks, with the MCP Go SDK's stateless server (as mcp-sdk's): the SDK
+// accepts it (in 2026-07-28, its _meta triple and its Mcp-Method and
+// Mcp-Name headers) and checkCalled reads the answer.
+func TestMCPRequests(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "mcpserver", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "demo.echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	for name, p := range map[string]*protocol{"a2ad-mcp": mcpEcho, "mcp-sdk": mcpEcho, "a2ad-mcp26": mcpEcho26, "mcp-sdk26": mcpEcho26} {
+		if protocolOf(name) != p || packages[name] == "" {
+			t.Errorf("%s: protocol %+v, package %q", name, protocolOf(name), packages[name])
+		}
+	}
+	for _, p := range []*protocol{mcpEcho, mcpEcho26} {
+		var body bytes.Buffer
+		p.writeRequest(&body, 42, false)
+		req := httptest.NewRequest(http.MethodPost, "/mcp", &body)
+		p.setHeaders(req)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if err := checkCalled(rec.Body.Bytes(), 42); rec.Code != http.StatusOK || err != nil {
+			t.Errorf("%s: HTTP %d %v: %s", p.version, rec.Code, err, rec.Body.Bytes())
+		}
+	}
+	failed := `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.a2ad/task-state":"failed","io.modelcontextprotocol/serverInfo":{"name":"a2ad"}}}}`
+	if err := checkCalled([]byte(failed), 1); err == nil || !strings.Contains(err.Error(), `"failed"`) {
+		t.Errorf("a failed task's answer: %v", err)
 	}
 }

@@ -27,17 +27,25 @@ import (
 // SDK's jsonrpc package) and the params' types; the methods themselves
 // are a2ad's (request.call, request.list) either way.
 //
-// Anything unusual goes to the SDK unchanged: a revision from 2026-07-28
-// on (its _meta triple, its status codes, the server info it adds to
-// each result), a request without both media types in Accept or without
+// Revision 2026-07-28 (SEP-2575) is answered here too, as the SDK's
+// stateless handler answers it (see modern.go): a request that carries
+// the per-request _meta triple matching its Mcp-Protocol-Version, and
+// the Mcp-Method (and for a call Mcp-Name) headers matching its body; a
+// result with the server's info in its _meta (and a tools/list result
+// with resultType "complete"); an error answered 400 or 404 for the codes
+// the SDK maps so.
+//
+// Anything unusual goes to the SDK unchanged: a revision after
+// 2026-07-28, a request without both media types in Accept or without
 // exactly application/json as its Content-Type, a Last-Event-ID, a batch,
 // a message the SDK's decoder refuses, params it would refuse, a _meta
 // other than a2ad's idempotency key (a progress token, the tasks
-// extension), and every other method.
+// extension) and, from 2026-07-28, the triple, any header or _meta triple
+// the SDK would refuse, and every other method.
 
 // fastVersions are the revisions the fast path answers: those the SDK
-// speaks from before 2026-07-28.
-var fastVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+// speaks up to 2026-07-28.
+var fastVersions = slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v > modernVersion })
 
 // serveFast answers a tools/call or tools/list message the SDK would
 // answer as described above, and reports whether it did; false leaves w
@@ -50,31 +58,70 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, cl *transport
 	if !ok {
 		return false
 	}
+	modern := r.Header.Get(versionHeader) == modernVersion
+	if modern && r.Header.Get(methodHeader) != env.Method {
+		return false
+	}
 	rq := &request{s: s, cl: cl, ctx: r.Context(), id: env.ID}
 	var (
-		res any
+		res sdk.Result
 		e   error
 	)
 	if env.Method == "tools/call" {
-		var p *sdk.CallToolParamsRaw
-		if len(params) == 0 || decodeParams(params, &p) != nil || p == nil || !plainMeta(p.Meta) {
+		p, ok := fastCallParams(params, modern, r.Header)
+		if !ok {
 			return false
 		}
 		res, e = rq.call(r.Context(), &sdk.CallToolRequest{Params: p})
 	} else {
-		var p *sdk.ListToolsParams
-		if len(params) > 0 && decodeParams(params, &p) != nil || p != nil && len(p.Meta) > 0 {
+		p, ok := fastListParams(params, modern)
+		if !ok {
 			return false
 		}
-		cursor := ""
-		if p != nil {
-			cursor = p.Cursor
-		}
-		res, e = rq.list(cursor)
+		res, e = rq.list(p.Cursor)
 	}
-	writeFast(w, id, res, e)
+	status := 0
+	if modern {
+		res, status = s.modernAnswer(res, e)
+	}
+	writeFast(w, id, res, e, status)
 	s.fastAnswers.Add(1)
 	return true
+}
+
+// fastCallParams decodes a tools/call's params, and reports whether the
+// fast path answers it: params the SDK reads alike, with a _meta of
+// a2ad's idempotency key alone, and from 2026-07-28 the _meta triple and
+// the Mcp-Name header that the SDK accepts.
+func fastCallParams(params json.RawMessage, modern bool, h http.Header) (*sdk.CallToolParamsRaw, bool) {
+	var p *sdk.CallToolParamsRaw
+	if len(params) == 0 || decodeParams(params, &p) != nil || p == nil {
+		return nil, false
+	}
+	if !modern {
+		return p, plainMeta(p.Meta, nil)
+	}
+	n := h.Get(nameHeader)
+	return p, n != "" && n == p.Name && modernMeta(p.Meta) && argumentsAlike(params)
+}
+
+// fastListParams decodes a tools/list's params (nil, none, for an empty
+// list), and reports whether the fast path answers it: params the SDK
+// reads alike, without a _meta before 2026-07-28, with the triple alone
+// from then on.
+func fastListParams(params json.RawMessage, modern bool) (*sdk.ListToolsParams, bool) {
+	var p *sdk.ListToolsParams
+	if len(params) > 0 && decodeParams(params, &p) != nil {
+		return nil, false
+	}
+	if p == nil {
+		p = &sdk.ListToolsParams{}
+		return p, !modern
+	}
+	if !modern {
+		return p, len(p.Meta) == 0
+	}
+	return p, modernMeta(p.Meta)
 }
 
 // fastHeaders reports whether a request's headers are ones the fast path
@@ -157,11 +204,12 @@ func decodeParams(b []byte, v any) error {
 var errTrailing = errors.New("bytes after the JSON value")
 
 // plainMeta reports whether a call's _meta holds nothing but a2ad's
-// idempotency key: no progress token (its notifications need the SDK's
-// stream), no tasks extension, nothing of a later revision.
-func plainMeta(meta sdk.Meta) bool {
+// idempotency key and the keys in also: no progress token (its
+// notifications need the SDK's stream), no tasks extension, nothing of a
+// later revision.
+func plainMeta(meta sdk.Meta, also []string) bool {
 	for k := range meta {
-		if k != IdempotencyKey {
+		if k != IdempotencyKey && !slices.Contains(also, k) {
 			return false
 		}
 	}
@@ -169,8 +217,9 @@ func plainMeta(meta sdk.Meta) bool {
 }
 
 // writeFast answers the message id with res or e as the SDK's stateless
-// JSON answer does: its headers, its encoding (no HTML escaping), 200.
-func writeFast(w http.ResponseWriter, id jsonrpc.ID, res any, e error) {
+// JSON answer does: its headers, its encoding (no HTML escaping), status
+// (0 for 200).
+func writeFast(w http.ResponseWriter, id jsonrpc.ID, res any, e error, status int) {
 	resp := &jsonrpc.Response{ID: id, Error: e}
 	if e == nil {
 		raw, err := encodeResult(res)
@@ -186,6 +235,9 @@ func writeFast(w http.ResponseWriter, id jsonrpc.ID, res any, e error) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	if status != 0 {
+		w.WriteHeader(status)
+	}
 	_, _ = w.Write(data)
 }
 

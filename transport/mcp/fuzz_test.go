@@ -13,7 +13,8 @@ import (
 	"github.com/a2ad/a2ad/transport/mcp"
 )
 
-// FuzzServe posts any body, as any revision, to the binding: it never
+// FuzzServe posts any body, as any revision (from 2026-07-28 with any
+// Mcp-Method and Mcp-Name), to the binding: it never
 // panics, and every answer is a status the transport defines (from
 // 2026-07-28 on, a JSON-RPC error may come with 400 or 404); a 200 is one
 // JSON value. The same request to a server without the fast path (the
@@ -57,6 +58,26 @@ func FuzzServe(f *testing.F) {
 		f.Add(seed, "2025-11-25")
 	}
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "2026-07-28")
+	// 2026-07-28 with its Mcp-Method and Mcp-Name headers (see fuzzServe).
+	for _, seed := range []struct{ body, version string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hi"},` + triple() + `}}`, "2026-07-28|tools/call|demo.echo"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo.echo","arguments":{"message":"hi"},` +
+			triple(`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}`, `"io.a2ad/idempotency-key":"k"`) + `}}`, "2026-07-28|tools/call|demo.echo"},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"pricing.quote",` + triple() + `}}`, "2026-07-28|tools/call|pricing.quote"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo.echo","arguments":[],` + triple() + `}}`, "2026-07-28|tools/call|demo.echo"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo.echo",` + triple() + `}}`, "2026-07-28|tools/call|no.such"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo.echo",` + triple() + `}}`, "2026-07-28|tools/list|demo.echo"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo.echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "2026-07-28|tools/call|demo.echo"},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo.echo",` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`,
+			"2026-07-28|tools/call|demo.echo"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + triple() + `}}`, "2026-07-28|tools/list"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"ZGVtby5lY2hv",` + triple() + `}}`, "2026-07-28|tools/list"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x",` + triple() + `}}`, "2026-07-28|tools/list"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`, "2026-07-28|tools/list"},
+	} {
+		f.Add(seed.body, seed.version)
+	}
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "")
 	fx := newFixtureWith(f, nil, func(c *mcp.Config) { c.TaskAfter = 50 * time.Millisecond })
 	fx.fake.SendFn = func(p a2a.SendParams) (*a2a.Task, error) {
@@ -94,14 +115,19 @@ func FuzzServe(f *testing.F) {
 }
 
 // fuzzServe posts body as a partner to h, as revision version ("" for
-// none).
+// none). A version "v|method|name" is revision v with the headers
+// Mcp-Method method and Mcp-Name name (each optional).
 func fuzzServe(t *testing.T, h http.Handler, body, version string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("X-API-Key", "partner-key")
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
+	version, method, _ := strings.Cut(version, "|")
+	method, name, _ := strings.Cut(method, "|")
+	for k, v := range map[string]string{"Mcp-Protocol-Version": version, "Mcp-Method": method, "Mcp-Name": name} {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})

@@ -86,13 +86,16 @@ type Server struct {
 	// progress (a progressToken), whose notifications come before its
 	// result.
 	streamed *sdk.StreamableHTTPHandler
+	// impl names the server: in initialize, and in each result's _meta
+	// from 2026-07-28.
+	impl *sdk.Implementation
 	// fastAnswers counts the messages the fast path answered (for tests).
 	fastAnswers atomic.Int64
 }
 
 // New builds the server.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, impl: &sdk.Implementation{Name: "a2ad", Version: cfg.Version}}
 	opts := func(json bool) *sdk.StreamableHTTPOptions {
 		return &sdk.StreamableHTTPOptions{
 			Stateless: true,
@@ -299,7 +302,7 @@ func serverOf(r *http.Request) *sdk.Server {
 		if rq.s.cfg.TaskAfter > 0 {
 			caps.AddExtension(TasksExtension, map[string]any{})
 		}
-		rq.srv = sdk.NewServer(&sdk.Implementation{Name: "a2ad", Version: rq.s.cfg.Version}, &sdk.ServerOptions{Capabilities: caps})
+		rq.srv = sdk.NewServer(rq.s.impl, &sdk.ServerOptions{Capabilities: caps})
 		rq.srv.AddReceivingMiddleware(rq.tools)
 	}
 	return rq.srv
