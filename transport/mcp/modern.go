@@ -91,8 +91,8 @@ func argumentsAlike(params json.RawMessage) bool {
 }
 
 // modernAnswer is res and e as the SDK answers them in 2026-07-28: a
-// result names the server in its _meta (and a tools/list result is
-// "complete"); an error has the HTTP status the SDK gives its code.
+// result names the server in its _meta and is "complete" (a tools/list
+// result in its own field, a tools/call result as complete marks it); an error has the HTTP status the SDK gives its code.
 func (s *Server) modernAnswer(res sdk.Result, e error) (sdk.Result, int) {
 	if e != nil {
 		return res, errorStatus(e)
@@ -110,6 +110,9 @@ func (s *Server) modernAnswer(res sdk.Result, e error) (sdk.Result, int) {
 	if _, ok := m[sdk.MetaKeyServerInfo]; !ok {
 		m[sdk.MetaKeyServerInfo] = s.impl
 		res.SetMeta(m)
+	}
+	if _, ok := res.(*sdk.CallToolResult); ok {
+		res = markedResult{res} // "complete", as complete marks the SDK path's
 	}
 	return res, 0
 }
