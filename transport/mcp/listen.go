@@ -204,7 +204,7 @@ func (lw *listenWriter) Event(e tasks.StreamEvent) error {
 		d := lw.s.detail(t, "", schema)
 		if key := d.Status + " " + d.LastUpdatedAt; key != lw.last {
 			lw.last = key
-			lw.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": notificationTask{d}})
+			lw.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": notificationTask{d, lw.sub}})
 		}
 	}
 	if lw.ag.uri != "" {
@@ -237,8 +237,12 @@ func (lw *listenWriter) notification(method string, params map[string]any) map[s
 }
 
 // notificationTask is a detailed task without a resultType, as
-// notifications/tasks carries it.
-type notificationTask struct{ detailedTask }
+// notifications/tasks carries it, with the listen's subscription id in
+// its _meta, as every message on a listen's stream has.
+type notificationTask struct {
+	detailedTask
+	sub json.RawMessage
+}
 
 func (n notificationTask) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(n.detailedTask)
@@ -250,6 +254,16 @@ func (n notificationTask) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	delete(m, "resultType")
+	meta := map[string]json.RawMessage{}
+	if raw, ok := m["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, err
+		}
+	}
+	meta[sdk.MetaKeySubscriptionID] = n.sub
+	if m["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
 	return json.Marshal(m)
 }
 

@@ -340,6 +340,10 @@ func TestListenSeveralKinds(t *testing.T) {
 		m := s.next(t)
 		p, _ := m["params"].(map[string]any)
 		got = append(got, m["method"].(string)+" "+mustMarshal(t, p["status"]))
+		// every message on the stream names the listen (its request id, 7)
+		if meta := mustMarshal(t, p["_meta"]); !strings.Contains(meta, `"io.modelcontextprotocol/subscriptionId":7`) {
+			t.Errorf("%s: _meta %s names no subscription 7", m["method"], meta)
+		}
 	}
 	want := []string{"notifications/tasks \"working\"", "notifications/tasks \"completed\"", "notifications/resources/updated null"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
