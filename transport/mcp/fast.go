@@ -84,7 +84,9 @@ func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, cl *transport
 	if modern {
 		res, status = s.modernAnswer(res, e)
 	}
-	writeFast(w, id, res, e, status)
+	if e != nil || !s.writeCallResult(w, id, res, status) {
+		writeFast(w, id, res, e, status)
+	}
 	s.fastAnswers.Add(1)
 	return true
 }
@@ -232,13 +234,7 @@ func writeFast(w http.ResponseWriter, id jsonrpc.ID, res any, e error, status in
 	if err != nil {
 		data = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	if status != 0 {
-		w.WriteHeader(status)
-	}
-	_, _ = w.Write(data)
+	sendFast(w, data, status)
 }
 
 // encodeResult is res as the SDK encodes a result: with an encoder that

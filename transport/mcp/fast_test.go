@@ -50,6 +50,13 @@ func echoOutcomes(p a2a.SendParams) (*a2a.Task, error) {
 			return &a2a.Task{ID: "t-file", Status: done, Artifacts: []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{
 				{Kind: a2a.PartFile, File: &a2a.FileContent{MimeType: "image/png", Bytes: "iVBORw0KGgo="}},
 				a2a.DataPart(json.RawMessage(`{"ok":true}`))}}}}, nil
+		case "spaced", "spaced html":
+			data := " { \"a\" : [1, 2.50, \"x\\ty\u00e9\"] ,\n\"b\":{ } } "
+			if m == "spaced html" {
+				data = strings.Replace(data, "x", "<x>&\u2028\\u2029", 1)
+			}
+			return &a2a.Task{ID: "t-" + m, Status: done, Artifacts: []a2a.Artifact{{ArtifactID: "a",
+				Parts: []a2a.Part{a2a.TextPart("\x01\x7f\xff\b\f\"\\"), a2a.DataPart(json.RawMessage(data))}}}}, nil
 		}
 	}
 	return &a2a.Task{ID: "t-echo", Status: done, Artifacts: []a2a.Artifact{{ArtifactID: "a",
@@ -95,6 +102,10 @@ func TestFastPathSameAnswers(t *testing.T) {
 	for _, tc := range append([]sameCase{
 		{"echo", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"hi"}}`), nil},
 		{"html text", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"html"}}`), nil},
+		{"spaced data", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"spaced"}}`), nil},
+		{"spaced html data", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"spaced html"}}`), nil},
+		{"html arguments", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"<i>&\u2028</i>"}}`), nil},
+		{"escaped string id", "partner-key", `{"jsonrpc":"2.0","id":"q\"\u2028\u00e9","method":"tools/call","params":{"name":"demo.echo"}}`, nil},
 		{"image and data", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"file"}}`), nil},
 		{"function failed", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"fail"}}`), nil},
 		{"input required", "partner-key", call(`{"name":"demo.echo","arguments":{"message":"wait"}}`), nil},

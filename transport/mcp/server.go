@@ -89,6 +89,9 @@ type Server struct {
 	// impl names the server: in initialize, and in each result's _meta
 	// from 2026-07-28.
 	impl *sdk.Implementation
+	// implJSON is impl encoded, as a result's _meta holds it (nil if it
+	// does not encode: the fast path's encoder then leaves it to the SDK's).
+	implJSON []byte
 	// fastAnswers counts the messages the fast path answered (for tests).
 	fastAnswers atomic.Int64
 }
@@ -96,6 +99,7 @@ type Server struct {
 // New builds the server.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, impl: &sdk.Implementation{Name: "a2ad", Version: cfg.Version}}
+	s.implJSON, _ = json.Marshal(s.impl)
 	opts := func(json bool) *sdk.StreamableHTTPOptions {
 		return &sdk.StreamableHTTPOptions{
 			Stateless: true,
