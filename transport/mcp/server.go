@@ -233,16 +233,6 @@ type envelope struct {
 	} `json:"params"`
 }
 
-// readEnvelope reads body's envelope: empty for a body that is not one
-// JSON-RPC message (the SDK answers it).
-func readEnvelope(body []byte) envelope {
-	var env envelope
-	if json.Unmarshal(body, &env) != nil {
-		return envelope{}
-	}
-	return env
-}
-
 // progress reports whether the message asks for progress.
 func (e *envelope) progress() bool {
 	t := e.Params.Meta.ProgressToken
