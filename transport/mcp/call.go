@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -76,7 +77,7 @@ func (rq *request) call(sdkCtx context.Context, req *sdk.CallToolRequest) (sdk.R
 		cl.NoteDenied(id, reason)
 		return nil, unknownTool(p.Name)
 	}
-	args := json.RawMessage(strings.TrimSpace(string(p.Arguments)))
+	args := json.RawMessage(bytes.TrimSpace(p.Arguments)) // the params' own copy
 	switch {
 	case len(args) == 0 || string(args) == "null":
 		args = json.RawMessage("{}")

@@ -208,15 +208,19 @@ func Methods() []string {
 // SDK does not speak; nil for a known one, or none (the initialize
 // request names its version in its params).
 func versionError(v string) *a2a.Error {
-	if v == "" || slices.Contains(sdk.SupportedProtocolVersions(), v) {
+	if v == "" || slices.Contains(supportedVersions, v) {
 		return nil
 	}
 	if len(v) > 32 {
 		v = strings.ToValidUTF8(v[:32], "") + "…"
 	}
 	return &a2a.Error{Code: a2a.CodeInvalidRequest,
-		Message: "Unsupported " + versionHeader + " " + strconv.Quote(v) + ": supported are " + strings.Join(sdk.SupportedProtocolVersions(), ", ")}
+		Message: "Unsupported " + versionHeader + " " + strconv.Quote(v) + ": supported are " + strings.Join(supportedVersions, ", ")}
 }
+
+// supportedVersions are the revisions the SDK speaks (its function
+// copies them on each call).
+var supportedVersions = sdk.SupportedProtocolVersions()
 
 // envelope is what a2ad reads of a JSON-RPC message before the SDK
 // does: its method (for the audit record, cut to a bounded length by the
