@@ -89,7 +89,11 @@ func (s *Server) listen(ctx context.Context, w http.ResponseWriter, cl *transpor
 			return transport.OpenFunc(lw.run(watch)), nil
 		}
 		if e := core.Stream(ctx, cl, open, lw); e != nil {
-			return // the watch was refused (draining, the key revoked): the stream ends without a result
+			// Refused after the acknowledgement (draining, or the key
+			// revoked before the stream was registered): the listen's answer
+			// is the refusal, as for a stream the core ends later.
+			lw.Fail(e)
+			return
 		}
 	}
 	lw.finish()

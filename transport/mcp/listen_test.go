@@ -209,8 +209,11 @@ func TestListenRevoked(t *testing.T) {
 	partner.next(t)
 	internal.next(t)
 	f.revoked.Store("p", true)
-	if n := f.core.EndRevokedStreams(); n != 1 {
-		t.Fatalf("EndRevokedStreams = %d, want 1", n)
+	// The listen writes its acknowledgement before its stream is
+	// registered with the core: one not registered yet is not counted here,
+	// and the core ends it as it registers. Either way it ends as revoked.
+	if n := f.core.EndRevokedStreams(); n > 1 {
+		t.Fatalf("EndRevokedStreams = %d, want at most 1 (the partner's)", n)
 	}
 	m := partner.next(t)
 	e, _ := m["error"].(map[string]any)
