@@ -286,7 +286,17 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 			}
 		})
 	}
+	// SIGTERM once some tasks are acknowledged (600 ms on a quiet machine;
+	// longer on a loaded one, where a fixed wait left too few to check).
 	time.Sleep(600 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 10 {
+			break
+		}
+	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

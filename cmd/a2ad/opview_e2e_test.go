@@ -191,10 +191,13 @@ type opFixture struct {
 	hook, echo, sleep, quick string
 }
 
-func newOpFixture(tb testing.TB) *opFixture {
+func newOpFixture(tb testing.TB) *opFixture { return newOpFixtureOf(tb, exampleCatalog) }
+
+// newOpFixtureOf is newOpFixture serving the catalogue at path.
+func newOpFixtureOf(tb testing.TB, catalog string) *opFixture {
 	tb.Helper()
 	hook := newHookReceiver(tb, func(int) int { return http.StatusNotFound })
-	f := &opFixture{k: startKeyed(tb, func(c *Config) { anonymousPartners(c); c.RatePerSecond = 0 })}
+	f := &opFixture{k: startKeyed(tb, func(c *Config) { anonymousPartners(c); c.RatePerSecond = 0; c.Catalog = catalog })}
 	k := f.k
 	f.hook = opSend(tb, k, "", pushSendParams("m-hook", "demo::echo", map[string]any{"message": "hi"}, true,
 		map[string]any{"id": "hook-1", "url": hook.URL, "token": "tok-secret", "authentication": map[string]any{"schemes": []any{"Bearer"}, "credentials": "cred-secret"}}))
@@ -452,8 +455,34 @@ func storeState(tb testing.TB, m *Main) (dump string, file [32]byte, txid uint64
 // committed, and a working task's record (its UpdatedAt, its expiry) is
 // untouched.
 func TestOpViewObservesOnly(t *testing.T) {
-	f := newOpFixture(t)
+	// The working task observed is a call that writes nothing while it
+	// runs (an exec of sleep): demo::sleep notes its progress each second,
+	// which a loaded machine's slower reads saw as changes. The fixture's
+	// sleep is canceled before the store is first read.
+	example, err := os.ReadFile(exampleCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, sub := range []string{"schemas", "bin"} { // what the example catalogue names by relative path
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(exampleCatalog), sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	catalog := filepath.Join(dir, "catalog.yaml")
+	block := "  - id: test::block\n    metadata: {\"a2a.expose\": true, \"a2a.tier\": partner}\n    timeout: 10m\n    exec: {argv: [sleep, \"300\"]}\n"
+	putFile(t, catalog, string(example)+block)
+	f := newOpFixtureOf(t, catalog)
 	m := f.k.m
+	if code, body := adminDo(t, m, http.MethodPost, "/admin/v1/tasks/"+f.sleep+"/cancel"); code != http.StatusOK {
+		t.Fatalf("cancel %s: HTTP %d %s", f.sleep, code, body)
+	}
+	blocked := opSend(t, f.k, f.k.bob, sendParams("m-block", "test::block", map[string]any{}, false))
+	waitTask(t, m, blocked, "working")
 	adminURL := "http://" + m.AdminAddr()
 	dump, file, txid := storeState(t, m)
 	tok := ""
@@ -461,7 +490,7 @@ func TestOpViewObservesOnly(t *testing.T) {
 		for _, p := range []string{
 			"/admin/v1/overview", "/admin/v1/tasks", "/admin/v1/tasks?state=working", "/admin/v1/tasks?caller=bob",
 			"/admin/v1/tasks?function=demo::echo&limit=1", "/admin/v1/dead-letters?limit=1",
-			"/admin/v1/tasks/" + f.sleep, "/admin/v1/tasks/" + f.hook, "/admin/v1/tasks/no-such-task",
+			"/admin/v1/tasks/" + blocked, "/admin/v1/tasks/" + f.hook, "/admin/v1/tasks/no-such-task",
 			"/admin/v1/tasks?limit=0", "/admin/v1/tasks?limit=1&page_token=" + tok,
 		} {
 			code, body := adminDo(t, m, http.MethodGet, p)
@@ -474,7 +503,7 @@ func TestOpViewObservesOnly(t *testing.T) {
 			}
 		}
 		if i%10 == 0 {
-			for _, args := range [][]string{{"list"}, {"get", f.sleep}, {"list", "--state", "working", "--json"}} {
+			for _, args := range [][]string{{"list"}, {"get", blocked}, {"list", "--state", "working", "--json"}} {
 				if code, _, errOut := runA2AD(t, nil, append([]string{"tasks"}, append(args, "--server", adminURL)...)...); code != 0 {
 					t.Fatalf("a2ad tasks %v: %d %s", args, code, errOut)
 				}
