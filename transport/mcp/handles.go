@@ -87,24 +87,7 @@ type detailedTask struct {
 	TTLMs          *int64                  `json:"ttlMs"`
 	PollIntervalMs int64                   `json:"pollIntervalMs,omitempty"`
 	InputRequests  map[string]inputRequest `json:"inputRequests,omitempty"`
-	Result         *finalResult            `json:"result,omitempty"`
-}
-
-// finalResult is a completed task's CallToolResult, marked complete as
-// every result of revision 2026-07-28 is (the SDK marks only the results
-// it answers itself): the extension's clients check it.
-type finalResult struct{ *sdk.CallToolResult }
-
-func (r finalResult) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.CallToolResult)
-	if err != nil || len(b) < 2 || b[0] != '{' {
-		return b, err
-	}
-	out := []byte(`{"resultType":"complete"`)
-	if len(b) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, b[1:]...), nil
+	Result         *markedResult           `json:"result,omitempty"` // marked complete, as every result of 2026-07-28 is: the extension's clients check it
 }
 
 // createTaskResult is a call's answer as a handle, through the SDK (whose
@@ -160,7 +143,7 @@ func (s *Server) detail(t *a2a.Task, rt string, schema json.RawMessage) detailed
 	}
 	switch d.Status {
 	case statusCompleted:
-		d.Result = &finalResult{taskResult(t)}
+		d.Result = &markedResult{taskResult(t)}
 		d.StatusMessage = ""
 	case statusInputRequired:
 		schema = elicitSchema(schema)
