@@ -484,7 +484,19 @@ func TestOpViewObservesOnly(t *testing.T) {
 	blocked := opSend(t, f.k, f.k.bob, sendParams("m-block", "test::block", map[string]any{}, false))
 	waitTask(t, m, blocked, "working")
 	adminURL := "http://" + m.AdminAddr()
-	dump, file, txid := storeState(t, m)
+	// The call's process group is recorded on its task just after it
+	// starts: the baseline is taken once it is there.
+	var (
+		dump, file, txid = storeState(t, m)
+		deadline         = time.Now().Add(15 * time.Second)
+	)
+	for !strings.Contains(dump, "processGroup") {
+		if time.Now().After(deadline) {
+			t.Fatal("the exec call's process group was not recorded on its task within 15 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+		dump, file, txid = storeState(t, m)
+	}
 	tok := ""
 	for i := range 30 {
 		for _, p := range []string{
