@@ -6,7 +6,9 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,8 +18,10 @@ import (
 	v03 "github.com/a2ad/a2ad/a2a/v03"
 	v1 "github.com/a2ad/a2ad/a2a/v1"
 	"github.com/a2ad/a2ad/functions"
+	"github.com/a2ad/a2ad/internal/pgtest"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore"
+	"github.com/a2ad/a2ad/tasks/pgstore"
 )
 
 // The caller-chosen fields FuzzCallerIDsToStore puts its value in.
@@ -62,19 +66,26 @@ func idParams(v10 bool, field int, value string) json.RawMessage {
 	return json.RawMessage(b.String())
 }
 
-// idSubject is the service and the real bbolt store a fuzz input runs
+// idSubject is the service and the real store a fuzz input runs
 // against.
 type idSubject struct {
 	svc   *tasks.Service
-	store *boltstore.Store
+	store interface {
+		tasks.Store
+		Close() error
+	}
 }
 
-func openIDSubject(tb testing.TB, path string) *idSubject {
+// idStoreOpener opens the store a fuzz input keeps its tasks in, the
+// same one each time it is called within the input.
+type idStoreOpener func(tb testing.TB) interface {
+	tasks.Store
+	Close() error
+}
+
+func openIDSubject(tb testing.TB, open idStoreOpener) *idSubject {
 	tb.Helper()
-	store, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	store := open(tb)
 	cat := functions.NewCatalog(fn(tb, "demo::echo", echoBackend()))
 	svc := tasks.New(tasks.Config{Store: store, Catalog: func() *functions.Catalog { return cat }, Logger: zerolog.Nop()})
 	if err := svc.Start(context.Background()); err != nil {
@@ -105,6 +116,46 @@ func (s *idSubject) close(tb testing.TB) {
 // quoting (bit 6: the bytes as they are between quotes, else JSON
 // escaped) and the field (the rest, modulo idFields).
 func FuzzCallerIDsToStore(f *testing.F) {
+	fuzzCallerIDs(f, func(t *testing.T) (idStoreOpener, string) {
+		path := filepath.Join(t.TempDir(), "a2ad.db")
+		return func(tb testing.TB) interface {
+			tasks.Store
+			Close() error
+		} {
+			store, err := boltstore.Open(path, boltstore.Options{})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return store
+		}, "acme"
+	})
+}
+
+// FuzzCallerIDsToPostgres is FuzzCallerIDsToStore on PostgreSQL: one
+// schema for the run, each input as a caller of its own (so one input's
+// messageId is not another's retry), every id in text columns and JSON
+// documents that refuse what bbolt takes (a NUL, say) unless the decoders
+// refused it first.
+func FuzzCallerIDsToPostgres(f *testing.F) {
+	dsn := pgtest.Schema(f)
+	var n atomic.Int64
+	fuzzCallerIDs(f, func(*testing.T) (idStoreOpener, string) {
+		return func(tb testing.TB) interface {
+			tasks.Store
+			Close() error
+		} {
+			store, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return store
+		}, "acme-" + strconv.FormatInt(n.Add(1), 10)
+	})
+}
+
+// fuzzCallerIDs is the body of both: subject gives an input its store and
+// the caller it sends as.
+func fuzzCallerIDs(f *testing.F, subject func(t *testing.T) (idStoreOpener, string)) {
 	for _, s := range []string{"m", "", strings.Repeat("x", a2a.MaxIDBytes), strings.Repeat("é", a2a.MaxIDBytes/2) + "x",
 		strings.Repeat("k", 33<<10), "\x00", "\xff\xfe", "a\u2028b", `"\`, `\ud800`, "t1"} {
 		for field := range idFields {
@@ -144,9 +195,9 @@ func FuzzCallerIDsToStore(f *testing.F) {
 				}
 			}
 		}
-		path := filepath.Join(t.TempDir(), "a2ad.db")
-		s := openIDSubject(t, path)
-		caller := tasks.Caller{ID: "acme"}
+		open, callerID := subject(t)
+		s := openIDSubject(t, open)
+		caller := tasks.Caller{ID: callerID}
 		task, _, err := s.svc.Send(ctx, caller, p)
 		if m.TaskID != "" { // no such task: a clear refusal, nothing stored
 			if !errors.Is(err, tasks.ErrNotFound) {
@@ -177,7 +228,7 @@ func FuzzCallerIDsToStore(f *testing.F) {
 		}
 		check(s, "stored")
 		s.close(t)
-		s = openIDSubject(t, path)
+		s = openIDSubject(t, open)
 		check(s, "after a reopen")
 		s.close(t)
 	})
