@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -118,5 +123,95 @@ func waitRecords(t *testing.T, summaries func() ([]map[string]any, int), n int) 
 			return recs, sum
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// grpcRaw sends its []byte as the message, unchecked: a client of
+// garbage and of messages over the size cap.
+type grpcRaw struct{}
+
+func (grpcRaw) Marshal(v any) ([]byte, error)   { return *(v.(*[]byte)), nil }
+func (grpcRaw) Unmarshal(b []byte, v any) error { *(v.(*[]byte)) = b; return nil }
+func (grpcRaw) Name() string                    { return "proto" }
+
+// TestGRPCOwnRefusalsOnTheBinary is issue 25's "refusals grpc-go makes
+// before a2ad sees the call" on the real binary: an unknown method, a
+// message that is not protobuf and one over --max-body-bytes are each
+// answered with grpc-go's code, audited with a2ad's (one record per
+// caller and reason and window, as every binding's refusals), and counted
+// in a2ad_requests_total.
+func TestGRPCOwnRefusalsOnTheBinary(t *testing.T) {
+	skipShort(t, "runs the real binary")
+	dir := t.TempDir()
+	auditLog := filepath.Join(dir, "audit.log")
+	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--audit-log", auditLog,
+		"--grpc-listen", "127.0.0.1:0", "--max-body-bytes", "4096")
+	conn, err := grpc.NewClient(grpcListenOf(t, p), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	out := []byte{}
+	invoke := func(method string, in []byte) error {
+		return conn.Invoke(ctx, method, &in, &out, grpc.ForceCodec(grpcRaw{}))
+	}
+	for _, c := range []struct {
+		what, method string
+		in           []byte
+		want         codes.Code
+	}{
+		{"an unknown method", "/lf.a2a.v1.A2AService/NoSuchMethod", nil, codes.Unimplemented},
+		{"a message that is not protobuf", "/lf.a2a.v1.A2AService/GetTask", []byte{0xff, 0xff, 0xff, 0xff}, codes.Internal},
+		{"a message over --max-body-bytes", "/lf.a2a.v1.A2AService/GetTask", make([]byte, 8192), codes.ResourceExhausted},
+	} {
+		for range 50 { // a flood of each: one record each, not fifty
+			if err := invoke(c.method, c.in); status.Code(err) != c.want {
+				t.Fatalf("%s: %v, want %v", c.what, err, c.want)
+			}
+		}
+	}
+	// The binary still serves a real call on the same connection.
+	realCall(t, a2apb.NewA2AServiceClient(conn), "after-refusals")
+
+	want := map[string]string{ // rpc_method → the record's code and reason
+		"/lf.a2a.v1.A2AService/NoSuchMethod": "-32601 invalid_request",
+		"GetTask":                            "-32700 invalid_request",
+	}
+	var recs []map[string]any
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		recs = recs[:0]
+		for _, r := range auditFile(t, auditLog) {
+			if r["outcome"] == "client_error" {
+				recs = append(recs, r)
+			}
+		}
+		if len(recs) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("audit: %v", recs)
+	for _, r := range recs {
+		m, _ := r["rpc_method"].(string)
+		code, _ := r["code"].(float64)
+		if w, ok := want[m]; !ok || fmt.Sprintf("%d %v", int(code), r["reason"]) != w {
+			t.Errorf("audit record %v; want one of %v", r, want)
+		}
+	}
+	if len(recs) == 0 || len(recs) > 3 {
+		t.Errorf("%d client_error records for 150 refusals, want one to three (one per reason and window)", len(recs))
+	}
+	var counted float64
+	for _, line := range strings.Split(scrapeAdmin(t, p.admin).raw, "\n") {
+		if strings.HasPrefix(line, "a2ad_requests_total{") && strings.Contains(line, `transport="grpc"`) && strings.Contains(line, `outcome="client_error"`) {
+			t.Log(line)
+			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			counted += v
+		}
+	}
+	if counted != 150 {
+		t.Errorf("a2ad_requests_total counts %v gRPC client errors, want the 150 refusals", counted)
 	}
 }
