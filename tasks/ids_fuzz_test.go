@@ -70,18 +70,19 @@ func idParams(v10 bool, field int, value string) json.RawMessage {
 // against.
 type idSubject struct {
 	svc   *tasks.Service
-	store interface {
-		tasks.Store
-		Close() error
-	}
+	store closingStore
+}
+
+// closingStore is either store, which the subject closes after each
+// open.
+type closingStore interface {
+	tasks.Store
+	Close() error
 }
 
 // idStoreOpener opens the store a fuzz input keeps its tasks in, the
 // same one each time it is called within the input.
-type idStoreOpener func(tb testing.TB) interface {
-	tasks.Store
-	Close() error
-}
+type idStoreOpener func(tb testing.TB) closingStore
 
 func openIDSubject(tb testing.TB, open idStoreOpener) *idSubject {
 	tb.Helper()
@@ -118,10 +119,7 @@ func (s *idSubject) close(tb testing.TB) {
 func FuzzCallerIDsToStore(f *testing.F) {
 	fuzzCallerIDs(f, func(t *testing.T) (idStoreOpener, string) {
 		path := filepath.Join(t.TempDir(), "a2ad.db")
-		return func(tb testing.TB) interface {
-			tasks.Store
-			Close() error
-		} {
+		return func(tb testing.TB) closingStore {
 			store, err := boltstore.Open(path, boltstore.Options{})
 			if err != nil {
 				tb.Fatal(err)
@@ -133,17 +131,14 @@ func FuzzCallerIDsToStore(f *testing.F) {
 
 // FuzzCallerIDsToPostgres is FuzzCallerIDsToStore on PostgreSQL: one
 // schema for the run, each input as a caller of its own (so one input's
-// messageId is not another's retry), every id in text columns and JSON
-// documents that refuse what bbolt takes (a NUL, say) unless the decoders
-// refused it first.
+// messageId is not another's retry): PostgreSQL's text and jsonb refuse
+// what bbolt takes (a NUL, say), so an id the decoders let through must
+// fit them too.
 func FuzzCallerIDsToPostgres(f *testing.F) {
 	dsn := pgtest.Schema(f)
 	var n atomic.Int64
 	fuzzCallerIDs(f, func(*testing.T) (idStoreOpener, string) {
-		return func(tb testing.TB) interface {
-			tasks.Store
-			Close() error
-		} {
+		return func(tb testing.TB) closingStore {
 			store, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
 			if err != nil {
 				tb.Fatal(err)
