@@ -150,6 +150,14 @@ type ArtifactUpdateEvent struct {
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
+// Spill is how an answer is written while it is made, so that a large one
+// is never held whole: the encoders of a task or a page of tasks that
+// take one call it before each part, with the bytes appended so far (the
+// answer's whole prefix), and go on appending to the slice it returns:
+// dst itself, or dst[:0] once it has written dst out. Parts are where an
+// answer's bytes are.
+type Spill func(dst []byte) []byte
+
 // timestampLayout is how A2A timestamps are written: RFC 3339, UTC, with
 // milliseconds.
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"

@@ -57,7 +57,12 @@ func appendFile(dst []byte, f *a2a.FileContent) []byte {
 
 // AppendMessage appends m's JSON.
 func AppendMessage(dst []byte, m *a2a.Message) ([]byte, error) {
-	return wire.AppendMessage(dst, `{"kind":"message","messageId":`, m, string(m.Role), true, AppendPart)
+	return appendMessage(dst, m, AppendPart)
+}
+
+// appendMessage appends m's JSON, each part written by part.
+func appendMessage(dst []byte, m *a2a.Message, part func([]byte, *a2a.Part) ([]byte, error)) ([]byte, error) {
+	return wire.AppendMessage(dst, `{"kind":"message","messageId":`, m, string(m.Role), true, part)
 }
 
 // AppendStatus appends s's JSON (no kind: a status is not discriminated).
@@ -72,8 +77,11 @@ func AppendArtifact(dst []byte, a *a2a.Artifact) ([]byte, error) {
 
 // AppendTask appends t's JSON.
 func AppendTask(dst []byte, t *a2a.Task) ([]byte, error) {
-	return wire.AppendTask(dst, `{"kind":"task","id":`, t, true, AppendStatus, AppendMessage, AppendArtifact)
+	return wire.AppendTask(dst, openTask, t, true, AppendStatus, AppendMessage, AppendArtifact)
 }
+
+// openTask opens a task's JSON.
+const openTask = `{"kind":"task","id":`
 
 // AppendStatusUpdate appends e's JSON.
 func AppendStatusUpdate(dst []byte, e *a2a.StatusUpdateEvent) ([]byte, error) {
@@ -101,11 +109,16 @@ func AppendListTasksResult(dst []byte, r *a2a.ListTasksResult) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return appendListEnd(dst, r), nil
+}
+
+// appendListEnd appends what follows r's tasks in its JSON.
+func appendListEnd(dst []byte, r *a2a.ListTasksResult) []byte {
 	dst = append(dst, `,"total_size":`...)
 	dst = strconv.AppendInt(dst, int64(r.TotalSize), 10)
 	dst = append(dst, `,"page_size":`...)
 	dst = strconv.AppendInt(dst, int64(r.PageSize), 10)
 	dst = append(dst, `,"next_page_token":`...)
 	dst = jsonw.AppendString(dst, r.NextPageToken)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }

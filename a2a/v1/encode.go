@@ -55,20 +55,30 @@ func AppendPart(dst []byte, p *a2a.Part) ([]byte, error) {
 
 // AppendMessage appends m's JSON.
 func AppendMessage(dst []byte, m *a2a.Message) ([]byte, error) {
+	return appendMessage(dst, m, AppendPart)
+}
+
+// appendMessage appends m's JSON, each part written by part.
+func appendMessage(dst []byte, m *a2a.Message, part func([]byte, *a2a.Part) ([]byte, error)) ([]byte, error) {
 	role := RoleName(m.Role)
 	if role == "" {
 		return nil, unsupported("role " + strconv.Quote(string(m.Role)))
 	}
-	return wire.AppendMessage(dst, `{"messageId":`, m, role, false, AppendPart)
+	return wire.AppendMessage(dst, `{"messageId":`, m, role, false, part)
 }
 
 // AppendStatus appends s's JSON.
 func AppendStatus(dst []byte, s *a2a.TaskStatus) ([]byte, error) {
+	return appendStatus(dst, s, AppendMessage)
+}
+
+// appendStatus appends s's JSON, its message written by message.
+func appendStatus(dst []byte, s *a2a.TaskStatus, message func([]byte, *a2a.Message) ([]byte, error)) ([]byte, error) {
 	state := StateName(s.State)
 	if state == "" {
 		return nil, unsupported("task state " + strconv.Quote(string(s.State)))
 	}
-	return wire.AppendStatus(dst, state, s, AppendMessage)
+	return wire.AppendStatus(dst, state, s, message)
 }
 
 // AppendArtifact appends a's JSON.

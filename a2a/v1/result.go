@@ -122,17 +122,31 @@ func AppendTaskList[T a2a.Task | *a2a.Task](dst []byte, tasks []T, nextPageToken
 	if err != nil {
 		return nil, err
 	}
+	return appendListEnd(dst, nextPageToken, pageSize, totalSize), nil
+}
+
+// appendListEnd appends what follows a task list's tasks.
+func appendListEnd(dst []byte, nextPageToken string, pageSize, totalSize int) []byte {
 	dst = append(dst, `,"nextPageToken":`...)
 	dst = jsonw.AppendString(dst, nextPageToken)
 	dst = append(dst, `,"pageSize":`...)
 	dst = strconv.AppendInt(dst, int64(pageSize), 10)
 	dst = append(dst, `,"totalSize":`...)
 	dst = strconv.AppendInt(dst, int64(totalSize), 10)
-	return append(dst, '}'), nil
+	return append(dst, '}')
 }
 
 // appendTaskOrPointer appends the JSON of *v, a task or a pointer to one.
 func appendTaskOrPointer[T a2a.Task | *a2a.Task](dst []byte, v *T) ([]byte, error) {
+	t, err := taskOf(v)
+	if err != nil {
+		return nil, err
+	}
+	return AppendTask(dst, t)
+}
+
+// taskOf is *v, a task or a pointer to one, which must not be nil.
+func taskOf[T a2a.Task | *a2a.Task](v *T) (*a2a.Task, error) {
 	var t *a2a.Task
 	switch v := any(v).(type) {
 	case *a2a.Task:
@@ -143,7 +157,7 @@ func appendTaskOrPointer[T a2a.Task | *a2a.Task](dst []byte, v *T) ([]byte, erro
 	if t == nil {
 		return nil, unsupported("nil task in a task list")
 	}
-	return AppendTask(dst, t)
+	return t, nil
 }
 
 // TaskList is a ListTasks result, for AppendResult.

@@ -124,3 +124,31 @@ func (r *list03) appendJSON(dst []byte) ([]byte, error) {
 	return v03.AppendListTasksResult(dst, (*a2a.ListTasksResult)(r))
 }
 func (r v1Result) appendJSON(dst []byte) ([]byte, error) { return r.r.AppendJSON(dst) }
+
+// spilling is a result that carries tasks, which can be large: it can be
+// written while it is made (transport.Spiller).
+type spilling interface {
+	result
+	appendSpilling(dst []byte, spill a2a.Spill) ([]byte, error)
+}
+
+var (
+	_ spilling = task03{}
+	_ spilling = (*list03)(nil)
+	_ spilling = v1Result{}
+)
+
+func (r task03) appendSpilling(dst []byte, spill a2a.Spill) ([]byte, error) {
+	return v03.AppendTaskSpilling(dst, r.t, spill)
+}
+
+func (r *list03) appendSpilling(dst []byte, spill a2a.Spill) ([]byte, error) {
+	return v03.AppendListTasksResultSpilling(dst, (*a2a.ListTasksResult)(r), spill)
+}
+
+func (r v1Result) appendSpilling(dst []byte, spill a2a.Spill) ([]byte, error) {
+	if sr, ok := r.r.(v1.Spilling); ok {
+		return sr.AppendJSONSpilling(dst, spill)
+	}
+	return r.r.AppendJSON(dst)
+}

@@ -333,13 +333,31 @@ func (s *Server) serve(c echo.Context, cl *transport.Call, body []byte) error {
 }
 
 // answer encodes a call's result, or rpcErr, in the shapes of version v.
-// The result is written straight into the response buffer.
+// The result is written straight into the response buffer; one carrying
+// tasks is written out while it is made once it passes
+// transport.SpillBytes.
 func (s *Server) answer(c echo.Context, cl *transport.Call, req *a2a.Request, v a2a.Version, res result, rpcErr *a2a.Error) error {
 	op := transport.Buffer()
 	defer transport.PutBuffer(op)
 	out := (*op)[:0]
 	if rpcErr == nil {
-		b, err := res.appendJSON(a2a.AppendResultStart(out, req.ID))
+		var b []byte
+		var err error
+		if sr, ok := res.(spilling); ok {
+			sp := transport.Spiller{W: c.Response(), ContentType: jsonType}
+			b, err = sr.appendSpilling(a2a.AppendResultStart(out, req.ID), sp.Spill)
+			if sp.Started() {
+				if err == nil {
+					b = append(b, '}')
+				}
+				if b != nil {
+					*op = b
+				}
+				return sp.Finish(b, err)
+			}
+		} else {
+			b, err = res.appendJSON(a2a.AppendResultStart(out, req.ID))
+		}
 		if err == nil {
 			out = append(b, '}')
 		} else {

@@ -49,8 +49,23 @@ func (s *Server) dispatch(c echo.Context, cl *transport.Call, t target, body []b
 	}
 	bp := transport.Buffer()
 	defer transport.PutBuffer(bp)
-	out, err := res.AppendJSON((*bp)[:0])
-	*bp = out
+	var out []byte
+	var err error
+	if sr, ok := res.(v1.Spilling); ok {
+		// A result carrying tasks is written out while it is made once
+		// it passes transport.SpillBytes.
+		sp := transport.Spiller{W: c.Response(), ContentType: contentA2AHeader}
+		out, err = sr.AppendJSONSpilling((*bp)[:0], sp.Spill)
+		if out != nil {
+			*bp = out
+		}
+		if sp.Started() {
+			return sp.Finish(out, err)
+		}
+	} else {
+		out, err = res.AppendJSON((*bp)[:0])
+		*bp = out
+	}
 	if err != nil {
 		return s.fail(c, cl, s.core.Fail(c.Request().Context(), cl, err))
 	}

@@ -29,6 +29,10 @@ const (
 	contentError = "application/json"
 )
 
+// contentA2AHeader is contentA2A as a header value, shared by the answers
+// written while they are made (nothing changes it in place).
+var contentA2AHeader = []string{contentA2A}
+
 // Server serves the binding's routes. Build it with Mount.
 type Server struct {
 	core *transport.Core
