@@ -91,6 +91,16 @@ func SameAllocs(tb testing.TB, what string, slack float64, foreign, missing func
 	if raceBuild { // pools drop at random: a transaction's 1 KB now and then
 		bslack = slack * 2048
 	}
+	SameAllocsBy(tb, what, 200, Allocs, slack, bslack, foreign, missing)
+}
+
+// SameAllocsBy is SameAllocs with the allocations measured by allocs over
+// n runs of each side a round: allocs returns the allocations and bytes
+// per run of fn over n runs (Allocs for this process's; another
+// process's, read from its counters). foreign must allocate what missing
+// does within slack allocations and bslack bytes per run.
+func SameAllocsBy(tb testing.TB, what string, n int, allocs func(n int, fn func()) (allocs, bytes float64), slack, bslack float64, foreign, missing func()) {
+	tb.Helper()
 	same := func(af, bf, am, bm float64) bool {
 		return af <= am+slack && af >= am-slack && bf <= bm+bslack && bf >= bm-bslack
 	}
@@ -106,8 +116,8 @@ func SameAllocs(tb testing.TB, what string, slack float64, foreign, missing func
 		agreed         bool
 	)
 	for range 3 {
-		a, b := Allocs(200, foreign)
-		c, d := Allocs(200, missing)
+		a, b := allocs(n, foreign)
+		c, d := allocs(n, missing)
 		agreed = agreed || same(a, b, c, d)
 		af, bf, am, bm = min(af, a), min(bf, b), min(am, c), min(bm, d)
 	}
