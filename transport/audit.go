@@ -345,13 +345,15 @@ func (c *Core) End(ac *Call, reqID string) {
 }
 
 // summarise counts a refusal a caller can repeat at will (a limit's
-// other than the auth throttle, which counts its own, or one NoteSummarised
-// marks) into its caller's summary, keyed by the reason and the caller
-// (its limit key, or its address when it has none), and reports whether
-// a record is due now: the first of a window is, standing for the
-// refusals since the last one ("refused"). Any other call: true.
+// other than the auth throttle, which counts its own; one NoteSummarised
+// marks; or the service's refusal for a limit, such as -32050 for a full
+// call queue or the caller's --max-calls-per-caller) into its caller's
+// summary, keyed by the reason and the caller (its limit key, or its
+// address when it has none), and reports whether a record is due now:
+// the first of a window is, standing for the refusals since the last one
+// ("refused"). Any other call: true.
 func (c *Core) summarise(ac *Call, reason audit.Reason) bool {
-	if c.cfg.Refusals == nil || ac.throttled() || (ac.denial == nil && !ac.summarised) {
+	if c.cfg.Refusals == nil || ac.throttled() || (ac.denial == nil && !ac.summarised && !limitReason(reason)) {
 		return true
 	}
 	who := ac.principal.LimitKey
@@ -360,6 +362,16 @@ func (c *Core) summarise(ac *Call, reason audit.Reason) bool {
 	}
 	ac.refused = c.cfg.Refusals.Refused(string(reason) + " " + who)
 	return ac.refused > 0
+}
+
+// limitReason reports whether reason is a limit's refusal, which a
+// caller can repeat at will: audited in summary whoever refused it.
+func limitReason(reason audit.Reason) bool {
+	switch reason {
+	case audit.ReasonOverCapacity, audit.ReasonRateLimited, audit.ReasonBytesLimited:
+		return true
+	}
+	return false
 }
 
 func truncate(s string, n int) string {

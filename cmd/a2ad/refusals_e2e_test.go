@@ -355,3 +355,60 @@ func TestGRPCOwnRefusalsOnTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestCallCapRefusalsAuditedInSummary is issue 25 item 3 for the
+// refusals the service makes for a limit, on the real binary: a caller
+// at its --max-calls-per-caller (1, held by a call that sleeps) sends 200
+// more calls; each is -32050 scope caller, word for word, and the audit
+// has one record for them while the window lasts ("refused" 1, the
+// first), then, at the first refusal after it, one for the rest: the
+// records add up to every refusal, as a2ad_requests_total does. Before,
+// each -32050 wrote a record of its own.
+func TestCallCapRefusalsAuditedInSummary(t *testing.T) {
+	skipShort(t, "runs the real binary")
+	dir := t.TempDir()
+	keys, auditLog := filepath.Join(dir, "keys.yaml"), filepath.Join(dir, "audit.log")
+	key := mustAppendKey(t, keys, "busy", "partner")
+	p := startBinary(t, exampleCatalog, filepath.Join(dir, "a2ad.db"), "--keys", keys, "--audit-log", auditLog,
+		"--rate", "0", "--max-calls-per-caller", "1")
+	h := http.Header{"Authorization": {"Bearer " + key}}
+	resp, body := postRaw(t, p.base, rpcBody("message/send", sendParams("hold", "demo::sleep", map[string]any{"seconds": 60}, false)), h)
+	hold := resultTask(t, decodeAnswer(t, resp, body))
+	t.Cleanup(func() { postRaw(t, p.base, rpcBody("tasks/cancel", map[string]any{"id": hold["id"]}), h) })
+	const want = `{"jsonrpc":"2.0","id":1,"error":{"code":-32050,"message":"Too many calls of this caller are running or waiting; retry later","data":{"scope":"caller"}}}`
+	refuse := func(i int) {
+		t.Helper()
+		resp, body := postRaw(t, p.base, rpcBody("message/send", sendParams(fmt.Sprint("more-", i), "demo::echo", map[string]any{"n": i}, true)), h)
+		if resp.StatusCode != http.StatusOK || string(body) != want {
+			t.Fatalf("call %d past the cap: HTTP %d %s\nwant %s", i, resp.StatusCode, body, want)
+		}
+	}
+	for i := range 200 {
+		refuse(i)
+	}
+	summaries := func() (recs []map[string]any, sum int) {
+		for _, r := range auditFile(t, auditLog) {
+			if r["caller"] == "busy" && r["code"] == float64(-32050) {
+				if r["reason"] != "over_capacity" || r["outcome"] != "transport_denied" || r["rpc_method"] != "message/send" {
+					t.Errorf("audit of a -32050: %v", r)
+				}
+				recs = append(recs, r)
+				n, _ := r["refused"].(float64)
+				sum += int(n)
+			}
+		}
+		return recs, sum
+	}
+	if recs, sum := waitRecords(t, summaries, 1); len(recs) != 1 || sum != 1 {
+		t.Fatalf("%d records of -32050 standing for %d refusals while the window lasts, want 1 for 1", len(recs), sum)
+	}
+	time.Sleep(10*time.Second + 200*time.Millisecond)
+	refuse(200)
+	if recs, sum := waitRecords(t, summaries, 2); len(recs) != 2 || sum != 201 {
+		t.Errorf("%d records of -32050 standing for %d refusals, want 2 for 201", len(recs), sum)
+	}
+	got := scrapeAdmin(t, p.admin).value("a2ad_requests_total", "transport", "jsonrpc", "method", "message/send", "outcome", "transport_denied", "reason", "over_capacity")
+	if got != 201 {
+		t.Errorf("a2ad_requests_total counts %v refused sends, want 201", got)
+	}
+}
