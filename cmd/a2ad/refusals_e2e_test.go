@@ -110,7 +110,25 @@ func checkGRPCRefusal(t *testing.T, st *status.Status, want limitRefusal) {
 	}
 }
 
-// TestRefusalsAuditedInSummary is issue 25 item 3's flood on the real
+// TestRefusalsAuditedInSummary runs the floods of issue 25 item 3, one
+// limit each, against binaries of their own, side by side: each waits
+// out the summary window (10 s), which they then share.
+func TestRefusalsAuditedInSummary(t *testing.T) {
+	skipShort(t, "runs the real binary")
+	for name, f := range map[string]func(*testing.T){
+		"rate":          testRateRefusalsAuditedInSummary,
+		"over capacity": testOverCapacityRefusalsAuditedInSummary,
+		"bytes":         testBytesRefusalsAuditedInSummary,
+		"call cap":      testCallCapRefusalsAuditedInSummary,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t)
+		})
+	}
+}
+
+// testRateRefusalsAuditedInSummary is issue 25 item 3's flood on the real
 // binary: a key with a tiny rate limit sends 2,000 requests over
 // JSON-RPC, HTTP+JSON and gRPC, of which all but the first are refused.
 // Before, each refusal wrote a full audit record (26k a second wrote 103
@@ -120,8 +138,7 @@ func checkGRPCRefusal(t *testing.T, st *status.Status, want limitRefusal) {
 // add up to the refusals sent, as the metrics do. Each refusal is
 // checked word for word (floodRefusals), as the in-flight and bytes
 // floods below are.
-func TestRefusalsAuditedInSummary(t *testing.T) {
-	skipShort(t, "runs the real binary")
+func testRateRefusalsAuditedInSummary(t *testing.T) {
 	dir := t.TempDir()
 	keys, auditLog := filepath.Join(dir, "keys.yaml"), filepath.Join(dir, "audit.log")
 	key := mustAppendKey(t, keys, "flood", "partner")
@@ -134,14 +151,13 @@ func TestRefusalsAuditedInSummary(t *testing.T) {
 	checkRefusalSummaries(t, p, auditLog, "flood", key, rateRefusal, refused, took)
 }
 
-// TestOverCapacityRefusalsAuditedInSummary is issue 25 item 3 for a
+// testOverCapacityRefusalsAuditedInSummary is issue 25 item 3 for a
 // caller over its in-flight cap, on the real binary: with
 // --max-inflight-per-caller 1 and a stream holding its one place, 900
 // gets over JSON-RPC, HTTP+JSON and gRPC are each refused (-32053, scope
 // caller) and audited in summary, one record per window whose counts add
 // up to the refusals, as the metrics do.
-func TestOverCapacityRefusalsAuditedInSummary(t *testing.T) {
-	skipShort(t, "runs the real binary")
+func testOverCapacityRefusalsAuditedInSummary(t *testing.T) {
 	dir := t.TempDir()
 	keys, auditLog := filepath.Join(dir, "keys.yaml"), filepath.Join(dir, "audit.log")
 	key := mustAppendKey(t, keys, "crowd", "partner")
@@ -161,15 +177,14 @@ func TestOverCapacityRefusalsAuditedInSummary(t *testing.T) {
 	checkRefusalSummaries(t, p, auditLog, "crowd", key, inFlightRefusal, refused, took)
 }
 
-// TestBytesRefusalsAuditedInSummary is issue 25 item 3 for a caller over
+// testBytesRefusalsAuditedInSummary is issue 25 item 3 for a caller over
 // its budget of request bytes, on the real binary: at --rate-bytes 1 two
 // bodies of 4,000 bytes (of a budget of 4,096) put the caller 3,904 bytes in debt (an hour at a
 // byte a second), and the 900 gets over JSON-RPC, HTTP+JSON and gRPC that
 // follow are each refused (-32052, scope bytes) and audited in summary,
 // one record per window whose counts add up to the refusals, as the
 // metrics do.
-func TestBytesRefusalsAuditedInSummary(t *testing.T) {
-	skipShort(t, "runs the real binary")
+func testBytesRefusalsAuditedInSummary(t *testing.T) {
 	dir := t.TempDir()
 	keys, auditLog := filepath.Join(dir, "keys.yaml"), filepath.Join(dir, "audit.log")
 	key := mustAppendKey(t, keys, "heavy", "partner")
@@ -356,7 +371,7 @@ func TestGRPCOwnRefusalsOnTheBinary(t *testing.T) {
 	}
 }
 
-// TestCallCapRefusalsAuditedInSummary is issue 25 item 3 for the
+// testCallCapRefusalsAuditedInSummary is issue 25 item 3 for the
 // refusals the service makes for a limit, on the real binary: a caller
 // at its --max-calls-per-caller (1, held by a call that sleeps) sends 200
 // more calls; each is -32050 scope caller, word for word, and the audit
@@ -364,8 +379,7 @@ func TestGRPCOwnRefusalsOnTheBinary(t *testing.T) {
 // first), then, at the first refusal after it, one for the rest: the
 // records add up to every refusal, as a2ad_requests_total does. Before,
 // each -32050 wrote a record of its own.
-func TestCallCapRefusalsAuditedInSummary(t *testing.T) {
-	skipShort(t, "runs the real binary")
+func testCallCapRefusalsAuditedInSummary(t *testing.T) {
 	dir := t.TempDir()
 	keys, auditLog := filepath.Join(dir, "keys.yaml"), filepath.Join(dir, "audit.log")
 	key := mustAppendKey(t, keys, "busy", "partner")
