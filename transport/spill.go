@@ -6,7 +6,9 @@ import "net/http"
 // written while it is made (a2a.Spill), in pieces of about this size,
 // rather than built whole first: a read of a large task or page then
 // holds the tasks and one piece, not their whole encoding beside them. A
-// smaller answer is written whole, with its Content-Length, as before.
+// smaller answer is built whole and written in one Write, as before
+// (net/http then sends a Content-Length for one under its 2 KB buffer,
+// and chunks the others).
 const SpillBytes = 256 << 10
 
 // Spiller writes an HTTP answer while it is made: Spill is the a2a.Spill

@@ -16,8 +16,8 @@ import (
 // pieces themselves are pinned in transport/rest's
 // TestLargeAnswersWrittenInPieces), arrive whole: one JSON document with
 // the input's bytes, over JSON-RPC in both versions and HTTP+JSON, for
-// send, get and list. A small answer is still written whole, with its
-// Content-Length.
+// send, get and list. A small answer (a few hundred bytes) is still
+// written whole, with its Content-Length.
 func TestLargeAnswersWrittenWhileMade(t *testing.T) {
 	skipShort(t, "runs the real binary")
 	dir := t.TempDir()

@@ -38,7 +38,8 @@ func (w writeSizes) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // are written while they are made over both bindings and both versions:
 // no Write of the answer is larger than transport.SpillBytes and one
 // part, the pieces add up to the answer, which is one JSON document with
-// every part. A small answer is one Write, with its Content-Length.
+// every part. A small answer is one Write (and, under net/http's 2 KB
+// buffer, comes with its Content-Length).
 // Before, each answer was one Write of its whole encoding, built first.
 func TestLargeAnswersWrittenInPieces(t *testing.T) {
 	const partSize = 100_000
