@@ -116,19 +116,18 @@ func longIDsAttack(t *testing.T, store string) {
 	}
 }
 
-// chattyScript reports 200 progress notes of 8 KB each (1.6 MB), then
-// waits: a running call whose writes only a quota can stop.
-const chattyScript = `#!/bin/sh
-cat >/dev/null
-note=$(head -c 8000 /dev/zero | tr '\0' p)
+// chattyNotes prints 200 progress notes of 8 KB each (1.6 MB).
+const chattyNotes = `note=$(head -c 8000 /dev/zero | tr '\0' p)
 i=1
 while [ $i -le 200 ]; do
 	printf '{"a2a.progress": "%d %s"}\n' $i "$note"
 	i=$((i+1))
 done
-sleep 60
-echo '{}'
 `
+
+// chattyScript reports chattyNotes, then waits: a running call whose
+// writes only a quota can stop.
+const chattyScript = "#!/bin/sh\ncat >/dev/null\n" + chattyNotes + "sleep 60\necho '{}'\n"
 
 // TestQuotaStopsARunningCallOverHTTP: on the real server, a key whose
 // quota is 256 KiB calls a function that reports 1.6 MB of progress: the

@@ -21,16 +21,8 @@ import (
 // quotaScript is chattyScript that writes its pid to $1 first, and the
 // pid of the sleep it waits on after its notes to $1.sleep: the call's
 // processes, to see them stopped.
-const quotaScript = `#!/bin/sh
-cat >/dev/null
-echo $$ >"$1.tmp" && mv "$1.tmp" "$1"
-note=$(head -c 8000 /dev/zero | tr '\0' p)
-i=1
-while [ $i -le 200 ]; do
-	printf '{"a2a.progress": "%d %s"}\n' $i "$note"
-	i=$((i+1))
-done
-sleep 60 &
+const quotaScript = "#!/bin/sh\ncat >/dev/null\n" + `echo $$ >"$1.tmp" && mv "$1.tmp" "$1"
+` + chattyNotes + `sleep 60 &
 echo $! >"$1.sleep"
 wait
 echo '{}'
