@@ -32,7 +32,7 @@ func (a *answers) scope(historyLength *int, artifacts bool) Scope {
 func (a *answers) task(rec *Record, historyLength *int) a2a.Task {
 	sc := a.scope(historyLength, true)
 	t := rec.Task.WithHistoryLength(sc.History)
-	t.History = LastFitting(t.History, sc.HistoryBytes)
+	t.History = LastFitting(t.History, t.ID, t.ContextID, sc.HistoryBytes)
 	return t
 }
 

@@ -59,6 +59,41 @@ func AppendCanonical(dst []byte, m *a2a.Message) ([]byte, error) {
 	return jsonw.CloseWithMap(dst, `,"metadata":`, m.Metadata)
 }
 
+// AppendStored appends m as a store keeps it in the task whose id and
+// context id are taskID and contextID: its canonical encoding without its
+// contextId and taskId where they are the task's, so that a task's ids,
+// up to 256 bytes each, are stored once with the task rather than with
+// each of its messages (record v2; package record). A store reads it back
+// with Fill. It is what the stores' history byte budgets count (see
+// Scope.HistoryBytes); the idempotency hashes are of the canonical
+// encoding, and stored as hashes, so they do not change.
+func AppendStored(dst []byte, m *a2a.Message, taskID, contextID string) ([]byte, error) {
+	if (m.ContextID == "" || m.ContextID != contextID) && (m.TaskID == "" || m.TaskID != taskID) {
+		return AppendCanonical(dst, m)
+	}
+	s := *m
+	if s.ContextID == contextID {
+		s.ContextID = ""
+	}
+	if s.TaskID == taskID {
+		s.TaskID = ""
+	}
+	return AppendCanonical(dst, &s)
+}
+
+// Fill gives m, a message read from a store in the task of taskID and
+// contextID, the ids AppendStored left out: a message without a contextId
+// or taskId gets its task's. (Every message a2ad stores in a task carries
+// both: see advance.)
+func Fill(m *a2a.Message, taskID, contextID string) {
+	if m.ContextID == "" {
+		m.ContextID = contextID
+	}
+	if m.TaskID == "" {
+		m.TaskID = taskID
+	}
+}
+
 // AppendCanonicalParts appends parts as the array of their canonical
 // encodings ([P,…]; [] when there are none).
 func AppendCanonicalParts(dst []byte, parts []a2a.Part) ([]byte, error) {

@@ -179,8 +179,9 @@ type ArtifactSize struct {
 type Scope struct {
 	History int
 	// HistoryBytes, when above 0, keeps of those messages only the
-	// newest whose stored encodings (AppendCanonical) take HistoryBytes
-	// at most together, so that what one read returns is bounded however
+	// newest whose stored encodings take HistoryBytes at most together
+	// (AppendStored's; a message stored before record v2 counts its
+	// canonical encoding, as it was stored), so that what one read returns is bounded however
 	// large the messages: a message that does not fit ends the history
 	// there (it and those before it are left out).
 	HistoryBytes int64
@@ -212,12 +213,13 @@ func ScopeOf(historyLength *int, artifacts bool) Scope {
 	return sc
 }
 
-// LastFitting returns the newest messages of hist whose encodings
-// (AppendCanonical, as the stores keep them) take budget bytes at most
-// together: the history a Scope with HistoryBytes budget keeps. A budget
-// of 0 or less keeps all. It encodes no more than the messages it keeps
-// and the one that does not fit.
-func LastFitting(hist []a2a.Message, budget int64) []a2a.Message {
+// LastFitting returns the newest messages of hist, the history of the
+// task of taskID and contextID, whose encodings as the stores keep them
+// (AppendStored) take budget bytes at most together: the history a Scope
+// with HistoryBytes budget keeps. A budget of 0 or less keeps all. It
+// encodes no more than the messages it keeps and the one that does not
+// fit.
+func LastFitting(hist []a2a.Message, taskID, contextID string, budget int64) []a2a.Message {
 	if budget <= 0 {
 		return hist
 	}
@@ -227,7 +229,7 @@ func LastFitting(hist []a2a.Message, budget int64) []a2a.Message {
 	)
 	for i := len(hist) - 1; i >= 0; i-- {
 		var err error
-		if buf, err = AppendCanonical(buf[:0], &hist[i]); err != nil {
+		if buf, err = AppendStored(buf[:0], &hist[i], taskID, contextID); err != nil {
 			return hist[i+1:] // never stored so: left out
 		}
 		if used += int64(len(buf)); used > budget {
@@ -348,7 +350,7 @@ func Updated(r *Record, read *a2a.Task, sc Scope, evs []Event) *Record {
 	if sc.History >= 0 && len(hist) > sc.History {
 		hist = hist[len(hist)-sc.History:]
 	}
-	hist = LastFitting(hist, sc.HistoryBytes)
+	hist = LastFitting(hist, r.Task.ID, r.Task.ContextID, sc.HistoryBytes)
 	if len(hist) == 0 {
 		hist = nil
 	}

@@ -236,7 +236,7 @@ func (in *incoming) followUp(ctx context.Context, snap *Record, sc Scope) (*Reco
 	s, caller, msg, key, push := in.s, in.caller, in.msg, in.key, in.push
 	id := snap.Task.ID
 	stored := *msg
-	stored.ContextID = snap.Task.ContextID
+	stored.TaskID, stored.ContextID = id, snap.Task.ContextID
 
 	// Work out what the message asks for, outside the transaction; the
 	// transaction checks that the task has not moved meanwhile.

@@ -170,7 +170,7 @@ func advance(r *Record, on trigger, st a2a.TaskStatus, now time.Time, replica st
 		r.Runner = replica
 	}
 	if st.Message != nil {
-		st.Message.ContextID = r.Task.ContextID
+		st.Message.TaskID, st.Message.ContextID = r.Task.ID, r.Task.ContextID
 		if st.State != a2a.StateWorking {
 			r.Task.History = append(r.Task.History, *st.Message)
 		}

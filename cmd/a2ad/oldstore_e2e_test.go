@@ -260,7 +260,7 @@ func checkOldStore(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Clean() || r.Schema != "5" || r.Tasks == 0 {
+	if !r.Clean() || r.Schema != "6" || r.Tasks == 0 {
 		t.Fatalf("store check: schema %q, %d tasks, problems %v", r.Schema, r.Tasks, r.Problems)
 	}
 }

@@ -208,7 +208,7 @@ func TestStoreBackupWhileWritesContinue(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("stdout (-want +got):\n%s", diff)
 	}
-	n, err := strconv.Atoi(regexp.MustCompile(`^checked .*: schema "5", (\d+) tasks$`).FindStringSubmatch(got[1] + "")[1])
+	n, err := strconv.Atoi(regexp.MustCompile(`^checked .*: schema "6", (\d+) tasks$`).FindStringSubmatch(got[1] + "")[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestStoreBackupOffline(t *testing.T) {
 	}
 	want := append([]string{
 		fmt.Sprintf("copied %d bytes from %s to %s (synced to disk)", fileSize(t, out), path, out),
-		fmt.Sprintf(`checked %s: schema "5", 5 tasks`, out),
+		fmt.Sprintf(`checked %s: schema "6", 5 tasks`, out),
 	}, bucketLines(t, out)...)
 	want = append(want, "no problems found")
 	if diff := cmp.Diff(want, lines(stdout)); diff != "" {
@@ -343,7 +343,7 @@ func TestStoreCompactAndCheck(t *testing.T) {
 	}
 
 	code, stdout, stderr = runA2AD(t, nil, "store", "check", "--store", path)
-	want = append([]string{fmt.Sprintf(`checked %s: schema "5", 40 tasks`, path)}, bucketLines(t, path)...)
+	want = append([]string{fmt.Sprintf(`checked %s: schema "6", 40 tasks`, path)}, bucketLines(t, path)...)
 	want = append(want, "no problems found")
 	if diff := cmp.Diff(want, lines(stdout)); code != 0 || stderr != "" || diff != "" {
 		t.Fatalf("a2ad store check = %d, stderr %q, stdout (-want +got):\n%s", code, stderr, diff)
@@ -424,7 +424,7 @@ func TestStoreCheckFindsCorruption(t *testing.T) {
 	if diff := cmp.Diff(wantErr, lines(stderr)); diff != "" {
 		t.Errorf("stderr (-want +got):\n%s", diff)
 	}
-	wantOut := append([]string{fmt.Sprintf(`checked %s: schema "5", 5 tasks`, path)}, bucketLines(t, path)...)
+	wantOut := append([]string{fmt.Sprintf(`checked %s: schema "6", 5 tasks`, path)}, bucketLines(t, path)...)
 	if diff := cmp.Diff(wantOut, lines(stdout)); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}

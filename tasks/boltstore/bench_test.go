@@ -49,7 +49,7 @@ import (
 const (
 	// benchSchema is the store schema the cached files were built with;
 	// a cached file with another one is rebuilt.
-	benchSchema = "5"
+	benchSchema = "6"
 	// benchDataVersion changes whenever benchTask changes what it stores.
 	benchDataVersion = 2
 	// benchActive is how many tasks of a preloaded store are left working,

@@ -150,13 +150,13 @@ func (o *bodyOps) apply(tx *engine.Tx) error {
 	return nil
 }
 
-// putEvent writes encoded event seq of task id.
-func (o *bodyOps) putEvent(id string, seq uint64, e *tasks.Event) error {
-	k := o.key(id, kindEvent)
+// putEvent writes encoded event seq of the task of in.
+func (o *bodyOps) putEvent(in record.IDs, seq uint64, e *tasks.Event) error {
+	k := o.key(in.Task, kindEvent)
 	o.buf = binary.BigEndian.AppendUint64(o.buf, seq)
 	v := len(o.buf)
 	var err error
-	if o.buf, err = record.AppendEvent(o.buf, e); err != nil {
+	if o.buf, err = record.AppendEvent(o.buf, e, in); err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
 	o.done(k, v)
@@ -180,14 +180,15 @@ func (o *bodyOps) putMessageID(id, messageID string) {
 	o.done(k, len(o.buf))
 }
 
-// appendHistory encodes msgs as history messages from, onwards.
-func (o *bodyOps) appendHistory(id string, from uint64, msgs []a2a.Message) error {
+// appendHistory encodes msgs as history messages from, onwards, of the
+// task of in.
+func (o *bodyOps) appendHistory(in record.IDs, from uint64, msgs []a2a.Message) error {
 	for i := range msgs {
-		k := o.key(id, kindHistory)
+		k := o.key(in.Task, kindHistory)
 		o.buf = binary.BigEndian.AppendUint64(o.buf, from+uint64(i))
 		v := len(o.buf)
 		var err error
-		if o.buf, err = tasks.AppendCanonical(o.buf, &msgs[i]); err != nil {
+		if o.buf, err = record.AppendMessage(o.buf, &msgs[i], in); err != nil {
 			return fmt.Errorf("encode message: %w", err)
 		}
 		o.done(k, v)

@@ -6,6 +6,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // A task's head value starts with its sequence number (8 bytes,
@@ -30,7 +31,7 @@ func (e *encoded) encodeEvents(events []tasks.Event) error {
 	for i := range events {
 		e.rec.Seq++
 		events[i].Seq = e.rec.Seq
-		if err := e.body.putEvent(e.rec.Task.ID, e.rec.Seq, &events[i]); err != nil {
+		if err := e.body.putEvent(record.IDsOf(&e.rec.Task), e.rec.Seq, &events[i]); err != nil {
 			return err
 		}
 	}
@@ -45,7 +46,7 @@ func encodeNew(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
 		return nil, err
 	}
 	id := rec.Task.ID
-	if err := e.body.appendHistory(id, 0, rec.Task.History); err != nil {
+	if err := e.body.appendHistory(record.IDsOf(&rec.Task), 0, rec.Task.History); err != nil {
 		return nil, err
 	}
 	arts := make([]artRef, len(rec.Task.Artifacts))
@@ -78,7 +79,7 @@ func encodeChange(rec *tasks.Record, arts []artRef, events []tasks.Event, key *t
 		return nil, err
 	}
 	id := rec.Task.ID
-	if err := e.body.appendHistory(id, uint64(rec.HistoryLen), rec.Task.History); err != nil {
+	if err := e.body.appendHistory(record.IDsOf(&rec.Task), uint64(rec.HistoryLen), rec.Task.History); err != nil {
 		return nil, err
 	}
 	arts = append([]artRef(nil), arts...)

@@ -110,8 +110,15 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	err := s.view(func(tx *engine.Tx) error {
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()
+		var in record.IDs // the task's, which its events' messages leave out
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			e, err := record.DecodeEvent(v)
+			if in.Task == "" {
+				var err error
+				if in, err = taskIDs(tx, id); err != nil {
+					return err
+				}
+			}
+			e, err := record.DecodeEvent(v, in)
 			if err != nil {
 				return fmt.Errorf("decode event %x: %w", k, err)
 			}
@@ -120,6 +127,24 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 		return nil
 	})
 	return out, err
+}
+
+// taskIDs reads the ids of task id from its head (events of no task,
+// which Check reports, have only the id).
+func taskIDs(tx *engine.Tx, id string) (record.IDs, error) {
+	v := tx.Bucket(bucketTasks).Get([]byte(id))
+	if v == nil {
+		return record.IDs{Task: id}, nil
+	}
+	h, err := splitHead(v)
+	if err != nil {
+		return record.IDs{}, fmt.Errorf("task %s: %w", id, err)
+	}
+	in, err := record.HeadIDs(h.json)
+	if err != nil {
+		return record.IDs{}, fmt.Errorf("task %s: %w", id, err)
+	}
+	return in, nil
 }
 
 // Expire implements tasks.Store. It writes nothing when nothing has

@@ -329,7 +329,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 	r.MessageIDs, r.Input = msgIDs, taskInput
 	out := make([]tasks.Event, len(evs))
 	for i, b := range evs {
-		if out[i], err = record.DecodeEvent(b); err != nil {
+		if out[i], err = record.DecodeEvent(b, record.IDsOf(&r.Task)); err != nil {
 			return nil, nil, fmt.Errorf("decode event %d of task %s: %w", i+1, id, err)
 		}
 	}

@@ -154,7 +154,7 @@ func appendHeadValue(dst []byte, rec *tasks.Record, historyLen uint64, arts []ar
 	index := appendIndex(idx[:0], arts)
 	dst = binary.AppendUvarint(dst, uint64(len(index)))
 	dst = append(dst, index...)
-	return record.AppendHead(dst, rec)
+	return record.AppendHead(dst, rec, record.IDsOf(&rec.Task))
 }
 
 // decodeHead decodes a head value of task id into a record without
@@ -458,7 +458,7 @@ func (rt *rawTask) decode(id string, index bool) (*tasks.Record, []artRef, error
 	r := doc.Head.Record()
 	h.fill(r)
 	if len(doc.History) > 0 {
-		r.Task.History = record.Messages(doc.History)
+		r.Task.History = record.Messages(doc.History, record.IDsOf(&r.Task))
 	}
 	if rt.all {
 		for k, parts := range doc.Chunks {

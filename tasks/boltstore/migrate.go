@@ -8,9 +8,10 @@ import (
 )
 
 // schemaVersion is the schema this package writes, and the version of its
-// record format (package record: record v1 is schema 5). Open migrates a store
-// of an older one, one step of migrations at a time.
-const schemaVersion = "5"
+// record format (package record: record v1 is schema 5, record v2 schema
+// 6). Open migrates a store of an older one, one step of migrations at a
+// time.
+const schemaVersion = "6"
 
 // migration upgrades a store from one schema version to the next: tx in
 // one transaction, which also writes the new version; or run, in several,
@@ -29,6 +30,10 @@ var migrations = []migration{
 	{from: "2", to: "3", tx: func(tx *bolt.Tx) error { return migrateListing(wrap(tx)) }},
 	{from: "3", to: "4", tx: func(tx *bolt.Tx) error { return migrateOutbox(wrap(tx)) }},
 	{from: "4", to: "5", run: migrateLayout},
+	// Record v2 reads v1 as it was: nothing is rewritten. The new version
+	// is what keeps an older a2ad, which would answer v2's messages
+	// without their ids, from opening the store.
+	{from: "5", to: "6", tx: func(*bolt.Tx) error { return nil }},
 }
 
 // migrate brings the store to schemaVersion, resuming a step an earlier

@@ -195,8 +195,8 @@ func TestOpenMigratesSchema3Outbox(t *testing.T) {
 
 	s := MustOpen(t, path)
 	_ = s.DB().View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "5" {
-			t.Errorf("schema after open = %q, want \"5\"", v)
+		if v := tx.Bucket([]byte("meta")).Get([]byte("schema")); string(v) != "6" {
+			t.Errorf("schema after open = %q, want \"6\"", v)
 		}
 		if seq := tx.Bucket([]byte("outbox")).Sequence(); seq != 20 {
 			t.Errorf("outbox sequence after migration = %d, want 20", seq)

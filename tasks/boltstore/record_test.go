@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -20,6 +22,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/functions"
 	"github.com/a2ad/a2ad/internal/golden"
+	"github.com/a2ad/a2ad/internal/testkit"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/record"
 )
@@ -89,12 +92,60 @@ func goldenChange(r *tasks.Record) ([]tasks.Event, error) {
 	}, nil
 }
 
+// goldenRead is what a store holding goldenRecord reads, created
+// (changed false, with goldenEvents) or after goldenChange: the record
+// and its events. Its messages have the task's ids, those without read
+// with them.
+func goldenRead(changed bool) (*tasks.Record, []tasks.Event) {
+	want := goldenRecord()
+	want.Task.History[0].TaskID = "t1" // the one message without it
+	evs := goldenEvents()
+	want.Seq, want.HistoryLen, want.Input, want.MessageIDs = 3, 2, nil, nil
+	if changed {
+		want.Task.History = nil
+		more, _ := goldenChange(want)
+		want.Task.History[0].ContextID, want.Task.History[0].TaskID = "ctx", "t1"
+		want.Task.History = append(goldenRecord().Task.History, want.Task.History...)
+		want.Task.History[0].TaskID = "t1"
+		for _, e := range more[1:] {
+			want.Task.Artifacts = tasks.ApplyArtifact(want.Task.Artifacts, e.Artifact, e.Append)
+		}
+		want.Seq, want.HistoryLen, want.Input, want.MessageIDs = 7, 3, nil, nil
+		evs = append(evs, more...)
+	}
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	return want, evs
+}
+
+// checkGoldenRead fails t unless s reads goldenRead(changed).
+func checkGoldenRead(t *testing.T, s *Store, changed bool) {
+	t.Helper()
+	ctx := context.Background()
+	want, wantEvs := goldenRead(changed)
+	got, err := s.Get(ctx, want.Owner, "t1", tasks.Whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tasks.Record{})); diff != "" {
+		t.Errorf("task read back, changed %v (-want +got):\n%s", changed, diff)
+	}
+	evs, err := s.Events(ctx, "t1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantEvs, evs, cmp.AllowUnexported(tasks.Event{})); diff != "" {
+		t.Errorf("events read back, changed %v (-want +got):\n%s", changed, diff)
+	}
+}
+
 // TestRecordGolden: what the store writes for a task, and for a change
-// of it, is pinned in testdata/record-v1.golden (record v1, the layout of
-// schema 5), and reads back as it was written. A failure means stores
-// written before the change would be read by other rules than they were
-// written with: fix the change, or write a new record version with a
-// migration; do not -update.
+// of it, is pinned in testdata/record-v2.golden (record v2, the layout of
+// schema 6: messages without their task's ids), and reads back as it was
+// written. A failure means stores written before the change would be read
+// by other rules than they were written with: fix the change, or write a
+// new record version with a migration; do not -update.
 func TestRecordGolden(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(filepath.Join(t.TempDir(), "a2ad.db"), Options{})
@@ -103,55 +154,81 @@ func TestRecordGolden(t *testing.T) {
 	}
 	defer s.Close()
 	var dump bytes.Buffer
-	want := goldenRecord()
-	_, created, err := s.Create(ctx, tasks.IdemKey{Owner: want.Owner, MessageID: "m1"}, goldenRecord(), goldenEvents())
+	owner := goldenRecord().Owner
+	_, created, err := s.Create(ctx, tasks.IdemKey{Owner: owner, MessageID: "m1"}, goldenRecord(), goldenEvents())
 	if err != nil || !created {
 		t.Fatalf("create: %v, %v", created, err)
 	}
 	dump.WriteString("## created\n")
 	dumpRecord(t, s.DB(), &dump)
-	got, err := s.Get(ctx, want.Owner, "t1", tasks.Whole)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want.Seq, want.HistoryLen, want.Input, want.MessageIDs = 3, 2, nil, nil
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tasks.Record{})); diff != "" {
-		t.Errorf("created task read back (-want +got):\n%s", diff)
-	}
-	evs, err := s.Events(ctx, "t1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantEvs := goldenEvents()
-	for i := range wantEvs {
-		wantEvs[i].Seq = uint64(i + 1)
-	}
-	if diff := cmp.Diff(wantEvs, evs, cmp.AllowUnexported(tasks.Event{})); diff != "" {
-		t.Errorf("events read back (-want +got):\n%s", diff)
-	}
+	checkGoldenRead(t, s, false)
 
-	k := tasks.IdemKey{Owner: want.Owner, MessageID: "m2"}
-	if _, _, _, err := s.Update(ctx, want.Owner, "t1", &k, tasks.Head, goldenChange); err != nil {
+	k := tasks.IdemKey{Owner: owner, MessageID: "m2"}
+	if _, _, _, err := s.Update(ctx, owner, "t1", &k, tasks.Head, goldenChange); err != nil {
 		t.Fatal(err)
 	}
 	dump.WriteString("## changed\n")
 	dumpRecord(t, s.DB(), &dump)
-	if got, err = s.Get(ctx, want.Owner, "t1", tasks.Whole); err != nil {
+	checkGoldenRead(t, s, true)
+
+	golden.Check(t, filepath.Join("testdata", "record-v2.golden"), dump.Bytes(), *update, "record bytes changed")
+	if bytes.Count(dump.Bytes(), []byte(`"contextId":"ctx"`)) != 2 {
+		t.Errorf("record v2 holds the context id other than once in each head:\n%s", dump.Bytes())
+	}
+}
+
+// TestRecordV1StillReads: the keys and values of record v1, as schema 5
+// wrote them (testdata/record-v1.golden, the created task, then it
+// changed), put in a store of schema 6, read as they did: every message
+// with its ids.
+func TestRecordV1StillReads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "record-v1.golden"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	changed := goldenRecord()
-	changed.Task.History = nil
-	evs, _ = goldenChange(changed)
-	changed.Task.History = append(goldenRecord().Task.History, changed.Task.History...)
-	for _, e := range evs[1:] {
-		changed.Task.Artifacts = tasks.ApplyArtifact(changed.Task.Artifacts, e.Artifact, e.Append)
+	created, changed, ok := strings.Cut(strings.TrimPrefix(string(b), "## created\n"), "## changed\n")
+	if !ok {
+		t.Fatal("record-v1.golden has no changed section")
 	}
-	changed.Seq, changed.HistoryLen, changed.Input, changed.MessageIDs = 7, 3, nil, nil
-	if diff := cmp.Diff(changed, got, cmp.AllowUnexported(tasks.Record{})); diff != "" {
-		t.Errorf("changed task read back (-want +got):\n%s", diff)
+	for i, section := range []string{created, changed} {
+		path := filepath.Join(t.TempDir(), "a2ad.db")
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.UpdateStore(t, path, func(tx *bolt.Tx) error { return putDump(tx, section) })
+		if s, err = Open(path, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		checkGoldenRead(t, s, i == 1)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
 
-	golden.Check(t, filepath.Join("testdata", "record-v1.golden"), dump.Bytes(), *update, "record bytes changed")
+// putDump puts the keys and values dumpRecord wrote in dump.
+func putDump(tx *bolt.Tx, dump string) error {
+	lines := strings.Split(strings.TrimSuffix(dump, "\n"), "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		bucket, key, _ := strings.Cut(lines[i], " ")
+		header, json, _ := strings.Cut(strings.TrimPrefix(lines[i+1], "  "), " ")
+		k, err := hex.DecodeString(key)
+		if err != nil {
+			return err
+		}
+		v, err := hex.DecodeString(header)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket([]byte(bucket)).Put(k, append(v, json...)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dumpRecord writes every key and value of the tasks and body buckets:
@@ -186,7 +263,8 @@ func dumpRecord(t *testing.T, db *bolt.DB, w *bytes.Buffer) {
 }
 
 // TestWholeRecordDecodes: a whole record of schemas 2 to 4, as those
-// wrote it, decodes (for the migrations and Check).
+// wrote it, decodes (for the migrations and Check), a message without
+// ids with its task's.
 func TestWholeRecordDecodes(t *testing.T) {
 	v := binary.BigEndian.AppendUint64(nil, 9)
 	v = append(v, `{"task":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed","timestamp":"2026-01-02T03:04:05.000Z"},`+
@@ -202,7 +280,7 @@ func TestWholeRecordDecodes(t *testing.T) {
 	want := &tasks.Record{
 		Task: a2a.Task{
 			ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateCompleted, Timestamp: "2026-01-02T03:04:05.000Z"},
-			History: []a2a.Message{{MessageID: "m1", Role: a2a.RoleUser, Parts: []a2a.Part{
+			History: []a2a.Message{{MessageID: "m1", ContextID: "c", TaskID: "t1", Role: a2a.RoleUser, Parts: []a2a.Part{
 				a2a.TextPart("hi"), {Kind: a2a.PartFile, File: &a2a.FileContent{URI: "u"}}}}},
 			Artifacts: []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{a2a.DataPart(json.RawMessage(`{"x":1}`))}, Metadata: map[string]any{"k": "v"}}},
 			Metadata:  map[string]any{"t": 1.0},
@@ -252,7 +330,8 @@ func TestHeadValueRoundTrip(t *testing.T) {
 }
 
 // FuzzMessageRoundTrip: a message the store writes reads back as it was
-// (its data compacted).
+// (its data compacted), in record v1 and v2 (its ids left out when they
+// are its task's, and filled in again).
 func FuzzMessageRoundTrip(f *testing.F) {
 	f.Add("m", "c", "user", "text", "héllo <&>", `{"a": [1, 2.5, "x"]}`, "f.txt", "https://u", `{"k":{"n":null}}`)
 	f.Fuzz(func(t *testing.T, id, ctx, role, kind, text, data, name, uri, meta string) {
@@ -270,7 +349,7 @@ func FuzzMessageRoundTrip(f *testing.F) {
 			compact.Reset()
 		}
 		msg := a2a.Message{
-			MessageID: id, ContextID: ctx, Role: a2a.Role(role), Metadata: md, ReferenceTaskIDs: []string{name}, Extensions: []string{uri},
+			MessageID: id, ContextID: ctx, TaskID: "t", Role: a2a.Role(role), Metadata: md, ReferenceTaskIDs: []string{name}, Extensions: []string{uri},
 			Parts: []a2a.Part{
 				{Kind: a2a.PartKind(kind), Text: text, Metadata: md},
 				{Kind: a2a.PartFile, File: &a2a.FileContent{Name: name, URI: uri}},
@@ -281,13 +360,17 @@ func FuzzMessageRoundTrip(f *testing.F) {
 			msg.Parts = msg.Parts[:2]
 		}
 		st := a2a.TaskStatus{State: a2a.StateWorking, Message: &msg}
-		v, err := record.AppendEvent(nil, &tasks.Event{Seq: 3, Status: &st})
+		in := record.IDs{Task: "t", Context: ctx}
+		v1, err := record.AppendEvent(nil, &tasks.Event{Seq: 3, Status: &st}, record.IDs{})
 		if err != nil {
 			return // a part of no kind the record knows
 		}
-		e, err := record.DecodeEvent(v)
+		v2, err := record.AppendEvent(nil, &tasks.Event{Seq: 3, Status: &st}, in)
 		if err != nil {
-			t.Fatalf("%s does not decode: %v", v, err)
+			t.Fatalf("v1 encodes, v2 does not: %v", err)
+		}
+		if ctx != "" && bytes.Contains(v2, []byte(`"contextId"`)) || bytes.Contains(v2, []byte(`"taskId"`)) {
+			t.Errorf("v2 %s keeps the task's ids", v2)
 		}
 		if kind != string(a2a.PartText) {
 			msg.Parts[0].Text = "" // other kinds do not keep it
@@ -295,8 +378,14 @@ func FuzzMessageRoundTrip(f *testing.F) {
 		if msg.Parts[0].Kind == a2a.PartFile || msg.Parts[0].Kind == a2a.PartData {
 			return // a file or data part with the text's fields: not one the store is given
 		}
-		if diff := cmp.Diff(&msg, e.Status.Message); diff != "" {
-			t.Errorf("%s read back (-want +got):\n%s", v, diff)
+		for _, v := range [][]byte{v1, v2} {
+			e, err := record.DecodeEvent(v, in)
+			if err != nil {
+				t.Fatalf("%s does not decode: %v", v, err)
+			}
+			if diff := cmp.Diff(&msg, e.Status.Message); diff != "" {
+				t.Errorf("%s read back (-want +got):\n%s", v, diff)
+			}
 		}
 	})
 }

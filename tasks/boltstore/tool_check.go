@@ -22,7 +22,7 @@ import (
 )
 
 // knownSchemas are the schema versions Check understands.
-var knownSchemas = []string{"2", "3", "4", "5"}
+var knownSchemas = []string{"2", "3", "4", "5", "6"}
 
 // MaxProblems caps the problems a Report lists; the rest are counted.
 const MaxProblems = 1000

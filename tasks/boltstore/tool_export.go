@@ -100,14 +100,14 @@ func exportBody(tx *engine.Tx, id string, e *tasks.Exported) error {
 			err = exportArtifact(e, rest, v)
 		case kindHistory:
 			var m = e.History
-			msg, derr := record.DecodeMessage(v)
+			msg, derr := record.DecodeMessage(v, record.IDsOf(&e.Record.Task))
 			e.History, err = append(m, msg), derr
 		case kindInput:
 			e.Record.Input = json.RawMessage(bytes.Clone(v))
 		case kindMsgID:
 			e.Record.MessageIDs = append(e.Record.MessageIDs, string(rest))
 		case kindEvent:
-			ev, derr := record.DecodeEvent(v)
+			ev, derr := record.DecodeEvent(v, record.IDsOf(&e.Record.Task))
 			e.Events, err = append(e.Events, ev), derr
 		}
 		if err != nil {

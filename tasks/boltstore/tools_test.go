@@ -150,7 +150,7 @@ func TestCheckSeededStoreIsClean(t *testing.T) {
 	if diff := cmp.Diff(want, r.Buckets); diff != "" {
 		t.Errorf("buckets (-want +got):\n%s", diff)
 	}
-	if r.Schema != "5" || r.Tasks != 4 {
+	if r.Schema != "6" || r.Tasks != 4 {
 		t.Errorf("schema %q, %d tasks; want 5, 4", r.Schema, r.Tasks)
 	}
 }
@@ -217,7 +217,7 @@ func TestCheckInvariants(t *testing.T) {
 			fn: func(tx *bolt.Tx) error {
 				return tx.Bucket([]byte("tasks")).Put([]byte("t-9"), append(u64(0), `{"task":{"id":"t-9"}}`...))
 			},
-			want: []string{`tasks "t-9": record is whole, in the layout before schema 5, not of schema 5`},
+			want: []string{`tasks "t-9": record is whole, in the layout before schema 5, not of schema 6`},
 		},
 		{
 			name: "record with a field of the wrong type",
@@ -397,7 +397,7 @@ func TestCheckInvariants(t *testing.T) {
 		{
 			name: "unknown schema",
 			fn:   func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("7")) },
-			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3" "4" "5"])`},
+			want: []string{`meta "schema": version "7" is not known (want one of ["2" "3" "4" "5" "6"])`},
 		},
 		{
 			name: "recent entry without a task",

@@ -27,6 +27,7 @@ func idemBytes(key *tasks.IdemKey, id string) int64 {
 // new head and columns of its row, and the rows it adds or replaces.
 type change struct {
 	rec  *tasks.Record
+	ids  record.IDs // what its messages leave out: none (record v1) while a replica reads only v1
 	head []byte
 	idx  index
 
@@ -53,7 +54,7 @@ func (c *change) encodeEvents(events []tasks.Event) error {
 	for i := range events {
 		c.rec.Seq++
 		events[i].Seq = c.rec.Seq
-		b, err := record.AppendEvent(nil, &events[i])
+		b, err := record.AppendEvent(nil, &events[i], c.ids)
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
@@ -66,7 +67,7 @@ func (c *change) encodeEvents(events []tasks.Event) error {
 // encodeHistory encodes msgs as history messages from, onwards.
 func (c *change) encodeHistory(from int, msgs []a2a.Message) error {
 	for i := range msgs {
-		b, err := tasks.AppendCanonical(nil, &msgs[i])
+		b, err := record.AppendMessage(nil, &msgs[i], c.ids)
 		if err != nil {
 			return fmt.Errorf("encode message: %w", err)
 		}
@@ -154,7 +155,7 @@ func (c *change) setInput(in json.RawMessage) error {
 
 // encodeHead encodes c.rec's head and counts its growth.
 func (c *change) encodeHead() error {
-	b, err := record.AppendHead(make([]byte, 0, 512), c.rec)
+	b, err := record.AppendHead(make([]byte, 0, 512), c.rec, c.ids)
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}
@@ -190,9 +191,10 @@ func (c *change) deliveries(prev a2a.TaskState) {
 	}
 }
 
-// encodeNew encodes rec, whole, as a new task with its first events.
-func encodeNew(rec *tasks.Record, events []tasks.Event) (*change, error) {
-	c := &change{rec: rec, fresh: true}
+// encodeNew encodes rec, whole, as a new task with its first events, its
+// messages without ids (see change.ids).
+func encodeNew(rec *tasks.Record, events []tasks.Event, ids record.IDs) (*change, error) {
+	c := &change{rec: rec, ids: ids, fresh: true}
 	if err := c.encodeEvents(events); err != nil {
 		return nil, err
 	}
@@ -253,9 +255,9 @@ func (c *change) fitsInline() bool {
 // encodeChange encodes what an UpdateFunc did to rec, the head of the task
 // read as rw, from prev: the messages it appended, the artifact events
 // among events, the input it set. Nothing already stored is written again
-// but the row.
-func encodeChange(rw *row, rec *tasks.Record, prev a2a.TaskState, events []tasks.Event) (*change, error) {
-	c := &change{rec: rec, idx: rw.idx.clone(), prevInputLen: rw.inputLen, prevHeadLen: int64(len(rw.head))}
+// but the row. Its messages leave ids out (see change.ids).
+func encodeChange(rw *row, rec *tasks.Record, prev a2a.TaskState, events []tasks.Event, ids record.IDs) (*change, error) {
+	c := &change{rec: rec, ids: ids, idx: rw.idx.clone(), prevInputLen: rw.inputLen, prevHeadLen: int64(len(rw.head))}
 	if err := c.encodeEvents(events); err != nil {
 		return nil, err
 	}

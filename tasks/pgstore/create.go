@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // errTakeTurns: the one-round-trip create found the key bound or the
@@ -29,11 +30,11 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	}
 	r := *rec
 	r.MessageIDs = append(append([]string(nil), rec.MessageIDs...), key.MessageID)
-	c, err := encodeNew(&r, events)
+	c, err := encodeNew(&r, events, s.idsOf(record.IDsOf(&r.Task)))
 	if err != nil {
 		return nil, false, err
 	}
-	if s.oldReaders.Load() {
+	if !s.inline() {
 		c.inline = false // as schema 2 wrote: see layout.go
 	}
 	size := c.grow + idemBytes(&key, r.Task.ID)

@@ -26,7 +26,7 @@ func (s *Store) Import(ctx context.Context, batch []*tasks.Exported) error {
 	cs := make([]*change, len(batch))
 	sizes := make([]int64, len(batch))
 	for i, e := range batch {
-		c, size, err := encodeImport(e)
+		c, size, err := encodeImport(e, s.idsOf(record.IDsOf(&e.Record.Task)))
 		if err != nil {
 			return fmt.Errorf("import task %s: %w", e.Record.Task.ID, err)
 		}
@@ -63,12 +63,13 @@ func (s *Store) Import(ctx context.Context, batch []*tasks.Exported) error {
 
 // encodeImport encodes e as a new task's rows, keeping its events'
 // sequence numbers and its artifacts' chunks, and returns what it takes.
-func encodeImport(e *tasks.Exported) (*change, int64, error) {
+// Its messages leave ids out (see change.ids).
+func encodeImport(e *tasks.Exported, ids record.IDs) (*change, int64, error) {
 	r := *e.Record
 	r.HistoryLen, r.ArtifactSizes = len(e.History), nil
-	c := &change{rec: &r}
+	c := &change{rec: &r, ids: ids}
 	for i := range e.Events {
-		b, err := record.AppendEvent(nil, &e.Events[i])
+		b, err := record.AppendEvent(nil, &e.Events[i], ids)
 		if err != nil {
 			return nil, 0, fmt.Errorf("encode event: %w", err)
 		}

@@ -139,3 +139,109 @@ func TestBesideAnOldReplica(t *testing.T) {
 		t.Errorf("check: %v, %v", problems, err)
 	}
 }
+
+// TestBesideASchema3Replica: while a replica of schema 3 holds a live
+// lease, a store writes record v1, messages and events with their task's
+// ids, which that replica answers with (it does not fill them in); a
+// store opened meanwhile knows it too. New tasks still go in one row,
+// which schema 3 reads. Once that lease is gone, the next heartbeat
+// writes record v2: the ids are stored once, in the task's row. Every
+// task reads back alike, and the store checks clean.
+func TestBesideASchema3Replica(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO leases (replica, until, schema) VALUES ('old', now() + interval '1 minute', 3)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	msgOf := func(id, text string) a2a.Message {
+		m := st.UserMessage("m-"+id+text, text)
+		m.TaskID, m.ContextID = id, "ctx-"+id
+		return m
+	}
+	// write creates task id and moves it to input-required with a
+	// status message, as a call asking for input does.
+	write := func(s *Store, id string) {
+		r := st.NewRecord(id, "o", a2a.StateWorking, time.Now())
+		r.Task.History = []a2a.Message{msgOf(id, "first")}
+		if _, ok, err := s.Create(ctx, st.Key("o", "m-"+id, id), r, []tasks.Event{st.StatusEvent(a2a.StateWorking)}); err != nil || !ok {
+			t.Fatalf("Create %s: %v, %v", id, ok, err)
+		}
+		ask := msgOf(id, "ask")
+		if _, _, _, err := s.Update(ctx, "o", id, nil, tasks.Head, func(r *tasks.Record) ([]tasks.Event, error) {
+			r.Task.Status = a2a.TaskStatus{State: a2a.StateInputRequired, Message: &ask}
+			r.Task.History = append(r.Task.History, ask)
+			return []tasks.Event{{Status: &r.Task.Status}}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ids counts the context ids in what task id stores: its head, its
+	// events and messages, in its row or the tables.
+	ids := func(id string) (heads, bodies int) {
+		if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tasks WHERE id = $1 AND position($2 in head) > 0),
+			(SELECT count(*) FROM task_events WHERE task_id = $1 AND position($2 in body) > 0)
+			+ (SELECT count(*) FROM task_messages WHERE task_id = $1 AND position($2 in body) > 0)`,
+			[]byte(id), []byte(`"contextId":"ctx-`+id+`"`)).Scan(&heads, &bodies); err != nil {
+			t.Fatal(err)
+		}
+		return heads, bodies
+	}
+	write(s, "beside")
+	write(opened, "beside-opened")
+	for _, id := range []string{"beside", "beside-opened"} {
+		// The task's own and its status message's; the ask's event and
+		// both messages.
+		if heads, bodies := ids(id); heads != 1 || bodies != 3 {
+			t.Errorf("%s, written beside a schema 3 replica: the context id in %d heads and %d bodies, want 1 and 3", id, heads, bodies)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE replica = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	write(s, "after")
+	if heads, bodies := ids("after"); heads != 1 || bodies != 0 {
+		t.Errorf("after, written once the old lease is gone: the context id in %d heads and %d bodies, want 1 and 0", heads, bodies)
+	}
+	var head []byte
+	if err := s.pool.QueryRow(ctx, `SELECT head FROM tasks WHERE id = 'after'::bytea`).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(head), `"contextId"`); n != 1 {
+		t.Errorf("after's head holds %d context ids, want 1 (the task's): %s", n, head)
+	}
+	for _, id := range []string{"beside", "beside-opened", "after"} {
+		r, err := s.Get(ctx, "o", id, tasks.Whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []a2a.Message{msgOf(id, "first"), msgOf(id, "ask")}
+		if len(r.Task.History) != 2 || r.Task.History[0].ContextID != want[0].ContextID || r.Task.History[1].TaskID != id ||
+			r.Task.Status.Message == nil || r.Task.Status.Message.ContextID != want[1].ContextID || r.Task.Status.Message.TaskID != id {
+			t.Errorf("%s read back: %+v", id, r.Task)
+		}
+		evs, err := s.Events(ctx, id, 0)
+		if err != nil || len(evs) != 2 || evs[1].Status.Message == nil || evs[1].Status.Message.ContextID != "ctx-"+id || evs[1].Status.Message.TaskID != id {
+			t.Errorf("%s's events read back: %+v, %v", id, evs, err)
+		}
+	}
+	problems, err := s.Check(ctx)
+	if err != nil || len(problems) > 0 {
+		t.Errorf("check: %v, %v", problems, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // The bounds of the Inspector's walks, as boltstore's.
@@ -264,7 +265,7 @@ func (in *Inspector) Task(ctx context.Context, id string) (*tasks.Record, []task
 		return nil, nil, err
 	}
 	r.MessageIDs = msgIDs
-	out, err := decodeEvents(id, evs)
+	out, err := decodeEvents(record.IDsOf(&r.Task), evs)
 	return r, out, err
 }
 

@@ -34,12 +34,12 @@ func (s *Store) Heartbeat(ctx context.Context, replica string, ttl time.Duration
 		b.Queue(`INSERT INTO leases (replica, until, schema) VALUES ($1, now() + $2::bigint * interval '1 microsecond', $3)
 			ON CONFLICT (replica) DO UPDATE SET until = EXCLUDED.until, schema = EXCLUDED.schema`, replica, ttl.Microseconds(), SchemaVersion())
 		b.Queue(`DELETE FROM leases WHERE until < now() - interval '` + staleLeases + `'`)
-		b.Queue(oldReadersQuery).QueryRow(func(row pgx.Row) error {
-			var old bool
-			if err := row.Scan(&old); err != nil {
+		b.Queue(oldestQuery).QueryRow(func(row pgx.Row) error {
+			var oldest *int32
+			if err := row.Scan(&oldest); err != nil {
 				return err
 			}
-			s.oldReaders.Store(old)
+			s.setOldest(oldest)
 			return nil
 		})
 		return sendBatch(ctx, tx, b)

@@ -151,7 +151,7 @@ func (rw *row) record() (*tasks.Record, error) {
 	}
 	r.Owner, r.Runner, r.Seq, r.HistoryLen = string(rw.owner), rw.runner, uint64(rw.seq), int(rw.historyLen)
 	for _, b := range rw.history {
-		m, err := record.DecodeMessage(b)
+		m, err := record.DecodeMessage(b, record.IDsOf(&r.Task))
 		if err != nil {
 			return nil, fmt.Errorf("decode a message of task %q: %w", rw.id, err)
 		}

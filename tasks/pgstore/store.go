@@ -80,10 +80,10 @@ type Store struct {
 	clock    func() time.Time // the host's clock: time.Now, unless a test sets another
 	held     *pgxpool.Conn    // with Options.Exclusive or Shared: the session holding the use lock
 
-	closed     atomic.Bool
-	oldReaders atomic.Bool // a replica of schema 2 holds a lease: write as it did (layout.go)
-	closeOnce  sync.Once
-	onOutbox   atomic.Pointer[func()]
+	closed    atomic.Bool
+	oldest    atomic.Int32 // the oldest schema of a replica holding a lease: write as it did (layout.go)
+	closeOnce sync.Once
+	onOutbox  atomic.Pointer[func()]
 
 	channel string  // the NOTIFY channel of the store's schema
 	tag     string  // this store's name in its notices
@@ -151,12 +151,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s := &Store{pool: pool, target: target, opts: opts, instance: make([]byte, 16), clock: time.Now, channel: channelName(schema)}
 	_, _ = rand.Read(s.instance)
 	s.tag = hex.EncodeToString(s.instance[:8])
+	s.setOldest(nil)
 	s.notices = notices{pending: make(map[string][2]uint64), wake: make(chan struct{}, 1)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.notify(s.ctx) }()
 	if !opts.ReadOnly {
-		if err := s.readOldReaders(cctx); err != nil {
+		if err := s.readOldest(cctx); err != nil {
 			s.cancel()
 			s.wg.Wait()
 			pool.Close()

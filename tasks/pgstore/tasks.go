@@ -200,7 +200,7 @@ func (s *Store) update(ctx context.Context, owner, id string, key *tasks.IdemKey
 	if evs == nil && key == nil {
 		return tasks.Updated(r, &read, sc, nil), nil, false, nil // nothing changed
 	}
-	c, err := encodeChange(rw, r, prev, evs)
+	c, err := encodeChange(rw, r, prev, evs, s.idsOf(record.IDsOf(&r.Task)))
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -273,7 +273,9 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 	return cfgs, nil
 }
 
-const eventsQuery = `SELECT body FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq`
+// eventsQuery reads events of a task, each with the task's context id,
+// which record v2 leaves out of their messages (the subquery runs once).
+const eventsQuery = `SELECT body, (SELECT context_id FROM tasks WHERE id = $1) FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq`
 
 // Events implements tasks.Store.
 func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Event, error) {
@@ -287,20 +289,26 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	if err != nil {
 		return nil, s.failed(err)
 	}
-	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
+	in := record.IDs{Task: id}
+	var bodies [][]byte
+	var body, contextID []byte
+	if _, err := pgx.ForEachRow(rows, []any{&body, &contextID}, func() error {
+		bodies = append(bodies, body)
+		in.Context = string(contextID)
+		return nil
+	}); err != nil {
 		return nil, s.failed(err)
 	}
-	return decodeEvents(id, bodies)
+	return decodeEvents(in, bodies)
 }
 
-// decodeEvents decodes the events of task id.
-func decodeEvents(id string, bodies [][]byte) ([]tasks.Event, error) {
+// decodeEvents decodes the events of the task of in.
+func decodeEvents(in record.IDs, bodies [][]byte) ([]tasks.Event, error) {
 	out := make([]tasks.Event, 0, len(bodies))
 	for _, b := range bodies {
-		e, err := record.DecodeEvent(b)
+		e, err := record.DecodeEvent(b, in)
 		if err != nil {
-			return nil, fmt.Errorf("decode an event of task %q: %w", id, err)
+			return nil, fmt.Errorf("decode an event of task %q: %w", in.Task, err)
 		}
 		out = append(out, e)
 	}

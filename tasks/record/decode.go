@@ -1,7 +1,9 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/a2ad/a2ad/a2a"
@@ -130,8 +132,10 @@ func decode[T, U any](b []byte, f func(*T) U) (U, error) {
 // (its owner, the history's length, the artifacts' sizes).
 func DecodeHead(b []byte) (*tasks.Record, error) { return decode(b, (*Head).Record) }
 
-// DecodeMessage decodes a history message.
-func DecodeMessage(b []byte) (a2a.Message, error) { return decode(b, (*Message).message) }
+// DecodeMessage decodes a history message of the task of in.
+func DecodeMessage(b []byte, in IDs) (a2a.Message, error) {
+	return decode(b, func(m *Message) a2a.Message { return m.message(in) })
+}
 
 // DecodeArtifact decodes an artifact.
 func DecodeArtifact(b []byte) (a2a.Artifact, error) { return decode(b, (*Artifact).artifact) }
@@ -141,15 +145,15 @@ func DecodeChunk(b []byte) ([]a2a.Part, error) {
 	return decode(b, func(ps *[]Part) []a2a.Part { return Parts(*ps) })
 }
 
-// DecodeEvent decodes an event's value.
-func DecodeEvent(v []byte) (tasks.Event, error) {
+// DecodeEvent decodes an event's value, an event of the task of in.
+func DecodeEvent(v []byte, in IDs) (tasks.Event, error) {
 	var e Event
 	if err := json.Unmarshal(v, &e); err != nil {
 		return tasks.Event{}, err
 	}
 	out := tasks.Event{Seq: e.Seq, Append: e.Append, LastChunk: e.LastChunk}
 	if e.Status != nil {
-		st := e.Status.status()
+		st := e.Status.status(in)
 		out.Status = &st
 	}
 	if e.Artifact != nil {
@@ -191,27 +195,32 @@ func (c *PushConfig) config() a2a.PushConfig {
 	return out
 }
 
+// task is t, its messages filled with its ids.
 func (t *Task) task() a2a.Task {
+	in := IDs{Task: t.ID, Context: t.ContextID}
 	return a2a.Task{
-		ID: t.ID, ContextID: t.ContextID, Status: t.Status.status(),
-		History: Messages(t.History), Artifacts: Artifacts(t.Artifacts), Metadata: t.Metadata,
+		ID: t.ID, ContextID: t.ContextID, Status: t.Status.status(in),
+		History: Messages(t.History, in), Artifacts: Artifacts(t.Artifacts), Metadata: t.Metadata,
 	}
 }
 
-func (s *Status) status() a2a.TaskStatus {
+func (s *Status) status(in IDs) a2a.TaskStatus {
 	st := a2a.TaskStatus{State: a2a.TaskState(s.State), Timestamp: s.Timestamp}
 	if s.Message != nil {
-		m := s.Message.message()
+		m := s.Message.message(in)
 		st.Message = &m
 	}
 	return st
 }
 
-func (m *Message) message() a2a.Message {
-	return a2a.Message{
+// message is m, a message of the task of in, with the ids it left out.
+func (m *Message) message(in IDs) a2a.Message {
+	out := a2a.Message{
 		MessageID: m.MessageID, ContextID: m.ContextID, TaskID: m.TaskID, Role: a2a.Role(m.Role),
 		Parts: Parts(m.Parts), ReferenceTaskIDs: m.ReferenceTaskIDs, Extensions: m.Extensions, Metadata: m.Metadata,
 	}
+	tasks.Fill(&out, in.Task, in.Context)
+	return out
 }
 
 func (a *Artifact) artifact() a2a.Artifact {
@@ -234,7 +243,11 @@ func convert[T, U any](in []T, f func(*T) U) []U {
 	return out
 }
 
-func Messages(ms []Message) []a2a.Message    { return convert(ms, (*Message).message) }
+// Messages converts the history messages of the task of in.
+func Messages(ms []Message, in IDs) []a2a.Message {
+	return convert(ms, func(m *Message) a2a.Message { return m.message(in) })
+}
+
 func Artifacts(as []Artifact) []a2a.Artifact { return convert(as, (*Artifact).artifact) }
 func Parts(ps []Part) []a2a.Part             { return convert(ps, (*Part).part) }
 
@@ -245,4 +258,52 @@ func (p *Part) part() a2a.Part {
 		out.File = &f
 	}
 	return out
+}
+
+// headPrefix is how every head begins (AppendHead): its task's id and
+// context id come first.
+const headPrefix = `{"task":{"kind":"task","id":`
+
+// HeadIDs returns the ids of the task of head b without decoding the rest
+// of it, for a read that needs only them (the events of a task, whose
+// status messages leave them out).
+func HeadIDs(b []byte) (IDs, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(headPrefix))
+	if !ok {
+		return IDs{}, errors.New("not a head")
+	}
+	var in IDs
+	var err error
+	if in.Task, rest, err = jsonString(rest); err != nil {
+		return IDs{}, err
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"contextId":`)); !ok {
+		return IDs{}, errors.New("a head without its context id")
+	}
+	if in.Context, _, err = jsonString(rest); err != nil {
+		return IDs{}, err
+	}
+	return in, nil
+}
+
+// jsonString decodes the JSON string b begins with, and returns what
+// follows it.
+func jsonString(b []byte) (string, []byte, error) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", nil, errors.New("not a JSON string")
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++ // the escaped byte is never the closing quote
+		case '"':
+			if bytes.IndexByte(b[1:i], '\\') < 0 {
+				return string(b[1:i]), b[i+1:], nil
+			}
+			var s string
+			err := json.Unmarshal(b[:i+1], &s)
+			return s, b[i+1:], err
+		}
+	}
+	return "", nil, errors.New("an unterminated JSON string")
 }

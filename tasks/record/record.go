@@ -4,11 +4,23 @@
 // read here, not with the A2A wire codecs, so that a change to those
 // changes no stored byte.
 //
-// This is record v1. Its version is each store's schema: record v1 is
-// byte for byte what boltstore's schema 5 has always written, and what
-// pgstore's schema 1 writes. A record of another form is a new schema of
-// each store, with a migration to it; boltstore's
-// testdata/record-v1.golden pins these bytes.
+// This is record v2. Its version is each store's schema: record v1 is
+// byte for byte what boltstore's schema 5 wrote, and what pgstore's
+// schemas 1 to 3 write; record v2 is boltstore's schema 6 and pgstore's
+// schema 4. A record of another form is a new schema of each store, with
+// a migration to it; boltstore's testdata/record-v1.golden and
+// record-v2.golden pin these bytes.
+//
+// Record v2 differs from v1 in one thing: a message stored in a task (a
+// history message, the head's or an event's status message) leaves out
+// its contextId and taskId where they are the task's
+// (tasks.AppendStored), so that a context id a caller chose, up to 256
+// bytes, is stored once with the task and not again with every message
+// and event (issue 25). Every read fills them in again (tasks.Fill), so
+// records of both versions read alike, and a store of either holds both:
+// nothing is rewritten. The functions that write a message take the
+// task's IDs for v2, or no IDs (IDs{}) to write v1, as pgstore does while
+// a replica that reads only v1 is running.
 //
 // Every value is JSON without insignificant space, its members in the
 // order below; a member in brackets is left out when empty (false, 0):
@@ -30,8 +42,10 @@
 //	event     {"seq":N[,"status":STATUS][,"artifact":artifact]
 //	           [,"append":true][,"lastChunk":true]}
 //
-// MSG is a message and P a part in the canonical encoding of package tasks
-// (tasks.AppendCanonical), which is frozen for the idempotency hashes; S,
+// MSG is a message as package tasks stores it in a task
+// (tasks.AppendStored: in v1, its canonical encoding, which is frozen for
+// the idempotency hashes; in v2, that without the task's ids) and P a
+// part in the canonical encoding (tasks.AppendCanonicalParts); S,
 // M and raw data are written as it writes them; T is a time in RFC 3339
 // with nanoseconds (time.RFC3339Nano) and its zone offset.
 //
@@ -50,12 +64,25 @@ import (
 	"github.com/a2ad/a2ad/tasks"
 )
 
+// IDs are the ids of the task a stored message belongs to, which record
+// v2 leaves out of it: IDsOf the task to write v2, or none (IDs{}) to
+// write v1. Reading, they are what a message without ids gets.
+type IDs struct{ Task, Context string }
+
+// IDsOf returns t's ids.
+func IDsOf(t *a2a.Task) IDs { return IDs{Task: t.ID, Context: t.ContextID} }
+
+// AppendMessage appends a history message of the task of in.
+func AppendMessage(dst []byte, m *a2a.Message, in IDs) ([]byte, error) {
+	return tasks.AppendStored(dst, m, in.Task, in.Context)
+}
+
 // AppendHead appends the JSON of rec's head, without reflection, since a
-// head is written with every change. The task's history, artifacts and
-// input, its owner and its message ids are kept elsewhere, by each store,
-// and not written.
-func AppendHead(dst []byte, rec *tasks.Record) ([]byte, error) {
-	dst, err := appendTask(append(dst, `{"task":`...), &rec.Task)
+// head is written with every change; in is IDsOf(&rec.Task) for v2, IDs{}
+// for v1. The task's history, artifacts and input, its owner and its
+// message ids are kept elsewhere, by each store, and not written.
+func AppendHead(dst []byte, rec *tasks.Record, in IDs) ([]byte, error) {
+	dst, err := appendTask(append(dst, `{"task":`...), &rec.Task, in)
 	if err != nil {
 		return nil, err
 	}
@@ -78,22 +105,22 @@ func AppendHead(dst []byte, rec *tasks.Record) ([]byte, error) {
 }
 
 // appendTask appends TASK: t without its history and artifacts.
-func appendTask(dst []byte, t *a2a.Task) ([]byte, error) {
+func appendTask(dst []byte, t *a2a.Task, in IDs) ([]byte, error) {
 	dst = jsonw.AppendString(append(dst, `{"kind":"task","id":`...), t.ID)
 	dst = jsonw.AppendString(append(dst, `,"contextId":`...), t.ContextID)
-	dst, err := appendStatus(append(dst, `,"status":`...), &t.Status)
+	dst, err := appendStatus(append(dst, `,"status":`...), &t.Status, in)
 	if err != nil {
 		return nil, err
 	}
 	return jsonw.CloseWithMap(dst, `,"metadata":`, t.Metadata)
 }
 
-// appendStatus appends STATUS.
-func appendStatus(dst []byte, s *a2a.TaskStatus) ([]byte, error) {
+// appendStatus appends STATUS, its message in the task of in.
+func appendStatus(dst []byte, s *a2a.TaskStatus, in IDs) ([]byte, error) {
 	dst = jsonw.AppendString(append(dst, `{"state":`...), string(s.State))
 	if s.Message != nil {
 		var err error
-		if dst, err = tasks.AppendCanonical(append(dst, `,"message":`...), s.Message); err != nil {
+		if dst, err = AppendMessage(append(dst, `,"message":`...), s.Message, in); err != nil {
 			return nil, err
 		}
 	}
@@ -146,12 +173,12 @@ func appendPushConfigs(dst []byte, cs []a2a.PushConfig) []byte {
 	return append(dst, ']')
 }
 
-// AppendEvent appends an event.
-func AppendEvent(dst []byte, e *tasks.Event) ([]byte, error) {
+// AppendEvent appends an event of the task of in.
+func AppendEvent(dst []byte, e *tasks.Event, in IDs) ([]byte, error) {
 	dst = strconv.AppendUint(append(dst, `{"seq":`...), e.Seq, 10)
 	var err error
 	if e.Status != nil {
-		if dst, err = appendStatus(append(dst, `,"status":`...), e.Status); err != nil {
+		if dst, err = appendStatus(append(dst, `,"status":`...), e.Status, in); err != nil {
 			return nil, err
 		}
 	}

@@ -13,17 +13,20 @@ import (
 
 // testHistoryBytesKeepTheNewestThatFit: a read with Scope.HistoryBytes
 // returns the newest of the messages its History asks for whose stored
-// encodings fit in it, as tasks.LastFitting counts them, on every read:
-// Get, List and Update's answer.
+// encodings fit in it, as tasks.LastFitting counts them (without the
+// task's ids, tasks.AppendStored), on every read: Get, List and Update's
+// answer.
 func testHistoryBytesKeepTheNewestThatFit(t *testing.T, sub *Subject) {
 	s := sub.Store
 	r := NewRecord("t1", "o", a2a.StateInputRequired, time.Now())
 	for i := range 6 {
-		r.Task.History = append(r.Task.History, UserMessage(fmt.Sprintf("m%d", i), strings.Repeat("y", 1000*(i+1))))
+		m := UserMessage(fmt.Sprintf("m%d", i), strings.Repeat("y", 1000*(i+1)))
+		m.TaskID, m.ContextID = r.Task.ID, r.Task.ContextID
+		r.Task.History = append(r.Task.History, m)
 	}
 	Create(t, s, r)
 	size := func(i int) int64 {
-		b, err := tasks.AppendCanonical(nil, &r.Task.History[i])
+		b, err := tasks.AppendStored(nil, &r.Task.History[i], r.Task.ID, r.Task.ContextID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +69,8 @@ func testHistoryBytesKeepTheNewestThatFit(t *testing.T, sub *Subject) {
 	// within the budget.
 	k := Key("o", "m6", "answer")
 	msg := UserMessage("m6", strings.Repeat("z", 500))
-	b, _ := tasks.AppendCanonical(nil, &msg)
+	msg.TaskID, msg.ContextID = r.Task.ID, r.Task.ContextID
+	b, _ := tasks.AppendStored(nil, &msg, r.Task.ID, r.Task.ContextID)
 	rec, _, _, err := s.Update(ctx, "o", "t1", &k, tasks.Scope{History: -1, HistoryBytes: int64(len(b)) + size(5)}, AppendMessage(msg, a2a.StateInputRequired))
 	if err != nil || !slices.Equal(ids(rec), []string{"m5", "m6"}) {
 		t.Fatalf("Update's answer = %v, %v; want [m5 m6]", ids(rec), err)

@@ -77,6 +77,7 @@ var contracts = []contract{
 	{"UpdateWithoutEvents", testUpdateWithoutEvents},
 	{"ReadsReturnWhatTheirScopeAsks", testReadsReturnWhatTheirScopeAsks},
 	{"HistoryBytesKeepTheNewestThatFit", testHistoryBytesKeepTheNewestThatFit},
+	{"TaskIDsAreStoredOnce", testTaskIDsAreStoredOnce},
 	{"ArtifactEventsAreAppliedAsClientsDo", testArtifactEventsAreAppliedAsClientsDo},
 	{"ForeignTaskIsNotFound", testForeignTaskIsNotFound},
 
