@@ -110,21 +110,28 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	err := s.view(func(tx *engine.Tx) error {
 		prefix := bodyPrefix(id, kindEvent)
 		c := tx.Bucket(bucketBody).Cursor()
-		var in record.IDs // the task's, which its events' messages leave out
+		// The messages that left out their context id get the task's,
+		// from its head, read only if there are such (most events have
+		// no message).
+		var lacking []*a2a.Message
 		for k, v := c.Seek(eventKey(id, after+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if in.Task == "" {
-				var err error
-				if in, err = taskIDs(tx, id); err != nil {
-					return err
-				}
-			}
-			e, err := record.DecodeEvent(v, in)
+			e, err := record.DecodeEvent(v, record.IDs{Task: id})
 			if err != nil {
 				return fmt.Errorf("decode event %x: %w", k, err)
 			}
+			if e.Status != nil && e.Status.Message != nil && e.Status.Message.ContextID == "" {
+				lacking = append(lacking, e.Status.Message)
+			}
 			out = append(out, e)
 		}
-		return nil
+		if len(lacking) == 0 {
+			return nil
+		}
+		in, err := taskIDs(tx, id)
+		for _, m := range lacking {
+			tasks.Fill(m, in.Task, in.Context)
+		}
+		return err
 	})
 	return out, err
 }
