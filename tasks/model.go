@@ -181,9 +181,10 @@ type Scope struct {
 	// HistoryBytes, when above 0, keeps of those messages only the
 	// newest whose stored encodings take HistoryBytes at most together
 	// (AppendStored's; a message stored before record v2 counts its
-	// canonical encoding, as it was stored), so that what one read returns is bounded however
-	// large the messages: a message that does not fit ends the history
-	// there (it and those before it are left out).
+	// canonical encoding, as it was stored), so that what one read
+	// returns is bounded however large the messages: a message that does
+	// not fit ends the history there (it and those before it are left
+	// out).
 	HistoryBytes int64
 	Artifacts    bool
 	// ListBytes, when above 0, bounds a List page: it ends early, before

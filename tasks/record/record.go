@@ -42,10 +42,10 @@
 //	event     {"seq":N[,"status":STATUS][,"artifact":artifact]
 //	           [,"append":true][,"lastChunk":true]}
 //
-// MSG is a message as package tasks stores it in a task
-// (tasks.AppendStored: in v1, its canonical encoding, which is frozen for
-// the idempotency hashes; in v2, that without the task's ids) and P a
-// part in the canonical encoding (tasks.AppendCanonicalParts); S,
+// MSG is a message: in v1 its canonical encoding (tasks.AppendCanonical,
+// frozen for the idempotency hashes), in v2 that without the ids its task
+// holds (tasks.AppendStored); P is a part in the canonical encoding
+// (tasks.AppendCanonicalParts); S,
 // M and raw data are written as it writes them; T is a time in RFC 3339
 // with nanoseconds (time.RFC3339Nano) and its zone offset.
 //
