@@ -219,7 +219,9 @@ func ScopeOf(historyLength *int, artifacts bool) Scope {
 // (AppendStored) take budget bytes at most together: the history a Scope
 // with HistoryBytes budget keeps. A budget of 0 or less keeps all. It
 // encodes no more than the messages it keeps and the one that does not
-// fit.
+// fit. (A store's read counts the bytes it holds: a message it keeps in
+// record v1, with its ids, counts a little more there, so such a read may
+// keep a message fewer than LastFitting does.)
 func LastFitting(hist []a2a.Message, taskID, contextID string, budget int64) []a2a.Message {
 	if budget <= 0 {
 		return hist

@@ -5,7 +5,7 @@ package boltstore
 // stops at the owner:
 //
 //	tasks  taskID → seq(8) 0x01 len(owner) owner historyLen len(index) index
-//	                head JSON (schema 5)
+//	                head JSON (package record: v1 in schema 5, v2 from 6)
 //	body   len(taskID) taskID 'a' i(4) j(4) → artifact i: its JSON (j = 0),
 //	                                          or parts appended to it
 //	                                          (j > 0, a JSON array)
@@ -150,9 +150,10 @@ func (o *bodyOps) apply(tx *engine.Tx) error {
 	return nil
 }
 
-// putEvent writes encoded event seq of the task of in.
-func (o *bodyOps) putEvent(in record.IDs, seq uint64, e *tasks.Event) error {
-	k := o.key(in.Task, kindEvent)
+// putEvent writes encoded event seq of task id, its message without ids
+// (see record.IDs).
+func (o *bodyOps) putEvent(id string, in record.IDs, seq uint64, e *tasks.Event) error {
+	k := o.key(id, kindEvent)
 	o.buf = binary.BigEndian.AppendUint64(o.buf, seq)
 	v := len(o.buf)
 	var err error
@@ -180,11 +181,11 @@ func (o *bodyOps) putMessageID(id, messageID string) {
 	o.done(k, len(o.buf))
 }
 
-// appendHistory encodes msgs as history messages from, onwards, of the
-// task of in.
-func (o *bodyOps) appendHistory(in record.IDs, from uint64, msgs []a2a.Message) error {
+// appendHistory encodes msgs as history messages from, onwards, of task
+// id, without ids (see record.IDs).
+func (o *bodyOps) appendHistory(id string, in record.IDs, from uint64, msgs []a2a.Message) error {
 	for i := range msgs {
-		k := o.key(in.Task, kindHistory)
+		k := o.key(id, kindHistory)
 		o.buf = binary.BigEndian.AppendUint64(o.buf, from+uint64(i))
 		v := len(o.buf)
 		var err error

@@ -18,6 +18,7 @@ import (
 // encoded is a change of one task, ready to write.
 type encoded struct {
 	rec        *tasks.Record
+	ids        record.IDs       // what its messages leave out (record v2), or none (v1)
 	value      []byte           // the head
 	body       bodyOps          // events, history, artifacts, input, message ids
 	deliveries []queuedDelivery // push deliveries the transition queues
@@ -31,7 +32,7 @@ func (e *encoded) encodeEvents(events []tasks.Event) error {
 	for i := range events {
 		e.rec.Seq++
 		events[i].Seq = e.rec.Seq
-		if err := e.body.putEvent(record.IDsOf(&e.rec.Task), e.rec.Seq, &events[i]); err != nil {
+		if err := e.body.putEvent(e.rec.Task.ID, e.ids, e.rec.Seq, &events[i]); err != nil {
 			return err
 		}
 	}
@@ -39,14 +40,16 @@ func (e *encoded) encodeEvents(events []tasks.Event) error {
 }
 
 // encodeNew encodes rec, whole, as a new task with its first events: its
-// head, its history, its artifacts and its message ids.
-func encodeNew(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
-	e := &encoded{rec: rec}
+// head, its history, its artifacts and its message ids; its messages
+// leave out ids (record v2: record.IDsOf(&rec.Task)), or none (v1, as
+// the migration to schema 5 writes).
+func encodeNew(rec *tasks.Record, events []tasks.Event, ids record.IDs) (*encoded, error) {
+	e := &encoded{rec: rec, ids: ids}
 	if err := e.encodeEvents(events); err != nil {
 		return nil, err
 	}
 	id := rec.Task.ID
-	if err := e.body.appendHistory(record.IDsOf(&rec.Task), 0, rec.Task.History); err != nil {
+	if err := e.body.appendHistory(id, ids, 0, rec.Task.History); err != nil {
 		return nil, err
 	}
 	arts := make([]artRef, len(rec.Task.Artifacts))
@@ -74,12 +77,12 @@ func encodeNew(rec *tasks.Record, events []tasks.Event) (*encoded, error) {
 // events among events, the input it set, and key's message id if key is
 // not nil. Nothing already stored is written again but the head.
 func encodeChange(rec *tasks.Record, arts []artRef, events []tasks.Event, key *tasks.IdemKey) (*encoded, error) {
-	e := &encoded{rec: rec}
+	e := &encoded{rec: rec, ids: record.IDsOf(&rec.Task)}
 	if err := e.encodeEvents(events); err != nil {
 		return nil, err
 	}
 	id := rec.Task.ID
-	if err := e.body.appendHistory(record.IDsOf(&rec.Task), uint64(rec.HistoryLen), rec.Task.History); err != nil {
+	if err := e.body.appendHistory(id, e.ids, uint64(rec.HistoryLen), rec.Task.History); err != nil {
 		return nil, err
 	}
 	arts = append([]artRef(nil), arts...)
@@ -104,7 +107,7 @@ func encodeChange(rec *tasks.Record, arts []artRef, events []tasks.Event, key *t
 }
 
 func (e *encoded) encodeHead(arts []artRef) error {
-	v, err := appendHeadValue(make([]byte, 0, 512), e.rec, uint64(e.rec.HistoryLen), arts)
+	v, err := appendHeadValue(make([]byte, 0, 512), e.rec, uint64(e.rec.HistoryLen), arts, e.ids)
 	if err != nil {
 		return fmt.Errorf("encode task: %w", err)
 	}

@@ -5,7 +5,7 @@ package boltstore
 // stops at the owner:
 //
 //	tasks  taskID → seq(8) 0x01 len(owner) owner historyLen len(index) index
-//	                head JSON (schema 5)
+//	                head JSON (package record: v1 in schema 5, v2 from 6)
 //	body   len(taskID) taskID 'a' i(4) j(4) → artifact i: its JSON (j = 0),
 //	                                          or parts appended to it
 //	                                          (j > 0, a JSON array)
@@ -143,8 +143,9 @@ func appendIndex(dst []byte, arts []artRef) []byte {
 }
 
 // appendHeadValue appends rec's head value: its history holds historyLen
-// messages and arts indexes its artifacts.
-func appendHeadValue(dst []byte, rec *tasks.Record, historyLen uint64, arts []artRef) ([]byte, error) {
+// messages and arts indexes its artifacts; its status message leaves out
+// ids (see record.AppendHead).
+func appendHeadValue(dst []byte, rec *tasks.Record, historyLen uint64, arts []artRef, ids record.IDs) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint64(dst, rec.Seq)
 	dst = append(dst, headFormat)
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Owner)))
@@ -154,7 +155,7 @@ func appendHeadValue(dst []byte, rec *tasks.Record, historyLen uint64, arts []ar
 	index := appendIndex(idx[:0], arts)
 	dst = binary.AppendUvarint(dst, uint64(len(index)))
 	dst = append(dst, index...)
-	return record.AppendHead(dst, rec, record.IDsOf(&rec.Task))
+	return record.AppendHead(dst, rec, ids)
 }
 
 // decodeHead decodes a head value of task id into a record without

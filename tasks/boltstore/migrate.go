@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // schemaVersion is the schema this package writes, and the version of its
@@ -177,7 +179,7 @@ func convertTask(tx *bolt.Tx, id string, v []byte) error {
 	if err != nil {
 		return err
 	}
-	e, err := encodeNew(r, nil)
+	e, err := encodeNew(r, nil, record.IDs{}) // record v1, which schema 5 is
 	if err != nil {
 		return fmt.Errorf("task %s: %w", id, err)
 	}

@@ -1,6 +1,7 @@
 package boltstore_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -34,7 +35,11 @@ func richRecords(n int) []*tasks.Record {
 		r.FunctionID = "demo::echo"
 		r.Input = json.RawMessage(fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat("p", i*10)))
 		for j := range i % 4 {
-			r.Task.History = append(r.Task.History, userMsg(fmt.Sprintf("%s-h%d", id, j), strings.Repeat("h", j*100)))
+			m := userMsg(fmt.Sprintf("%s-h%d", id, j), strings.Repeat("h", j*100))
+			if j > 0 { // as a2ad stores them; the first as tests wrote some
+				m.TaskID, m.ContextID = r.Task.ID, r.Task.ContextID
+			}
+			r.Task.History = append(r.Task.History, m)
 		}
 		for j := range i % 3 {
 			a := a2a.Artifact{ArtifactID: fmt.Sprintf("%s-a%d", id, j), Name: "out"}
@@ -85,7 +90,7 @@ func withIDs(t a2a.Task) a2a.Task {
 }
 
 // TestOpenMigratesSchema4: a schema 4 store (here written as schema 2 and
-// taken to 4 by those steps: the steps compose) opens as schema 5, and
+// taken to 4 by those steps: the steps compose) opens as schema 6, and
 // every task reads back as it was, its history, artifacts, input and
 // message ids moved beside its head; the migrated store checks clean and
 // works: idempotency keys hold, expiry deletes everything of a task.
@@ -164,6 +169,27 @@ func TestOpenResumesAnInterruptedMigration(t *testing.T) {
 	})
 	if converted != 7 {
 		t.Fatalf("%d tasks converted before the crash, want 7", converted)
+	}
+	// The step to 5 writes record v1, as schema 5 did, which an a2ad of
+	// schema 5 may resume: messages keep their ids.
+	var withIDs, without int
+	testkit.UpdateStore(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("body")).ForEach(func(_, v []byte) error {
+			if bytes.HasPrefix(v, []byte(`{"kind":"message"`)) && bytes.Contains(v, []byte(`-h0"`)) {
+				return nil // the messages written without ids
+			}
+			if bytes.HasPrefix(v, []byte(`{"kind":"message"`)) {
+				if bytes.Contains(v, []byte(`"contextId":`)) && bytes.Contains(v, []byte(`"taskId":`)) {
+					withIDs++
+				} else {
+					without++
+				}
+			}
+			return nil
+		})
+	})
+	if withIDs == 0 || without > 0 {
+		t.Fatalf("the step to schema 5 wrote %d messages with their ids and %d without, want all with", withIDs, without)
 	}
 
 	s := MustOpen(t, path)

@@ -16,6 +16,7 @@ import (
 	"github.com/a2ad/a2ad/push"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 // The push outbox. A delivery names a task and one of its webhooks, never
@@ -534,7 +535,7 @@ func (s *Store) PushConfigs(ctx context.Context, owner, id string, fn func([]a2a
 		if err := checkConfigIDs(r, old); err != nil {
 			return nil, err
 		}
-		v, err := appendHeadValue(make([]byte, 0, len(rt.head)+256), r, uint64(r.HistoryLen), arts)
+		v, err := appendHeadValue(make([]byte, 0, len(rt.head)+256), r, uint64(r.HistoryLen), arts, record.IDsOf(&r.Task))
 		if err != nil {
 			return nil, fmt.Errorf("encode task: %w", err)
 		}

@@ -308,7 +308,7 @@ func TestHeadValueRoundTrip(t *testing.T) {
 	}
 	for _, c := range recs {
 		c.rec.Seq = 42
-		v, err := appendHeadValue(nil, &c.rec, 7, c.arts)
+		v, err := appendHeadValue(nil, &c.rec, 7, c.arts, record.IDsOf(&c.rec.Task))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
 	"github.com/a2ad/a2ad/tasks/boltstore/internal/engine"
+	"github.com/a2ad/a2ad/tasks/record"
 )
 
 var (
@@ -235,7 +236,7 @@ func (s *Store) Create(ctx context.Context, key tasks.IdemKey, rec *tasks.Record
 	if err := checkConfigIDs(&r, nil); err != nil {
 		return nil, false, err
 	}
-	e, err := encodeNew(&r, events)
+	e, err := encodeNew(&r, events, record.IDsOf(&r.Task))
 	if err != nil {
 		return nil, false, err
 	}
