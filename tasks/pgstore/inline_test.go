@@ -72,6 +72,42 @@ func TestNewTaskIsOneRow(t *testing.T) {
 	}
 }
 
+// besideOld opens two stores while a replica of schema (2: a lease
+// without its schema, as those write) holds a live lease: s, which
+// heartbeats after it, and one opened meanwhile. gone deletes that lease
+// and heartbeats s again.
+func besideOld(t *testing.T, schema int) (s, opened *Store, gone func()) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	lease := `INSERT INTO leases (replica, until) VALUES ('old', now() + interval '1 minute')`
+	if schema > 2 {
+		lease = fmt.Sprintf(`INSERT INTO leases (replica, until, schema) VALUES ('old', now() + interval '1 minute', %d)`, schema)
+	}
+	if _, err := s.pool.Exec(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if opened, err = Open(ctx, dsn, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = opened.Close() })
+	return s, opened, func() {
+		if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE replica = 'old'`); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestBesideAnOldReplica: while a replica of schema 2 (whose lease has
 // no schema of its own) holds a live lease, a store writes new tasks as
 // schema 2 did, which that replica reads: events and message as rows; a
@@ -79,23 +115,7 @@ func TestNewTaskIsOneRow(t *testing.T) {
 // heartbeat puts them in the task's row.
 func TestBesideAnOldReplica(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Schema(t)
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO leases (replica, until) VALUES ('old', now() + interval '1 minute')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	opened, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer opened.Close()
+	s, opened, gone := besideOld(t, 2)
 	create := func(s *Store, id string) {
 		r := st.NewRecord(id, "o", a2a.StateCompleted, time.Now())
 		r.Task.History = []a2a.Message{st.UserMessage("m-"+id, id)}
@@ -119,12 +139,7 @@ func TestBesideAnOldReplica(t *testing.T) {
 			t.Errorf("%s, written beside a schema 2 replica: %s, want %s", id, got, want)
 		}
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE replica = 'old'`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	gone()
 	create(s, "after")
 	if got, want := rows("after"), "events 0, messages 0, idem 1"; got != want {
 		t.Errorf("after, written once the old lease is gone: %s, want %s", got, want)
@@ -149,23 +164,7 @@ func TestBesideAnOldReplica(t *testing.T) {
 // task reads back alike, and the store checks clean.
 func TestBesideASchema3Replica(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.Schema(t)
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.pool.Exec(ctx, `INSERT INTO leases (replica, until, schema) VALUES ('old', now() + interval '1 minute', 3)`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	opened, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer opened.Close()
+	s, opened, gone := besideOld(t, 3)
 	msgOf := func(id, text string) a2a.Message {
 		m := st.UserMessage("m-"+id+text, text)
 		m.TaskID, m.ContextID = id, "ctx-"+id
@@ -208,12 +207,7 @@ func TestBesideASchema3Replica(t *testing.T) {
 			t.Errorf("%s, written beside a schema 3 replica: the context id in %d heads and %d bodies, want 1 and 3", id, heads, bodies)
 		}
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE replica = 'old'`); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Heartbeat(ctx, "new", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	gone()
 	write(s, "after")
 	if heads, bodies := ids("after"); heads != 1 || bodies != 0 {
 		t.Errorf("after, written once the old lease is gone: the context id in %d heads and %d bodies, want 1 and 0", heads, bodies)
