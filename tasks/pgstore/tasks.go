@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/a2ad/a2ad/a2a"
 	"github.com/a2ad/a2ad/tasks"
@@ -291,10 +292,13 @@ func (s *Store) Events(ctx context.Context, id string, after uint64) ([]tasks.Ev
 	}
 	in := record.IDs{Task: id}
 	var bodies [][]byte
-	var body, contextID []byte
+	var body []byte
+	var contextID pgtype.DriverBytes // the same in every row: copied once
 	if _, err := pgx.ForEachRow(rows, []any{&body, &contextID}, func() error {
 		bodies = append(bodies, body)
-		in.Context = string(contextID)
+		if in.Context == "" {
+			in.Context = string(contextID)
+		}
 		return nil
 	}); err != nil {
 		return nil, s.failed(err)
